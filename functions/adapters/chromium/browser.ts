@@ -1,0 +1,194 @@
+import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
+
+export interface ChromiumConfig {
+  /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
+  executablePath?: string;
+  /** Fresh contexts kept ready, so a request never waits for a renderer process to start. */
+  prewarm: number;
+  /** Most documents printing at once; further requests queue. */
+  maxConcurrent: number;
+  /** Extra arguments (e.g. the page-traffic proxy). */
+  extraArgs?: string[];
+  log?: (message: string, err?: unknown) => void;
+}
+
+/**
+ * Flags chosen for printing untrusted documents. Not copied from @sparticuz/chromium's Lambda defaults:
+ * those include --disable-web-security and --single-process, which remove the same-origin policy and
+ * break per-document contexts. Background networking is off so Chromium itself phones nowhere, QUIC is
+ * off so all traffic is TCP through the proxy, and WebRTC may not use non-proxied UDP.
+ */
+const BASE_ARGS = [
+  '--no-sandbox',
+  '--disable-setuid-sandbox',
+  '--disable-dev-shm-usage',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-default-apps',
+  '--disable-domain-reliability',
+  '--disable-extensions',
+  '--disable-sync',
+  '--disable-breakpad',
+  '--disable-quic',
+  '--disable-features=Translate,MediaRouter,OptimizationHints,AutofillServerCommunication,InterestFeedContentSuggestions',
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--webrtc-ip-handling-policy=disable_non_proxied_udp',
+  '--no-first-run',
+  '--no-default-browser-check',
+  '--no-pings',
+  '--mute-audio',
+  '--hide-scrollbars',
+  '--font-render-hinting=none',
+];
+
+/** One fresh browser context with one blank page, used for exactly one document and then disposed. */
+export interface PreparedPage {
+  browserContextId: string;
+  session: CDPSession;
+  frameId: string;
+  /** Resolves if the page's renderer crashes. */
+  crashed: Promise<never>;
+}
+
+interface Instance {
+  browser: Browser;
+  /** The browser-level CDP session that creates and disposes contexts. */
+  root: CDPSession;
+}
+
+export class ChromiumBrowser {
+  private instance: Promise<Instance> | null = null;
+  private ready: Promise<PreparedPage>[] = [];
+  private active = 0;
+  private waiting: (() => void)[] = [];
+
+  constructor(private readonly config: ChromiumConfig) {}
+
+  private async executablePath(): Promise<string> {
+    if (this.config.executablePath) return this.config.executablePath;
+    const chromium = (await import('@sparticuz/chromium')).default;
+    return chromium.executablePath();
+  }
+
+  /** The warm browser; launched on first use and again after it dies. */
+  private getInstance(): Promise<Instance> {
+    if (!this.instance) {
+      const launching = (async (): Promise<Instance> => {
+        const onLambda = !!process.env.AWS_LAMBDA_FUNCTION_NAME;
+        const browser = await puppeteer.launch({
+          executablePath: await this.executablePath(),
+          headless: 'shell',
+          args: [...BASE_ARGS, ...(onLambda ? ['--no-zygote'] : []), ...(this.config.extraArgs ?? [])],
+          pipe: true,
+          defaultViewport: null,
+          protocolTimeout: 180_000,
+        });
+        browser.on('disconnected', () => {
+          if (this.instance === launching) this.reset('browser disconnected');
+        });
+        return { browser, root: await browser.target().createCDPSession() };
+      })();
+      this.instance = launching;
+      launching.catch(() => {
+        if (this.instance === launching) this.instance = null;
+      });
+    }
+    return this.instance;
+  }
+
+  private reset(reason: string) {
+    this.config.log?.(`chromium: ${reason}; relaunching on next use`);
+    this.instance = null;
+    this.ready = [];
+  }
+
+  private async prepare(): Promise<PreparedPage> {
+    const { root } = await this.getInstance();
+    const { browserContextId } = await root.send('Target.createBrowserContext', { disposeOnDetach: true });
+    try {
+      const { targetId } = await root.send('Target.createTarget', { url: 'about:blank', browserContextId });
+      const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
+      const session = root.connection()!.session(sessionId)!;
+      const crashed = new Promise<never>((_, reject) => {
+        session.once('Inspector.targetCrashed', () => reject(new Error('the page crashed (out of memory or a renderer fault)')));
+      });
+      crashed.catch(() => undefined);
+      // A page that calls alert()/confirm() would otherwise wait forever for someone to click.
+      session.on('Page.javascriptDialogOpening', () => {
+        session.send('Page.handleJavaScriptDialog', { accept: true }).catch(() => undefined);
+      });
+      await Promise.all([
+        session.send('Page.enable'),
+        session.send('Inspector.enable').catch(() => undefined),
+        root.send('Browser.setDownloadBehavior', { behavior: 'deny', browserContextId }),
+      ]);
+      const { frameTree } = await session.send('Page.getFrameTree');
+      return { browserContextId, session, frameId: frameTree.frame.id, crashed };
+    } catch (err) {
+      root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private refill() {
+    while (this.ready.length < this.config.prewarm) {
+      const p = this.prepare();
+      p.catch(() => undefined);
+      this.ready.push(p);
+    }
+  }
+
+  /** Starts the browser and fills the pool ahead of the first request. */
+  async warmUp(): Promise<void> {
+    await this.getInstance();
+    this.refill();
+    await Promise.allSettled(this.ready);
+  }
+
+  private async acquireSlot(): Promise<() => void> {
+    if (this.active >= this.config.maxConcurrent) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.active++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active--;
+      this.waiting.shift()?.();
+    };
+  }
+
+  /**
+   * Runs `work` on a fresh page in its own browser context, then disposes the context (which also
+   * kills a page stuck in a script loop). The pool is refilled in the background.
+   */
+  async withPage<T>(work: (page: PreparedPage) => Promise<T>): Promise<T> {
+    const release = await this.acquireSlot();
+    let page: PreparedPage | undefined;
+    try {
+      const next = this.ready.shift();
+      page = next ? await next.catch(() => this.prepare()) : await this.prepare();
+      this.refill();
+      return await work(page);
+    } finally {
+      if (page) await this.dispose(page);
+      release();
+    }
+  }
+
+  private async dispose(page: PreparedPage) {
+    try {
+      const { root } = await this.getInstance();
+      await root.send('Target.disposeBrowserContext', { browserContextId: page.browserContextId });
+    } catch {
+      // The browser is gone (and with it the context), or the context already was.
+    }
+  }
+
+  async close(): Promise<void> {
+    const instance = this.instance;
+    this.instance = null;
+    this.ready = [];
+    if (instance) await (await instance).browser.close().catch(() => undefined);
+  }
+}

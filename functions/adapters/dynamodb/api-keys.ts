@@ -1,0 +1,90 @@
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
+import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
+import { GSI1, keys } from './schema';
+
+export class DynamoApiKeyRepository implements ApiKeyRepository {
+  constructor(private readonly db: Dynamo) {}
+
+  async findByPrefix(prefix: string): Promise<ApiKeyRecord[]> {
+    const { Items = [] } = await this.db.doc.send(
+      new QueryCommand({
+        TableName: this.db.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.apiKeyPartition(prefix) },
+        ConsistentRead: true,
+      }),
+    );
+    return Items.map((i) => stripKeys<ApiKeyRecord>(i));
+  }
+
+  async create(record: ApiKeyRecord): Promise<void> {
+    await this.db.doc.send(
+      new PutCommand({
+        TableName: this.db.table,
+        Item: {
+          ...keys.apiKey(record.prefix, record.api_key_id),
+          gsi1pk: keys.apiKeysOfAccount(record.account_id),
+          gsi1sk: `${record.created_at}#${record.api_key_id}`,
+          ...record,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+  }
+
+  async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    const out: ApiKeyRecord[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.table,
+          IndexName: GSI1,
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.apiKeysOfAccount(accountId) },
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(page.Items ?? []).map((i) => stripKeys<ApiKeyRecord>(i)));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  async delete(accountId: string, apiKeyId: string): Promise<boolean> {
+    const record = (await this.listForAccount(accountId)).find((r) => r.api_key_id === apiKeyId);
+    if (!record) return false;
+    try {
+      await this.db.doc.send(
+        new DeleteCommand({
+          TableName: this.db.table,
+          Key: keys.apiKey(record.prefix, record.api_key_id),
+          ConditionExpression: 'account_id = :acc',
+          ExpressionAttributeValues: { ':acc': accountId },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  async touch(record: ApiKeyRecord, at: Date): Promise<void> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.apiKey(record.prefix, record.api_key_id),
+          UpdateExpression: 'SET last_used_at = :at',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':at': at.toISOString() },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err; // revoked meanwhile: nothing to record
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { Bucket, Charge, ChargeStore, CommitOutcome } from '../../core/billing/charging';
+import type { Job } from '../../core/jobs/job';
+import type { Dynamo } from './client';
+import { jobItem } from './jobs';
+import { keys } from './schema';
+
+/** The debit for each bucket: the condition that it still covers the amount, and the decrement. */
+const DEBITS: Record<Bucket, { condition: string; set: string }> = {
+  subscription: {
+    condition:
+      'subscription.allowance_micros >= :amount AND subscription.#status IN (:active, :trialing) AND subscription.period_end > :now',
+    set: 'subscription.allowance_micros = subscription.allowance_micros - :amount',
+  },
+  free_credits: { condition: 'free_credits_micros >= :amount', set: 'free_credits_micros = free_credits_micros - :amount' },
+  credits: { condition: 'credits_micros >= :amount', set: 'credits_micros = credits_micros - :amount' },
+};
+
+/**
+ * A charge is one DynamoDB transaction: the ledger entry keyed by (job, unit) must not exist yet, the
+ * chosen bucket must still cover the amount, usage counters move, and the finished job (if any) is
+ * written in the same step, so a job is never completed without its charge or charged twice.
+ */
+export class DynamoChargeStore implements ChargeStore {
+  constructor(private readonly db: Dynamo) {}
+
+  async commit(charge: Charge, bucket: Bucket, now: Date, jobAfter?: Job): Promise<CommitOutcome> {
+    const at = now.toISOString();
+    const debit = DEBITS[bucket];
+    const values: Record<string, unknown> = { ':amount': charge.amount_micros, ':count': charge.pdf_count, ':at': at };
+    const names: Record<string, string> = {};
+    if (bucket === 'subscription') {
+      Object.assign(values, { ':active': 'active', ':trialing': 'trialing', ':now': at });
+      names['#status'] = 'status';
+    }
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.db.table,
+                Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.db.table,
+                Key: keys.account(charge.account_id),
+                ConditionExpression: `attribute_exists(pk) AND ${debit.condition}`,
+                UpdateExpression: `SET ${debit.set}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :amount`,
+                ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+                ExpressionAttributeValues: values,
+              },
+            },
+            ...(jobAfter ? [{ Put: { TableName: this.db.table, Item: jobItem(jobAfter) } }] : []),
+          ],
+        }),
+      );
+      return 'charged';
+    } catch (err) {
+      if (err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException') {
+        const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'already_charged';
+        // The bucket no longer covers it, or a concurrent transaction touched the account: re-read and retry.
+        return 'bucket_changed';
+      }
+      throw err;
+    }
+  }
+}

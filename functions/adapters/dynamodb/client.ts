@@ -1,0 +1,44 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { ItemKey } from './schema';
+
+export interface DynamoConfig {
+  tableName: string;
+  region: string;
+  /** Local stand-in endpoint (dynalite); unset in AWS. */
+  endpoint?: string;
+}
+
+export interface Dynamo {
+  doc: DynamoDBDocumentClient;
+  table: string;
+}
+
+export function createDynamo(config: DynamoConfig): Dynamo {
+  const client = new DynamoDBClient({
+    region: config.region,
+    ...(config.endpoint
+      ? { endpoint: config.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 3 }
+      : {}),
+  });
+  const doc = DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    unmarshallOptions: { wrapNumbers: false },
+  });
+  return { doc, table: config.tableName };
+}
+
+const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'ttl'];
+
+/** The stored item without its key attributes: what domain code sees. */
+export function stripKeys<T>(item: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) if (!KEY_ATTRIBUTES.includes(k)) out[k] = v;
+  return out as T;
+}
+
+export function isConditionalCheckFailed(err: unknown): boolean {
+  return (err as { name?: string })?.name === 'ConditionalCheckFailedException';
+}
+
+export type { ItemKey };

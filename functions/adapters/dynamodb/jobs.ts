@@ -1,0 +1,82 @@
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Job } from '../../core/jobs/job';
+import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
+import { type Dynamo, stripKeys } from './client';
+import { GSI1, keys } from './schema';
+
+/** The stored form of a job: the job plus its keys (also used inside charge transactions). */
+export function jobItem(job: Job): Record<string, unknown> {
+  return {
+    ...keys.job(job.job_id),
+    gsi1pk: keys.jobsOfAccount(job.account_id),
+    gsi1sk: keys.jobListPosition(job.created_at, job.job_id),
+    ...job,
+  };
+}
+
+export class DynamoJobRepository implements JobRepository {
+  constructor(private readonly db: Dynamo) {}
+
+  async get(jobId: string): Promise<Job | null> {
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.job(jobId), ConsistentRead: true }));
+    return Item ? stripKeys<Job>(Item) : null;
+  }
+
+  async put(job: Job): Promise<void> {
+    await this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: jobItem(job) }));
+  }
+
+  /** Newest first from the account's GSI partition; filters are applied server-side, pages refilled until `limit`. */
+  async list(q: JobListQuery): Promise<{ jobs: Job[]; last?: { created_at: string; job_id: string } }> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ':pk': keys.jobsOfAccount(q.accountId) };
+    let keyCondition = 'gsi1pk = :pk';
+    if (q.month) {
+      keyCondition += ' AND begins_with(gsi1sk, :month)';
+      values[':month'] = q.month;
+    }
+    const filters: string[] = [];
+    if (q.status) {
+      names['#status'] = 'status';
+      values[':status'] = q.status;
+      filters.push('#status = :status');
+    }
+    if (q.jobType) {
+      values[':type'] = q.jobType;
+      filters.push('job_type = :type');
+    }
+    if (q.truncated !== undefined) {
+      values[':truncated'] = q.truncated;
+      filters.push('truncated = :truncated');
+    }
+    const jobs: Job[] = [];
+    let start: Record<string, unknown> | undefined = q.after
+      ? { ...keys.job(q.after.job_id), gsi1pk: keys.jobsOfAccount(q.accountId), gsi1sk: keys.jobListPosition(q.after.created_at, q.after.job_id) }
+      : undefined;
+    let more = false;
+    while (jobs.length < q.limit) {
+      const page = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.table,
+          IndexName: GSI1,
+          KeyConditionExpression: keyCondition,
+          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: values,
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+          Limit: Math.max(q.limit - jobs.length, 10),
+        }),
+      );
+      const items = page.Items ?? [];
+      const room = q.limit - jobs.length;
+      jobs.push(...items.slice(0, room).map((item) => stripKeys<Job>(item)));
+      start = page.LastEvaluatedKey;
+      more = items.length > room || !!start;
+      if (!start) break;
+    }
+    const lastJob = jobs[jobs.length - 1];
+    // The next page starts after the last job returned, whatever the underlying query position was.
+    return { jobs, last: more && lastJob ? { created_at: lastJob.created_at, job_id: lastJob.job_id } : undefined };
+  }
+}

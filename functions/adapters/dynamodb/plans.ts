@@ -1,0 +1,42 @@
+import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { PlanRepository } from '../../core/accounts/ports';
+import type { Plan } from '../../core/billing/plans';
+import { type Dynamo, stripKeys } from './client';
+import { keys } from './schema';
+
+const CACHE_MS = 60_000;
+
+/** Plans change rarely and are read on every conversion, so they are cached for a minute per process. */
+export class DynamoPlanRepository implements PlanRepository {
+  private cache = new Map<string, { plan: Plan | null; at: number }>();
+
+  constructor(private readonly db: Dynamo) {}
+
+  async get(planId: string): Promise<Plan | null> {
+    const hit = this.cache.get(planId);
+    if (hit && Date.now() - hit.at < CACHE_MS) return hit.plan;
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.plan(planId) }));
+    const plan = Item ? stripKeys<Plan>(Item) : null;
+    this.cache.set(planId, { plan, at: Date.now() });
+    return plan;
+  }
+
+  async list(): Promise<Plan[]> {
+    const { Items = [] } = await this.db.doc.send(
+      new QueryCommand({ TableName: this.db.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': keys.planPartition } }),
+    );
+    return Items.map((i) => stripKeys<Plan>(i));
+  }
+
+  async put(plans: Plan[]): Promise<void> {
+    for (let i = 0; i < plans.length; i += 25) {
+      const batch = plans.slice(i, i + 25);
+      await this.db.doc.send(
+        new BatchWriteCommand({
+          RequestItems: { [this.db.table]: batch.map((plan) => ({ PutRequest: { Item: { ...keys.plan(plan.plan_id), ...plan } } })) },
+        }),
+      );
+    }
+    this.cache.clear();
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * The single-table key schema. The CDK table (lib/storage.ts) and the local table (local/emulators/dynamodb.ts)
+ * are both created from TABLE_SCHEMA, and every item key is built by `keys` below — never by hand in a handler.
+ *
+ * | entity        | pk                      | sk                         | gsi1pk                       | gsi1sk                 |
+ * |---------------|-------------------------|----------------------------|------------------------------|------------------------|
+ * | account       | ACCOUNT#<account_id>    | ACCOUNT                    |                              |                        |
+ * | ledger entry  | ACCOUNT#<account_id>    | CHARGE#<job_id>#<unit>     |                              |                        |
+ * | plan          | PLAN                    | PLAN#<plan_id>             |                              |                        |
+ * | API key       | APIKEY#<lookup prefix>  | KEY#<api_key_id>           | ACCOUNT#<account_id>#APIKEYS | <created_at>#<key id>  |
+ * | job           | JOB#<job_id>            | JOB                        | ACCOUNT#<account_id>#JOBS    | <created_at>#<job_id>  |
+ * | rate window   | RATE#<account_id>       | MINUTE#<yyyy-mm-ddThh:mm>  |                              |                        |
+ */
+export const TABLE_SCHEMA = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  globalSecondaryIndexes: [{ indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+  /** Epoch seconds; DynamoDB TTL removes rate windows and other short-lived items. */
+  timeToLiveAttribute: 'ttl',
+} as const;
+
+export const GSI1 = TABLE_SCHEMA.globalSecondaryIndexes[0].indexName;
+
+export type ItemKey = { pk: string; sk: string };
+
+export const keys = {
+  account: (accountId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: 'ACCOUNT' }),
+  charge: (accountId: string, jobId: string, unit: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: `CHARGE#${jobId}#${unit}` }),
+  planPartition: 'PLAN',
+  plan: (planId: string): ItemKey => ({ pk: 'PLAN', sk: `PLAN#${planId}` }),
+  apiKeyPartition: (prefix: string) => `APIKEY#${prefix}`,
+  apiKey: (prefix: string, apiKeyId: string): ItemKey => ({ pk: `APIKEY#${prefix}`, sk: `KEY#${apiKeyId}` }),
+  apiKeysOfAccount: (accountId: string) => `ACCOUNT#${accountId}#APIKEYS`,
+  job: (jobId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: 'JOB' }),
+  jobsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#JOBS`,
+  /** Position of a job in its account's newest-first listing. */
+  jobListPosition: (createdAt: string, jobId: string) => `${createdAt}#${jobId}`,
+  rateWindow: (accountId: string, minute: string): ItemKey => ({ pk: `RATE#${accountId}`, sk: `MINUTE#${minute}` }),
+};
+
+/** Attribute definitions and key schema in the shape of DynamoDB's CreateTable (used by the local table). */
+export function createTableInput(tableName: string) {
+  const gsi = TABLE_SCHEMA.globalSecondaryIndexes;
+  return {
+    TableName: tableName,
+    BillingMode: 'PAY_PER_REQUEST' as const,
+    AttributeDefinitions: [TABLE_SCHEMA.partitionKey, TABLE_SCHEMA.sortKey, ...gsi.flatMap((g) => [g.partitionKey, g.sortKey])].map((name) => ({
+      AttributeName: name,
+      AttributeType: 'S' as const,
+    })),
+    KeySchema: [
+      { AttributeName: TABLE_SCHEMA.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: TABLE_SCHEMA.sortKey, KeyType: 'RANGE' as const },
+    ],
+    GlobalSecondaryIndexes: gsi.map((g) => ({
+      IndexName: g.indexName,
+      KeySchema: [
+        { AttributeName: g.partitionKey, KeyType: 'HASH' as const },
+        { AttributeName: g.sortKey, KeyType: 'RANGE' as const },
+      ],
+      Projection: { ProjectionType: 'ALL' as const },
+    })),
+  };
+}

@@ -1,0 +1,98 @@
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { BlobStore } from '../../core/jobs/ports';
+
+export interface S3Config {
+  bucket: string;
+  region: string;
+  /** Local stand-in endpoint (s3rver); unset in AWS. */
+  endpoint?: string;
+}
+
+export function createS3Client(config: S3Config): S3Client {
+  return new S3Client({
+    region: config.region,
+    // Checksums only when required: a presigned PUT must not demand a checksum header the uploader can't know.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+    ...(config.endpoint
+      ? { endpoint: config.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } }
+      : {}),
+  });
+}
+
+function isMissing(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return err instanceof NoSuchKey || err instanceof NotFound || e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
+}
+
+/** Content-Disposition filename, quoted, with an RFC 5987 UTF-8 form for non-ASCII names. */
+function disposition(kind: 'inline' | 'attachment', filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export class S3BlobStore implements BlobStore {
+  constructor(
+    private readonly s3: S3Client,
+    private readonly bucket: string,
+  ) {}
+
+  async put(key: string, body: Uint8Array, contentType: string): Promise<void> {
+    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: body.byteLength }));
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      const res = await this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return Buffer.from(await res.Body!.transformToByteArray());
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async head(key: string) {
+    try {
+      const res = await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return { size_bytes: res.ContentLength ?? 0, content_type: res.ContentType ?? null };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async signedGetUrl(key: string, opts: { expiresInSeconds: number; filename?: string }): Promise<string> {
+    const kind = opts.filename?.toLowerCase().endsWith('.pdf') ? 'inline' : 'attachment';
+    return getSignedUrl(
+      this.s3,
+      new GetObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        ResponseContentDisposition: opts.filename ? disposition(kind, opts.filename) : undefined,
+      }),
+      { expiresIn: opts.expiresInSeconds },
+    );
+  }
+
+  /** The signature covers Content-Type and Content-Length, so S3 refuses any other size or type. */
+  async signedPutUrl(key: string, opts: { expiresInSeconds: number; contentType: string; contentLength: number }): Promise<string> {
+    return getSignedUrl(
+      this.s3,
+      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType, ContentLength: opts.contentLength }),
+      { expiresIn: opts.expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
+    );
+  }
+}

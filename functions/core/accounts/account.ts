@@ -1,0 +1,88 @@
+import type { Micros } from '../billing/money';
+
+export type SubscriptionStatus = 'active' | 'trialing' | 'past_due' | 'paused' | 'canceled';
+
+export interface ScheduledChange {
+  action: 'cancel' | 'pause' | 'downgrade';
+  effective_at: string;
+  price_id?: string;
+  name?: string;
+  monthly_pdfs?: number;
+}
+
+/** A subscription as stored on the account. The allowance is USD (micro) left in the current period. */
+export interface Subscription {
+  subscription_id: string;
+  customer_id: string | null;
+  status: SubscriptionStatus;
+  name: string;
+  price_id: string | null;
+  price_micros: Micros;
+  monthly_pdfs: number;
+  allowance_micros: Micros;
+  period_start: string;
+  period_end: string;
+  cancel_at_period_end: boolean;
+  scheduled_change: ScheduledChange | null;
+}
+
+export type AccountStatus = 'active' | 'pending';
+
+export interface Account {
+  account_id: string;
+  email: string;
+  /** null while pending: the account has neither a pack nor a subscription (402 on conversions). */
+  plan_id: string | null;
+  status: AccountStatus;
+  credits_micros: Micros;
+  free_credits_micros: Micros;
+  subscription: Subscription | null;
+  total_pdf_count: number;
+  total_amount_micros: Micros;
+  email_notifications: boolean;
+  mailmerge_max_rows: number;
+  stripe_customer_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const DEFAULT_MAILMERGE_MAX_ROWS = 100;
+
+export interface NewAccount {
+  account_id: string;
+  email: string;
+  plan_id: string | null;
+  credits_micros?: Micros;
+  free_credits_micros?: Micros;
+  subscription?: Subscription | null;
+  now: Date;
+}
+
+export function newAccount(input: NewAccount): Account {
+  const at = input.now.toISOString();
+  return {
+    account_id: input.account_id,
+    email: input.email,
+    plan_id: input.plan_id,
+    status: input.plan_id ? 'active' : 'pending',
+    credits_micros: input.credits_micros ?? 0,
+    free_credits_micros: input.free_credits_micros ?? 0,
+    subscription: input.subscription ?? null,
+    total_pdf_count: 0,
+    total_amount_micros: 0,
+    email_notifications: true,
+    mailmerge_max_rows: DEFAULT_MAILMERGE_MAX_ROWS,
+    stripe_customer_id: null,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/** Allowance is usable only while the subscription is active (or trialing) and its period has not ended. */
+export function subscriptionIsUsable(sub: Subscription | null, now: Date): sub is Subscription {
+  return !!sub && (sub.status === 'active' || sub.status === 'trialing') && now.toISOString() < sub.period_end;
+}
+
+export function usableAllowanceMicros(account: Account, now: Date): Micros {
+  return subscriptionIsUsable(account.subscription, now) ? account.subscription.allowance_micros : 0;
+}

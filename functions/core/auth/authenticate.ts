@@ -1,0 +1,80 @@
+import type { Clock } from '../clock';
+import { ServiceError } from '../errors';
+import { hashApiKey, hashesEqual, isWellFormedApiKey, lookupPrefix, API_KEY_PREFIX } from './api-keys';
+import { type ApiKeyRepository, type IdTokenVerifier, TokenExpiredError } from './ports';
+
+/** Which credentials a route accepts. */
+export type RouteAccess = 'key_or_token' | 'token' | 'none';
+
+export type PresentedCredential = { type: 'api_key'; key: string } | { type: 'id_token'; token: string } | null;
+
+export interface Principal {
+  account_id: string;
+  credential: 'api_key' | 'id_token';
+  api_key_id: string | null;
+}
+
+/**
+ * Reads the credential of a request. `X-API-Key` wins; `Authorization: Bearer pk_…` is also a key;
+ * any other bearer value is an ID token. With both a key and a token, the key is used.
+ */
+export function readCredential(headers: Record<string, string | undefined>): PresentedCredential {
+  const key = headers['x-api-key']?.trim();
+  if (key) return { type: 'api_key', key };
+  const auth = headers.authorization?.trim();
+  const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  if (!m) return null;
+  return m[1].startsWith(API_KEY_PREFIX) ? { type: 'api_key', key: m[1] } : { type: 'id_token', token: m[1] };
+}
+
+export function unauthorized(message: string, details: Record<string, unknown> = {}): ServiceError {
+  return new ServiceError('UNAUTHORIZED', message, details);
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface AuthenticateDeps {
+  apiKeys: ApiKeyRepository;
+  idTokens: IdTokenVerifier;
+  clock: Clock;
+  log?: (message: string, err: unknown) => void;
+}
+
+/** Checks the presented credential against what the route accepts; 401 UNAUTHORIZED otherwise. */
+export async function authenticate(deps: AuthenticateDeps, access: Exclude<RouteAccess, 'none'>, credential: PresentedCredential): Promise<Principal> {
+  if (!credential) {
+    throw unauthorized(
+      access === 'token'
+        ? 'This route needs a dashboard ID token: Authorization: Bearer <ID token>.'
+        : 'Send an API key (X-API-Key: pk_… or Authorization: Bearer pk_…) or a dashboard ID token (Authorization: Bearer <ID token>).',
+    );
+  }
+  if (credential.type === 'api_key') {
+    if (access === 'token') {
+      throw unauthorized('This route accepts only a dashboard ID token (Authorization: Bearer <ID token>); API keys are refused here.', {
+        reason: 'id_token_required',
+      });
+    }
+    return verifyApiKey(deps, credential.key);
+  }
+  try {
+    const token = await deps.idTokens.verify(credential.token);
+    return { account_id: token.sub, credential: 'id_token', api_key_id: null };
+  } catch (err) {
+    if (err instanceof TokenExpiredError) throw unauthorized('The ID token has expired. Sign in again to get a new one.', { reason: 'token_expired' });
+    throw unauthorized('The ID token is not valid for this service.', { reason: 'invalid_token' });
+  }
+}
+
+async function verifyApiKey(deps: AuthenticateDeps, key: string): Promise<Principal> {
+  const invalid = () => unauthorized('The API key is not valid or has been revoked.', { reason: 'invalid_api_key' });
+  if (!isWellFormedApiKey(key)) throw invalid();
+  const hash = hashApiKey(key);
+  const record = (await deps.apiKeys.findByPrefix(lookupPrefix(key))).find((r) => hashesEqual(r.hash, hash));
+  if (!record) throw invalid();
+  const now = deps.clock.now();
+  if (!record.last_used_at || now.getTime() - Date.parse(record.last_used_at) > LAST_USED_RESOLUTION_MS) {
+    deps.apiKeys.touch(record, now).catch((err) => deps.log?.('could not record API key use', err));
+  }
+  return { account_id: record.account_id, credential: 'api_key', api_key_id: record.api_key_id };
+}

@@ -1,0 +1,38 @@
+export interface ApiKeyRecord {
+  api_key_id: string;
+  account_id: string;
+  /** `pk_` plus the first characters of the key: shown in listings, used for lookup. */
+  prefix: string;
+  hash: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface ApiKeyRepository {
+  /** Every stored key sharing this lookup prefix (normally one). */
+  findByPrefix(prefix: string): Promise<ApiKeyRecord[]>;
+  create(record: ApiKeyRecord): Promise<void>;
+  listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
+  /** Removes the key; false when the account has no such key. */
+  delete(accountId: string, apiKeyId: string): Promise<boolean>;
+  /** Records use; callers throttle how often they write it. */
+  touch(record: ApiKeyRecord, at: Date): Promise<void>;
+}
+
+export interface VerifiedIdToken {
+  sub: string;
+  email: string | null;
+}
+
+/** Verifies a Cognito ID token (in AWS against the user pool, locally against the local issuer). */
+export interface IdTokenVerifier {
+  verify(token: string): Promise<VerifiedIdToken>;
+}
+
+export class TokenExpiredError extends Error {
+  constructor() {
+    super('token expired');
+    this.name = 'TokenExpiredError';
+  }
+}

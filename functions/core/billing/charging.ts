@@ -1,0 +1,88 @@
+import { type Account, subscriptionIsUsable, usableAllowanceMicros } from '../accounts/account';
+import type { AccountRepository } from '../accounts/ports';
+import type { Clock } from '../clock';
+import { ServiceError } from '../errors';
+import type { Job } from '../jobs/job';
+import { type Micros, microsToUsd } from './money';
+
+/** Where a charge is taken from, in the order the charging rules try them. */
+export type Bucket = 'subscription' | 'free_credits' | 'credits';
+
+/**
+ * One chargeable unit of work. `(job_id, unit)` is the exactly-once key: a unit is e.g. `pdf`
+ * for a quick job, `file#12` for a bulk file, `row#40` for a mail-merge row, `save#<token>` for an edit.
+ */
+export interface Charge {
+  account_id: string;
+  job_id: string;
+  unit: string;
+  operation: 'pdf' | 'pdf_operation' | 'edit' | 'email';
+  amount_micros: Micros;
+  /** How much `total_pdf_count` rises (a split into 24 files adds 24). */
+  pdf_count: number;
+}
+
+export type CommitOutcome = 'charged' | 'already_charged' | 'bucket_changed';
+
+/** Persistence for charges: one atomic write of the ledger entry, the debit, the usage counters and an optional job update. */
+export interface ChargeStore {
+  commit(charge: Charge, bucket: Bucket, now: Date, jobAfter?: Job): Promise<CommitOutcome>;
+}
+
+/** Rule 1: subscription allowance (while usable), then free credits, then one-off credits; one bucket covers the whole charge. */
+export function chooseBucket(account: Account, amount: Micros, now: Date): Bucket | null {
+  if (subscriptionIsUsable(account.subscription, now) && account.subscription.allowance_micros >= amount) return 'subscription';
+  if (account.free_credits_micros >= amount) return 'free_credits';
+  if (account.credits_micros >= amount) return 'credits';
+  return null;
+}
+
+export function insufficientCredits(account: Account, required: Micros, now: Date): ServiceError {
+  return new ServiceError(
+    'INSUFFICIENT_CREDITS',
+    `This needs ${microsToUsd(required)} USD and no balance can cover it. Buy a credit pack or upgrade the subscription, then retry.`,
+    {
+      current_balance: microsToUsd(account.credits_micros),
+      required_amount: microsToUsd(required),
+      subscription_credits_remaining: microsToUsd(usableAllowanceMicros(account, now)),
+      free_credits_remaining: microsToUsd(account.free_credits_micros),
+      action_required: 'purchase_credits',
+    },
+  );
+}
+
+/** Rule 3 pre-check: refuse before doing work when no single bucket could cover `amount`. */
+export function assertCanCover(account: Account, amount: Micros, now: Date): void {
+  if (chooseBucket(account, amount, now) === null) throw insufficientCredits(account, amount, now);
+}
+
+const MAX_ATTEMPTS = 100;
+
+/**
+ * The one entry point every charging feature uses. Exactly-once per (job, unit): a retried step or a
+ * redelivered message finds the ledger entry and charges nothing. Never negative: the debit is
+ * conditional on the chosen bucket still covering the amount; if a concurrent charge got there first,
+ * the account is re-read and the next bucket tried, until none covers it (403 INSUFFICIENT_CREDITS).
+ */
+export class Billing {
+  constructor(
+    private readonly accounts: AccountRepository,
+    private readonly store: ChargeStore,
+    private readonly clock: Clock,
+  ) {}
+
+  async charge(charge: Charge, jobAfter?: Job): Promise<{ outcome: 'charged' | 'already_charged'; bucket: Bucket | null }> {
+    if (!Number.isSafeInteger(charge.amount_micros) || charge.amount_micros < 0) throw new TypeError('charge amount must be non-negative integer micros');
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const account = await this.accounts.get(charge.account_id);
+      if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'No account exists for this credential.');
+      const now = this.clock.now();
+      const bucket = chooseBucket(account, charge.amount_micros, now);
+      if (!bucket) throw insufficientCredits(account, charge.amount_micros, now);
+      const outcome = await this.store.commit(charge, bucket, now, jobAfter);
+      if (outcome === 'charged') return { outcome, bucket };
+      if (outcome === 'already_charged') return { outcome, bucket: null };
+    }
+    throw new Error(`charge for ${charge.job_id}/${charge.unit} kept conflicting after ${MAX_ATTEMPTS} attempts`);
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * Money is integer micro-USD inside the service (0.01 USD = 10_000). The API shows USD numbers.
+ * Floats never touch a balance: conversion happens only at the edges.
+ */
+export type Micros = number;
+
+export const MICROS_PER_USD = 1_000_000;
+
+export function usdToMicros(usd: number): Micros {
+  if (typeof usd !== 'number' || !Number.isFinite(usd)) throw new TypeError(`not a USD amount: ${usd}`);
+  return Math.round(usd * MICROS_PER_USD);
+}
+
+/** USD number for responses. Integer division by 10^6 is exact for every cent amount. */
+export function microsToUsd(micros: Micros): number {
+  return micros / MICROS_PER_USD;
+}
+
+export function assertMicros(value: number, what: string): Micros {
+  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${what} must be a non-negative integer of micro-USD, got ${value}`);
+  return value;
+}

@@ -1,0 +1,135 @@
+import type { Account } from '../accounts/account';
+import { assertCanCover, type Billing } from '../billing/charging';
+import type { Plan } from '../billing/plans';
+import type { Clock } from '../clock';
+import { ServiceError, isServiceError } from '../errors';
+import { newId } from '../ids';
+import { type Job, completed, failed, newJob, timedOut } from '../jobs/job';
+import type { BlobStore, JobRepository } from '../jobs/ports';
+import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { markdownToHtml } from '../render/markdown';
+import type { PdfOptions } from '../render/options';
+import { RenderTimeoutError, type Renderer } from '../render/ports';
+
+export const QUICKJOB_MAX_PAGES = 25;
+export const QUICKJOB_TIMEOUT_SECONDS = 30;
+/** Largest PDF returned in the response body: base64 of it must fit a 6 MB Lambda response. */
+export const MAX_INLINE_PDF_BYTES = 4_400_000;
+
+export interface QuickJobDeps {
+  jobs: JobRepository;
+  blobs: BlobStore;
+  billing: Billing;
+  renderer: Renderer;
+  clock: Clock;
+  /** Overrides the 30 s limit (tests); the error details report the limit in force. */
+  timeoutSeconds?: number;
+  log?: (message: string, err: unknown) => void;
+}
+
+export interface QuickJobInput {
+  account: Account;
+  plan: Plan;
+  mode: 'html' | 'markdown' | 'url' | 'image';
+  /** The document to print: HTML, or Markdown when mode is markdown. */
+  source: string;
+  options: PdfOptions;
+  store: boolean;
+}
+
+export interface QuickJobResult {
+  job: Job;
+  pdf: Uint8Array;
+  /** Set when the PDF was stored: the caller asked for it, or it is too large to return inline. */
+  stored: { download_url: string | null; download_url_expires_at: string | null } | null;
+}
+
+/**
+ * One synchronous conversion as a job: pre-check credits, render within the time limit, enforce the
+ * page limit, optionally store, then charge and complete the job in one atomic write. Failures are
+ * recorded as failed/timeout jobs and never charged; a stored file whose charge fails is deleted.
+ */
+export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Promise<QuickJobResult> {
+  const { account, plan } = input;
+  const started = deps.clock.now();
+  const timeoutSeconds = deps.timeoutSeconds ?? QUICKJOB_TIMEOUT_SECONDS;
+  const price = plan.price_per_pdf_micros;
+  assertCanCover(account, price, started);
+
+  const job = { ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'quick', status: 'processing', mode: input.mode, now: started }), started_at: started.toISOString() };
+  const recordFailure = async (code: string, message: string, asTimeout = false) => {
+    const at = deps.clock.now();
+    const final = asTimeout ? timedOut(job, at, code, message) : failed(job, at, code, message);
+    await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
+  };
+
+  let pdf: Uint8Array;
+  let pages: number;
+  try {
+    const html = input.mode === 'markdown' ? markdownToHtml(input.source) : input.source;
+    const remainingMs = timeoutSeconds * 1000 - (deps.clock.now().getTime() - started.getTime());
+    ({ pdf, pages } = await deps.renderer.render({ html, options: input.options, timeoutMs: remainingMs }));
+  } catch (err) {
+    if (err instanceof RenderTimeoutError) {
+      await recordFailure('QUICKJOB_TIMEOUT', `Rendering took longer than ${timeoutSeconds} seconds.`, true);
+      throw new ServiceError('QUICKJOB_TIMEOUT', `The document did not render within ${timeoutSeconds} seconds. Submit it to /longjob instead.`, {
+        job_id: job.job_id,
+        timeout_seconds: timeoutSeconds,
+        suggestion: 'use_longjob_endpoint',
+      });
+    }
+    if (isServiceError(err)) {
+      await recordFailure(err.code, err.message);
+      throw err;
+    }
+    deps.log?.(`render failed for job ${job.job_id}`, err);
+    await recordFailure('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF.');
+    throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF. Retry; if it keeps failing, simplify the document or use /longjob.', { job_id: job.job_id });
+  }
+
+  if (pages > QUICKJOB_MAX_PAGES) {
+    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${pages} pages; quick jobs allow ${QUICKJOB_MAX_PAGES}.`);
+    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF has ${pages} pages; /quickjob allows ${QUICKJOB_MAX_PAGES}. Use /longjob (up to 100 pages) or options.pageRanges.`, {
+      job_id: job.job_id,
+      pages,
+      max_pages: QUICKJOB_MAX_PAGES,
+      suggestion: 'use_longjob_endpoint',
+    });
+  }
+
+  const mustStore = input.store || pdf.byteLength > MAX_INLINE_PDF_BYTES;
+  let output: Job['output'] = null;
+  if (mustStore) {
+    const name = `${job.job_id}.pdf`;
+    const key = objectKey('jobOutputs', account.account_id, job.job_id, name);
+    try {
+      await deps.blobs.put(key, pdf, 'application/pdf');
+      output = { key, name, content_type: 'application/pdf', size_bytes: pdf.byteLength, expires_at: retentionEnd('jobOutputs', started)! };
+    } catch (err) {
+      deps.log?.(`storing output of job ${job.job_id} failed`, err);
+      if (!input.store) {
+        await recordFailure('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and could not be stored.');
+        throw new ServiceError('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and storing it failed. Retry with store: true.', { job_id: job.job_id });
+      }
+    }
+  }
+
+  const done = completed(job, deps.clock.now(), { pages, output });
+  try {
+    await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, done);
+  } catch (err) {
+    if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
+    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
+    throw err;
+  }
+
+  let stored: QuickJobResult['stored'] = null;
+  if (mustStore) {
+    stored = { download_url: null, download_url_expires_at: null };
+    if (output) {
+      const expires = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000);
+      stored = { download_url: await deps.blobs.signedGetUrl(output.key, { expiresInSeconds: LINK_TTL_SECONDS, filename: output.name }), download_url_expires_at: expires.toISOString() };
+    }
+  }
+  return { job: done, pdf, stored };
+}

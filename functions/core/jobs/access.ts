@@ -1,0 +1,109 @@
+import type { Clock } from '../clock';
+import { ServiceError } from '../errors';
+import { DOWNLOADABLE_STATUSES, type Job, type StoredOutput } from './job';
+import type { BlobStore, JobRepository } from './ports';
+import { LINK_TTL_SECONDS } from './storage-layout';
+
+export interface JobAccessDeps {
+  jobs: JobRepository;
+  blobs: BlobStore;
+  clock: Clock;
+}
+
+/** A job of the caller's account; another account's job is indistinguishable from a missing one. */
+export async function loadOwnJob(jobs: JobRepository, accountId: string, jobId: string): Promise<Job> {
+  const job = jobId.length <= 64 ? await jobs.get(jobId) : null;
+  if (!job || job.account_id !== accountId) {
+    throw new ServiceError('JOB_NOT_FOUND', `No job ${jobId} exists for this account.`, { job_id: jobId });
+  }
+  return job;
+}
+
+async function signedLink(deps: JobAccessDeps, output: StoredOutput) {
+  const expiresAt = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
+  const url = await deps.blobs.signedGetUrl(output.key, { expiresInSeconds: LINK_TTL_SECONDS, filename: output.name });
+  return { url, expiresAt };
+}
+
+/** GET /jobs/{job_id}: the job as the spec shows it, with a fresh signed link when output is stored. */
+export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<string, unknown>> {
+  const body: Record<string, unknown> = {
+    job_id: job.job_id,
+    status: job.status,
+    job_type: job.job_type,
+    mode: job.mode,
+    pages: job.pages,
+    truncated: job.truncated,
+    created_at: job.created_at,
+    completed_at: job.completed_at,
+    timeout_occurred: job.timeout_occurred,
+    error_message: job.error_message,
+    error_code: job.error_code,
+  };
+  const output = job.output;
+  if (output && output.expires_at > deps.clock.now().toISOString()) {
+    const link = await signedLink(deps, output);
+    body.s3_url = link.url;
+    body.s3_url_expires_at = link.expiresAt;
+  }
+  if (job.job_type === 'bulk') {
+    Object.assign(body, {
+      bundle_type: job.bundle_type ?? 'html',
+      file_count: job.file_count ?? null,
+      processed_count: job.processed_count ?? 0,
+      success_count: job.success_count ?? 0,
+      failure_count: job.failure_count ?? 0,
+      pages_total: job.pages_total ?? 0,
+    });
+    if (job.cancel_requested !== undefined) body.cancel_requested = job.cancel_requested;
+  }
+  if (job.job_type === 'pdfop') {
+    Object.assign(body, {
+      operation: job.operation,
+      split_mode: job.split_mode ?? null,
+      input_files: job.input_files ?? 0,
+      input_pages: job.input_pages ?? 0,
+      outputs_produced: job.outputs_produced ?? 0,
+    });
+    if (job.status === 'queued' || job.status === 'processing') {
+      body.output_count = job.output_count ?? null;
+      body.processed_count = job.processed_count ?? 0;
+    }
+  }
+  return body;
+}
+
+/** GET /jobs/{job_id}/download: a fresh one-hour link to the job's stored output. */
+export async function jobDownloadLink(deps: JobAccessDeps, job: Job) {
+  const inFlight = job.status === 'draft' || job.status === 'queued' || job.status === 'processing';
+  if (inFlight) {
+    throw new ServiceError('JOB_NOT_READY', `Job ${job.job_id} is ${job.status}; its output can be downloaded once it has completed.`, {
+      job_id: job.job_id,
+      status: job.status,
+    });
+  }
+  const output = job.output;
+  if (!output || !(DOWNLOADABLE_STATUSES.has(job.status) || job.status === 'cancelled')) {
+    throw new ServiceError('OUTPUT_NOT_AVAILABLE', `Job ${job.job_id} has no stored output. Quick jobs store their PDF only with "store": true.`, {
+      job_id: job.job_id,
+      status: job.status,
+    });
+  }
+  const expired = () =>
+    new ServiceError('OUTPUT_EXPIRED', `The output of job ${job.job_id} was deleted after its retention period (until ${output.expires_at}). Run the job again.`, {
+      job_id: job.job_id,
+      expired_at: output.expires_at,
+    });
+  if (output.expires_at <= deps.clock.now().toISOString()) throw expired();
+  const head = await deps.blobs.head(output.key);
+  if (!head) throw expired();
+  const link = await signedLink(deps, output);
+  return {
+    job_id: job.job_id,
+    download_url: link.url,
+    expires_at: link.expiresAt,
+    expires_in_seconds: LINK_TTL_SECONDS,
+    content_type: head.content_type ?? output.content_type,
+    size_bytes: head.size_bytes,
+  };
+}

@@ -1,0 +1,32 @@
+import type { Job, JobStatus, JobType } from './job';
+
+export interface JobListQuery {
+  accountId: string;
+  limit: number;
+  /** Position after which to continue (opaque to clients; the HTTP layer seals it). */
+  after?: { created_at: string; job_id: string };
+  status?: JobStatus;
+  jobType?: JobType;
+  truncated?: boolean;
+  /** YYYY-MM, creation month in UTC. */
+  month?: string;
+}
+
+export interface JobRepository {
+  get(jobId: string): Promise<Job | null>;
+  /** Writes the whole job (create or replace). */
+  put(job: Job): Promise<void>;
+  /** Newest first. */
+  list(query: JobListQuery): Promise<{ jobs: Job[]; last?: { created_at: string; job_id: string } }>;
+}
+
+export interface BlobStore {
+  put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  get(key: string): Promise<Buffer | null>;
+  head(key: string): Promise<{ size_bytes: number; content_type: string | null } | null>;
+  delete(key: string): Promise<void>;
+  /** A GET link valid for `expiresInSeconds`; `filename` sets Content-Disposition on download. */
+  signedGetUrl(key: string, opts: { expiresInSeconds: number; filename?: string }): Promise<string>;
+  /** A PUT link for exactly `contentLength` bytes of `contentType`. */
+  signedPutUrl(key: string, opts: { expiresInSeconds: number; contentType: string; contentLength: number }): Promise<string>;
+}

@@ -1,0 +1,59 @@
+/**
+ * Guesses what a text payload really is, to catch content sent under the wrong input_type
+ * (400 CONTENT_TYPE_MISMATCH). It only objects on strong evidence: plain prose is fine as either type.
+ */
+export type SniffedType = 'html' | 'markdown' | 'pdf' | 'image' | 'url' | 'binary' | 'text';
+
+const HTML_DOCUMENT = /^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype\s+html|<html[\s>])/i;
+const HTML_TAG = /<(\/?)(html|head|body|div|span|p|h[1-6]|table|thead|tbody|tr|td|th|ul|ol|li|a|img|br|hr|strong|em|b|i|section|article|header|footer|main|nav|style|script|link|meta|title|pre|code|blockquote|svg|form|input|button|label|figure|canvas|iframe)\b[^>]*>/gi;
+const URL_ONLY = /^\s*https?:\/\/\S+\s*$/i;
+const BASE64_IMAGE = /^\s*(data:image\/[a-z+.-]+;base64,|iVBORw0KGgo|\/9j\/)[A-Za-z0-9+/=\s]*$/;
+
+const MARKDOWN_SIGNALS: RegExp[] = [
+  /^#{1,6}[ \t]+\S/m, // ATX heading
+  /^(```|~~~)/m, // fenced code
+  /^[ \t]*[-*+][ \t]+\S/m, // bullet list
+  /^[ \t]*\d+\.[ \t]+\S/m, // ordered list
+  /\[[^\]\n]+\]\([^)\s]+\)/, // link
+  /!\[[^\]\n]*\]\([^)\s]+\)/, // image
+  /(\*\*|__)[^*_\n]+\1/, // bold
+  /^>[ \t]?\S/m, // block quote
+  /^\|?[ \t]*:?-{3,}:?[ \t]*\|/m, // table rule
+  /^(-{3,}|\*{3,})[ \t]*$/m, // thematic break
+];
+
+export function markdownSignalCount(text: string): number {
+  return MARKDOWN_SIGNALS.reduce((n, re) => n + (re.test(text) ? 1 : 0), 0);
+}
+
+export function htmlTagCount(text: string): number {
+  return text.match(HTML_TAG)?.length ?? 0;
+}
+
+export function sniffContent(text: string): SniffedType {
+  const head = text.slice(0, 8192);
+  if (head.startsWith('%PDF-')) return 'pdf';
+  if (head.startsWith('\u0089PNG') || head.startsWith('\u00ff\u00d8\u00ff') || (text.length > 64 && BASE64_IMAGE.test(head))) return 'image';
+  // eslint-disable-next-line no-control-regex
+  const controls = head.match(/[\u0000-\u0008\u000e-\u001f]/g)?.length ?? 0;
+  if (controls > 0 && controls / Math.max(1, head.length) > 0.01) return 'binary';
+  if (URL_ONLY.test(text)) return 'url';
+  if (HTML_DOCUMENT.test(head)) return 'html';
+  const tags = htmlTagCount(text);
+  const md = markdownSignalCount(text);
+  if (tags > 0 && tags >= md) return 'html';
+  if (md > 0) return 'markdown';
+  return 'text';
+}
+
+/** The detected type when it contradicts `declared`, or null when the content fits. */
+export function contentMismatch(declared: 'html' | 'markdown', text: string): SniffedType | null {
+  const sniffed = sniffContent(text);
+  if (sniffed === 'pdf' || sniffed === 'image' || sniffed === 'binary' || sniffed === 'url') return sniffed;
+  if (declared === 'html') {
+    // Markdown sent as HTML: no tags at all and at least two kinds of Markdown syntax.
+    return htmlTagCount(text) === 0 && markdownSignalCount(text) >= 2 ? 'markdown' : null;
+  }
+  // Markdown may embed HTML fragments; a whole HTML document is the mistake.
+  return HTML_DOCUMENT.test(text.slice(0, 8192)) ? 'html' : null;
+}

@@ -1,0 +1,83 @@
+import { Marked } from 'marked';
+
+/** A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. */
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+
+export function stripFrontMatter(markdown: string): { body: string; frontMatter: string | null } {
+  const m = FRONT_MATTER.exec(markdown);
+  if (!m) return { body: markdown, frontMatter: null };
+  return { body: markdown.slice(m[0].length), frontMatter: m[1] };
+}
+
+/** The `title:` scalar of a front-matter block, if it has a simple one. */
+function frontMatterTitle(frontMatter: string | null): string | null {
+  if (!frontMatter) return null;
+  const m = /^title:[ \t]*(.+?)[ \t]*$/m.exec(frontMatter);
+  if (!m) return null;
+  return m[1].replace(/^(['"])(.*)\1$/, '$2');
+}
+
+function firstHeading(markdown: string): string | null {
+  const m = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(markdown);
+  return m ? m[1].replace(/[*_`]/g, '') : null;
+}
+
+export function escapeHtml(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+/**
+ * The default stylesheet for Markdown: readable print typography, tables, code blocks and images that fit the page.
+ * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
+ * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins.
+ */
+export const MARKDOWN_STYLESHEET = `
+:root { color-scheme: light; }
+html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+body { font-family: -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
+h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.6em; font-weight: 600; line-height: 1.25; break-after: avoid; page-break-after: avoid; }
+h1 { font-size: 2em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
+h2 { font-size: 1.5em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
+h3 { font-size: 1.25em; } h4 { font-size: 1em; } h5 { font-size: 0.875em; } h6 { font-size: 0.85em; color: #59636e; }
+body > :first-child { margin-top: 0; }
+p, ul, ol, dl, table, pre, blockquote { margin: 0 0 1em; }
+a { color: #0969da; text-decoration: none; }
+ul, ol { padding-left: 2em; }
+li + li { margin-top: 0.25em; }
+li > input[type="checkbox"] { margin: 0 0.4em 0.2em -1.4em; vertical-align: middle; }
+blockquote { padding: 0 1em; color: #59636e; border-left: 0.25em solid #d1d9e0; }
+hr { height: 0.25em; padding: 0; margin: 1.5em 0; background-color: #d1d9e0; border: 0; }
+code, kbd, samp, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 0.88em; }
+code { padding: 0.2em 0.4em; background-color: #eff1f3; border-radius: 6px; }
+pre { padding: 12px 16px; background-color: #f6f8fa; border-radius: 6px; line-height: 1.45; white-space: pre-wrap; overflow-wrap: anywhere; break-inside: avoid; page-break-inside: avoid; }
+pre code { padding: 0; background: transparent; border-radius: 0; font-size: 1em; }
+table { border-collapse: collapse; border-spacing: 0; display: table; width: auto; max-width: 100%; }
+thead { display: table-header-group; }
+tr { break-inside: avoid; page-break-inside: avoid; border-top: 1px solid #d1d9e0; }
+tr:nth-child(2n) { background-color: #f6f8fa; }
+th, td { padding: 6px 13px; border: 1px solid #d1d9e0; }
+th { font-weight: 600; background-color: #f6f8fa; }
+img { max-width: 100%; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
+del { color: #59636e; }
+`;
+
+/** Page margin for Markdown when the caller sends none. */
+export const MARKDOWN_DEFAULT_MARGIN = { top: '18mm', right: '16mm', bottom: '18mm', left: '16mm' };
+
+const markdown = new Marked({ gfm: true, breaks: false, async: false });
+
+/**
+ * Markdown → a complete HTML document with the default stylesheet. Raw HTML inside the Markdown is kept
+ * (it renders in the same sandboxed page as HTML input). The title comes from front matter or the first heading.
+ */
+export function markdownToHtml(source: string): string {
+  const { body, frontMatter } = stripFrontMatter(source);
+  const title = frontMatterTitle(frontMatter) ?? firstHeading(body) ?? 'Document';
+  const content = markdown.parse(body) as string;
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>${MARKDOWN_STYLESHEET}</style></head>
+<body class="markdown-body">
+${content}
+</body></html>`;
+}

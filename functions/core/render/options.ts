@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import { invalidParameter } from '../errors';
+
+/** Paper sizes in inches (portrait), as Chromium's print dialog knows them. */
+export const PAPER_FORMATS: Record<string, { width: number; height: number }> = {
+  letter: { width: 8.5, height: 11 },
+  legal: { width: 8.5, height: 14 },
+  tabloid: { width: 11, height: 17 },
+  ledger: { width: 17, height: 11 },
+  a0: { width: 33.1102, height: 46.811 },
+  a1: { width: 23.3858, height: 33.1102 },
+  a2: { width: 16.5354, height: 23.3858 },
+  a3: { width: 11.6929, height: 16.5354 },
+  a4: { width: 8.2677, height: 11.6929 },
+  a5: { width: 5.8268, height: 8.2677 },
+  a6: { width: 4.1339, height: 5.8268 },
+};
+
+const UNIT_PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25.4 };
+const LENGTH = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm)?\s*$/i;
+
+/** "10mm" → inches. Bare numbers (and numeric strings) are CSS pixels, as in Chromium's own API. */
+export function lengthToInches(value: string | number): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value / 96 : null;
+  const m = LENGTH.exec(value);
+  if (!m) return null;
+  return Number(m[1]) / UNIT_PER_INCH[(m[2] ?? 'px').toLowerCase()];
+}
+
+const length = z.union([z.string(), z.number()]).refine((v) => lengthToInches(v) !== null, {
+  message: 'expected a length such as "10mm", "0.5in", "1cm" or "20px"',
+});
+
+/** Chromium's page-range syntax: "1-5, 8, 11-13"; open ends allowed ("3-", "-2"). */
+const PAGE_RANGES = /^\s*(\d+\s*(-\s*\d*)?|-\s*\d+)(\s*,\s*(\d+\s*(-\s*\d*)?|-\s*\d+))*\s*$/;
+
+const TEMPLATE_MAX = 100_000;
+
+export const pdfOptionsSchema = z.object({
+  format: z
+    .union([z.string(), z.null()])
+    .refine((v) => v === null || v.toLowerCase() in PAPER_FORMATS, {
+      message: 'expected a paper format (A0 to A6, Letter, Legal, Tabloid, Ledger), or null together with width/height',
+    })
+    .optional(),
+  margin: z
+    .object({ top: length.optional(), right: length.optional(), bottom: length.optional(), left: length.optional() })
+    .strict()
+    .optional(),
+  printBackground: z.boolean().optional(),
+  scale: z.number().min(0.1).max(2).optional(),
+  landscape: z.boolean().optional(),
+  preferCSSPageSize: z.boolean().optional(),
+  width: length.optional(),
+  height: length.optional(),
+  pageRanges: z
+    .string()
+    .refine((v) => v.trim() === '' || PAGE_RANGES.test(v), { message: 'expected pages and ranges such as "1-3, 5, 8-"' })
+    .optional(),
+  displayHeaderFooter: z.boolean().optional(),
+  headerTemplate: z.string().max(TEMPLATE_MAX).optional(),
+  footerTemplate: z.string().max(TEMPLATE_MAX).optional(),
+});
+
+export type PdfOptionsInput = z.infer<typeof pdfOptionsSchema>;
+
+/** What the renderer receives: every default applied, every length in inches. */
+export interface PdfOptions {
+  paperWidthIn: number;
+  paperHeightIn: number;
+  landscape: boolean;
+  printBackground: boolean;
+  scale: number;
+  preferCSSPageSize: boolean;
+  margin: { top: number; right: number; bottom: number; left: number };
+  pageRanges: string;
+  displayHeaderFooter: boolean;
+  headerTemplate: string;
+  footerTemplate: string;
+}
+
+/** Printed when displayHeaderFooter is on and no headerTemplate is sent: the date and the document title. */
+export const DEFAULT_HEADER_TEMPLATE =
+  '<div style="font-size:8px;width:100%;padding:0 10mm;display:flex;justify-content:space-between;font-family:sans-serif;color:#555">' +
+  '<span class="date"></span><span class="title"></span></div>';
+/** Printed when displayHeaderFooter is on and no footerTemplate is sent. */
+export const DEFAULT_FOOTER_TEMPLATE =
+  '<div style="font-size:8px;width:100%;padding:0 10mm;text-align:center;font-family:sans-serif;color:#555">' +
+  '<span class="pageNumber"></span> / <span class="totalPages"></span></div>';
+/** Room for the header/footer when they are on and the caller set no top/bottom margin. */
+export const HEADER_FOOTER_MARGIN_IN = 15 / 25.4;
+
+/** Option keys that apply to HTML/Markdown rendering (bulk uses exactly these; others are ignored). */
+export const PDF_OPTION_KEYS = Object.keys(pdfOptionsSchema.shape) as (keyof PdfOptionsInput)[];
+
+/**
+ * Validates and normalises the `options` object of a conversion. Unknown keys are ignored (as for bulk);
+ * a wrong value is 400 INVALID_PARAMETER naming `options.<key>`.
+ */
+export function parsePdfOptions(
+  raw: unknown,
+  { parameterPrefix = 'options', defaultMargin = {} }: { parameterPrefix?: string; defaultMargin?: NonNullable<PdfOptionsInput['margin']> } = {},
+): PdfOptions {
+  if (raw === undefined || raw === null) raw = {};
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw invalidParameter(parameterPrefix, `${parameterPrefix} must be a JSON object.`);
+  }
+  const picked: Record<string, unknown> = {};
+  for (const key of PDF_OPTION_KEYS) if (key in raw) picked[key] = (raw as Record<string, unknown>)[key];
+  const parsed = pdfOptionsSchema.safeParse(picked);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const parameter = [parameterPrefix, ...issue.path.map(String)].join('.');
+    throw invalidParameter(parameter, `${parameter}: ${issue.message}.`);
+  }
+  return normalise(parsed.data, defaultMargin);
+}
+
+function normalise(o: PdfOptionsInput, defaultMargin: NonNullable<PdfOptionsInput['margin']>): PdfOptions {
+  const format = o.format === undefined ? 'a4' : o.format === null ? null : o.format.toLowerCase();
+  const a4 = PAPER_FORMATS.a4;
+  // The spec: a set format wins over width/height, so custom sizes need `format: null`.
+  const paper = format
+    ? PAPER_FORMATS[format]
+    : {
+        width: o.width !== undefined ? lengthToInches(o.width)! : a4.width,
+        height: o.height !== undefined ? lengthToInches(o.height)! : a4.height,
+      };
+  if (paper.width <= 0 || paper.height <= 0) throw invalidParameter('options.width', 'Paper width and height must be greater than zero.');
+
+  const displayHeaderFooter = o.displayHeaderFooter ?? false;
+  const roomForBands = displayHeaderFooter ? HEADER_FOOTER_MARGIN_IN : 0;
+  const m = o.margin ?? defaultMargin;
+  const side = (v: string | number | undefined, fallback: number) => (v !== undefined ? lengthToInches(v)! : fallback);
+  const margin = {
+    top: side(m.top, roomForBands),
+    right: side(m.right, 0),
+    bottom: side(m.bottom, roomForBands),
+    left: side(m.left, 0),
+  };
+  const width = o.landscape ? paper.height : paper.width;
+  const height = o.landscape ? paper.width : paper.height;
+  if (margin.left + margin.right >= width || margin.top + margin.bottom >= height) {
+    throw invalidParameter('options.margin', 'Margins leave no room for content on this paper size; reduce them or use a larger format.');
+  }
+
+  return {
+    paperWidthIn: paper.width,
+    paperHeightIn: paper.height,
+    landscape: o.landscape ?? false,
+    printBackground: o.printBackground ?? true,
+    scale: o.scale ?? 1,
+    preferCSSPageSize: o.preferCSSPageSize ?? false,
+    margin,
+    pageRanges: (o.pageRanges ?? '').trim(),
+    displayHeaderFooter,
+    headerTemplate: displayHeaderFooter ? (o.headerTemplate ?? DEFAULT_HEADER_TEMPLATE) : '',
+    footerTemplate: displayHeaderFooter ? (o.footerTemplate ?? DEFAULT_FOOTER_TEMPLATE) : '',
+  };
+}

@@ -1,0 +1,17 @@
+import { PDFDocument } from 'pdf-lib';
+
+const PAGES_DICT_COUNT = /\/Type\s*\/Pages\b[^>]*?\/Count\s+(\d+)|\/Count\s+(\d+)[^>]*?\/Type\s*\/Pages\b/g;
+
+/**
+ * Page count of a PDF we just printed. Chromium writes its page tree uncompressed, so the root
+ * `/Type /Pages` dictionary's `/Count` (the largest one) is read straight from the bytes; anything
+ * else falls back to a full parse.
+ */
+export async function countPdfPages(pdf: Uint8Array): Promise<number> {
+  const text = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1');
+  let max = -1;
+  for (const m of text.matchAll(PAGES_DICT_COUNT)) max = Math.max(max, Number(m[1] ?? m[2]));
+  if (max >= 0) return max;
+  const doc = await PDFDocument.load(pdf, { ignoreEncryption: true, updateMetadata: false });
+  return doc.getPageCount();
+}

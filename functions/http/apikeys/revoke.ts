@@ -1,0 +1,12 @@
+import { ServiceError } from '../../core/errors';
+import { json } from '../responses';
+import { authedRoute } from '../route';
+
+/** DELETE /accounts/me/api-keys/{api_key_id}: the key stops working with the next request. */
+export const handler = authedRoute('apiKeys.revoke', async (req) => {
+  const id = req.params.api_key_id;
+  if (!(await req.services.apiKeys.delete(req.account.account_id, id))) {
+    throw new ServiceError('API_KEY_NOT_FOUND', `No API key ${id} on this account. GET /accounts/me/api-keys lists them.`, { api_key_id: id });
+  }
+  return json(200, { api_key_id: id, revoked: true });
+});

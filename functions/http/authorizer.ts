@@ -1,0 +1,52 @@
+import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
+import { authenticate, readCredential } from '../core/auth/authenticate';
+import { isServiceError } from '../core/errors';
+import { services } from '../composition';
+import { routeFor } from '../routes';
+
+function policy(effect: 'Allow' | 'Deny', principalId: string, resource: string, context: Record<string, string>): APIGatewayAuthorizerResult {
+  return {
+    principalId,
+    policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }] },
+    context,
+  };
+}
+
+/** Gateway-response templates embed the message in JSON text; keep it free of characters that would need escaping. */
+function templateSafe(text: string): string {
+  return text.replace(/["\\]/g, "'").replace(/[\r\n]+/g, ' ');
+}
+
+/**
+ * The REQUEST authorizer in front of every route that needs a credential (caching off, so a revoked key
+ * is refused at once). It looks the route up in the route table to know whether API keys are allowed,
+ * then checks the key or ID token. A refusal is a Deny whose context carries the error code and message
+ * for the ACCESS_DENIED gateway response (401 with the standard envelope).
+ */
+export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
+  const svc = services();
+  const route = routeFor(event.httpMethod, event.resource);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
+  if (!route || route.access === 'none') {
+    return policy('Deny', 'anonymous', event.methodArn, { error_code: 'NOT_FOUND', error_message: 'No such route.' });
+  }
+  try {
+    const principal = await authenticate(
+      { apiKeys: svc.apiKeys, idTokens: svc.idTokens, clock: svc.clock, log: (m, e) => svc.log.warn(m, e) },
+      route.access,
+      readCredential(headers),
+    );
+    return policy('Allow', principal.account_id, event.methodArn, {
+      account_id: principal.account_id,
+      credential: principal.credential,
+      api_key_id: principal.api_key_id ?? '',
+    });
+  } catch (err) {
+    if (isServiceError(err) && err.code === 'UNAUTHORIZED') {
+      return policy('Deny', 'anonymous', event.methodArn, { error_code: err.code, error_message: templateSafe(err.message) });
+    }
+    svc.log.error('authorizer failed', err);
+    throw new Error('authorizer failure');
+  }
+}

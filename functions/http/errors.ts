@@ -1,0 +1,77 @@
+import { ServiceError } from '../core/errors';
+
+/**
+ * The single map from spec error codes to HTTP statuses (documents 1 and 2). A code not listed is a
+ * programming error and is answered as 500 so it is noticed.
+ */
+const STATUS_BY_CODE: Record<string, number> = {};
+const statuses: Record<number, string[]> = {
+  400: [
+    'MISSING_INPUT_TYPE', 'INVALID_INPUT_TYPE', 'MISSING_CONTENT_FIELD', 'EMPTY_CONTENT_FIELD', 'CONFLICTING_FIELDS',
+    'WRONG_FIELD_PROVIDED', 'CONTENT_TYPE_MISMATCH', 'INPUT_SIZE_EXCEEDED', 'MISSING_URL', 'INVALID_URL',
+    'PAGE_LIMIT_EXCEEDED', 'INVALID_PARAMETER', 'INVALID_OPTIONS_JSON', 'INVALID_MULTIPART', 'MISSING_IMAGES',
+    'INVALID_IMAGE_FORMAT', 'INVALID_IMAGE_DATA', 'IMAGE_TOO_LARGE', 'INVALID_WEBHOOK_URL',
+    'INVALID_BUNDLE_TYPE', 'INVALID_BULK_INPUT', 'INVALID_BULK_PATH', 'INVALID_BULK_PATHS', 'INVALID_BASE64', 'BULK_ZIP_TOO_LARGE',
+    'MISSING_PDFS', 'MISSING_PDF', 'TOO_MANY_FILES', 'PDF_INPUT_TOO_LARGE', 'PDF_PAGE_LIMIT_EXCEEDED', 'INVALID_PAGE_RANGE',
+    'PAGE_OUT_OF_RANGE', 'INVALID_SPLIT_MODE', 'OUTPUT_COUNT_EXCEEDED', 'OUTPUT_TOO_LARGE', 'INVALID_RECIPE', 'UNKNOWN_EDIT_OP',
+    'INVALID_EDIT_OP', 'INVALID_PAGE_SELECTION', 'PAGE_ID_UNKNOWN', 'PAGE_ID_DELETED', 'FONT_GLYPH_UNSUPPORTED', 'UNKNOWN_FIELD',
+    'INVALID_FIELD_VALUE', 'FIELD_READ_ONLY', 'FIELD_NOT_FLATTENABLE',
+    'TEMPLATE_DATA_INVALID', 'TEMPLATE_DATA_TOO_LARGE', 'TEMPLATE_INVALID',
+    'MAILMERGE_CONSENT_REQUIRED', 'MAILMERGE_TOO_MANY_ROWS', 'INVALID_EVENTS',
+  ],
+  401: ['UNAUTHORIZED'],
+  402: ['UPGRADE_REQUIRED'],
+  403: [
+    'ACCOUNT_NOT_FOUND', 'INSUFFICIENT_CREDITS', 'CONVERSION_TYPE_NOT_ENABLED', 'RATE_LIMIT_EXCEEDED', 'ACCESS_DENIED',
+    'BULK_NOT_ENABLED', 'FORBIDDEN', 'PDF_TOOLS_NOT_ENABLED', 'PDF_EDITOR_NOT_ENABLED', 'UPLOAD_FORBIDDEN',
+    'MAILMERGE_NOT_ENABLED', 'API_KEY_LIMIT_EXCEEDED', 'WEBHOOK_LIMIT_EXCEEDED', 'WEBHOOK_ACCESS_DENIED', 'TEMPLATE_LIMIT_EXCEEDED',
+  ],
+  404: [
+    'NOT_FOUND', 'JOB_NOT_FOUND', 'OUTPUT_NOT_AVAILABLE', 'FILE_NOT_FOUND', 'UPLOAD_NOT_FOUND', 'TEMPLATE_NOT_FOUND',
+    'WEBHOOK_NOT_FOUND', 'PLAN_NOT_FOUND', 'API_KEY_NOT_FOUND', 'CAMPAIGN_NOT_FOUND', 'CONNECTION_NOT_FOUND',
+  ],
+  408: ['QUICKJOB_TIMEOUT', 'PDFOP_TIMEOUT'],
+  409: [
+    'JOB_NOT_READY', 'JOB_NOT_CANCELLABLE', 'BULK_JOB_ALREADY_ACTIVE', 'PDF_JOB_ALREADY_ACTIVE', 'COMMIT_IN_PROGRESS',
+    'CONNECTION_NOT_VERIFIED', 'MAILMERGE_CAMPAIGN_ALREADY_ACTIVE', 'MAILMERGE_NOT_DRAFT', 'NO_ACTIVE_SUBSCRIPTION',
+    'TEMPLATE_VERSION_CONFLICT', 'CONFLICT',
+  ],
+  410: ['OUTPUT_EXPIRED'],
+  413: ['PAYLOAD_TOO_LARGE', 'BULK_INLINE_TOO_LARGE'],
+  422: [
+    'URL_FETCH_FAILED', 'URL_FETCH_TIMEOUT', 'URL_FETCH_HTTP_ERROR', 'URL_CONTENT_TYPE_NOT_SUPPORTED',
+    'PDF_ENCRYPTED', 'INVALID_PDF', 'PDF_NO_PAGES', 'PDF_TOO_COMPLEX', 'PDF_NO_FORM', 'PDF_XFA_FORM', 'NO_ANNOTATIONS',
+  ],
+  429: ['THROTTLED', 'LIMIT_REQUEST_PENDING'],
+  500: ['PDF_GENERATION_FAILED', 'INTERNAL_SERVER_ERROR'],
+  501: ['NOT_IMPLEMENTED'],
+  503: ['SERVICE_UNAVAILABLE'],
+};
+for (const [status, codes] of Object.entries(statuses)) for (const code of codes) STATUS_BY_CODE[code] = Number(status);
+
+export function statusForCode(code: string): number | undefined {
+  return STATUS_BY_CODE[code];
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; details: Record<string, unknown> };
+}
+
+export function errorBody(code: string, message: string, details: Record<string, unknown> = {}): ErrorBody {
+  return { error: { code, message, details } };
+}
+
+/** Any thrown value → status and envelope. Unexpected errors say nothing about internals. */
+export function toHttpError(err: unknown, requestId: string): { status: number; body: ErrorBody; unexpected: boolean } {
+  if (err instanceof ServiceError) {
+    const status = err.statusOverride ?? statusForCode(err.code);
+    if (status !== undefined) return { status, body: errorBody(err.code, err.message, err.details), unexpected: false };
+  }
+  return {
+    status: 500,
+    body: errorBody('INTERNAL_SERVER_ERROR', 'Something went wrong on our side. Retry with backoff; if it persists, contact support with the request id.', {
+      request_id: requestId,
+    }),
+    unexpected: true,
+  };
+}

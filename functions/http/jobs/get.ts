@@ -1,0 +1,8 @@
+import { loadOwnJob, presentJob } from '../../core/jobs/access';
+import { json } from '../responses';
+import { authedRoute } from '../route';
+
+export const handler = authedRoute('jobs.get', async ({ services, account, params }) => {
+  const job = await loadOwnJob(services.jobs, account.account_id, params.job_id);
+  return json(200, await presentJob(services, job));
+});

@@ -1,0 +1,12 @@
+import { toHttpError } from '../errors';
+import type { Middleware } from '../pipeline';
+import { json } from '../responses';
+
+/** Turns every thrown error into the spec envelope; unexpected ones are logged, never shown. */
+export const errorMapper: Middleware = {
+  async onError(req, err) {
+    const { status, body, unexpected } = toHttpError(err, req.requestId);
+    if (unexpected) req.services.log.error(`${req.route.id} failed`, err);
+    return json(status, body);
+  },
+};

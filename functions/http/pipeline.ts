@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { Account } from '../core/accounts/account';
+import type { Principal } from '../core/auth/authenticate';
+import { invalidParameter } from '../core/errors';
+import { type Services, services } from '../composition';
+import { type RouteDef, routeById } from '../routes';
+import { type HttpResponse, json, toProxyResult } from './responses';
+
+/** What a handler sees: the parsed request, the caller, and the services. */
+export interface HttpRequest {
+  readonly event: APIGatewayProxyEvent;
+  readonly route: RouteDef;
+  readonly requestId: string;
+  readonly params: Record<string, string>;
+  readonly query: Record<string, string>;
+  /** Header names in lower case. */
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+  readonly services: Services;
+  principal: Principal | null;
+  account: Account | null;
+  /** The body as JSON; 400 INVALID_PARAMETER when it is not valid JSON. Empty body → undefined. */
+  json(): unknown;
+}
+
+/** middy-style middleware: `before` may answer early, `after` may replace the response, `onError` may answer an error. */
+export interface Middleware {
+  before?(req: HttpRequest): Promise<HttpResponse | void>;
+  after?(req: HttpRequest, res: HttpResponse): Promise<HttpResponse | void>;
+  onError?(req: HttpRequest, err: unknown): Promise<HttpResponse | void>;
+}
+
+export type RouteHandler = (req: HttpRequest) => Promise<HttpResponse>;
+
+function lowerCaseHeaders(event: APIGatewayProxyEvent): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function decodeBody(event: APIGatewayProxyEvent): Buffer {
+  if (!event.body) return Buffer.alloc(0);
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
+}
+
+export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: Services): HttpRequest {
+  const body = decodeBody(event);
+  let parsed: { value: unknown } | null = null;
+  return {
+    event,
+    route,
+    requestId: event.requestContext?.requestId ?? randomUUID(),
+    params: Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, v ?? ''])),
+    query: Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([k, v]) => [k, v ?? ''])),
+    headers: lowerCaseHeaders(event),
+    body,
+    services: svc,
+    principal: null,
+    account: null,
+    json() {
+      if (!parsed) {
+        const text = body.toString('utf8').replace(/^\uFEFF/, '');
+        if (text.trim() === '') parsed = { value: undefined };
+        else {
+          try {
+            parsed = { value: JSON.parse(text) };
+          } catch (err) {
+            throw invalidParameter('body', `The request body is not valid JSON (${(err as Error).message}). Send a JSON object with Content-Type: application/json.`);
+          }
+        }
+      }
+      return parsed.value;
+    },
+  };
+}
+
+async function run(req: HttpRequest, handler: RouteHandler, middlewares: Middleware[]): Promise<HttpResponse> {
+  let response: HttpResponse | undefined;
+  let entered = 0;
+  try {
+    for (const mw of middlewares) {
+      entered++;
+      const early = await mw.before?.(req);
+      if (early) {
+        response = early;
+        break;
+      }
+    }
+    if (!response) response = await handler(req);
+    for (let i = entered - 1; i >= 0; i--) response = (await middlewares[i].after?.(req, response)) ?? response;
+    return response;
+  } catch (err) {
+    for (let i = middlewares.length - 1; i >= 0; i--) {
+      const handled = await middlewares[i].onError?.(req, err);
+      if (handled) return handled;
+    }
+    throw err;
+  }
+}
+
+/**
+ * Wraps a route handler as an API Gateway Lambda handler. The route id ties it to its row in the
+ * route table, so the credential rules the middleware applies are the table's.
+ */
+export function httpRoute(routeId: string, handler: RouteHandler, middlewares: () => Middleware[]) {
+  const route = routeById(routeId);
+  return async (event: APIGatewayProxyEvent, _context?: Context): Promise<APIGatewayProxyResult> => {
+    const svc = services();
+    const req = buildRequest(event, route, svc);
+    let response: HttpResponse;
+    try {
+      response = await run(req, handler, middlewares());
+    } catch (err) {
+      svc.log.error(`unhandled error in ${route.id}`, err);
+      response = json(500, { error: { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong on our side.', details: { request_id: req.requestId } } });
+    }
+    return toProxyResult(response, req.requestId);
+  };
+}

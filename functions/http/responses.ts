@@ -1,0 +1,41 @@
+import type { APIGatewayProxyResult } from 'aws-lambda';
+
+export interface HttpResponse {
+  statusCode: number;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+}
+
+export function json(statusCode: number, body: unknown, headers: Record<string, string> = {}): HttpResponse {
+  return { statusCode, headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}
+
+export function noContent(): HttpResponse {
+  return { statusCode: 204 };
+}
+
+/** A binary PDF body, e.g. the quickjob result. */
+export function pdf(bytes: Uint8Array, headers: Record<string, string>): HttpResponse {
+  return { statusCode: 200, headers: { 'Content-Type': 'application/pdf', 'Content-Length': String(bytes.byteLength), ...headers }, body: bytes };
+}
+
+/** Headers a browser client (the dashboard) may read from our responses. */
+export const EXPOSED_HEADERS = ['X-Job-Id', 'X-PDF-Pages', 'X-PDF-Truncated', 'X-PDF-Output-Count', 'X-PDF-Warnings', 'X-Request-Id', 'Content-Disposition'];
+
+/** Our response in API Gateway's Lambda-proxy shape; binary bodies travel base64-encoded. */
+export function toProxyResult(res: HttpResponse, requestId: string): APIGatewayProxyResult {
+  const headers: Record<string, string> = {
+    'X-Request-Id': requestId,
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': EXPOSED_HEADERS.join(', '),
+    ...res.headers,
+  };
+  if (res.body === undefined) return { statusCode: res.statusCode, headers, body: '' };
+  if (typeof res.body === 'string') return { statusCode: res.statusCode, headers, body: res.body };
+  return {
+    statusCode: res.statusCode,
+    headers,
+    body: Buffer.from(res.body.buffer, res.body.byteOffset, res.body.byteLength).toString('base64'),
+    isBase64Encoded: true,
+  };
+}

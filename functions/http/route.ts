@@ -1,0 +1,24 @@
+import type { Account } from '../core/accounts/account';
+import type { Principal } from '../core/auth/authenticate';
+import { caller } from './middleware/caller';
+import { errorMapper } from './middleware/error-mapper';
+import { type HttpRequest, type Middleware, httpRoute } from './pipeline';
+import type { HttpResponse } from './responses';
+
+/** A request on a route that requires a credential: caller and account are always present. */
+export interface AuthedRequest extends HttpRequest {
+  principal: Principal;
+  account: Account;
+}
+
+const defaults = (): Middleware[] => [errorMapper, caller];
+
+/** A handler for a route that needs a credential (API key or ID token, as the route table says). */
+export function authedRoute(routeId: string, handler: (req: AuthedRequest) => Promise<HttpResponse>) {
+  return httpRoute(routeId, (req) => handler(req as AuthedRequest), defaults);
+}
+
+/** A handler for a route without a credential. */
+export function publicRoute(routeId: string, handler: (req: HttpRequest) => Promise<HttpResponse>) {
+  return httpRoute(routeId, handler, defaults);
+}

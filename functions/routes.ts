@@ -1,0 +1,174 @@
+/**
+ * The route table: the one list of every route of both spec documents. The CDK app builds API Gateway
+ * resources and one Lambda per handler from it; the local gateway serves the same handlers from it.
+ * A route whose `handler` is null answers 501 NOT_IMPLEMENTED, so this table is also the map of what is left.
+ *
+ * `handler` is "<file under functions/, without .ts>#<export>".
+ * `access`: `key_or_token` (API key or dashboard ID token), `token` (ID token only), `none`.
+ * `profile`: `render` functions get the Chromium layer and more memory; `light` ones are small.
+ */
+import type { RouteAccess } from './core/auth/authenticate';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+export type FunctionProfile = 'render' | 'standard' | 'light';
+
+export interface RouteDef {
+  id: string;
+  method: HttpMethod;
+  path: string;
+  access: RouteAccess;
+  handler: string | null;
+  profile: FunctionProfile;
+  /** Lambda timeout in seconds; API Gateway itself stops waiting at 29 s. */
+  timeoutSeconds?: number;
+  summary: string;
+}
+
+const r = (
+  id: string,
+  method: HttpMethod,
+  path: string,
+  access: RouteAccess,
+  handler: string | null,
+  summary: string,
+  profile: FunctionProfile = 'standard',
+  timeoutSeconds?: number,
+): RouteDef => ({ id, method, path, access, handler, profile, summary, ...(timeoutSeconds ? { timeoutSeconds } : {}) });
+
+const KT: RouteAccess = 'key_or_token';
+const T: RouteAccess = 'token';
+const NONE: RouteAccess = 'none';
+
+export const ROUTES: readonly RouteDef[] = [
+  // Conversion (document 1)
+  r('quickjob.create', 'POST', '/quickjob', KT, 'http/quickjob/create#handler', 'Synchronous HTML/Markdown/URL/image conversion', 'render', 35),
+  r('longjob.create', 'POST', '/longjob', KT, null, 'Asynchronous HTML/Markdown conversion', 'render', 35),
+  r('bulkjob.uploadUrl', 'POST', '/bulkjob/upload-url', KT, null, 'Presigned PUT for a bulk ZIP'),
+  r('bulkjob.create', 'POST', '/bulkjob', KT, null, 'Start a bulk ZIP conversion'),
+
+  // Jobs
+  r('jobs.list', 'GET', '/jobs', T, null, 'List jobs, newest first', 'light'),
+  r('jobs.get', 'GET', '/jobs/{job_id}', KT, 'http/jobs/get#handler', 'One job', 'light'),
+  r('jobs.files', 'GET', '/jobs/{job_id}/files', KT, null, 'Per-file results of a bulk or merge/split job', 'light'),
+  r('jobs.fileDownload', 'GET', '/jobs/{job_id}/files/{file_index}/download', KT, null, 'Fresh link for one merge/split output', 'light'),
+  r('jobs.download', 'GET', '/jobs/{job_id}/download', KT, 'http/jobs/download#handler', 'Fresh link for the stored output', 'light'),
+  r('jobs.cancel', 'POST', '/jobs/{job_id}/cancel', KT, null, 'Cancel a bulk job or mail-merge campaign', 'light'),
+  r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, null, 'Webhook deliveries triggered by a job', 'light'),
+
+  // Account, billing, keys, plans
+  r('me.get', 'GET', '/me', KT, 'http/me/get#handler', 'The calling account', 'light'),
+  r('account.get', 'GET', '/accounts/me', T, 'http/me/get#accountHandler', 'The signed-in account', 'light'),
+  r('account.credits', 'GET', '/accounts/me/credits', T, null, 'Credit balances', 'light'),
+  r('account.billing', 'GET', '/accounts/me/billing', T, null, 'Billing summary', 'light'),
+  r('subscription.plans', 'GET', '/accounts/me/subscription/plans', NONE, null, 'Subscription plans on offer', 'light'),
+  r('subscription.get', 'GET', '/accounts/me/subscription', T, null, 'Current subscription', 'light'),
+  r('subscription.cancel', 'POST', '/accounts/me/subscription/cancel', T, null, 'Cancel at period end'),
+  r('subscription.resume', 'POST', '/accounts/me/subscription/resume', T, null, 'Undo a scheduled cancel'),
+  r('subscription.change', 'POST', '/accounts/me/subscription/change', T, null, 'Change plan'),
+  r('subscription.portal', 'POST', '/accounts/me/subscription/portal', T, null, 'Customer portal link'),
+  r('apiKeys.create', 'POST', '/accounts/me/api-keys', T, 'http/apikeys/create#handler', 'Create an API key (shown once)', 'light'),
+  r('apiKeys.list', 'GET', '/accounts/me/api-keys', T, 'http/apikeys/list#handler', 'List API keys', 'light'),
+  r('apiKeys.revoke', 'DELETE', '/accounts/me/api-keys/{api_key_id}', T, 'http/apikeys/revoke#handler', 'Revoke an API key', 'light'),
+  r('plans.list', 'GET', '/plans', T, 'http/plans/list#handler', 'Plans', 'light'),
+  r('plans.get', 'GET', '/plans/{plan_id}', T, 'http/plans/get#handler', 'One plan', 'light'),
+  r('stripe.webhook', 'POST', '/stripe/webhook', NONE, null, 'Stripe events'),
+
+  // PDF tools (document 2)
+  r('pdf.merge', 'POST', '/pdf/merge', KT, null, 'Merge 2–20 PDFs'),
+  r('pdf.split', 'POST', '/pdf/split', KT, null, 'Split a PDF'),
+  r('pdf.inspect', 'POST', '/pdf/inspect', KT, null, 'Inspect a PDF (free)', 'light'),
+  r('pdf.uploadUrl', 'POST', '/pdf/upload-url', KT, null, 'Presigned PUT for a large PDF', 'light'),
+  r('pdf.jobs', 'POST', '/pdf/jobs', KT, null, 'Background merge/split job'),
+  r('pdf.editPreflight', 'POST', '/pdf/edit/preflight', KT, null, 'Predict an edit recipe (free)'),
+  r('pdf.edit', 'POST', '/pdf/edit', KT, null, 'Apply an edit recipe'),
+  r('pdf.extract', 'POST', '/pdf/extract', KT, null, 'Extract text from a rectangle'),
+
+  // Templates
+  r('templates.render', 'POST', '/templates/{template_id}/render', KT, null, 'Render a saved template', 'render', 35),
+  r('templates.list', 'GET', '/templates', T, null, 'Template library of the account', 'light'),
+  r('templates.library', 'GET', '/templates/library', T, null, 'Starter templates', 'light'),
+  r('templates.create', 'POST', '/templates', T, null, 'Create a template'),
+  r('templates.preview', 'POST', '/templates/preview', T, null, 'Preview a template definition', 'render', 35),
+  r('templates.assetUploadUrl', 'POST', '/templates/assets/upload-url', T, null, 'Presigned PUT for a template asset', 'light'),
+  r('templates.get', 'GET', '/templates/{template_id}', T, null, 'One template definition', 'light'),
+  r('templates.update', 'PUT', '/templates/{template_id}', T, null, 'Replace a template'),
+  r('templates.delete', 'DELETE', '/templates/{template_id}', T, null, 'Delete a template', 'light'),
+
+  // Mail merge
+  r('mailmerge.connections.list', 'GET', '/mailmerge/connections', KT, null, 'Sender connections', 'light'),
+  r('mailmerge.connections.create', 'POST', '/mailmerge/connections', T, null, 'Add a sender connection'),
+  r('mailmerge.connections.update', 'PUT', '/mailmerge/connections/{connection_id}', T, null, 'Change a sender connection'),
+  r('mailmerge.connections.delete', 'DELETE', '/mailmerge/connections/{connection_id}', T, null, 'Remove a sender connection', 'light'),
+  r('mailmerge.uploads', 'POST', '/mailmerge/uploads', KT, null, 'Presigned PUT for a large list', 'light'),
+  r('mailmerge.campaigns.list', 'GET', '/mailmerge/campaigns', KT, null, 'Campaigns', 'light'),
+  r('mailmerge.campaigns.create', 'POST', '/mailmerge/campaigns', KT, null, 'Create a campaign draft'),
+  r('mailmerge.campaigns.get', 'GET', '/mailmerge/campaigns/{campaign_id}', KT, null, 'One campaign with its validation report', 'light'),
+  r('mailmerge.campaigns.delete', 'DELETE', '/mailmerge/campaigns/{campaign_id}', KT, null, 'Delete a draft', 'light'),
+  r('mailmerge.campaigns.preview', 'POST', '/mailmerge/campaigns/{campaign_id}/preview', KT, null, 'Preview one row', 'render', 35),
+  r('mailmerge.campaigns.test', 'POST', '/mailmerge/campaigns/{campaign_id}/test', KT, null, 'Send a test email', 'render', 35),
+  r('mailmerge.campaigns.start', 'POST', '/mailmerge/campaigns/{campaign_id}/start', KT, null, 'Start sending'),
+  r('mailmerge.campaigns.recipients', 'GET', '/mailmerge/campaigns/{campaign_id}/recipients', KT, null, 'Per-row results', 'light'),
+  r('mailmerge.campaigns.report', 'GET', '/mailmerge/campaigns/{campaign_id}/report', KT, null, 'CSV report link', 'light'),
+  r('mailmerge.limitRequest', 'POST', '/mailmerge/limit-request', KT, null, 'Ask for a higher row limit', 'light'),
+
+  // Webhooks
+  r('webhooks.create', 'POST', '/accounts/me/webhooks', T, null, 'Create a webhook', 'light'),
+  r('webhooks.list', 'GET', '/accounts/me/webhooks', T, null, 'List webhooks', 'light'),
+  r('webhooks.get', 'GET', '/accounts/me/webhooks/{webhook_id}', T, null, 'One webhook', 'light'),
+  r('webhooks.update', 'PUT', '/accounts/me/webhooks/{webhook_id}', T, null, 'Change a webhook', 'light'),
+  r('webhooks.delete', 'DELETE', '/accounts/me/webhooks/{webhook_id}', T, null, 'Delete a webhook', 'light'),
+  r('webhooks.rotateSecret', 'POST', '/accounts/me/webhooks/{webhook_id}/rotate-secret', T, null, 'Rotate the signing secret', 'light'),
+  r('webhooks.history', 'GET', '/accounts/me/webhooks/{webhook_id}/history', T, null, 'Delivery history', 'light'),
+];
+
+export const NOT_IMPLEMENTED_HANDLER = 'http/not-implemented#handler';
+
+export function routeById(id: string): RouteDef {
+  const route = ROUTES.find((x) => x.id === id);
+  if (!route) throw new Error(`no route with id ${id}`);
+  return route;
+}
+
+/** The handler reference actually served for a route (501 stand-in when not built yet). */
+export function handlerRef(route: RouteDef): string {
+  return route.handler ?? NOT_IMPLEMENTED_HANDLER;
+}
+
+/** Finds the route for an API Gateway resource path and method (what the authorizer and gateway see). */
+export function routeFor(method: string, resourcePath: string): RouteDef | undefined {
+  return ROUTES.find((x) => x.method === method.toUpperCase() && x.path === resourcePath);
+}
+
+/**
+ * Matches a concrete request path against the table. Literal segments win over parameters
+ * (`/templates/library` before `/templates/{template_id}`), as in API Gateway. A known path with
+ * another method is as unknown as any other route (API Gateway cannot tell them apart either).
+ */
+export function matchRoute(method: string, path: string): { route: RouteDef; params: Record<string, string> } | null {
+  const segments = path.split('/').filter(Boolean);
+  let best: { route: RouteDef; params: Record<string, string>; score: number } | null = null;
+  for (const route of ROUTES) {
+    if (route.method !== method.toUpperCase()) continue;
+    const pattern = route.path.split('/').filter(Boolean);
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    let score = 0;
+    let ok = true;
+    for (let i = 0; i < pattern.length && ok; i++) {
+      const p = pattern[i];
+      if (p.startsWith('{') && p.endsWith('}')) {
+        try {
+          params[p.slice(1, -1)] = decodeURIComponent(segments[i]);
+        } catch {
+          ok = false;
+        }
+      } else if (p === segments[i]) {
+        score += 1 << (pattern.length - i);
+      } else {
+        ok = false;
+      }
+    }
+    if (ok && (!best || score > best.score)) best = { route, params, score };
+  }
+  return best ? { route: best.route, params: best.params } : null;
+}

@@ -1,0 +1,226 @@
+/**
+ * Local DynamoDB: dynalite (persisted under the data dir) behind a small proxy that adds what dynalite
+ * lacks and our code uses: TransactWriteItems and TransactGetItems.
+ *
+ * The proxy serialises every write (transactions and single-item writes alike) through one lock, so a
+ * transaction is atomic and isolated relative to everything else. A transaction applies its items one by
+ * one as conditional single-item writes (dynalite evaluates the conditions), remembering each item's
+ * previous state; if any condition fails it restores what it changed and answers
+ * TransactionCanceledException with per-item CancellationReasons, as DynamoDB does. Production code
+ * keeps using real TransactWriteItems; only this emulator knows the difference.
+ */
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createTableInput } from '../../functions/adapters/dynamodb/schema';
+
+// dynalite ships no types.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const dynalite = require('dynalite') as (opts: Record<string, unknown>) => http.Server;
+
+type Json = Record<string, any>;
+interface Reply {
+  status: number;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+const TARGET_PREFIX = 'DynamoDB_20120810.';
+const SINGLE_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
+
+class Mutex {
+  private tail: Promise<void> = Promise.resolve();
+  run<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(work);
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+function errorReply(type: string, message: string, extra: Json = {}): Reply {
+  return { status: 400, body: JSON.stringify({ __type: `com.amazonaws.dynamodb.v20120810#${type}`, message, ...extra }) };
+}
+
+export interface LocalDynamo {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+export async function startLocalDynamo(opts: { dataDir?: string; port?: number; tableName: string }): Promise<LocalDynamo> {
+  const backend = dynalite({ path: opts.dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  backend.listen(0, '127.0.0.1');
+  await once(backend, 'listening');
+  const backendPort = (backend.address() as AddressInfo).port;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const lock = new Mutex();
+  const keySchemas = new Map<string, string[]>();
+
+  /** One raw call to dynalite, with the caller's auth headers (dynalite checks their presence, not the signature). */
+  function call(target: string, payload: Json | string, auth: Record<string, string>): Promise<Reply> {
+    const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+    return new Promise((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: backendPort,
+          method: 'POST',
+          path: '/',
+          agent,
+          headers: { ...auth, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': TARGET_PREFIX + target, 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 500, body: Buffer.concat(chunks).toString('utf8'), headers: { 'content-type': String(res.headers['content-type'] ?? 'application/x-amz-json-1.0') } }));
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  async function keyAttributes(table: string, auth: Record<string, string>): Promise<string[]> {
+    let names = keySchemas.get(table);
+    if (!names) {
+      const res = await call('DescribeTable', { TableName: table }, auth);
+      if (res.status !== 200) throw Object.assign(new Error('describe failed'), { reply: res });
+      names = (JSON.parse(res.body).Table.KeySchema as Json[]).map((k) => k.AttributeName as string);
+      keySchemas.set(table, names);
+    }
+    return names;
+  }
+
+  async function getItem(table: string, key: Json, auth: Record<string, string>): Promise<Json | undefined> {
+    const res = await call('GetItem', { TableName: table, Key: key, ConsistentRead: true }, auth);
+    if (res.status !== 200) throw Object.assign(new Error('get failed'), { reply: res });
+    return JSON.parse(res.body).Item;
+  }
+
+  async function restore(table: string, key: Json, before: Json | undefined, auth: Record<string, string>) {
+    if (before) await call('PutItem', { TableName: table, Item: before }, auth);
+    else await call('DeleteItem', { TableName: table, Key: key }, auth);
+  }
+
+  async function transactWrite(request: Json, auth: Record<string, string>): Promise<Reply> {
+    const items: Json[] = request.TransactItems ?? [];
+    if (!Array.isArray(items) || items.length === 0 || items.length > 100) {
+      return errorReply('ValidationException', 'TransactItems must have between 1 and 100 items');
+    }
+    const ops: { kind: string; table: string; key: Json; body: Json; target: string }[] = [];
+    for (const item of items) {
+      const kind = Object.keys(item)[0];
+      const body = { ...item[kind] };
+      const table: string = body.TableName;
+      const keyNames = await keyAttributes(table, auth);
+      const key = kind === 'Put' ? Object.fromEntries(keyNames.map((n) => [n, body.Item?.[n]])) : body.Key;
+      if (kind === 'Put') ops.push({ kind, table, key, body, target: 'PutItem' });
+      else if (kind === 'Update') ops.push({ kind, table, key, body, target: 'UpdateItem' });
+      else if (kind === 'Delete') ops.push({ kind, table, key, body, target: 'DeleteItem' });
+      else if (kind === 'ConditionCheck') {
+        // Evaluated as a conditional no-op update; its item is put back exactly as it was afterwards.
+        const names = { ...(body.ExpressionAttributeNames ?? {}), '#__txcc': '__tx_condition_check__' };
+        ops.push({ kind, table, key, body: { ...body, ExpressionAttributeNames: names, UpdateExpression: 'REMOVE #__txcc' }, target: 'UpdateItem' });
+      } else return errorReply('ValidationException', `Unsupported transaction item ${kind}`);
+    }
+    const seen = new Set(ops.map((o) => `${o.table}|${JSON.stringify(o.key)}`));
+    if (seen.size !== ops.length) {
+      return errorReply('ValidationException', 'Transaction request cannot include multiple operations on one item');
+    }
+
+    const applied: { table: string; key: Json; before: Json | undefined; kind: string }[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      const op = ops[i];
+      const before = await getItem(op.table, op.key, auth);
+      const { ReturnValuesOnConditionCheckFailure, ...single } = op.body;
+      const res = await call(op.target, single, auth);
+      if (res.status !== 200) {
+        for (const a of applied.reverse()) await restore(a.table, a.key, a.before, auth);
+        const type = String(JSON.parse(res.body).__type ?? '');
+        if (type.endsWith('ConditionalCheckFailedException')) {
+          const reasons = ops.map((_, j) =>
+            j === i
+              ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && before ? { Item: before } : {}) }
+              : { Code: 'None' },
+          );
+          return errorReply(
+            'TransactionCanceledException',
+            `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((r) => r.Code).join(', ')}]`,
+            { CancellationReasons: reasons },
+          );
+        }
+        return res;
+      }
+      applied.push({ table: op.table, key: op.key, before, kind: op.kind });
+    }
+    for (const a of applied) if (a.kind === 'ConditionCheck') await restore(a.table, a.key, a.before, auth);
+    return { status: 200, body: '{}' };
+  }
+
+  async function transactGet(request: Json, auth: Record<string, string>): Promise<Reply> {
+    const items: Json[] = request.TransactItems ?? [];
+    const responses: Json[] = [];
+    for (const item of items) {
+      const get = item.Get;
+      const found = await getItem(get.TableName, get.Key, auth);
+      responses.push(found ? { Item: found } : {});
+    }
+    return { status: 200, body: JSON.stringify({ Responses: responses }) };
+  }
+
+  const proxy = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', async () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const target = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
+      const auth: Record<string, string> = {};
+      for (const h of ['authorization', 'x-amz-date', 'x-amz-security-token']) if (req.headers[h]) auth[h] = String(req.headers[h]);
+      let reply: Reply;
+      try {
+        if (target === 'TransactWriteItems') reply = await lock.run(() => transactWrite(JSON.parse(raw), auth));
+        else if (target === 'TransactGetItems') reply = await lock.run(() => transactGet(JSON.parse(raw), auth));
+        else if (SINGLE_WRITES.has(target)) reply = await lock.run(() => call(target, raw, auth));
+        else reply = await call(target, raw, auth);
+      } catch (err) {
+        const inner = (err as { reply?: Reply }).reply;
+        reply = inner ?? { status: 500, body: JSON.stringify({ __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }) };
+      }
+      res.writeHead(reply.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'local', 'content-length': Buffer.byteLength(reply.body) });
+      res.end(reply.body);
+    });
+  });
+  proxy.keepAliveTimeout = 60_000;
+  proxy.listen(opts.port ?? 0, '127.0.0.1');
+  await once(proxy, 'listening');
+  const endpoint = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+  await ensureTable(endpoint, opts.tableName);
+
+  return {
+    endpoint,
+    async stop() {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      agent.destroy();
+      await new Promise<void>((resolve) => backend.close(() => resolve()));
+    },
+  };
+}
+
+/** Creates the table from the shared key schema unless it already exists (state survives restarts). */
+async function ensureTable(endpoint: string, tableName: string) {
+  const { DynamoDBClient, CreateTableCommand, DescribeTableCommand } = await import('@aws-sdk/client-dynamodb');
+  const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch (err) {
+    if ((err as Error).name !== 'ResourceNotFoundException') throw err;
+    await client.send(new CreateTableCommand(createTableInput(tableName)));
+  } finally {
+    client.destroy();
+  }
+}

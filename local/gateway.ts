@@ -1,0 +1,286 @@
+/**
+ * The local stand-in for API Gateway (REST, Lambda proxy). Built from the same route table as the CDK API:
+ * it matches routes, enforces the 6 MB request cap (413), throttles (429), runs the same REQUEST authorizer
+ * Lambda, renders the same gateway responses, and invokes the same handlers with API-Gateway-shaped events.
+ */
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import path from 'node:path';
+import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
+import type { Services } from '../functions/composition';
+import { toHttpError } from '../functions/http/errors';
+import { type GatewayResponseType, gatewayResponse } from '../functions/http/gateway-responses';
+import { EXPOSED_HEADERS } from '../functions/http/responses';
+import { type RouteDef, handlerRef, matchRoute } from '../functions/routes';
+
+export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
+/** Past this the connection is dropped instead of drained. */
+const MAX_DRAIN_BYTES = 64 * 1024 * 1024;
+
+type LambdaHandler = (event: any, context: Context) => Promise<any>;
+
+export interface LocalRoute {
+  method: string;
+  /** e.g. /_local/accounts/{account_id}/token */
+  path: string;
+  handle(params: Record<string, string>, body: unknown): Promise<{ status: number; body: unknown }>;
+}
+
+export interface GatewayOptions {
+  services: Services;
+  localRoutes: LocalRoute[];
+  /** Platform throttle (token bucket), like API Gateway's stage throttling. */
+  throttle: { ratePerSecond: number; burst: number };
+}
+
+const FUNCTIONS_DIR = path.resolve(__dirname, '../functions');
+const handlerCache = new Map<string, LambdaHandler>();
+
+function loadHandler(ref: string): LambdaHandler {
+  let fn = handlerCache.get(ref);
+  if (!fn) {
+    const [file, name] = ref.split('#');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    fn = require(path.join(FUNCTIONS_DIR, file))[name] as LambdaHandler;
+    if (typeof fn !== 'function') throw new Error(`route handler ${ref} does not exist`);
+    handlerCache.set(ref, fn);
+  }
+  return fn;
+}
+
+function lambdaContext(functionName: string, requestId: string, timeoutMs: number): Context {
+  const deadline = Date.now() + timeoutMs;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '2048',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+class TokenBucket {
+  private tokens: number;
+  private last = Date.now();
+  constructor(private readonly rate: number, private readonly burst: number) {
+    this.tokens = burst;
+  }
+  take(): boolean {
+    const now = Date.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.rate);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+function send(res: http.ServerResponse, status: number, headers: Record<string, string>, body: string | Buffer) {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'Content-Length': String(Buffer.byteLength(body)), ...headers });
+  res.end(body);
+}
+
+const CORS = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Expose-Headers': EXPOSED_HEADERS.join(', '),
+};
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, requestId: string) {
+  send(res, status, { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...CORS }, JSON.stringify(body));
+}
+
+/** Renders a gateway response, filling `$authorizer.<key>` from a Deny context. */
+function sendGatewayResponse(res: http.ServerResponse, type: GatewayResponseType, requestId: string, authorizerContext: Record<string, unknown> = {}) {
+  const def = gatewayResponse(type);
+  const fill = (text: string) => text.replace(/^\$authorizer\.(\w+)$/, (_, key) => String(authorizerContext[key] ?? ''));
+  sendJson(res, def.status ?? 400, { error: { code: fill(def.code), message: fill(def.message), details: {} } }, requestId);
+}
+
+function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLarge: true; drained: boolean }> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > MAX_DRAIN_BYTES) return resolve({ tooLarge: true, drained: false });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_REQUEST_BYTES) over = true;
+      if (size > MAX_DRAIN_BYTES) {
+        req.pause();
+        resolve({ tooLarge: true, drained: false });
+        return;
+      }
+      if (!over) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(over ? { tooLarge: true, drained: true } : { body: Buffer.concat(chunks) }));
+    req.on('error', reject);
+  });
+}
+
+function headerMaps(req: http.IncomingMessage) {
+  const headers: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i];
+    const value = req.rawHeaders[i + 1];
+    headers[name] = value;
+    (multi[name] ??= []).push(value);
+  }
+  return { headers, multi };
+}
+
+function queryMaps(url: URL) {
+  if ([...url.searchParams.keys()].length === 0) return { single: null, multi: null };
+  const single: Record<string, string> = {};
+  const multi: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    single[k] = v;
+    (multi[k] ??= []).push(v);
+  }
+  return { single, multi };
+}
+
+export function createGateway(opts: GatewayOptions): http.Server {
+  const throttle = new TokenBucket(opts.throttle.ratePerSecond, opts.throttle.burst);
+  const authorizer = loadHandler('http/authorizer#handler');
+  const log = opts.services.log;
+
+  async function handleApiRoute(req: http.IncomingMessage, res: http.ServerResponse, url: URL, route: RouteDef, params: Record<string, string>, body: Buffer, requestId: string) {
+    const { headers, multi } = headerMaps(req);
+    const query = queryMaps(url);
+    const requestContext: any = {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: null,
+      httpMethod: route.method,
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: req.headers['user-agent'] ?? null },
+      path: `/local${url.pathname}`,
+      protocol: `HTTP/${req.httpVersion}`,
+      requestId,
+      requestTimeEpoch: Date.now(),
+      resourceId: route.id,
+      resourcePath: route.path,
+      stage: 'local',
+    };
+    const methodArn = `arn:aws:execute-api:local:000000000000:local/local/${route.method}${route.path}`;
+
+    if (route.access !== 'none') {
+      const authEvent: APIGatewayRequestAuthorizerEvent = {
+        type: 'REQUEST',
+        methodArn,
+        resource: route.path,
+        path: url.pathname,
+        httpMethod: route.method,
+        headers,
+        multiValueHeaders: multi,
+        pathParameters: params,
+        queryStringParameters: query.single,
+        multiValueQueryStringParameters: query.multi,
+        stageVariables: null,
+        requestContext,
+      };
+      let verdict: APIGatewayAuthorizerResult;
+      try {
+        verdict = await authorizer(authEvent, lambdaContext('authorizer', requestId, 10_000));
+      } catch (err) {
+        log.error('authorizer failure', err);
+        return sendGatewayResponse(res, 'AUTHORIZER_FAILURE', requestId);
+      }
+      const allowed = verdict.policyDocument.Statement.some((s: any) => s.Effect === 'Allow');
+      if (!allowed) return sendGatewayResponse(res, 'ACCESS_DENIED', requestId, verdict.context ?? {});
+      requestContext.authorizer = { principalId: verdict.principalId, ...(verdict.context ?? {}) };
+    }
+
+    const event: APIGatewayProxyEvent = {
+      resource: route.path,
+      path: url.pathname,
+      httpMethod: route.method,
+      headers,
+      multiValueHeaders: multi,
+      queryStringParameters: query.single,
+      multiValueQueryStringParameters: query.multi,
+      pathParameters: Object.keys(params).length ? params : null,
+      stageVariables: null,
+      requestContext,
+      // binaryMediaTypes is */* in the CDK API, so every body reaches Lambda base64-encoded.
+      body: body.length ? body.toString('base64') : null,
+      isBase64Encoded: body.length > 0,
+    };
+    const ref = handlerRef(route);
+    const result: APIGatewayProxyResult = await loadHandler(ref)(event, lambdaContext(route.id, requestId, (route.timeoutSeconds ?? 29) * 1000));
+    const out: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
+    for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) out[k] = v.map(String);
+    const payload = result.isBase64Encoded ? Buffer.from(result.body, 'base64') : Buffer.from(result.body ?? '', 'utf8');
+    if (!res.headersSent) {
+      res.writeHead(result.statusCode, { ...out, 'Content-Length': String(payload.length) });
+      res.end(payload);
+    }
+  }
+
+  function matchLocal(method: string, pathname: string) {
+    for (const route of opts.localRoutes) {
+      if (route.method !== method) continue;
+      const pattern = route.path.split('/').filter(Boolean);
+      const segs = pathname.split('/').filter(Boolean);
+      if (pattern.length !== segs.length) continue;
+      const params: Record<string, string> = {};
+      if (pattern.every((p, i) => (p.startsWith('{') ? ((params[p.slice(1, -1)] = decodeURIComponent(segs[i])), true) : p === segs[i]))) return { route, params };
+    }
+    return null;
+  }
+
+  return http.createServer(async (req, res) => {
+    const requestId = randomUUID();
+    try {
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const method = (req.method ?? 'GET').toUpperCase();
+      if (method === 'OPTIONS') {
+        return send(res, 204, { ...CORS, 'Access-Control-Allow-Methods': 'GET,POST,PUT,DELETE,PATCH,OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type,Authorization,X-API-Key', 'Access-Control-Max-Age': '600' }, '');
+      }
+      if (!throttle.take()) {
+        req.resume();
+        return sendGatewayResponse(res, 'THROTTLED', requestId);
+      }
+      const read = await readBody(req);
+      if ('tooLarge' in read) {
+        sendGatewayResponse(res, 'REQUEST_TOO_LARGE', requestId);
+        if (!read.drained) res.on('finish', () => req.destroy());
+        return;
+      }
+      const local = matchLocal(method, url.pathname);
+      if (local) {
+        let parsed: unknown;
+        const text = read.body.toString('utf8');
+        try {
+          parsed = text.trim() ? JSON.parse(text) : undefined;
+        } catch {
+          return sendJson(res, 400, { error: { code: 'INVALID_PARAMETER', message: 'The request body is not valid JSON.', details: { parameter: 'body' } } }, requestId);
+        }
+        try {
+          const result = await local.route.handle(local.params, parsed);
+          return sendJson(res, result.status, result.body, requestId);
+        } catch (err) {
+          const mapped = toHttpError(err, requestId);
+          if (mapped.unexpected) log.error(`local route ${local.route.path} failed`, err);
+          return sendJson(res, mapped.status, mapped.body, requestId);
+        }
+      }
+      const match = matchRoute(method, url.pathname);
+      if (!match) return sendGatewayResponse(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+      await handleApiRoute(req, res, url, match.route, match.params, read.body, requestId);
+    } catch (err) {
+      log.error('gateway failure', err);
+      sendGatewayResponse(res, 'DEFAULT_5XX', requestId);
+    }
+  });
+}

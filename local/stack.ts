@@ -1,0 +1,91 @@
+/**
+ * Starts the whole service on one machine: DynamoDB (dynalite + transaction shim), S3 (s3rver), the local
+ * token issuer, the plans, and the gateway serving the route table. Used by `npm start`, the integration
+ * tests and the benchmarks; every piece listens on loopback only.
+ */
+import { once } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import type http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { type Services, configFromEnv, createServices, setServices, warmRenderer } from '../functions/composition';
+import { planCatalogue } from '../functions/core/billing/plans';
+import type { Clock } from '../functions/core/clock';
+import { startLocalDynamo } from './emulators/dynamodb';
+import { startLocalS3 } from './emulators/s3';
+import { createGateway } from './gateway';
+import { LOCAL_CLIENT_ID, LOCAL_USER_POOL_ID, loadOrCreateIssuer } from './issuer';
+import { createLocalAccount, mintLocalToken } from './local-routes';
+
+export interface LocalStackOptions {
+  /** 0 picks a free port. */
+  port: number;
+  host?: string;
+  dataDir: string;
+  /** Extra environment for the service (e.g. QUICKJOB_TIMEOUT_SECONDS in tests). */
+  env?: Record<string, string>;
+  /** Launch Chromium and fill its context pool before answering. */
+  warm?: boolean;
+  clock?: Clock;
+}
+
+export interface LocalStack {
+  baseUrl: string;
+  services: Services;
+  stop(): Promise<void>;
+}
+
+export const LOCAL_TABLE = 'pdf-service';
+export const LOCAL_BUCKET = 'pdf-service-local';
+
+export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  const dataDir = path.resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const dynamo = await startLocalDynamo({ dataDir: path.join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE });
+  const s3 = await startLocalS3({ directory: path.join(dataDir, 's3'), bucket: LOCAL_BUCKET });
+  const issuer = await loadOrCreateIssuer(path.join(dataDir, 'issuer'));
+
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AWS_REGION: 'us-east-1',
+    TABLE_NAME: LOCAL_TABLE,
+    BUCKET_NAME: LOCAL_BUCKET,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    S3_ENDPOINT: s3.endpoint,
+    USER_POOL_ID: LOCAL_USER_POOL_ID,
+    USER_POOL_CLIENT_ID: LOCAL_CLIENT_ID,
+    LOCAL_JWKS_FILE: issuer.jwksFile,
+    ...opts.env,
+  };
+  const services = createServices(configFromEnv(env), opts.clock);
+  setServices(services);
+  await services.plans.put(planCatalogue(services.config.priceIds));
+
+  const server: http.Server = createGateway({
+    services,
+    throttle: { ratePerSecond: Number(env.LOCAL_THROTTLE_RPS ?? 1000), burst: Number(env.LOCAL_THROTTLE_BURST ?? 2000) },
+    localRoutes: [
+      { method: 'POST', path: '/_local/accounts', handle: (_p, body) => createLocalAccount(services, issuer, body) },
+      { method: 'POST', path: '/_local/accounts/{account_id}/token', handle: (p) => mintLocalToken(services, issuer, p.account_id) },
+      { method: 'GET', path: '/_local/jwks.json', handle: async () => ({ status: 200, body: issuer.jwks }) },
+    ],
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(opts.port, opts.host ?? '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  if (opts.warm) await warmRenderer(services);
+
+  return {
+    baseUrl: `http://${opts.host ?? '127.0.0.1'}:${port}`,
+    services,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await services.close();
+      setServices(null);
+      await s3.stop();
+      await dynamo.stop();
+    },
+  };
+}
