@@ -1,0 +1,168 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type JWK, SignJWT, exportJWK, generateKeyPair, importJWK } from 'jose';
+import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../local/issuer';
+import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+
+let stack: TestStack;
+let user: TestAccount;
+let signingJwk: JWK;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  user = await stack.account();
+  signingJwk = JSON.parse(readFileSync(path.join(stack.dataDir, 'issuer', 'signing-key.json'), 'utf8'));
+});
+afterAll(() => stack?.stop());
+
+const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+/** A token signed with the local issuer's real key, with claims and header under the test's control. */
+async function token(overrides: { claims?: Record<string, unknown>; iss?: string; aud?: string; exp?: number; kid?: string; key?: JWK } = {}) {
+  const now = Math.floor(Date.now() / 1000);
+  const key = overrides.key ?? signingJwk;
+  return new SignJWT({ email: user.email, token_use: 'id', ...overrides.claims })
+    .setProtectedHeader({ alg: 'RS256', kid: overrides.kid ?? signingJwk.kid })
+    .setIssuer(overrides.iss ?? LOCAL_ISSUER)
+    .setAudience(overrides.aud ?? LOCAL_CLIENT_ID)
+    .setSubject(user.account_id)
+    .setIssuedAt(now - 10)
+    .setExpirationTime(overrides.exp ?? now + 600)
+    .sign(await importJWK(key, 'RS256'));
+}
+
+async function expect401(res: Response, reason?: string) {
+  expect(res.status).toBe(401);
+  const { error } = await res.json();
+  expect(error.code).toBe('UNAUTHORIZED');
+  expect(typeof error.message).toBe('string');
+  if (reason) expect(error.message).toMatch(reason);
+}
+
+describe('credentials', () => {
+  it('accepts the API key in X-API-Key and as a bearer pk_ token', async () => {
+    expect((await stack.request('GET', '/me', { key: user.api_key })).status).toBe(200);
+    expect((await stack.request('GET', '/me', { headers: { Authorization: `Bearer ${user.api_key}` } })).status).toBe(200);
+  });
+
+  it('accepts a valid ID token on key-or-token and token-only routes', async () => {
+    const me = await (await stack.request('GET', '/me', { token: user.id_token })).json();
+    expect(me).toMatchObject({ account_id: user.account_id, credential: { type: 'id_token' } });
+    expect((await stack.request('GET', '/accounts/me/api-keys', { token: user.id_token })).status).toBe(200);
+  });
+
+  it('uses the key when both a key and a token are sent', async () => {
+    const other = await stack.account();
+    const res = await stack.request('GET', '/me', { key: user.api_key, token: other.id_token });
+    expect((await res.json()).account_id).toBe(user.account_id);
+  });
+
+  it('refuses API keys on ID-token-only routes, so a key cannot manage keys', async () => {
+    await expect401(await stack.request('GET', '/accounts/me/api-keys', { key: user.api_key }), /only a dashboard ID token/);
+    await expect401(await stack.request('POST', '/accounts/me/api-keys', { key: user.api_key, json: { name: 'escalate' } }));
+    await expect401(await stack.request('GET', '/plans', { headers: { Authorization: `Bearer ${user.api_key}` } }));
+  });
+
+  it('refuses a missing credential', async () => {
+    await expect401(await stack.request('GET', '/me'));
+    await expect401(await stack.request('GET', '/me', { headers: { Authorization: 'Basic dXNlcjpwYXNz' } }));
+  });
+
+  it('refuses unknown, malformed and revoked keys', async () => {
+    await expect401(await stack.request('GET', '/me', { key: `${user.api_key.slice(0, -1)}${user.api_key.endsWith('A') ? 'B' : 'A'}` }));
+    await expect401(await stack.request('GET', '/me', { key: 'pk_not-a-key' }));
+    await expect401(await stack.request('GET', '/me', { key: 'x'.repeat(5000) }));
+
+    const created = await (await stack.request('POST', '/accounts/me/api-keys', { token: user.id_token, json: { name: 'short-lived' } })).json();
+    expect((await stack.request('GET', '/me', { key: created.api_key })).status).toBe(200);
+    const revoke = await stack.request('DELETE', `/accounts/me/api-keys/${created.api_key_id}`, { token: user.id_token });
+    expect(revoke.status).toBe(200);
+    await expect401(await stack.request('GET', '/me', { key: created.api_key }));
+  });
+
+  it('refuses an expired token, saying so', async () => {
+    const expired = await token({ exp: Math.floor(Date.now() / 1000) - 60 });
+    await expect401(await stack.request('GET', '/me', { token: expired }), /expired/);
+  });
+
+  it('refuses a token from another issuer, for another client, or of the wrong use', async () => {
+    await expect401(await stack.request('GET', '/me', { token: await token({ iss: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Attacker' }) }));
+    await expect401(await stack.request('GET', '/me', { token: await token({ aud: 'some-other-client' }) }));
+    await expect401(await stack.request('GET', '/me', { token: await token({ claims: { token_use: 'access' } }) }));
+  });
+
+  it('refuses alg "none" and tampered payloads', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const claims = { sub: user.account_id, iss: LOCAL_ISSUER, aud: LOCAL_CLIENT_ID, token_use: 'id', iat: now, exp: now + 600 };
+    await expect401(await stack.request('GET', '/me', { token: `${b64url({ alg: 'none', typ: 'JWT' })}.${b64url(claims)}.` }));
+    const [h, , s] = user.id_token.split('.');
+    const other = await stack.account();
+    await expect401(await stack.request('GET', '/me', { token: `${h}.${b64url({ ...claims, sub: other.account_id })}.${s}` }));
+  });
+
+  it('refuses a token with an unknown kid, and one signed by another key under the real kid', async () => {
+    const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+    const foreign = await exportJWK(privateKey);
+    await expect401(await stack.request('GET', '/me', { token: await token({ key: foreign, kid: 'unknown-kid' }) }));
+    await expect401(await stack.request('GET', '/me', { token: await token({ key: foreign }) }));
+  });
+
+  it('answers 403 ACCOUNT_NOT_FOUND for a valid token without an account', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const orphan = await new SignJWT({ token_use: 'id', email: 'ghost@example.com' })
+      .setProtectedHeader({ alg: 'RS256', kid: signingJwk.kid })
+      .setIssuer(LOCAL_ISSUER)
+      .setAudience(LOCAL_CLIENT_ID)
+      .setSubject('00000000-0000-0000-0000-000000000000')
+      .setIssuedAt(now)
+      .setExpirationTime(now + 600)
+      .sign(await importJWK(signingJwk, 'RS256'));
+    const res = await stack.request('GET', '/me', { token: orphan });
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.code).toBe('ACCOUNT_NOT_FOUND');
+  });
+
+  it('mints fresh tokens for local accounts', async () => {
+    const res = await stack.request('POST', `/_local/accounts/${user.account_id}/token`);
+    const { id_token } = await res.json();
+    expect((await stack.request('GET', '/accounts/me', { token: id_token })).status).toBe(200);
+    expect((await stack.request('POST', '/_local/accounts/nobody/token')).status).toBe(404);
+  });
+});
+
+describe('API key management', () => {
+  it('shows the key once, lists prefix and metadata only, and revokes', async () => {
+    const created = await stack.request('POST', '/accounts/me/api-keys', { token: user.id_token, json: { name: 'ci' } });
+    expect(created.status).toBe(201);
+    const key = await created.json();
+    expect(key).toMatchObject({ name: 'ci', last_used_at: null });
+    expect(key.api_key).toMatch(/^pk_/);
+    expect(key.api_key.startsWith(key.prefix)).toBe(true);
+
+    const list = await (await stack.request('GET', '/accounts/me/api-keys', { token: user.id_token })).json();
+    const listed = list.api_keys.find((k: any) => k.api_key_id === key.api_key_id);
+    expect(listed).toEqual({ api_key_id: key.api_key_id, name: 'ci', prefix: key.prefix, created_at: key.created_at, last_used_at: null });
+    expect(JSON.stringify(list)).not.toContain(key.api_key);
+
+    const stored = await stack.services.apiKeys.findByPrefix(key.prefix);
+    expect(JSON.stringify(stored)).not.toContain(key.api_key);
+
+    expect((await stack.request('DELETE', `/accounts/me/api-keys/${key.api_key_id}`, { token: user.id_token })).status).toBe(200);
+    const again = await stack.request('DELETE', `/accounts/me/api-keys/${key.api_key_id}`, { token: user.id_token });
+    expect(again.status).toBe(404);
+    expect((await again.json()).error.code).toBe('API_KEY_NOT_FOUND');
+  });
+
+  it("cannot revoke another account's key", async () => {
+    const other = await stack.account();
+    const theirs = (await (await stack.request('GET', '/accounts/me/api-keys', { token: other.id_token })).json()).api_keys[0];
+    expect((await stack.request('DELETE', `/accounts/me/api-keys/${theirs.api_key_id}`, { token: user.id_token })).status).toBe(404);
+    expect((await stack.request('GET', '/me', { key: other.api_key })).status).toBe(200);
+  });
+
+  it('refuses a bad name', async () => {
+    const res = await stack.request('POST', '/accounts/me/api-keys', { token: user.id_token, json: { name: '' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'name' } });
+  });
+});

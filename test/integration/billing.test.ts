@@ -1,0 +1,98 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createDynamo } from '../../functions/adapters/dynamodb/client';
+import { DynamoChargeStore } from '../../functions/adapters/dynamodb/charges';
+import { DynamoAccountRepository } from '../../functions/adapters/dynamodb/accounts';
+import { Billing, type Charge } from '../../functions/core/billing/charging';
+import { usdToMicros } from '../../functions/core/billing/money';
+import { type TestStack, startTestStack } from '../support/stack';
+
+let stack: TestStack;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(() => stack?.stop());
+
+function ledger(accountId: string) {
+  const { config } = stack.services;
+  const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+  return db.doc
+    .send(new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :c)', ExpressionAttributeValues: { ':pk': `ACCOUNT#${accountId}`, ':c': 'CHARGE#' } }))
+    .then((r) => r.Items ?? []);
+}
+
+describe('charging over HTTP', () => {
+  it('20 concurrent quick jobs against a balance for 10 charge exactly 10 and never overdraw', async () => {
+    const user = await stack.account({ credits_usd: 0.1 });
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: `<p>doc ${i}</p>` } })),
+    );
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 403)).toHaveLength(10);
+    for (const r of responses.filter((x) => x.status === 403)) expect((await r.json()).error.code).toBe('INSUFFICIENT_CREDITS');
+    const account = await stack.services.accounts.get(user.account_id);
+    expect(account).toMatchObject({ credits_micros: 0, total_pdf_count: 10, total_amount_micros: usdToMicros(0.1) });
+    expect(await ledger(user.account_id)).toHaveLength(10);
+  });
+
+  it('takes the subscription allowance first and leaves one-off credits alone', async () => {
+    const user = await stack.account({ credits_usd: 1, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20 } });
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>x</p>' } });
+    expect(res.status).toBe(200);
+    const account = await stack.services.accounts.get(user.account_id);
+    expect(account!.subscription!.allowance_micros).toBe(usdToMicros(19.99));
+    expect(account!.credits_micros).toBe(usdToMicros(1));
+  });
+
+  it('stops using an allowance whose period ended, without touching credits beyond the charge', async () => {
+    const user = await stack.account({ credits_usd: 1, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20, period_end: '2020-01-01T00:00:00Z' } });
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>x</p>' } });
+    expect(res.status).toBe(200);
+    const account = await stack.services.accounts.get(user.account_id);
+    expect(account!.subscription!.allowance_micros).toBe(usdToMicros(20));
+    expect(account!.credits_micros).toBe(usdToMicros(0.99));
+  });
+
+  it('uses free credits before one-off credits', async () => {
+    const user = await stack.account({ credits_usd: 1, free_credits_usd: 0.01 });
+    await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>1</p>' } });
+    await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>2</p>' } });
+    const account = await stack.services.accounts.get(user.account_id);
+    expect(account).toMatchObject({ free_credits_micros: 0, credits_micros: usdToMicros(0.99) });
+  });
+});
+
+describe('the charge path against the local transaction shim', () => {
+  function billing() {
+    const { config, clock } = stack.services;
+    const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+    return new Billing(new DynamoAccountRepository(db), new DynamoChargeStore(db), clock);
+  }
+  const charge = (accountId: string, jobId: string, unit = 'pdf'): Charge => ({ account_id: accountId, job_id: jobId, unit, operation: 'pdf', amount_micros: 10_000, pdf_count: 1 });
+
+  it('50 concurrent charges against 10 credits leave exactly 10 charges and a zero balance', async () => {
+    const user = await stack.account({ credits_usd: 0.1 });
+    const b = billing();
+    const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => b.charge(charge(user.account_id, `job_c${i}`))));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+    for (const r of results.filter((x) => x.status === 'rejected')) expect((r as PromiseRejectedResult).reason.code).toBe('INSUFFICIENT_CREDITS');
+    expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ credits_micros: 0, total_pdf_count: 10 });
+    expect(await ledger(user.account_id)).toHaveLength(10);
+  });
+
+  it('charges a (job, unit) exactly once even when retried concurrently', async () => {
+    const user = await stack.account({ credits_usd: 1 });
+    const b = billing();
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => b.charge(charge(user.account_id, 'job_retried', 'file#3'))));
+    expect(outcomes.filter((o) => o.outcome === 'charged')).toHaveLength(1);
+    expect(outcomes.filter((o) => o.outcome === 'already_charged')).toHaveLength(9);
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(0.99));
+  });
+
+  it('writes nothing when the transaction is cancelled', async () => {
+    const user = await stack.account({ credits_usd: 0 });
+    await expect(billing().charge(charge(user.account_id, 'job_none'))).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    expect(await ledger(user.account_id)).toHaveLength(0);
+  });
+});

@@ -1,0 +1,91 @@
+import { ROUTES } from '../../functions/routes';
+import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+
+let stack: TestStack;
+let user: TestAccount;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  user = await stack.account();
+});
+afterAll(() => stack?.stop());
+
+function concretePath(path: string) {
+  return path.replace(/\{[^}]+\}/g, 'x1');
+}
+
+describe('local gateway', () => {
+  it('answers unknown routes and unknown methods with a 404 envelope', async () => {
+    for (const [method, path] of [['GET', '/nope'], ['DELETE', '/quickjob'], ['GET', '/jobs/a/b/c/d/e']]) {
+      const res = await stack.request(method, path, { key: user.api_key });
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toContain('application/json');
+      expect((await res.json()).error.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it('refuses requests over 6 MB with 413 and an envelope', async () => {
+    const body = JSON.stringify({ input_type: 'html', html: 'x'.repeat(6 * 1024 * 1024 + 10) });
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, body, headers: { 'Content-Type': 'application/json' } });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers malformed JSON with 400 INVALID_PARAMETER', async () => {
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, body: '{"input_type": "html",', headers: { 'Content-Type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'body' } });
+  });
+
+  it('answers every route not built yet with 501 NOT_IMPLEMENTED, after the credential check', async () => {
+    const pending = ROUTES.filter((r) => r.handler === null);
+    expect(pending.length).toBeGreaterThan(0);
+    for (const route of pending) {
+      const auth = route.access === 'token' ? { token: user.id_token } : route.access === 'key_or_token' ? { key: user.api_key } : {};
+      const res = await stack.request(route.method, concretePath(route.path), { ...auth, json: route.method === 'GET' || route.method === 'DELETE' ? undefined : {} });
+      expect(`${route.method} ${route.path} ${res.status}`).toBe(`${route.method} ${route.path} 501`);
+      expect((await res.json()).error.code).toBe('NOT_IMPLEMENTED');
+      if (route.access !== 'none') expect((await stack.request(route.method, concretePath(route.path))).status).toBe(401);
+    }
+  });
+
+  it('answers CORS preflights for the dashboard', async () => {
+    const res = await stack.request('OPTIONS', '/quickjob', { headers: { Origin: 'https://dashboard.example.com', 'Access-Control-Request-Method': 'POST' } });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-headers')).toContain('X-API-Key');
+  });
+
+  it('answers unexpected failures with 500 INTERNAL_SERVER_ERROR and no internals', async () => {
+    const accounts = stack.services.accounts;
+    const original = accounts.get.bind(accounts);
+    accounts.get = async () => {
+      throw new Error('connect ECONNREFUSED 10.1.2.3:8000 secret=hunter2');
+    };
+    try {
+      const res = await stack.request('GET', '/me', { token: user.id_token });
+      expect(res.status).toBe(500);
+      const text = await res.text();
+      expect(JSON.parse(text).error.code).toBe('INTERNAL_SERVER_ERROR');
+      expect(text).not.toMatch(/ECONNREFUSED|hunter2|10\.1\.2\.3/);
+    } finally {
+      accounts.get = original;
+    }
+  });
+});
+
+describe('platform throttle', () => {
+  it('answers 429 THROTTLED once the token bucket is empty', async () => {
+    const throttled = await startTestStack({ LOCAL_THROTTLE_RPS: '0.001', LOCAL_THROTTLE_BURST: '3' });
+    try {
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i++) statuses.push((await throttled.request('GET', '/nope')).status);
+      expect(statuses.slice(0, 3)).toEqual([404, 404, 404]);
+      const res = await throttled.request('GET', '/nope');
+      expect(res.status).toBe(429);
+      expect((await res.json()).error.code).toBe('THROTTLED');
+    } finally {
+      await throttled.stop();
+    }
+  });
+});

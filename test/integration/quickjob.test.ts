@@ -1,0 +1,231 @@
+import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { MM_PER_POINT, readPdf } from '../support/pdf';
+
+let stack: TestStack;
+let user: TestAccount;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  user = await stack.account({ credits_usd: 5 });
+});
+afterAll(() => stack?.stop());
+
+const quick = (body: unknown, key = user.api_key) => stack.request('POST', '/quickjob', { key, json: body });
+
+async function pdfOf(res: Response) {
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toBe('application/pdf');
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  expect(Buffer.from(bytes.slice(0, 5)).toString()).toBe('%PDF-');
+  return { bytes, pages: await readPdf(bytes) };
+}
+
+describe('POST /quickjob with HTML', () => {
+  it('returns the PDF with the spec headers and records a completed job', async () => {
+    const res = await quick({ input_type: 'html', html: '<h1>Invoice 42</h1><p>Total due</p>' });
+    const { pages } = await pdfOf(res);
+    const jobId = res.headers.get('x-job-id')!;
+    expect(res.headers.get('x-pdf-pages')).toBe('1');
+    expect(res.headers.get('x-pdf-truncated')).toBe('false');
+    expect(res.headers.get('content-disposition')).toBe(`inline; filename=${jobId}.pdf`);
+    expect(pages[0].text).toContain('Invoice 42');
+    // A4 by default.
+    expect(pages[0].width * MM_PER_POINT).toBeCloseTo(210, 0);
+    expect(pages[0].height * MM_PER_POINT).toBeCloseTo(297, 0);
+
+    const job = await (await stack.request('GET', `/jobs/${jobId}`, { key: user.api_key })).json();
+    expect(job).toMatchObject({ job_id: jobId, status: 'completed', job_type: 'quick', mode: 'html', pages: 1, truncated: false, timeout_occurred: false, error_code: null, error_message: null });
+    expect(job.s3_url).toBeUndefined();
+    expect(Date.parse(job.created_at)).toBeLessThanOrEqual(Date.parse(job.completed_at));
+  });
+
+  it('applies format, landscape and custom width/height with format null', async () => {
+    const letter = await pdfOf(await quick({ input_type: 'html', html: '<p>x</p>', options: { format: 'Letter', landscape: true } }));
+    expect(letter.pages[0].width).toBeCloseTo(11 * 72, 0);
+    expect(letter.pages[0].height).toBeCloseTo(8.5 * 72, 0);
+    const custom = await pdfOf(await quick({ input_type: 'html', html: '<p>x</p>', options: { format: null, width: '100mm', height: '150mm' } }));
+    expect(custom.pages[0].width * MM_PER_POINT).toBeCloseTo(100, 0);
+    expect(custom.pages[0].height * MM_PER_POINT).toBeCloseTo(150, 0);
+  });
+
+  it('keeps only pageRanges and counts the kept pages', async () => {
+    const html = [1, 2, 3, 4].map((n) => `<div style="page-break-after:always">Page ${n}</div>`).join('');
+    const res = await quick({ input_type: 'html', html, options: { pageRanges: '2-3' } });
+    const { pages } = await pdfOf(res);
+    expect(res.headers.get('x-pdf-pages')).toBe('2');
+    expect(pages.map((p) => p.text)).toEqual(['Page 2', 'Page 3']);
+  });
+
+  it('refuses pageRanges past the end with INVALID_PARAMETER', async () => {
+    const res = await quick({ input_type: 'html', html: '<p>one page</p>', options: { pageRanges: '5-6' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.pageRanges' } });
+  });
+
+  it('prints the default date/title header, and custom header/footer templates', async () => {
+    const withDefault = await pdfOf(await quick({ input_type: 'html', html: '<title>Annual Report</title><p>Body text</p>', options: { displayHeaderFooter: true } }));
+    expect(withDefault.pages[0].text).toContain('Annual Report');
+    expect(withDefault.pages[0].text).toMatch(/\d{1,2}\/\d{1,2}\/\d{2,4}/);
+    expect(withDefault.pages[0].text).toMatch(/1 \/ 1/);
+
+    const custom = await pdfOf(
+      await quick({
+        input_type: 'html',
+        html: '<p>Body</p>',
+        options: {
+          displayHeaderFooter: true,
+          headerTemplate: '<span></span>',
+          footerTemplate: '<div style="font-size:10px">Footer page <span class="pageNumber"></span> of <span class="totalPages"></span></div>',
+          margin: { top: '10mm', bottom: '20mm' },
+        },
+      }),
+    );
+    expect(custom.pages[0].text).toContain('Footer page 1 of 1');
+  });
+
+  it('prints backgrounds by default and drops them with printBackground false', async () => {
+    const html = '<body style="background:#123456"><p>bg</p></body>';
+    const withBg = await pdfOf(await quick({ input_type: 'html', html }));
+    const without = await pdfOf(await quick({ input_type: 'html', html, options: { printBackground: false } }));
+    expect(withBg.bytes.byteLength).not.toBe(without.bytes.byteLength);
+  });
+
+  it('scales content: scale 2 needs more pages than scale 0.5', async () => {
+    const html = Array.from({ length: 60 }, (_, i) => `<p>Line ${i}</p>`).join('');
+    const big = await quick({ input_type: 'html', html, options: { scale: 2 } });
+    const small = await quick({ input_type: 'html', html, options: { scale: 0.5 } });
+    expect(Number(big.headers.get('x-pdf-pages'))).toBeGreaterThan(Number(small.headers.get('x-pdf-pages')));
+  });
+
+  it('honours CSS page size with preferCSSPageSize', async () => {
+    const html = '<style>@page { size: 100mm 100mm; }</style><p>square</p>';
+    const { pages } = await pdfOf(await quick({ input_type: 'html', html, options: { preferCSSPageSize: true } }));
+    expect(pages[0].width * MM_PER_POINT).toBeCloseTo(100, 0);
+    expect(pages[0].height * MM_PER_POINT).toBeCloseTo(100, 0);
+  });
+
+  it('renders a page whose script opens alert() instead of hanging', async () => {
+    const { pages } = await pdfOf(await quick({ input_type: 'html', html: '<script>alert("hi")</script><p>after alert</p>' }));
+    expect(pages[0].text).toContain('after alert');
+  });
+});
+
+describe('POST /quickjob with Markdown', () => {
+  it('renders tables, code and headings without the front matter', async () => {
+    const markdown = '---\ntitle: Notes\nsecret: do-not-print\n---\n# Meeting notes\n\n| Name | Role |\n|---|---|\n| Ada | Lead |\n\n```\ncode block\n```\n';
+    const res = await quick({ input_type: 'markdown', markdown });
+    const { pages } = await pdfOf(res);
+    const text = pages.map((p) => p.text).join(' ');
+    expect(text).toContain('Meeting notes');
+    expect(text).toContain('Ada');
+    expect(text).toContain('code block');
+    expect(text).not.toContain('do-not-print');
+    const job = await (await stack.request('GET', `/jobs/${res.headers.get('x-job-id')}`, { key: user.api_key })).json();
+    expect(job.mode).toBe('markdown');
+  });
+});
+
+describe('POST /quickjob with store: true', () => {
+  it('answers JSON with a one-hour link to the stored PDF', async () => {
+    const res = await quick({ input_type: 'html', html: '<p>stored</p>', store: true });
+    expect(res.status).toBe(200);
+    const body = await res.json();
+    expect(body).toMatchObject({ pages: 1, truncated: false });
+    expect(body.job_id).toMatch(/^job_/);
+    const expiresIn = Date.parse(body.download_url_expires_at) - Date.now();
+    expect(expiresIn).toBeGreaterThan(3500_000);
+    expect(expiresIn).toBeLessThanOrEqual(3600_000);
+    const download = await fetch(body.download_url);
+    expect(download.status).toBe(200);
+    expect(Buffer.from(await download.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+
+    const job = await (await stack.request('GET', `/jobs/${body.job_id}`, { key: user.api_key })).json();
+    expect(job.s3_url).toEqual(expect.stringContaining(body.job_id));
+    expect(job.s3_url_expires_at).toBeDefined();
+  });
+});
+
+describe('POST /quickjob refusals', () => {
+  it('refuses over 25 pages with PAGE_LIMIT_EXCEEDED, records a failed job and charges nothing', async () => {
+    const before = await stack.services.accounts.get(user.account_id);
+    const html = Array.from({ length: 30 }, (_, i) => `<div style="page-break-after:always">P${i}</div>`).join('');
+    const res = await quick({ input_type: 'html', html });
+    expect(res.status).toBe(400);
+    const { error } = await res.json();
+    expect(error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 30, max_pages: 25, suggestion: 'use_longjob_endpoint' } });
+    const job = await stack.services.jobs.get(error.details.job_id);
+    expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
+    const after = await stack.services.accounts.get(user.account_id);
+    expect(after!.credits_micros).toBe(before!.credits_micros);
+  });
+
+  it.each<[string, number, string, unknown]>([
+    ['empty body', 400, 'INVALID_PARAMETER', undefined],
+    ['no input_type', 400, 'MISSING_INPUT_TYPE', { html: '<p>x</p>' }],
+    ['conflicting fields', 400, 'CONFLICTING_FIELDS', { input_type: 'html', html: '<p>x</p>', markdown: '# x' }],
+    ['wrong field', 400, 'WRONG_FIELD_PROVIDED', { input_type: 'markdown', html: '<p>x</p>' }],
+    ['mismatched content', 400, 'CONTENT_TYPE_MISMATCH', { input_type: 'html', html: '# Title\n\n* a\n* b' }],
+    ['empty content', 400, 'EMPTY_CONTENT_FIELD', { input_type: 'html', html: '' }],
+    ['bad option', 400, 'INVALID_PARAMETER', { input_type: 'html', html: '<p>x</p>', options: { format: 'A9' } }],
+  ])('%s → %d %s', async (_name, status, code, body) => {
+    const res = body === undefined ? await stack.request('POST', '/quickjob', { key: user.api_key }) : await quick(body);
+    expect(res.status).toBe(status);
+    const payload = await res.json();
+    expect(payload.error.code).toBe(code);
+    expect(typeof payload.error.message).toBe('string');
+    expect(typeof payload.error.details).toBe('object');
+    expect(payload.error.details).not.toBeNull();
+  });
+
+  it('answers 402 UPGRADE_REQUIRED for a pending account', async () => {
+    const pending = await stack.account({ plan_id: 'pending' });
+    expect(pending.plan_id).toBeNull();
+    const res = await quick({ input_type: 'html', html: '<p>x</p>' }, pending.api_key);
+    expect(res.status).toBe(402);
+    expect((await res.json()).error.code).toBe('UPGRADE_REQUIRED');
+  });
+
+  it('answers 403 INSUFFICIENT_CREDITS with the spec details and records nothing charged', async () => {
+    const broke = await stack.account({ credits_usd: 0 });
+    const res = await quick({ input_type: 'html', html: '<p>x</p>' }, broke.api_key);
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toMatchObject({
+      code: 'INSUFFICIENT_CREDITS',
+      details: { current_balance: 0, required_amount: 0.01, subscription_credits_remaining: 0, action_required: 'purchase_credits' },
+    });
+  });
+});
+
+describe('plans gate conversions', () => {
+  beforeAll(async () => {
+    const standard = (await stack.services.plans.get('standard'))!;
+    await stack.services.plans.put([
+      { ...standard, plan_id: 'html_only', name: 'HTML only', enabled_conversion_types: ['html'] },
+      { ...standard, plan_id: 'limited', name: 'Limited', rate_limit_per_minute: 2 },
+    ]);
+  });
+
+  it('answers 403 CONVERSION_TYPE_NOT_ENABLED listing the enabled types', async () => {
+    const a = await stack.account({ plan_id: 'html_only', credits_usd: 1 });
+    const res = await quick({ input_type: 'markdown', markdown: '# x' }, a.api_key);
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toMatchObject({ code: 'CONVERSION_TYPE_NOT_ENABLED', details: { enabled_types: ['html'] } });
+  });
+
+  it('answers 403 RATE_LIMIT_EXCEEDED with retry_after past the plan limit', async () => {
+    const a = await stack.account({ plan_id: 'limited', credits_usd: 1 });
+    const statuses: number[] = [];
+    let refusal: any;
+    for (let i = 0; i < 3; i++) {
+      const res = await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key);
+      statuses.push(res.status);
+      if (res.status === 403) refusal = (await res.json()).error;
+    }
+    // A minute boundary may reset the window between requests; then all three pass.
+    if (statuses[2] === 200) return expect(statuses).toEqual([200, 200, 200]);
+    expect(statuses).toEqual([200, 200, 403]);
+    expect(refusal.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(refusal.details.retry_after).toBeGreaterThanOrEqual(1);
+    expect(refusal.details.retry_after).toBeLessThanOrEqual(60);
+  });
+});

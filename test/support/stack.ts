@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type LocalStack, startLocalStack } from '../../local/stack';
+
+export interface TestAccount {
+  account_id: string;
+  email: string;
+  plan_id: string | null;
+  api_key: string;
+  id_token: string;
+}
+
+export interface TestStack extends LocalStack {
+  dataDir: string;
+  /** POST /_local/accounts */
+  account(body?: Record<string, unknown>): Promise<TestAccount>;
+  /** fetch against the gateway. */
+  request(method: string, route: string, init?: { key?: string; token?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> }): Promise<Response>;
+}
+
+/** A whole local stack (real dynalite, s3rver, Chromium) on free ports with a throwaway data dir. */
+export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  process.env.LOG_LEVEL ??= 'error';
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-test-'));
+  const stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1', ...env } });
+  const request: TestStack['request'] = (method, route, init = {}) => {
+    const headers: Record<string, string> = { ...init.headers };
+    if (init.key) headers['X-API-Key'] = init.key;
+    if (init.token) headers.Authorization = `Bearer ${init.token}`;
+    let body = init.body;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers['Content-Type'] ??= 'application/json';
+    }
+    return fetch(`${stack.baseUrl}${route}`, { method, headers, body });
+  };
+  return {
+    ...stack,
+    dataDir,
+    request,
+    async account(body = { credits_usd: 10 }) {
+      const res = await request('POST', '/_local/accounts', { json: body });
+      if (res.status !== 201) throw new Error(`account creation failed: ${res.status} ${await res.text()}`);
+      return (await res.json()) as TestAccount;
+    },
+    async stop() {
+      await stack.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import { generateApiKey } from '../../../../functions/core/auth/api-keys';
+import { authenticate, readCredential } from '../../../../functions/core/auth/authenticate';
+import { type ApiKeyRecord, type ApiKeyRepository, TokenExpiredError } from '../../../../functions/core/auth/ports';
+
+describe('readCredential', () => {
+  it('reads X-API-Key, a bearer pk_ key, or a bearer ID token; the key wins over a token', () => {
+    expect(readCredential({ 'x-api-key': 'pk_abc' })).toEqual({ type: 'api_key', key: 'pk_abc' });
+    expect(readCredential({ authorization: 'Bearer pk_abc' })).toEqual({ type: 'api_key', key: 'pk_abc' });
+    expect(readCredential({ authorization: 'bearer eyJ.x.y' })).toEqual({ type: 'id_token', token: 'eyJ.x.y' });
+    expect(readCredential({ 'x-api-key': 'pk_abc', authorization: 'Bearer eyJ.x.y' })).toEqual({ type: 'api_key', key: 'pk_abc' });
+    expect(readCredential({ authorization: 'Basic abc' })).toBeNull();
+    expect(readCredential({})).toBeNull();
+  });
+});
+
+describe('authenticate', () => {
+  const key = generateApiKey();
+  const record: ApiKeyRecord = { api_key_id: 'key_1', account_id: 'acc_1', prefix: key.prefix, hash: key.hash, name: 'k', created_at: '2026-01-01T00:00:00Z', last_used_at: null };
+  const touched: string[] = [];
+  const apiKeys: ApiKeyRepository = {
+    findByPrefix: async (p) => (p === record.prefix ? [record] : []),
+    create: async () => undefined,
+    listForAccount: async () => [record],
+    delete: async () => true,
+    touch: async (r) => void touched.push(r.api_key_id),
+  };
+  const deps = (verify: (t: string) => Promise<{ sub: string; email: string | null }>) => ({ apiKeys, idTokens: { verify }, clock: { now: () => new Date() } });
+  const okToken = async () => ({ sub: 'acc_2', email: null });
+
+  it('accepts a stored key on key-or-token routes and records its use', async () => {
+    const p = await authenticate(deps(okToken), 'key_or_token', { type: 'api_key', key: key.plaintext });
+    expect(p).toEqual({ account_id: 'acc_1', credential: 'api_key', api_key_id: 'key_1' });
+    expect(touched).toContain('key_1');
+  });
+
+  it('refuses keys on ID-token-only routes', async () => {
+    await expect(authenticate(deps(okToken), 'token', { type: 'api_key', key: key.plaintext })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'id_token_required' } });
+  });
+
+  it('refuses unknown, malformed and missing credentials with 401 UNAUTHORIZED', async () => {
+    const other = generateApiKey().plaintext;
+    await expect(authenticate(deps(okToken), 'key_or_token', { type: 'api_key', key: other })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(authenticate(deps(okToken), 'key_or_token', { type: 'api_key', key: 'pk_nope' })).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+    await expect(authenticate(deps(okToken), 'key_or_token', null)).rejects.toMatchObject({ code: 'UNAUTHORIZED' });
+  });
+
+  it('maps token failures to 401, telling expiry apart', async () => {
+    await expect(authenticate(deps(async () => { throw new TokenExpiredError(); }), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ details: { reason: 'token_expired' } });
+    await expect(authenticate(deps(async () => { throw new Error('bad sig'); }), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ details: { reason: 'invalid_token' } });
+    await expect(authenticate(deps(okToken), 'token', { type: 'id_token', token: 't' })).resolves.toMatchObject({ account_id: 'acc_2', credential: 'id_token' });
+  });
+});

@@ -1,0 +1,95 @@
+import { type Account, newAccount } from '../../../../functions/core/accounts/account';
+import type { AccountRepository } from '../../../../functions/core/accounts/ports';
+import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, chooseBucket } from '../../../../functions/core/billing/charging';
+import { usdToMicros } from '../../../../functions/core/billing/money';
+import { ServiceError } from '../../../../functions/core/errors';
+
+const now = new Date('2026-11-21T12:00:00Z');
+const cent = usdToMicros(0.01);
+
+function account(overrides: Partial<Account> = {}): Account {
+  return { ...newAccount({ account_id: 'a1', email: 'a@example.com', plan_id: 'standard', now }), ...overrides };
+}
+
+function subscription(allowanceUsd: number, status: 'active' | 'past_due' | 'canceled' = 'active', periodEnd = '2026-12-01T00:00:00.000Z') {
+  return {
+    subscription_id: 'sub_1', customer_id: null, status, name: 'Starter', price_id: 'price_s', price_micros: usdToMicros(20), monthly_pdfs: 2000,
+    allowance_micros: usdToMicros(allowanceUsd), period_start: '2026-11-01T00:00:00.000Z', period_end: periodEnd, cancel_at_period_end: false, scheduled_change: null,
+  };
+}
+
+describe('chooseBucket (charging rule 1)', () => {
+  it('takes the subscription allowance first, then free credits, then one-off credits', () => {
+    const a = account({ subscription: subscription(1), free_credits_micros: cent, credits_micros: cent });
+    expect(chooseBucket(a, cent, now)).toBe('subscription');
+    expect(chooseBucket({ ...a, subscription: subscription(0) }, cent, now)).toBe('free_credits');
+    expect(chooseBucket({ ...a, subscription: null, free_credits_micros: 0 }, cent, now)).toBe('credits');
+    expect(chooseBucket(account(), cent, now)).toBeNull();
+  });
+
+  it('skips an allowance whose subscription is not active or whose period ended', () => {
+    const credits = { credits_micros: cent };
+    expect(chooseBucket(account({ ...credits, subscription: subscription(5, 'past_due') }), cent, now)).toBe('credits');
+    expect(chooseBucket(account({ ...credits, subscription: subscription(5, 'canceled') }), cent, now)).toBe('credits');
+    expect(chooseBucket(account({ ...credits, subscription: subscription(5, 'active', '2026-11-21T11:59:59.000Z') }), cent, now)).toBe('credits');
+  });
+
+  it('never splits a charge across buckets', () => {
+    const a = account({ free_credits_micros: cent / 2, credits_micros: cent / 2 });
+    expect(chooseBucket(a, cent, now)).toBeNull();
+  });
+});
+
+/** An in-memory store with the same contract as the DynamoDB one, to test the retry loop. */
+class MemoryStore implements ChargeStore {
+  ledger = new Set<string>();
+  constructor(private readonly accounts: Map<string, Account>) {}
+  async commit(charge: Charge, bucket: Bucket, at: Date): Promise<CommitOutcome> {
+    const key = `${charge.job_id}#${charge.unit}`;
+    if (this.ledger.has(key)) return 'already_charged';
+    const a = this.accounts.get(charge.account_id)!;
+    if (chooseBucket(a, charge.amount_micros, at) !== bucket) return 'bucket_changed';
+    this.ledger.add(key);
+    const next = { ...a, total_pdf_count: a.total_pdf_count + charge.pdf_count, total_amount_micros: a.total_amount_micros + charge.amount_micros };
+    if (bucket === 'subscription') next.subscription = { ...a.subscription!, allowance_micros: a.subscription!.allowance_micros - charge.amount_micros };
+    if (bucket === 'free_credits') next.free_credits_micros -= charge.amount_micros;
+    if (bucket === 'credits') next.credits_micros -= charge.amount_micros;
+    this.accounts.set(a.account_id, next);
+    return 'charged';
+  }
+}
+
+describe('Billing.charge', () => {
+  const clock = { now: () => now };
+  function setup(a: Account) {
+    const accounts = new Map([[a.account_id, a]]);
+    const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
+    const store = new MemoryStore(accounts);
+    return { accounts, store, billing: new Billing(repo, store, clock) };
+  }
+  const charge = (job: string): Charge => ({ account_id: 'a1', job_id: job, unit: 'pdf', operation: 'pdf', amount_micros: cent, pdf_count: 1 });
+
+  it('charges once per (job, unit) and moves the usage counters', async () => {
+    const { billing, accounts } = setup(account({ credits_micros: usdToMicros(1) }));
+    expect((await billing.charge(charge('j1'))).outcome).toBe('charged');
+    expect((await billing.charge(charge('j1'))).outcome).toBe('already_charged');
+    const a = accounts.get('a1')!;
+    expect(a.credits_micros).toBe(usdToMicros(0.99));
+    expect(a.total_pdf_count).toBe(1);
+    expect(a.total_amount_micros).toBe(cent);
+  });
+
+  it('falls through to the next bucket when the first runs dry', async () => {
+    const { billing, accounts } = setup(account({ free_credits_micros: cent, credits_micros: cent }));
+    await billing.charge(charge('j1'));
+    await billing.charge(charge('j2'));
+    expect(accounts.get('a1')).toMatchObject({ free_credits_micros: 0, credits_micros: 0 });
+  });
+
+  it('refuses with the spec details when nothing covers the charge', async () => {
+    const { billing } = setup(account({ credits_micros: 5000, subscription: subscription(0) }));
+    const err = (await billing.charge(charge('j1')).catch((e) => e)) as ServiceError;
+    expect(err.code).toBe('INSUFFICIENT_CREDITS');
+    expect(err.details).toMatchObject({ current_balance: 0.005, required_amount: 0.01, subscription_credits_remaining: 0, action_required: 'purchase_credits' });
+  });
+});

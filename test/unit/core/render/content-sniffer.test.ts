@@ -1,0 +1,28 @@
+import { contentMismatch, sniffContent } from '../../../../functions/core/render/content-sniffer';
+
+describe('content sniffing', () => {
+  it('accepts HTML as HTML and prose as either type', () => {
+    expect(contentMismatch('html', '<h1>Hi</h1><p>there</p>')).toBeNull();
+    expect(contentMismatch('html', 'Just a sentence.')).toBeNull();
+    expect(contentMismatch('markdown', 'Just a sentence.')).toBeNull();
+  });
+
+  it('accepts Markdown with inline HTML fragments', () => {
+    expect(contentMismatch('markdown', '# Title\n\n<div align="center">centered</div>\n\n- item')).toBeNull();
+  });
+
+  it('flags Markdown sent as HTML', () => {
+    expect(contentMismatch('html', '# Title\n\n- one\n- two\n\n**bold**')).toBe('markdown');
+  });
+
+  it('flags a whole HTML document sent as Markdown', () => {
+    expect(contentMismatch('markdown', '<!DOCTYPE html><html><body><p>x</p></body></html>')).toBe('html');
+  });
+
+  it('flags PDFs, images, binary data and bare URLs under either type', () => {
+    expect(contentMismatch('html', '%PDF-1.7\n...')).toBe('pdf');
+    expect(contentMismatch('markdown', 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')).toBe('image');
+    expect(contentMismatch('html', 'https://example.com/page.html')).toBe('url');
+    expect(sniffContent('\u0000\u0001\u0002\u0003binary\u0004')).toBe('binary');
+  });
+});

@@ -1,0 +1,26 @@
+import { markdownToHtml, stripFrontMatter } from '../../../../functions/core/render/markdown';
+
+describe('markdown', () => {
+  it('removes a leading YAML front-matter block and takes the title from it', () => {
+    const html = markdownToHtml('---\ntitle: "Quarterly report"\nauthor: me\n---\n# Heading\n\ntext');
+    expect(html).toContain('<title>Quarterly report</title>');
+    expect(html).not.toContain('author: me');
+    expect(html).toContain('<h1>Heading</h1>');
+  });
+
+  it('keeps a --- rule that is not at the very start', () => {
+    expect(stripFrontMatter('text\n---\nmore\n---\n').frontMatter).toBeNull();
+  });
+
+  it('renders GFM tables, fenced code and images with the default stylesheet', () => {
+    const html = markdownToHtml('| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1 < 2;\n```\n\n![logo](https://example.com/logo.png)');
+    expect(html).toContain('<table>');
+    expect(html).toContain('<pre><code class="language-js">const x = 1 &lt; 2;');
+    expect(html).toContain('<img src="https://example.com/logo.png" alt="logo">');
+    expect(html).toMatch(/img \{ max-width: 100%/);
+  });
+
+  it('escapes the title taken from the first heading', () => {
+    expect(markdownToHtml('# <script>x</script>')).toContain('<title>&lt;script&gt;x&lt;/script&gt;</title>');
+  });
+});

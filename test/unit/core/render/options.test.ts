@@ -1,0 +1,87 @@
+import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_IN, PAPER_FORMATS, lengthToInches, parsePdfOptions } from '../../../../functions/core/render/options';
+import { ServiceError } from '../../../../functions/core/errors';
+
+function refusal(fn: () => unknown): ServiceError {
+  try {
+    fn();
+  } catch (err) {
+    return err as ServiceError;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('parsePdfOptions', () => {
+  it('applies the spec defaults: A4, printBackground true, scale 1, portrait, all pages', () => {
+    const o = parsePdfOptions(undefined);
+    expect(o).toMatchObject({ paperWidthIn: PAPER_FORMATS.a4.width, paperHeightIn: PAPER_FORMATS.a4.height, printBackground: true, scale: 1, landscape: false, preferCSSPageSize: false, pageRanges: '', displayHeaderFooter: false });
+    expect(o.margin).toEqual({ top: 0, right: 0, bottom: 0, left: 0 });
+  });
+
+  it('reads formats case-insensitively', () => {
+    expect(parsePdfOptions({ format: 'letter' }).paperWidthIn).toBe(8.5);
+    expect(parsePdfOptions({ format: 'A3' }).paperHeightIn).toBeCloseTo(16.54, 2);
+  });
+
+  it('lets a set format win over width/height, and uses width/height with format null', () => {
+    expect(parsePdfOptions({ width: '100mm', height: '50mm' }).paperWidthIn).toBeCloseTo(PAPER_FORMATS.a4.width);
+    const custom = parsePdfOptions({ format: null, width: '100mm', height: '50mm' });
+    expect(custom.paperWidthIn).toBeCloseTo(100 / 25.4);
+    expect(custom.paperHeightIn).toBeCloseTo(50 / 25.4);
+  });
+
+  it('converts margin units', () => {
+    const o = parsePdfOptions({ margin: { top: '1in', right: '2.54cm', bottom: '25.4mm', left: '96px' } });
+    expect(o.margin.top).toBeCloseTo(1);
+    expect(o.margin.right).toBeCloseTo(1);
+    expect(o.margin.bottom).toBeCloseTo(1);
+    expect(o.margin.left).toBeCloseTo(1);
+  });
+
+  it('prints the default date/title header and page-number footer, with room for them', () => {
+    const o = parsePdfOptions({ displayHeaderFooter: true });
+    expect(o.headerTemplate).toBe(DEFAULT_HEADER_TEMPLATE);
+    expect(o.headerTemplate).toContain('class="date"');
+    expect(o.headerTemplate).toContain('class="title"');
+    expect(o.footerTemplate).toBe(DEFAULT_FOOTER_TEMPLATE);
+    expect(o.margin.top).toBeCloseTo(HEADER_FOOTER_MARGIN_IN);
+    // An empty element prints only the footer.
+    expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate: '<span></span>' }).headerTemplate).toBe('<span></span>');
+  });
+
+  it('ignores keys it does not know', () => {
+    expect(() => parsePdfOptions({ fit: 'cover', colour: 'blue' })).not.toThrow();
+  });
+
+  it.each([
+    [{ scale: 3 }, 'options.scale'],
+    [{ scale: 'big' }, 'options.scale'],
+    [{ format: 'B7' }, 'options.format'],
+    [{ margin: { top: 'ten' } }, 'options.margin.top'],
+    [{ margin: { middle: '1cm' } }, 'options.margin'],
+    [{ landscape: 'yes' }, 'options.landscape'],
+    [{ printBackground: 1 }, 'options.printBackground'],
+    [{ pageRanges: 'first' }, 'options.pageRanges'],
+    [{ margin: { left: '150mm', right: '150mm' } }, 'options.margin'],
+  ])('refuses %j naming %s', (raw, parameter) => {
+    const err = refusal(() => parsePdfOptions(raw));
+    expect(err.code).toBe('INVALID_PARAMETER');
+    expect(err.details.parameter).toBe(parameter);
+  });
+
+  it('refuses options that are not an object', () => {
+    expect(refusal(() => parsePdfOptions('A4')).details.parameter).toBe('options');
+    expect(refusal(() => parsePdfOptions([1])).details.parameter).toBe('options');
+  });
+
+  it('accepts Chromium page-range syntax', () => {
+    expect(parsePdfOptions({ pageRanges: '1-3, 5, 8-' }).pageRanges).toBe('1-3, 5, 8-');
+  });
+});
+
+describe('lengthToInches', () => {
+  it('treats bare numbers as CSS pixels', () => {
+    expect(lengthToInches(96)).toBe(1);
+    expect(lengthToInches('48')).toBe(0.5);
+    expect(lengthToInches('-1mm')).toBeNull();
+  });
+});

@@ -1,0 +1,16 @@
+import { PDFDocument } from 'pdf-lib';
+import { countPdfPages } from '../../../../functions/core/render/pdf-pages';
+
+describe('countPdfPages', () => {
+  it('reads the root page-tree count of an uncompressed page tree', async () => {
+    const chromiumLike = Buffer.from('%PDF-1.4\n1 0 obj\n<</Type /Pages\n/Count 8\n/Kids []>>\nendobj\n2 0 obj\n<</Type /Pages\n/Count 23\n/Kids [1 0 R]>>\nendobj\n', 'latin1');
+    expect(await countPdfPages(chromiumLike)).toBe(23);
+  });
+
+  it('falls back to a full parse when the tree is in object streams', async () => {
+    const doc = await PDFDocument.create();
+    for (let i = 0; i < 3; i++) doc.addPage();
+    const bytes = await doc.save({ useObjectStreams: true });
+    expect(await countPdfPages(bytes)).toBe(3);
+  });
+});
