@@ -33,6 +33,8 @@ export interface ServiceConfig {
   /** Local issuer's JWKS file; set only by the local stack. */
   localJwksFile?: string;
   chromiumPath?: string;
+  /** Where the Chromium layer puts @sparticuz/chromium's compressed binaries (/opt/chromium in Lambda). */
+  chromiumPackDir?: string;
   renderPrewarm: number;
   renderMaxConcurrent: number;
   /** Overrides the 30 s quick-job limit (tests only). */
@@ -46,22 +48,24 @@ function intEnv(name: string, fallback: number): number {
   return Number.isInteger(n) && n >= 0 ? n : fallback;
 }
 
+/** Each Lambda gets only the settings it uses; a missing one fails where it is first needed. */
+function required(value: string, name: string): string {
+  if (!value) throw new Error(`${name} is not set; the CDK stack and the local stack set it for functions that need it`);
+  return value;
+}
+
 export function configFromEnv(env = process.env): ServiceConfig {
-  const required = (name: string) => {
-    const v = env[name];
-    if (!v) throw new Error(`${name} is not set; the CDK stack and the local stack both set it`);
-    return v;
-  };
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
-    tableName: required('TABLE_NAME'),
-    bucketName: required('BUCKET_NAME'),
+    tableName: env.TABLE_NAME ?? '',
+    bucketName: env.BUCKET_NAME ?? '',
     dynamodbEndpoint: env.DYNAMODB_ENDPOINT || undefined,
     s3Endpoint: env.S3_ENDPOINT || undefined,
-    userPoolId: required('USER_POOL_ID'),
-    userPoolClientId: required('USER_POOL_CLIENT_ID'),
+    userPoolId: env.USER_POOL_ID ?? '',
+    userPoolClientId: env.USER_POOL_CLIENT_ID ?? '',
     localJwksFile: env.LOCAL_JWKS_FILE || undefined,
     chromiumPath: env.CHROMIUM_PATH || undefined,
+    chromiumPackDir: env.CHROMIUM_PACK_DIR || undefined,
     renderPrewarm: intEnv('RENDER_PREWARM', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : 2),
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : 8),
     quickjobTimeoutSeconds: env.QUICKJOB_TIMEOUT_SECONDS ? Number(env.QUICKJOB_TIMEOUT_SECONDS) : undefined,
@@ -100,13 +104,14 @@ function memo<T>(make: () => T): () => T {
 
 export function createServices(config: ServiceConfig, clock: Clock = systemClock): Services {
   const log = createLogger();
-  const dynamo = memo<Dynamo>(() => createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint }));
+  const dynamo = memo<Dynamo>(() => createDynamo({ tableName: required(config.tableName, 'TABLE_NAME'), region: config.region, endpoint: config.dynamodbEndpoint }));
   const accounts = memo(() => new DynamoAccountRepository(dynamo()));
   const chromium = memo(async () => {
     const { ChromiumBrowser } = await import('./adapters/chromium/browser');
     const { ChromiumRenderer } = await import('./adapters/chromium/renderer');
     const browser = new ChromiumBrowser({
       executablePath: config.chromiumPath,
+      packDir: config.chromiumPackDir,
       prewarm: config.renderPrewarm,
       maxConcurrent: config.renderMaxConcurrent,
       log: (message, err) => log.warn(message, err),
@@ -122,9 +127,16 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   };
   const idTokens = memo<IdTokenVerifier>(() => {
     const localJwks = config.localJwksFile ? JSON.parse(readFileSync(config.localJwksFile, 'utf8')) : undefined;
-    return new CognitoIdTokenVerifier({ userPoolId: config.userPoolId, clientId: config.userPoolClientId, localJwks });
+    return new CognitoIdTokenVerifier({
+      userPoolId: required(config.userPoolId, 'USER_POOL_ID'),
+      clientId: required(config.userPoolClientId, 'USER_POOL_CLIENT_ID'),
+      localJwks,
+    });
   });
-  const blobs = memo(() => new S3BlobStore(createS3Client({ bucket: config.bucketName, region: config.region, endpoint: config.s3Endpoint }), config.bucketName));
+  const blobs = memo(() => {
+    const bucket = required(config.bucketName, 'BUCKET_NAME');
+    return new S3BlobStore(createS3Client({ bucket, region: config.region, endpoint: config.s3Endpoint }), bucket);
+  });
   const billing = memo(() => new Billing(accounts(), new DynamoChargeStore(dynamo()), clock));
   const plans = memo(() => new DynamoPlanRepository(dynamo()));
   const apiKeys = memo(() => new DynamoApiKeyRepository(dynamo()));

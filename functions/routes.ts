@@ -19,10 +19,14 @@ export interface RouteDef {
   access: RouteAccess;
   handler: string | null;
   profile: FunctionProfile;
-  /** Lambda timeout in seconds; API Gateway itself stops waiting at 29 s. */
+  /** Lambda timeout in seconds; API Gateway itself stops waiting at 29 s unless raised (see lib/api.ts). */
   timeoutSeconds?: number;
+  /** What the handler touches, so the CDK app grants exactly that (least privilege). */
+  permissions: Permission[];
   summary: string;
 }
+
+export type Permission = 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete';
 
 const r = (
   id: string,
@@ -33,7 +37,14 @@ const r = (
   summary: string,
   profile: FunctionProfile = 'standard',
   timeoutSeconds?: number,
-): RouteDef => ({ id, method, path, access, handler, profile, summary, ...(timeoutSeconds ? { timeoutSeconds } : {}) });
+  permissions: Permission[] = [],
+): RouteDef => ({ id, method, path, access, handler, profile, summary, permissions, ...(timeoutSeconds ? { timeoutSeconds } : {}) });
+
+/** Permission sets used by the built routes. */
+const READ: Permission[] = ['table:read'];
+const READ_WRITE: Permission[] = ['table:read', 'table:write'];
+const JOB_READ: Permission[] = ['table:read', 'bucket:read'];
+const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
 
 const KT: RouteAccess = 'key_or_token';
 const T: RouteAccess = 'token';
@@ -41,23 +52,23 @@ const NONE: RouteAccess = 'none';
 
 export const ROUTES: readonly RouteDef[] = [
   // Conversion (document 1)
-  r('quickjob.create', 'POST', '/quickjob', KT, 'http/quickjob/create#handler', 'Synchronous HTML/Markdown/URL/image conversion', 'render', 35),
+  r('quickjob.create', 'POST', '/quickjob', KT, 'http/quickjob/create#handler', 'Synchronous HTML/Markdown/URL/image conversion', 'render', 35, RENDER),
   r('longjob.create', 'POST', '/longjob', KT, null, 'Asynchronous HTML/Markdown conversion', 'render', 35),
   r('bulkjob.uploadUrl', 'POST', '/bulkjob/upload-url', KT, null, 'Presigned PUT for a bulk ZIP'),
   r('bulkjob.create', 'POST', '/bulkjob', KT, null, 'Start a bulk ZIP conversion'),
 
   // Jobs
   r('jobs.list', 'GET', '/jobs', T, null, 'List jobs, newest first', 'light'),
-  r('jobs.get', 'GET', '/jobs/{job_id}', KT, 'http/jobs/get#handler', 'One job', 'light'),
+  r('jobs.get', 'GET', '/jobs/{job_id}', KT, 'http/jobs/get#handler', 'One job', 'light', undefined, JOB_READ),
   r('jobs.files', 'GET', '/jobs/{job_id}/files', KT, null, 'Per-file results of a bulk or merge/split job', 'light'),
   r('jobs.fileDownload', 'GET', '/jobs/{job_id}/files/{file_index}/download', KT, null, 'Fresh link for one merge/split output', 'light'),
-  r('jobs.download', 'GET', '/jobs/{job_id}/download', KT, 'http/jobs/download#handler', 'Fresh link for the stored output', 'light'),
+  r('jobs.download', 'GET', '/jobs/{job_id}/download', KT, 'http/jobs/download#handler', 'Fresh link for the stored output', 'light', undefined, JOB_READ),
   r('jobs.cancel', 'POST', '/jobs/{job_id}/cancel', KT, null, 'Cancel a bulk job or mail-merge campaign', 'light'),
   r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, null, 'Webhook deliveries triggered by a job', 'light'),
 
   // Account, billing, keys, plans
-  r('me.get', 'GET', '/me', KT, 'http/me/get#handler', 'The calling account', 'light'),
-  r('account.get', 'GET', '/accounts/me', T, 'http/me/get#accountHandler', 'The signed-in account', 'light'),
+  r('me.get', 'GET', '/me', KT, 'http/me/get#handler', 'The calling account', 'light', undefined, READ),
+  r('account.get', 'GET', '/accounts/me', T, 'http/me/get#accountHandler', 'The signed-in account', 'light', undefined, READ),
   r('account.credits', 'GET', '/accounts/me/credits', T, null, 'Credit balances', 'light'),
   r('account.billing', 'GET', '/accounts/me/billing', T, null, 'Billing summary', 'light'),
   r('subscription.plans', 'GET', '/accounts/me/subscription/plans', NONE, null, 'Subscription plans on offer', 'light'),
@@ -66,11 +77,11 @@ export const ROUTES: readonly RouteDef[] = [
   r('subscription.resume', 'POST', '/accounts/me/subscription/resume', T, null, 'Undo a scheduled cancel'),
   r('subscription.change', 'POST', '/accounts/me/subscription/change', T, null, 'Change plan'),
   r('subscription.portal', 'POST', '/accounts/me/subscription/portal', T, null, 'Customer portal link'),
-  r('apiKeys.create', 'POST', '/accounts/me/api-keys', T, 'http/apikeys/create#handler', 'Create an API key (shown once)', 'light'),
-  r('apiKeys.list', 'GET', '/accounts/me/api-keys', T, 'http/apikeys/list#handler', 'List API keys', 'light'),
-  r('apiKeys.revoke', 'DELETE', '/accounts/me/api-keys/{api_key_id}', T, 'http/apikeys/revoke#handler', 'Revoke an API key', 'light'),
-  r('plans.list', 'GET', '/plans', T, 'http/plans/list#handler', 'Plans', 'light'),
-  r('plans.get', 'GET', '/plans/{plan_id}', T, 'http/plans/get#handler', 'One plan', 'light'),
+  r('apiKeys.create', 'POST', '/accounts/me/api-keys', T, 'http/apikeys/create#handler', 'Create an API key (shown once)', 'light', undefined, READ_WRITE),
+  r('apiKeys.list', 'GET', '/accounts/me/api-keys', T, 'http/apikeys/list#handler', 'List API keys', 'light', undefined, READ),
+  r('apiKeys.revoke', 'DELETE', '/accounts/me/api-keys/{api_key_id}', T, 'http/apikeys/revoke#handler', 'Revoke an API key', 'light', undefined, READ_WRITE),
+  r('plans.list', 'GET', '/plans', T, 'http/plans/list#handler', 'Plans', 'light', undefined, READ),
+  r('plans.get', 'GET', '/plans/{plan_id}', T, 'http/plans/get#handler', 'One plan', 'light', undefined, READ),
   r('stripe.webhook', 'POST', '/stripe/webhook', NONE, null, 'Stripe events'),
 
   // PDF tools (document 2)

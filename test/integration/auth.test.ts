@@ -31,7 +31,7 @@ async function token(overrides: { claims?: Record<string, unknown>; iss?: string
     .sign(await importJWK(key, 'RS256'));
 }
 
-async function expect401(res: Response, reason?: string) {
+async function expect401(res: Response, reason?: RegExp) {
   expect(res.status).toBe(401);
   const { error } = await res.json();
   expect(error.code).toBe('UNAUTHORIZED');

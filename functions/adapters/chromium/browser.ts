@@ -3,6 +3,8 @@ import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
   executablePath?: string;
+  /** Directory of the compressed binaries when @sparticuz/chromium is bundled (the Lambda layer). */
+  packDir?: string;
   /** Fresh contexts kept ready, so a request never waits for a renderer process to start. */
   prewarm: number;
   /** Most documents printing at once; further requests queue. */
@@ -68,7 +70,7 @@ export class ChromiumBrowser {
   private async executablePath(): Promise<string> {
     if (this.config.executablePath) return this.config.executablePath;
     const chromium = (await import('@sparticuz/chromium')).default;
-    return chromium.executablePath();
+    return chromium.executablePath(this.config.packDir);
   }
 
   /** The warm browser; launched on first use and again after it dies. */

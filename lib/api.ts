@@ -1,0 +1,97 @@
+import { Duration } from 'aws-cdk-lib';
+import * as apigw from 'aws-cdk-lib/aws-apigateway';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { Construct } from 'constructs';
+import { GATEWAY_RESPONSES, type GatewayResponseDef } from '../functions/http/gateway-responses';
+import { EXPOSED_HEADERS } from '../functions/http/responses';
+import { ROUTES, type RouteDef, handlerRef } from '../functions/routes';
+import type { FunctionFactory } from './functions';
+
+export interface ApiProps {
+  functions: FunctionFactory;
+  authorizerFunction: lambda.IFunction;
+  /** API Gateway waits at most 29 s by default; higher values need a quota increase in the account. */
+  integrationTimeoutSeconds: number;
+  throttle: { rateLimit: number; burstLimit: number };
+}
+
+/** A VTL body for a gateway response in the service's error envelope. */
+function template(def: GatewayResponseDef): string {
+  const value = (text: string) => (text.startsWith('$authorizer.') ? `"$context.authorizer.${text.slice('$authorizer.'.length)}"` : JSON.stringify(text));
+  return `{"error":{"code":${value(def.code)},"message":${value(def.message)},"details":{}}}`;
+}
+
+/** The REST API, built from the route table: one method per row, the shared REQUEST authorizer, and our gateway responses. */
+export class Api extends Construct {
+  readonly restApi: apigw.RestApi;
+  /** Method and resource path of every method created, for the parity test with the local gateway. */
+  readonly routes: { method: string; path: string; routeId: string }[] = [];
+
+  constructor(scope: Construct, id: string, props: ApiProps) {
+    super(scope, id);
+    this.restApi = new apigw.RestApi(this, 'RestApi', {
+      restApiName: 'pdf-service',
+      description: 'PDF service API (routes from functions/routes.ts)',
+      // Every body reaches Lambda base64-encoded and PDFs leave as binary.
+      binaryMediaTypes: ['*/*'],
+      endpointTypes: [apigw.EndpointType.REGIONAL],
+      deployOptions: {
+        stageName: 'v1',
+        throttlingRateLimit: props.throttle.rateLimit,
+        throttlingBurstLimit: props.throttle.burstLimit,
+        metricsEnabled: true,
+      },
+    });
+
+    for (const def of GATEWAY_RESPONSES) {
+      this.restApi.addGatewayResponse(`Gw${def.type}`, {
+        type: apigw.ResponseType.of(def.type),
+        statusCode: def.status ? String(def.status) : undefined,
+        responseHeaders: { 'Access-Control-Allow-Origin': "'*'", 'Content-Type': "'application/json'" },
+        templates: { 'application/json': template(def) },
+      });
+    }
+
+    // Caching off: a revoked key must be refused on the very next request. Identity sources stay empty
+    // because either header (X-API-Key or Authorization) may carry the credential.
+    const authorizer = new apigw.RequestAuthorizer(this, 'Authorizer', {
+      handler: props.authorizerFunction,
+      identitySources: [],
+      resultsCacheTtl: Duration.seconds(0),
+    });
+
+    for (const route of ROUTES) this.addRoute(route, props, authorizer);
+  }
+
+  private readonly preflighted = new Set<string>();
+
+  /** Browser preflights only where a route lives (not on every intermediate path segment). */
+  private addPreflight(resource: apigw.IResource) {
+    if (this.preflighted.has(resource.path)) return;
+    this.preflighted.add(resource.path);
+    resource.addCorsPreflight({
+      allowOrigins: apigw.Cors.ALL_ORIGINS,
+      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
+      exposeHeaders: EXPOSED_HEADERS,
+      maxAge: Duration.minutes(10),
+    });
+  }
+
+  private addRoute(route: RouteDef, props: ApiProps, authorizer: apigw.IAuthorizer) {
+    const fn = props.functions.forHandler({
+      ref: handlerRef(route),
+      profile: route.handler ? route.profile : 'light',
+      permissions: route.handler ? route.permissions : [],
+      timeoutSeconds: route.timeoutSeconds,
+    });
+    const resource = this.restApi.root.resourceForPath(route.path);
+    const timeout = Duration.seconds(Math.min(props.integrationTimeoutSeconds, route.timeoutSeconds ?? 29));
+    this.addPreflight(resource);
+    // One invoke permission per function for the whole API instead of one per method.
+    resource.addMethod(route.method, new apigw.LambdaIntegration(fn, { proxy: true, timeout, scopePermissionToMethod: false }), {
+      operationName: route.id,
+      ...(route.access === 'none' ? { authorizationType: apigw.AuthorizationType.NONE } : { authorizer, authorizationType: apigw.AuthorizationType.CUSTOM }),
+    });
+    this.routes.push({ method: route.method, path: route.path, routeId: route.id });
+  }
+}

@@ -1,0 +1,133 @@
+import path from 'node:path';
+import { Duration, Size } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+import type { FunctionProfile, Permission } from '../functions/routes';
+import { CHROMIUM_PACK_DIR } from './chromium-layer';
+
+const ROOT = path.resolve(__dirname, '..');
+
+const PROFILES: Record<FunctionProfile, { memorySize: number; timeout: number }> = {
+  render: { memorySize: 2048, timeout: 35 },
+  standard: { memorySize: 512, timeout: 29 },
+  light: { memorySize: 256, timeout: 10 },
+};
+
+/**
+ * Left out of bundles: ws's optional native accelerators (puppeteer runs without them), and for
+ * non-render functions the browser libraries, which the composition root only loads on first render.
+ */
+export function externalModules(profile: FunctionProfile): string[] {
+  return ['bufferutil', 'utf-8-validate', ...(profile === 'render' ? [] : ['puppeteer-core', '@sparticuz/chromium'])];
+}
+
+export interface FunctionSpec {
+  /** "<file under functions/>#<export>" */
+  ref: string;
+  profile: FunctionProfile;
+  permissions: Permission[];
+  timeoutSeconds?: number;
+  environment?: Record<string, string>;
+}
+
+export interface FunctionFactoryProps {
+  table: dynamodb.ITable;
+  bucket: s3.IBucket;
+  chromiumLayer: lambda.ILayerVersion;
+  environment: Record<string, string>;
+}
+
+/**
+ * Function defaults in one place: Node 22 bundles built locally by esbuild, one Lambda per handler,
+ * the Chromium layer only on render functions, and exactly the permissions a handler declares.
+ * Functions with the same permission set share one role and all share one log group, which keeps
+ * the stack far below CloudFormation's 500-resource limit with ~70 functions.
+ */
+export class FunctionFactory extends Construct {
+  private readonly made = new Map<string, NodejsFunction>();
+  private readonly roles = new Map<string, iam.Role>();
+  private readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, private readonly props: FunctionFactoryProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+  }
+
+  /** The role for a permission set: created once, granted exactly those permissions. */
+  private roleFor(permissions: Permission[]): iam.Role {
+    const set = [...new Set(permissions)].sort();
+    const name = set.length ? set.join('+') : 'none';
+    let role = this.roles.get(name);
+    if (!role) {
+      role = new iam.Role(this, `Role-${name.replace(/[^A-Za-z0-9]+/g, '-')}`, {
+        assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+        managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
+        description: `Lambda functions that need: ${name}`,
+      });
+      this.grant(role, set);
+      this.roles.set(name, role);
+    }
+    return role;
+  }
+
+  get all(): NodejsFunction[] {
+    return [...this.made.values()];
+  }
+
+  /** The function for a handler reference; the same reference always yields the same function. */
+  forHandler(spec: FunctionSpec): NodejsFunction {
+    const existing = this.made.get(spec.ref);
+    if (existing) return existing;
+    const [file, exportName] = spec.ref.split('#');
+    const profile = PROFILES[spec.profile];
+    const render = spec.profile === 'render';
+    const id = spec.ref.replace(/[^A-Za-z0-9]+/g, '-');
+    const fn = new NodejsFunction(this, id, {
+      entry: path.join(ROOT, 'functions', `${file}.ts`),
+      handler: exportName,
+      projectRoot: ROOT,
+      depsLockFilePath: path.join(ROOT, 'package-lock.json'),
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.X86_64,
+      memorySize: profile.memorySize,
+      timeout: Duration.seconds(Math.max(spec.timeoutSeconds ?? 0, profile.timeout)),
+      // Chromium unpacks itself into /tmp (~250 MB).
+      ephemeralStorageSize: render ? Size.mebibytes(1024) : undefined,
+      layers: render ? [this.props.chromiumLayer] : [],
+      logGroup: this.logGroup,
+      role: this.roleFor(spec.permissions),
+      environment: {
+        ...this.props.environment,
+        ...(render ? { CHROMIUM_PACK_DIR, RENDER_PREWARM: '1', RENDER_MAX_CONCURRENT: '1' } : {}),
+        ...spec.environment,
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.CJS,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        externalModules: externalModules(spec.profile),
+        logLevel: LogLevel.ERROR,
+      },
+    });
+    this.made.set(spec.ref, fn);
+    return fn;
+  }
+
+  private grant(role: iam.IGrantable, permissions: Permission[]) {
+    const { table, bucket } = this.props;
+    for (const p of permissions) {
+      if (p === 'table:read') table.grantReadData(role);
+      if (p === 'table:write') table.grantWriteData(role);
+      if (p === 'bucket:read') bucket.grantRead(role);
+      if (p === 'bucket:write') bucket.grantPut(role);
+      if (p === 'bucket:delete') bucket.grantDelete(role);
+    }
+  }
+}
