@@ -2,14 +2,14 @@
  * Local DynamoDB: dynalite (persisted under the data dir) behind a small proxy that adds what dynalite
  * lacks and our code uses: TransactWriteItems and TransactGetItems.
  *
- * The proxy serialises every write (transactions and single-item writes alike) through one lock, so a
- * transaction is atomic and isolated relative to everything else. A transaction applies its items one by
+ * Every write (transactions and single-item writes alike) goes through one lock, so a transaction is
+ * atomic and isolated relative to everything else; reads go straight to dynalite. A transaction applies its items one by
  * one as conditional single-item writes (dynalite evaluates the conditions), remembering each item's
  * previous state; if any condition fails it restores what it changed and answers
  * TransactionCanceledException with per-item CancellationReasons, as DynamoDB does. Production code
  * keeps using real TransactWriteItems; only this emulator knows the difference.
  */
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createTableInput } from '../../functions/adapters/dynamodb/schema';
@@ -51,35 +51,37 @@ export interface LocalDynamo {
 
 export async function startLocalDynamo(opts: { dataDir?: string; port?: number; tableName: string }): Promise<LocalDynamo> {
   const backend = dynalite({ path: opts.dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  // Requests that need no shim go straight to dynalite's own request handler, without a second HTTP hop.
+  const dynaliteHandler = backend.listeners('request')[0] as http.RequestListener;
+  // dynalite's server is never called over the network; it listens only so that close() shuts its store down cleanly.
   backend.listen(0, '127.0.0.1');
   await once(backend, 'listening');
-  const backendPort = (backend.address() as AddressInfo).port;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const lock = new Mutex();
   const keySchemas = new Map<string, string[]>();
 
-  /** One raw call to dynalite, with the caller's auth headers (dynalite checks their presence, not the signature). */
+  /**
+   * One call into dynalite's request handler in-process (no socket), with the caller's auth headers
+   * (dynalite checks their presence, not the signature).
+   */
   function call(target: string, payload: Json | string, auth: Record<string, string>): Promise<Reply> {
     const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: backendPort,
-          method: 'POST',
-          path: '/',
-          agent,
-          headers: { ...auth, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': TARGET_PREFIX + target, 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c) => chunks.push(c));
-          res.on('end', () => resolve({ status: res.statusCode ?? 500, body: Buffer.concat(chunks).toString('utf8'), headers: { 'content-type': String(res.headers['content-type'] ?? 'application/x-amz-json-1.0') } }));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
+    return new Promise((resolve) => {
+      const req = Object.assign(new EventEmitter(), {
+        method: 'POST',
+        url: '/',
+        headers: { ...auth, 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': TARGET_PREFIX + target, 'content-length': String(Buffer.byteLength(body)) },
+      });
+      const res = {
+        statusCode: 200,
+        contentType: '',
+        setHeader: () => undefined,
+        end: (data?: string | Buffer) => resolve({ status: res.statusCode, body: data ? data.toString() : '' }),
+      };
+      dynaliteHandler(req as unknown as http.IncomingMessage, res as unknown as http.ServerResponse);
+      process.nextTick(() => {
+        req.emit('data', Buffer.from(body));
+        req.emit('end');
+      });
     });
   }
 
@@ -134,7 +136,12 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     const applied: { table: string; key: Json; before: Json | undefined; kind: string }[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
-      const before = await getItem(op.table, op.key, auth);
+      // The previous state is only needed to undo this item if a later one fails: not for the last item,
+      // and not for a put that succeeds only when the item did not exist.
+      const keyNames = await keyAttributes(op.table, auth);
+      const mustNotExist = op.kind === 'Put' && new RegExp(`attribute_not_exists\\(\\s*${keyNames[0]}\\s*\\)`).test(op.body.ConditionExpression ?? '') && !/\bOR\b/i.test(op.body.ConditionExpression ?? '');
+      const needBefore = op.kind === 'ConditionCheck' || (i < ops.length - 1 && !mustNotExist) || op.body.ReturnValuesOnConditionCheckFailure === 'ALL_OLD';
+      const before = needBefore ? await getItem(op.table, op.key, auth) : undefined;
       const { ReturnValuesOnConditionCheckFailure, ...single } = op.body;
       const res = await call(op.target, single, auth);
       if (res.status !== 200) {
@@ -172,19 +179,31 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   }
 
   const proxy = http.createServer((req, res) => {
+    const target = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
+    if (target !== 'TransactWriteItems' && target !== 'TransactGetItems') {
+      if (!SINGLE_WRITES.has(target)) return dynaliteHandler(req, res);
+      // Single-item writes queue behind transactions so a transaction is isolated from them.
+      lock
+        .run(
+          () =>
+            new Promise<void>((resolve) => {
+              res.once('finish', resolve);
+              res.once('close', resolve);
+              dynaliteHandler(req, res);
+            }),
+        )
+        .catch(() => undefined);
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', async () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const target = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
       const auth: Record<string, string> = {};
       for (const h of ['authorization', 'x-amz-date', 'x-amz-security-token']) if (req.headers[h]) auth[h] = String(req.headers[h]);
       let reply: Reply;
       try {
-        if (target === 'TransactWriteItems') reply = await lock.run(() => transactWrite(JSON.parse(raw), auth));
-        else if (target === 'TransactGetItems') reply = await lock.run(() => transactGet(JSON.parse(raw), auth));
-        else if (SINGLE_WRITES.has(target)) reply = await lock.run(() => call(target, raw, auth));
-        else reply = await call(target, raw, auth);
+        reply = await lock.run(() => (target === 'TransactWriteItems' ? transactWrite(JSON.parse(raw), auth) : transactGet(JSON.parse(raw), auth)));
       } catch (err) {
         const inner = (err as { reply?: Reply }).reply;
         reply = inner ?? { status: 500, body: JSON.stringify({ __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }) };
@@ -205,7 +224,6 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     async stop() {
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
-      agent.destroy();
       await new Promise<void>((resolve) => backend.close(() => resolve()));
     },
   };

@@ -47,6 +47,7 @@ const BASE_ARGS = [
 /** One fresh browser context with one blank page, used for exactly one document and then disposed. */
 export interface PreparedPage {
   browserContextId: string;
+  targetId: string;
   session: CDPSession;
   frameId: string;
   /** Resolves if the page's renderer crashes. */
@@ -62,6 +63,9 @@ interface Instance {
 export class ChromiumBrowser {
   private instance: Promise<Instance> | null = null;
   private ready: Promise<PreparedPage>[] = [];
+  /** Browser contexts this class created (hidden from puppeteer's target handling). */
+  private readonly contexts = new Set<string>();
+  private readonly crashHandlers = new Map<string, () => void>();
   private active = 0;
   private waiting: (() => void)[] = [];
 
@@ -85,11 +89,17 @@ export class ChromiumBrowser {
           pipe: true,
           defaultViewport: null,
           protocolTimeout: 180_000,
+          // Document pages are driven over raw CDP sessions; puppeteer's own per-page set-up would
+          // double the work for every document, so it ignores targets in our contexts.
+          targetFilter: (target) => !this.contexts.has((target as unknown as { _getTargetInfo(): { browserContextId?: string } })._getTargetInfo().browserContextId ?? ''),
         });
         browser.on('disconnected', () => {
           if (this.instance === launching) this.reset('browser disconnected');
         });
-        return { browser, root: await browser.target().createCDPSession() };
+        const root = await browser.target().createCDPSession();
+        // Crashes of document renderers arrive on the browser connection.
+        root.connection()!.on('Target.targetCrashed', (event: { targetId: string }) => this.crashHandlers.get(event.targetId)?.());
+        return { browser, root };
       })();
       this.instance = launching;
       launching.catch(() => {
@@ -103,34 +113,44 @@ export class ChromiumBrowser {
     this.config.log?.(`chromium: ${reason}; relaunching on next use`);
     this.instance = null;
     this.ready = [];
+    this.contexts.clear();
+    for (const fail of this.crashHandlers.values()) fail();
+    this.crashHandlers.clear();
   }
 
   private async prepare(): Promise<PreparedPage> {
     const { root } = await this.getInstance();
     const { browserContextId } = await root.send('Target.createBrowserContext', { disposeOnDetach: true });
+    this.contexts.add(browserContextId);
     try {
-      const { targetId } = await root.send('Target.createTarget', { url: 'about:blank', browserContextId });
+      const [{ targetId }] = await Promise.all([
+        root.send('Target.createTarget', { url: 'about:blank', browserContextId }),
+        root.send('Browser.setDownloadBehavior', { behavior: 'deny', browserContextId }),
+      ]);
       const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
       const session = root.connection()!.session(sessionId)!;
       const crashed = new Promise<never>((_, reject) => {
-        session.once('Inspector.targetCrashed', () => reject(new Error('the page crashed (out of memory or a renderer fault)')));
+        this.crashHandlers.set(targetId, () => reject(new Error('the page crashed (out of memory or a renderer fault)')));
       });
       crashed.catch(() => undefined);
       // A page that calls alert()/confirm() would otherwise wait forever for someone to click.
       session.on('Page.javascriptDialogOpening', () => {
         session.send('Page.handleJavaScriptDialog', { accept: true }).catch(() => undefined);
       });
-      await Promise.all([
-        session.send('Page.enable'),
-        session.send('Inspector.enable').catch(() => undefined),
-        root.send('Browser.setDownloadBehavior', { behavior: 'deny', browserContextId }),
-      ]);
-      const { frameTree } = await session.send('Page.getFrameTree');
-      return { browserContextId, session, frameId: frameTree.frame.id, crashed };
+      // Page.enable is what starts the renderer process, the costly part, which is why pages are prepared ahead.
+      await session.send('Page.enable');
+      // A page target's main frame has the target's id.
+      return { browserContextId, targetId, session, frameId: targetId, crashed };
     } catch (err) {
+      this.forget(browserContextId);
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => undefined);
       throw err;
     }
+  }
+
+  private forget(browserContextId: string, targetId?: string) {
+    this.contexts.delete(browserContextId);
+    if (targetId) this.crashHandlers.delete(targetId);
   }
 
   private refill() {
@@ -184,7 +204,14 @@ export class ChromiumBrowser {
       await root.send('Target.disposeBrowserContext', { browserContextId: page.browserContextId });
     } catch {
       // The browser is gone (and with it the context), or the context already was.
+    } finally {
+      this.forget(page.browserContextId, page.targetId);
     }
+  }
+
+  /** The running browser's process id (diagnostics; undefined before launch). */
+  async processId(): Promise<number | undefined> {
+    return this.instance ? (await this.instance).browser.process()?.pid : undefined;
   }
 
   async close(): Promise<void> {

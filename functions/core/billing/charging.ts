@@ -71,14 +71,21 @@ export class Billing {
     private readonly clock: Clock,
   ) {}
 
-  async charge(charge: Charge, jobAfter?: Job): Promise<{ outcome: 'charged' | 'already_charged'; bucket: Bucket | null }> {
+  /**
+   * `known` is the account as the caller last read it: the first attempt trusts it (the write's
+   * conditions catch a stale copy), later attempts re-read.
+   */
+  async charge(charge: Charge, jobAfter?: Job, known?: Account): Promise<{ outcome: 'charged' | 'already_charged'; bucket: Bucket | null }> {
     if (!Number.isSafeInteger(charge.amount_micros) || charge.amount_micros < 0) throw new TypeError('charge amount must be non-negative integer micros');
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const account = await this.accounts.get(charge.account_id);
+      const account = attempt === 0 && known?.account_id === charge.account_id ? known : await this.accounts.get(charge.account_id);
       if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'No account exists for this credential.');
       const now = this.clock.now();
       const bucket = chooseBucket(account, charge.amount_micros, now);
-      if (!bucket) throw insufficientCredits(account, charge.amount_micros, now);
+      if (!bucket) {
+        if (account === known) continue; // maybe topped up since it was read
+        throw insufficientCredits(account, charge.amount_micros, now);
+      }
       const outcome = await this.store.commit(charge, bucket, now, jobAfter);
       if (outcome === 'charged') return { outcome, bucket };
       if (outcome === 'already_charged') return { outcome, bucket: null };

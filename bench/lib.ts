@@ -1,0 +1,86 @@
+/** Small helpers shared by the benchmarks: load driving, percentiles, tables. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface Measurement {
+  label: string;
+  concurrency: number;
+  count: number;
+  p50: number;
+  p95: number;
+  perSecond: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+/** Runs `task` `count` times with `concurrency` workers; latency per call and overall throughput. */
+export async function drive(label: string, concurrency: number, count: number, task: (i: number) => Promise<void>): Promise<Measurement> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= count) return;
+        const t = performance.now();
+        await task(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { label, concurrency, count, p50: percentile(latencies, 50), p95: percentile(latencies, 95), perSecond: count / elapsed };
+}
+
+export function table(rows: (string | number)[][]): string {
+  const cells = rows.map((r) => r.map((c) => (typeof c === 'number' ? (Number.isInteger(c) ? String(c) : c.toFixed(1)) : c)));
+  const widths = cells[0].map((_, i) => Math.max(...cells.map((r) => r[i].length)));
+  return cells.map((r, ri) => `| ${r.map((c, i) => c.padEnd(widths[i])).join(' | ')} |${ri === 0 ? `\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|` : ''}`).join('\n');
+}
+
+export interface ServiceProcess {
+  baseUrl: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the service exactly as `npm start` does, in its own process, on a free port with a fresh data dir. */
+export async function startService(env: Record<string, string> = {}): Promise<ServiceProcess> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-bench-'));
+  const port = 20000 + Math.floor(Math.random() * 20000);
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.resolve(__dirname, '../bin/local.ts')], {
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'error', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (code) => reject(new Error(`service exited with ${code}`)));
+  });
+  return {
+    baseUrl,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+export async function localAccount(baseUrl: string, body: Record<string, unknown> = { credits_usd: 100_000 }) {
+  const res = await fetch(`${baseUrl}/_local/accounts`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`account: ${res.status} ${await res.text()}`);
+  return (await res.json()) as { api_key: string; id_token: string; account_id: string };
+}

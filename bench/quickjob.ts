@@ -1,0 +1,115 @@
+/**
+ * Quick-job benchmark: 1-page HTML and ~10-page Markdown through the local gateway, at concurrency 1 and 8,
+ * beside two baselines measured in the same run on the same machine:
+ *  - warm: a bare puppeteer script with one warm browser (new context + setContent + pdf per document);
+ *  - launch: a browser launched per request.
+ */
+import chromium from '@sparticuz/chromium';
+import puppeteer, { type Browser } from 'puppeteer-core';
+import { markdownToHtml } from '../functions/core/render/markdown';
+import { ONE_PAGE_HTML, tenPageMarkdown } from './documents';
+import { type Measurement, drive, localAccount, startService, table } from './lib';
+
+const BARE_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'];
+
+async function executablePath() {
+  return process.env.CHROMIUM_PATH ?? chromium.executablePath();
+}
+
+async function bareRender(browser: Browser, html: string) {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setContent(html, { waitUntil: 'load' });
+  await page.pdf({ format: 'A4', printBackground: true });
+  await context.close();
+}
+
+export interface QuickjobBenchResult {
+  rows: { doc: string; concurrency: number; service: Measurement; warm: Measurement; launch: Measurement | null }[];
+  markdownPages: number;
+}
+
+export async function benchQuickjob(opts: { quick?: boolean } = {}): Promise<QuickjobBenchResult> {
+  const markdown = tenPageMarkdown();
+  const docs = [
+    { name: '1-page HTML', html: ONE_PAGE_HTML, body: { input_type: 'html', html: ONE_PAGE_HTML } },
+    { name: '10-page Markdown', html: markdownToHtml(markdown), body: { input_type: 'markdown', markdown } },
+  ];
+  const n = (c: number) => (opts.quick ? 20 : c === 1 ? 60 : 240);
+  const rows: QuickjobBenchResult['rows'] = [];
+
+  // Baselines first, with the service not running.
+  const exe = await executablePath();
+  const warmBrowser = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BARE_ARGS });
+  const baselines = new Map<string, { warm: Measurement; launch: Measurement | null }>();
+  for (const doc of docs) {
+    for (const c of [1, 8]) {
+      await drive('warmup', c, 8, () => bareRender(warmBrowser, doc.html));
+      const warm = await drive(`warm ${doc.name}`, c, n(c), () => bareRender(warmBrowser, doc.html));
+      baselines.set(`${doc.name}|${c}`, { warm, launch: null });
+    }
+  }
+  await warmBrowser.close();
+  for (const doc of docs) {
+    for (const c of [1, 8]) {
+      const launch = await drive(`launch ${doc.name}`, c, opts.quick ? 4 : c === 1 ? 12 : 24, async () => {
+        const b = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BARE_ARGS });
+        try {
+          await bareRender(b, doc.html);
+        } finally {
+          await b.close();
+        }
+      });
+      baselines.get(`${doc.name}|${c}`)!.launch = launch;
+    }
+  }
+
+  const service = await startService();
+  let markdownPages = 0;
+  try {
+    const { api_key } = await localAccount(service.baseUrl);
+    for (const doc of docs) {
+      const call = async () => {
+        const res = await fetch(`${service.baseUrl}/quickjob`, { method: 'POST', headers: { 'X-API-Key': api_key, 'Content-Type': 'application/json' }, body: JSON.stringify(doc.body) });
+        if (res.status !== 200) throw new Error(`quickjob ${res.status}: ${await res.text()}`);
+        if (doc.name.includes('Markdown')) markdownPages = Number(res.headers.get('x-pdf-pages'));
+        await res.arrayBuffer();
+      };
+      for (const c of [1, 8]) {
+        await drive('warmup', c, 16, call);
+        const measured = await drive(`service ${doc.name}`, c, n(c), call);
+        const base = baselines.get(`${doc.name}|${c}`)!;
+        rows.push({ doc: doc.name, concurrency: c, service: measured, ...base });
+      }
+    }
+  } finally {
+    await service.stop();
+  }
+  return { rows, markdownPages };
+}
+
+export function formatQuickjob(result: QuickjobBenchResult): string {
+  const header = ['document', 'conc', 'service p50 ms', 'p95 ms', 'PDFs/s', 'warm p50 ms', 'warm PDFs/s', 'launch p50 ms', 'launch PDFs/s', 'p50 vs warm', 'PDFs/s vs warm', 'PDFs/s vs launch'];
+  const lines = result.rows.map((r) => [
+    r.doc,
+    r.concurrency,
+    r.service.p50,
+    r.service.p95,
+    r.service.perSecond,
+    r.warm.p50,
+    r.warm.perSecond,
+    r.launch?.p50 ?? NaN,
+    r.launch?.perSecond ?? NaN,
+    `${(r.service.p50 / r.warm.p50).toFixed(2)}x`,
+    `${(r.service.perSecond / r.warm.perSecond).toFixed(2)}x`,
+    r.launch ? `${(r.service.perSecond / r.launch.perSecond).toFixed(2)}x` : '-',
+  ]);
+  const html1 = result.rows.find((r) => r.doc === '1-page HTML' && r.concurrency === 1)!;
+  const html8 = result.rows.find((r) => r.doc === '1-page HTML' && r.concurrency === 8)!;
+  const targets = [
+    `target p50 <= 1.5x warm baseline (1-page HTML, c=1): ${(html1.service.p50 / html1.warm.p50).toFixed(2)}x ${html1.service.p50 <= 1.5 * html1.warm.p50 ? 'MET' : 'MISSED'}`,
+    `target >= 25 PDFs/s (1-page HTML, c=8): ${html8.service.perSecond.toFixed(1)} ${html8.service.perSecond >= 25 ? 'MET' : 'MISSED'}`,
+    `Markdown document pages: ${result.markdownPages}`,
+  ];
+  return `${table([header, ...lines])}\n${targets.join('\n')}`;
+}

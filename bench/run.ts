@@ -1,0 +1,34 @@
+/**
+ * `npm run bench [-- quickjob] [-- --quick]`: benchmarks with baselines measured in the same run on the same
+ * machine, printed as tables with ratios. Results are also written to bench/results/latest.json.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { benchQuickjob, formatQuickjob } from './quickjob';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+async function main() {
+  const args = process.argv.slice(2);
+  const quick = args.includes('--quick');
+  const only = args.filter((a) => !a.startsWith('--'));
+  const want = (name: string) => only.length === 0 || only.includes(name);
+  const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, at: new Date().toISOString() };
+
+  if (want('quickjob')) {
+    process.stdout.write('quickjob: measuring baselines and the service...\n');
+    const r = await benchQuickjob({ quick });
+    results.quickjob = r;
+    process.stdout.write(`\n## quickjob\n${formatQuickjob(r)}\n`);
+  }
+
+  const dir = path.join(__dirname, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2));
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err?.stack ?? err}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,60 @@
+import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { parsePdfOptions } from '../../../functions/core/render/options';
+import { RenderTimeoutError } from '../../../functions/core/render/ports';
+import { readPdf } from '../../support/pdf';
+
+const browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 4, executablePath: process.env.CHROMIUM_PATH });
+const renderer = new ChromiumRenderer(browser);
+const options = parsePdfOptions({});
+afterAll(() => browser.close());
+
+const render = (html: string, timeoutMs = 20_000) => renderer.render({ html, options, timeoutMs });
+
+describe('ChromiumRenderer', () => {
+  it('prints HTML and counts pages', async () => {
+    const result = await render('<p>one</p><p style="page-break-before:always">two</p>');
+    expect(result.pages).toBe(2);
+    expect((await readPdf(result.pdf)).map((p) => p.text)).toEqual(['one', 'two']);
+  });
+
+  it('relaunches the browser after it dies', async () => {
+    await render('<p>warm</p>');
+    const pid = await browser.processId();
+    expect(pid).toBeDefined();
+    process.kill(pid!, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 300));
+    const result = await render('<p>after crash</p>');
+    expect((await readPdf(result.pdf))[0].text).toBe('after crash');
+    expect(await browser.processId()).not.toBe(pid);
+  });
+
+  it('gives up on a page that never finishes, and keeps working', async () => {
+    const started = Date.now();
+    await expect(render('<script>for(;;){}</script>', 1500)).rejects.toBeInstanceOf(RenderTimeoutError);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect((await render('<p>next</p>')).pages).toBe(1);
+  });
+
+  it('renders documents concurrently, each in its own context', async () => {
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => render(`<title>t${i}</title><p>doc ${i}</p>`)));
+    const texts = await Promise.all(results.map(async (r) => (await readPdf(r.pdf))[0].text));
+    expect(texts).toEqual(Array.from({ length: 8 }, (_, i) => `doc ${i}`));
+  });
+
+  it('fails a document whose renderer crashes, and keeps working', async () => {
+    const failing = browser.withPage(async (page) => {
+      page.session.send('Page.crash').catch(() => undefined);
+      return Promise.race([page.crashed, new Promise((r) => setTimeout(() => r('no crash reported'), 5000))]);
+    });
+    await expect(failing).rejects.toThrow(/crashed/);
+    expect((await render('<p>fine</p>')).pages).toBe(1);
+  });
+
+  it('does not let one document see state left by another', async () => {
+    // A document can't reach storage or cookies of a previous one: each runs in a fresh context.
+    await render('<script>try { document.cookie = "leak=1"; } catch (e) {} window.name = "leak";</script><p>first</p>');
+    const second = await render('<p id="o"></p><script>let c; try { c = document.cookie || "empty"; } catch (e) { c = "blocked"; } document.getElementById("o").textContent = "name=" + (window.name || "empty") + " cookie=" + c;</script>');
+    expect((await readPdf(second.pdf))[0].text).toMatch(/^name=empty cookie=(empty|blocked)$/);
+  });
+});
