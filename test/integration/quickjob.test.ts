@@ -145,6 +145,27 @@ describe('POST /quickjob with store: true', () => {
   });
 });
 
+describe('POST /quickjob with store: true when storage fails', () => {
+  it('still returns the charged result, with null link fields', async () => {
+    const blobs = stack.services.blobs;
+    const put = blobs.put.bind(blobs);
+    blobs.put = async () => {
+      throw new Error('storage unavailable');
+    };
+    try {
+      const res = await quick({ input_type: 'html', html: '<p>unstored</p>', store: true });
+      expect(res.status).toBe(200);
+      const body = await res.json();
+      expect(body).toMatchObject({ pages: 1, truncated: false, download_url: null, download_url_expires_at: null });
+      const download = await stack.request('GET', `/jobs/${body.job_id}/download`, { key: user.api_key });
+      expect(download.status).toBe(404);
+      expect((await download.json()).error.code).toBe('OUTPUT_NOT_AVAILABLE');
+    } finally {
+      blobs.put = put;
+    }
+  });
+});
+
 describe('POST /quickjob refusals', () => {
   it('refuses over 25 pages with PAGE_LIMIT_EXCEEDED, records a failed job and charges nothing', async () => {
     const before = await stack.services.accounts.get(user.account_id);
