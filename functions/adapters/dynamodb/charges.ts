@@ -1,9 +1,8 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { Bucket, Charge, ChargeStore, CommitOutcome } from '../../core/billing/charging';
-import type { Job } from '../../core/jobs/job';
+import type { Bucket, Charge, ChargeEffects, ChargeStore, CommitOutcome } from '../../core/billing/charging';
 import type { Dynamo } from './client';
-import { jobItem } from './jobs';
+import { eventItem, jobItem } from './jobs';
 import { keys } from './schema';
 
 /** The debit for each bucket: the condition that it still covers the amount, and the decrement. */
@@ -19,13 +18,13 @@ const DEBITS: Record<Bucket, { condition: string; set: string }> = {
 
 /**
  * A charge is one DynamoDB transaction: the ledger entry keyed by (job, unit) must not exist yet, the
- * chosen bucket must still cover the amount, usage counters move, and the finished job (if any) is
- * written in the same step, so a job is never completed without its charge or charged twice.
+ * chosen bucket must still cover the amount, usage counters move, and the finished job and its events
+ * (if any) are written in the same step, so a job is never completed without its charge or charged twice.
  */
 export class DynamoChargeStore implements ChargeStore {
   constructor(private readonly db: Dynamo) {}
 
-  async commit(charge: Charge, bucket: Bucket, now: Date, jobAfter?: Job): Promise<CommitOutcome> {
+  async commit(charge: Charge, bucket: Bucket, now: Date, effects: ChargeEffects = {}): Promise<CommitOutcome> {
     const at = now.toISOString();
     const debit = DEBITS[bucket];
     const values: Record<string, unknown> = { ':amount': charge.amount_micros, ':count': charge.pdf_count, ':at': at };
@@ -55,7 +54,8 @@ export class DynamoChargeStore implements ChargeStore {
                 ExpressionAttributeValues: values,
               },
             },
-            ...(jobAfter ? [{ Put: { TableName: this.db.table, Item: jobItem(jobAfter) } }] : []),
+            ...(effects.job ? [{ Put: { TableName: this.db.table, Item: jobItem(effects.job) } }] : []),
+            ...(effects.events ?? []).map((event) => ({ Put: { TableName: this.db.table, Item: eventItem(event) } })),
           ],
         }),
       );

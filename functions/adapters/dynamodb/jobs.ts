@@ -1,8 +1,9 @@
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { OutboxEvent } from '../../core/events/events';
 import type { Job } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
 import { type Dynamo, stripKeys } from './client';
-import { GSI1, keys } from './schema';
+import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 /** The stored form of a job: the job plus its keys (also used inside charge transactions). */
 export function jobItem(job: Job): Record<string, unknown> {
@@ -14,6 +15,12 @@ export function jobItem(job: Job): Record<string, unknown> {
   };
 }
 
+/** The stored form of an outbox event: pending until the dispatcher removes its index keys. */
+export function eventItem(event: OutboxEvent): Record<string, unknown> {
+  const shard = parseInt(event.event_id.slice(-2), 36) % OUTBOX_SHARDS;
+  return { ...keys.event(event.job_id, event.event_id), gsi1pk: keys.pendingEvents(shard), gsi1sk: `${event.created_at}#${event.event_id}`, ...event };
+}
+
 export class DynamoJobRepository implements JobRepository {
   constructor(private readonly db: Dynamo) {}
 
@@ -22,8 +29,16 @@ export class DynamoJobRepository implements JobRepository {
     return Item ? stripKeys<Job>(Item) : null;
   }
 
-  async put(job: Job): Promise<void> {
-    await this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: jobItem(job) }));
+  async put(job: Job, events: OutboxEvent[] = []): Promise<void> {
+    if (events.length === 0) {
+      await this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: jobItem(job) }));
+      return;
+    }
+    await this.db.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [jobItem(job), ...events.map(eventItem)].map((Item) => ({ Put: { TableName: this.db.table, Item } })),
+      }),
+    );
   }
 
   /** Newest first from the account's GSI partition; filters are applied server-side, pages refilled until `limit`. */

@@ -10,6 +10,7 @@
  * | API key       | APIKEY#<lookup prefix>  | KEY#<api_key_id>           | ACCOUNT#<account_id>#APIKEYS | <created_at>#<key id>  |
  * | job           | JOB#<job_id>            | JOB                        | ACCOUNT#<account_id>#JOBS    | <created_at>#<job_id>  |
  * | rate window   | RATE#<account_id>       | MINUTE#<yyyy-mm-ddThh:mm>  |                              |                        |
+ * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at>#<event id>|
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -36,7 +37,12 @@ export const keys = {
   /** Position of a job in its account's newest-first listing. */
   jobListPosition: (createdAt: string, jobId: string) => `${createdAt}#${jobId}`,
   rateWindow: (accountId: string, minute: string): ItemKey => ({ pk: `RATE#${accountId}`, sk: `MINUTE#${minute}` }),
+  event: (jobId: string, eventId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: `EVENT#${eventId}` }),
+  /** Pending events are listed through a sparse, sharded index so a sweeper can find undelivered ones. */
+  pendingEvents: (shard: number) => `OUTBOX#${shard}`,
 };
+
+export const OUTBOX_SHARDS = 8;
 
 /** Attribute definitions and key schema in the shape of DynamoDB's CreateTable (used by the local table). */
 export function createTableInput(tableName: string) {

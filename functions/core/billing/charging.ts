@@ -2,6 +2,7 @@ import { type Account, subscriptionIsUsable, usableAllowanceMicros } from '../ac
 import type { AccountRepository } from '../accounts/ports';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
+import type { OutboxEvent } from '../events/events';
 import type { Job } from '../jobs/job';
 import { type Micros, microsToUsd } from './money';
 
@@ -24,9 +25,15 @@ export interface Charge {
 
 export type CommitOutcome = 'charged' | 'already_charged' | 'bucket_changed';
 
-/** Persistence for charges: one atomic write of the ledger entry, the debit, the usage counters and an optional job update. */
+/** What else a charge writes in its transaction: the job's new state and the events it causes. */
+export interface ChargeEffects {
+  job?: Job;
+  events?: OutboxEvent[];
+}
+
+/** Persistence for charges: one atomic write of the ledger entry, the debit, the usage counters and the effects. */
 export interface ChargeStore {
-  commit(charge: Charge, bucket: Bucket, now: Date, jobAfter?: Job): Promise<CommitOutcome>;
+  commit(charge: Charge, bucket: Bucket, now: Date, effects?: ChargeEffects): Promise<CommitOutcome>;
 }
 
 /** Rule 1: subscription allowance (while usable), then free credits, then one-off credits; one bucket covers the whole charge. */
@@ -72,10 +79,10 @@ export class Billing {
   ) {}
 
   /**
-   * `known` is the account as the caller last read it: the first attempt trusts it (the write's
-   * conditions catch a stale copy), later attempts re-read.
+   * `effects` are written in the same transaction. `known` is the account as the caller last read it:
+   * the first attempt trusts it (the write's conditions catch a stale copy), later attempts re-read.
    */
-  async charge(charge: Charge, jobAfter?: Job, known?: Account): Promise<{ outcome: 'charged' | 'already_charged'; bucket: Bucket | null }> {
+  async charge(charge: Charge, effects: ChargeEffects = {}, known?: Account): Promise<{ outcome: 'charged' | 'already_charged'; bucket: Bucket | null }> {
     if (!Number.isSafeInteger(charge.amount_micros) || charge.amount_micros < 0) throw new TypeError('charge amount must be non-negative integer micros');
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const account = attempt === 0 && known?.account_id === charge.account_id ? known : await this.accounts.get(charge.account_id);
@@ -86,7 +93,7 @@ export class Billing {
         if (account === known) continue; // maybe topped up since it was read
         throw insufficientCredits(account, charge.amount_micros, now);
       }
-      const outcome = await this.store.commit(charge, bucket, now, jobAfter);
+      const outcome = await this.store.commit(charge, bucket, now, effects);
       if (outcome === 'charged') return { outcome, bucket };
       if (outcome === 'already_charged') return { outcome, bucket: null };
     }

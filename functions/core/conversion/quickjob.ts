@@ -116,7 +116,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
 
   const done = completed(job, deps.clock.now(), { pages, output });
   try {
-    await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, done, account);
+    await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, { job: done }, account);
   } catch (err) {
     if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
     await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');

@@ -1,3 +1,4 @@
+import type { OutboxEvent } from '../events/events';
 import type { Job, JobStatus, JobType } from './job';
 
 export interface JobListQuery {
@@ -14,8 +15,8 @@ export interface JobListQuery {
 
 export interface JobRepository {
   get(jobId: string): Promise<Job | null>;
-  /** Writes the whole job (create or replace). */
-  put(job: Job): Promise<void>;
+  /** Writes the whole job (create or replace), together with the events this change causes, atomically. */
+  put(job: Job, events?: OutboxEvent[]): Promise<void>;
   /** Newest first. */
   list(query: JobListQuery): Promise<{ jobs: Job[]; last?: { created_at: string; job_id: string } }>;
 }
