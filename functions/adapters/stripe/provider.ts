@@ -1,0 +1,84 @@
+import type Stripe from 'stripe';
+import { ServiceError } from '../../core/errors';
+import type { PaymentProvider, ProviderSubscription } from '../../core/subscriptions/ports';
+import { type StripeConfig, lazyStripe } from './client';
+import { toProviderSubscription } from './convert';
+
+/** Stripe's refusals in the service's terms: a declined card is the customer's to fix, the rest is ours or Stripe's. */
+function translate(err: unknown): never {
+  const e = err as { type?: string; rawType?: string; message?: string; code?: string; statusCode?: number };
+  if (e?.type === 'StripeCardError' || e?.rawType === 'card_error') {
+    throw new ServiceError('PAYMENT_FAILED', `The payment was declined (${e.message ?? 'card error'}). Update the payment method in the customer portal, then retry.`, {
+      provider_code: e.code ?? null,
+    });
+  }
+  if (typeof e?.type === 'string' && e.type.startsWith('Stripe')) {
+    throw new ServiceError('PAYMENT_PROVIDER_ERROR', 'The payment provider did not accept the request. Retry later; if it persists, contact support.', {
+      provider_status: e.statusCode ?? null,
+      provider_code: e.code ?? null,
+    });
+  }
+  throw err;
+}
+
+async function call<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    translate(err);
+  }
+}
+
+export class StripePaymentProvider implements PaymentProvider {
+  private readonly stripe: () => Promise<Stripe>;
+
+  constructor(config: StripeConfig) {
+    this.stripe = lazyStripe(config);
+  }
+
+  async checkoutLineItems(sessionId: string) {
+    const stripe = await this.stripe();
+    const items = await call(() => stripe.checkout.sessions.listLineItems(sessionId, { limit: 100 }));
+    return items.data.map((i) => ({ price_id: i.price?.id ?? null, quantity: i.quantity ?? 1 }));
+  }
+
+  async getSubscription(subscriptionId: string): Promise<ProviderSubscription> {
+    const stripe = await this.stripe();
+    return toProviderSubscription(await call(() => stripe.subscriptions.retrieve(subscriptionId)));
+  }
+
+  async cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription> {
+    const stripe = await this.stripe();
+    return toProviderSubscription(await call(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true })));
+  }
+
+  async resume(subscriptionId: string, pending: { cancel_at_period_end: boolean; cancel_at: string | null; pause_collection: boolean }) {
+    const stripe = await this.stripe();
+    const params: Stripe.SubscriptionUpdateParams = {};
+    // Stripe refuses both cancel fields in one request: clear whichever the cancel was made with.
+    if (pending.cancel_at_period_end) params.cancel_at_period_end = false;
+    else if (pending.cancel_at) params.cancel_at = '';
+    if (pending.pause_collection) params.pause_collection = '';
+    return toProviderSubscription(await call(() => stripe.subscriptions.update(subscriptionId, params)));
+  }
+
+  async changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean): Promise<ProviderSubscription> {
+    const stripe = await this.stripe();
+    const updated = await call(() =>
+      stripe.subscriptions.update(subscriptionId, {
+        items: [{ id: itemId, price: priceId }],
+        // Upgrade: invoice the prorated difference now and refuse if it cannot be paid. Downgrade: the new
+        // price applies from the next renewal; this period was paid at the old price.
+        proration_behavior: prorate ? 'always_invoice' : 'none',
+        ...(prorate ? { payment_behavior: 'error_if_incomplete' as const } : {}),
+      }),
+    );
+    return toProviderSubscription(updated);
+  }
+
+  async portalUrl(customerId: string, returnUrl: string | undefined): Promise<string> {
+    const stripe = await this.stripe();
+    const session = await call(() => stripe.billingPortal.sessions.create({ customer: customerId, ...(returnUrl ? { return_url: returnUrl } : {}) }));
+    return session.url;
+  }
+}

@@ -1,0 +1,116 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { invalidParameter } from '../errors';
+import { JOB_STATUSES, JOB_TYPES, type Job, type JobStatus, type JobType } from './job';
+import type { JobListQuery, JobRepository } from './ports';
+
+export const DEFAULT_LIST_LIMIT = 50;
+export const MAX_LIST_LIMIT = 100;
+
+/** The filters of GET /jobs; a page token is valid only with the same filters. */
+export interface JobListFilters {
+  status?: JobStatus;
+  jobType?: JobType;
+  truncated?: boolean;
+  month?: string;
+}
+
+export interface JobListRequest {
+  limit: number;
+  filters: JobListFilters;
+  nextToken?: string;
+}
+
+/** Validates the query string of GET /jobs: 400 INVALID_PARAMETER naming the parameter. */
+export function parseJobListQuery(query: Record<string, string>): JobListRequest {
+  let limit = DEFAULT_LIST_LIMIT;
+  if (query.limit !== undefined) {
+    limit = /^\d{1,3}$/.test(query.limit) ? Number(query.limit) : NaN;
+    if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
+      throw invalidParameter('limit', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`, { min: 1, max: MAX_LIST_LIMIT });
+    }
+  }
+  const filters: JobListFilters = {};
+  if (query.status !== undefined) {
+    if (!(JOB_STATUSES as readonly string[]).includes(query.status)) throw invalidParameter('status', `status must be one of ${JOB_STATUSES.join(', ')}.`, { allowed: JOB_STATUSES });
+    filters.status = query.status as JobStatus;
+  }
+  if (query.job_type !== undefined) {
+    if (!(JOB_TYPES as readonly string[]).includes(query.job_type)) throw invalidParameter('job_type', `job_type must be one of ${JOB_TYPES.join(', ')}.`, { allowed: JOB_TYPES });
+    filters.jobType = query.job_type as JobType;
+  }
+  if (query.truncated !== undefined) {
+    if (query.truncated !== 'true' && query.truncated !== 'false') throw invalidParameter('truncated', 'truncated must be true or false.');
+    filters.truncated = query.truncated === 'true';
+  }
+  if (query.month !== undefined) {
+    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(query.month)) throw invalidParameter('month', 'month must be YYYY-MM (creation month in UTC), e.g. 2026-11.');
+    filters.month = query.month;
+  }
+  const nextToken = query.next_token === undefined || query.next_token === '' ? undefined : query.next_token;
+  return { limit, filters, nextToken };
+}
+
+type Position = NonNullable<JobListQuery['after']>;
+
+/**
+ * Page tokens are opaque: the position after which the next page starts, sealed with an HMAC over the
+ * account id and the filters. A token edited by hand, made up, or taken from another account or another
+ * query fails the check (400); and the listing only ever reads the caller's own partition anyway.
+ */
+export class PageTokens {
+  constructor(private readonly secret: string) {
+    if (!secret) throw new Error('page tokens need a secret');
+  }
+
+  private mac(accountId: string, filters: JobListFilters, payload: string): Buffer {
+    const scope = JSON.stringify([accountId, filters.status ?? null, filters.jobType ?? null, filters.truncated ?? null, filters.month ?? null]);
+    return createHmac('sha256', this.secret).update(`jobs.v1\n${scope}\n${payload}`).digest();
+  }
+
+  seal(accountId: string, filters: JobListFilters, position: Position): string {
+    const payload = Buffer.from(JSON.stringify([position.created_at, position.job_id])).toString('base64url');
+    return `${payload}.${this.mac(accountId, filters, payload).toString('base64url')}`;
+  }
+
+  open(accountId: string, filters: JobListFilters, token: string): Position {
+    const bad = () =>
+      invalidParameter('next_token', 'next_token is not valid for this account and these filters. Send it back unchanged, with the same filters as the request that returned it.');
+    const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/.exec(token);
+    if (!m) throw bad();
+    const expected = this.mac(accountId, filters, m[1]);
+    const given = Buffer.from(m[2], 'base64url');
+    // Canonical encoding only: the unused low bits of the last character must not make a second valid token.
+    if (given.length !== expected.length || given.toString('base64url') !== m[2] || !timingSafeEqual(given, expected)) throw bad();
+    try {
+      const [created_at, job_id] = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8'));
+      if (typeof created_at !== 'string' || typeof job_id !== 'string') throw new Error('shape');
+      return { created_at, job_id };
+    } catch {
+      throw bad();
+    }
+  }
+}
+
+/** A row of GET /jobs: the spec's job summary fields. */
+export function presentJobSummary(job: Job) {
+  return {
+    job_id: job.job_id,
+    status: job.status,
+    job_type: job.job_type,
+    bundle_type: job.bundle_type ?? null,
+    file_count: job.file_count ?? null,
+    success_count: job.success_count ?? null,
+    failure_count: job.failure_count ?? null,
+    pages_total: job.pages_total ?? job.pages ?? null,
+    created_at: job.created_at,
+    completed_at: job.completed_at,
+  };
+}
+
+/** GET /jobs: newest first, from the account's index partition (never a scan). */
+export async function listJobs(jobs: JobRepository, tokens: PageTokens, accountId: string, req: JobListRequest) {
+  const after = req.nextToken ? tokens.open(accountId, req.filters, req.nextToken) : undefined;
+  const page = await jobs.list({ accountId, limit: req.limit, after, ...req.filters });
+  const rows = page.jobs.map(presentJobSummary);
+  return { jobs: rows, next_token: page.last ? tokens.seal(accountId, req.filters, page.last) : null, count: rows.length };
+}

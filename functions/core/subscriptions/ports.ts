@@ -1,0 +1,127 @@
+import type { Account } from '../accounts/account';
+import type { Micros } from '../billing/money';
+
+/**
+ * A subscription as the payment provider reports it, already translated into plain data by the adapter
+ * (functions/adapters/stripe). Times are ISO 8601.
+ */
+export interface ProviderSubscription {
+  id: string;
+  customer_id: string;
+  /** The provider's status: active, trialing, past_due, unpaid, paused, canceled, incomplete, incomplete_expired. */
+  status: string;
+  price_id: string | null;
+  item_id: string | null;
+  period_start: string;
+  period_end: string;
+  cancel_at_period_end: boolean;
+  cancel_at: string | null;
+  /** Collection paused (Stripe's `pause_collection`): no invoices are collected from the next one on. */
+  pause_collection: boolean;
+  /** `metadata.account_id`, when the checkout that created it set one. */
+  account_ref: string | null;
+}
+
+export interface CheckoutSession {
+  id: string;
+  /** `payment` (one-off pack) or `subscription`. */
+  mode: string;
+  /** `paid`, `unpaid` (asynchronous payment methods; settled later) or `no_payment_required`. */
+  payment_status: string;
+  /** The account the dashboard started the checkout for (`client_reference_id`, else `metadata.account_id`). */
+  account_ref: string | null;
+  customer_id: string | null;
+  subscription_id: string | null;
+}
+
+export interface PaidInvoice {
+  id: string;
+  customer_id: string | null;
+  subscription_id: string | null;
+  /** `subscription_create`, `subscription_cycle` (renewal), `subscription_update` (proration), `manual`, … */
+  billing_reason: string | null;
+  /** The service period the subscription line of the invoice pays for. */
+  period_start: string | null;
+  period_end: string | null;
+  price_id: string | null;
+}
+
+interface EventBase {
+  id: string;
+  type: string;
+  /** When the provider created the event (ISO 8601). */
+  created: string;
+}
+
+/** A verified provider event, reduced to what the billing rules act on. */
+export type PaymentEvent = EventBase &
+  (
+    | { kind: 'checkout_completed'; session: CheckoutSession }
+    | { kind: 'subscription_changed'; subscription: ProviderSubscription }
+    | { kind: 'invoice_paid'; invoice: PaidInvoice }
+    | { kind: 'other' }
+  );
+
+/** Thrown by a verifier when the signature is missing, wrong or too old. */
+export class InvalidEventSignatureError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidEventSignatureError';
+  }
+}
+
+/** Verifies a provider webhook delivery (raw body + signature header) and returns the event. */
+export interface PaymentEventVerifier {
+  verify(rawBody: Uint8Array, signatureHeader: string | undefined): Promise<PaymentEvent>;
+}
+
+/** The payment provider's API, as far as the service uses it. */
+export interface PaymentProvider {
+  /** Price ids and quantities bought in a checkout session. */
+  checkoutLineItems(sessionId: string): Promise<{ price_id: string | null; quantity: number }[]>;
+  getSubscription(subscriptionId: string): Promise<ProviderSubscription>;
+  /** Cancel at the end of the current period. */
+  cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription>;
+  /** Undo a scheduled cancel (period-end or dated) and a collection pause, whichever are set. */
+  resume(subscriptionId: string, pending: { cancel_at_period_end: boolean; cancel_at: string | null; pause_collection: boolean }): Promise<ProviderSubscription>;
+  /** Switch the subscription's price: `prorate` charges the difference now (upgrade), otherwise from the next renewal on. */
+  changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean): Promise<ProviderSubscription>;
+  /** A customer-portal session URL (payment methods, invoices, cancel). */
+  portalUrl(customerId: string, returnUrl: string | undefined): Promise<string>;
+}
+
+/** A purchase of one-off credits, recorded once per provider reference (e.g. a checkout session). */
+export interface Purchase {
+  purchase_id: string;
+  amount_micros: Micros;
+  source: string;
+  reference: string;
+  created_at: string;
+}
+
+/** One write of an account's billing state, together with what makes it happen exactly once. */
+export interface BillingStateWrite {
+  /** The account as read. The write happens only if its billing state and allowance are still those of this copy. */
+  seen: Account;
+  next: Pick<Account, 'plan_id' | 'status' | 'subscription' | 'stripe_customer_id'>;
+  /** One-off credits bought; the purchase id must not have been recorded before. */
+  purchase?: Purchase;
+  /** The provider event this write applies; an event id is applied once. */
+  eventId?: string;
+  /** A provider customer to map to this account. */
+  linkCustomer?: string | null;
+}
+
+/**
+ * `duplicate`: the event (or the purchase) was already applied. `conflict`: the account changed since it was
+ * read (re-read and decide again). `customer_conflict`: the customer belongs to another account.
+ */
+export type BillingCommitOutcome = 'committed' | 'duplicate' | 'conflict' | 'customer_conflict';
+
+export interface BillingStateStore {
+  commit(write: BillingStateWrite, at: Date): Promise<BillingCommitOutcome>;
+  eventApplied(eventId: string): Promise<boolean>;
+  accountForCustomer(customerId: string): Promise<string | null>;
+  /** Newest first. */
+  purchases(accountId: string, limit: number): Promise<Purchase[]>;
+}

@@ -1,0 +1,296 @@
+import type { Account, Subscription } from '../accounts/account';
+import type { AccountRepository, PlanRepository } from '../accounts/ports';
+import { STANDARD_PLAN_ID } from '../billing/plans';
+import type { CreditPack } from '../billing/packs';
+import type { Clock } from '../clock';
+import { ServiceError, invalidParameter } from '../errors';
+import { SubscriptionCatalog } from './catalog';
+import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, ProviderSubscription } from './ports';
+import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
+
+export interface SubscriptionServiceDeps {
+  accounts: AccountRepository;
+  plans: PlanRepository;
+  store: BillingStateStore;
+  /** null when no payment provider is configured (no STRIPE_SECRET_KEY). */
+  provider: PaymentProvider | null;
+  packs: readonly CreditPack[];
+  clock: Clock;
+  portalReturnUrl?: string;
+  log?: { warn(message: string, extra?: unknown): void; error(message: string, extra?: unknown): void };
+}
+
+/** What a provider event did: applied, already applied before, or ignored (with the reason). */
+export interface EventOutcome {
+  result: 'applied' | 'duplicate' | 'ignored';
+  reason?: string;
+  account_id?: string;
+}
+
+export type ChangeResult = 'upgraded' | 'downgrade_scheduled' | 'downgrade_cancelled' | 'unchanged';
+
+type Decision = { ignore: string } | Omit<BillingStateWrite, 'seen' | 'eventId'>;
+
+const MAX_ATTEMPTS = 25;
+/** Invoices that start a period's allowance (not proration invoices of an upgrade, which adds the difference itself). */
+const ALLOWANCE_INVOICES = new Set(['subscription_create', 'subscription_cycle', 'subscription']);
+
+export function paymentsNotConfigured(setting = 'STRIPE_SECRET_KEY'): ServiceError {
+  return new ServiceError(
+    'PAYMENTS_NOT_CONFIGURED',
+    `Payments are not available on this deployment: Stripe is not configured (${setting} is not set). Ask the operator to configure Stripe.`,
+    { setting },
+  );
+}
+
+export function noActiveSubscription(account: Account): ServiceError {
+  return new ServiceError(
+    'NO_ACTIVE_SUBSCRIPTION',
+    'This account has no active subscription. Start one through the dashboard checkout; GET /accounts/me/subscription/plans lists the plans.',
+    { subscription_status: account.subscription?.status ?? null },
+  );
+}
+
+/**
+ * Subscriptions and purchases: what a payment-provider event does to an account, and the subscription
+ * routes. No provider SDK here; the adapter hands over plain data (./ports.ts).
+ *
+ * Every change is one conditional write of the account's billing state (see BillingStateStore): the event
+ * id is recorded in the same write, so an event is applied once, and a concurrent change (another event,
+ * or a charge spending the allowance) makes the write fail and the decision is made again on a fresh read.
+ */
+export class SubscriptionService {
+  constructor(private readonly deps: SubscriptionServiceDeps) {}
+
+  async catalog(): Promise<SubscriptionCatalog> {
+    return SubscriptionCatalog.fromPlans(await this.deps.plans.list());
+  }
+
+  private provider(): PaymentProvider {
+    if (!this.deps.provider) throw paymentsNotConfigured();
+    return this.deps.provider;
+  }
+
+  // ── provider events ────────────────────────────────────────────────────────────────────────────────
+
+  async handleEvent(event: PaymentEvent): Promise<EventOutcome> {
+    if (event.kind === 'other') return { result: 'ignored', reason: 'event_type_not_handled' };
+    if (await this.deps.store.eventApplied(event.id)) return { result: 'duplicate' };
+    switch (event.kind) {
+      case 'checkout_completed':
+        return this.checkoutCompleted(event.id, event.session);
+      case 'subscription_changed': {
+        const p = event.subscription;
+        const accountId = p.account_ref ?? (await this.deps.store.accountForCustomer(p.customer_id));
+        if (!accountId) return { result: 'ignored', reason: 'unknown_customer' };
+        return this.applySubscription(accountId, p, { eventId: event.id, eventAt: event.created });
+      }
+      case 'invoice_paid':
+        return this.invoicePaid(event.id, event.invoice);
+    }
+  }
+
+  private async checkoutCompleted(eventId: string, s: CheckoutSession): Promise<EventOutcome> {
+    const accountId = s.account_ref ?? (s.customer_id ? await this.deps.store.accountForCustomer(s.customer_id) : null);
+    if (!accountId) {
+      this.deps.log?.error('paid checkout without a known account (client_reference_id must be the account id)', { session: s.id });
+      return { result: 'ignored', reason: 'unknown_account' };
+    }
+    // Asynchronous payment methods complete the checkout unpaid; checkout.session.async_payment_succeeded follows.
+    if (s.payment_status !== 'paid' && s.payment_status !== 'no_payment_required') return { result: 'ignored', reason: 'payment_pending', account_id: accountId };
+
+    if (s.mode === 'payment') {
+      const items = await this.provider().checkoutLineItems(s.id);
+      let micros = 0;
+      for (const item of items) {
+        const pack = this.deps.packs.find((p) => p.price_id === item.price_id);
+        if (pack) micros += pack.amount_micros * Math.max(1, item.quantity);
+      }
+      if (micros === 0) {
+        this.deps.log?.warn('checkout without a configured credit pack price', { session: s.id, prices: items.map((i) => i.price_id) });
+        return { result: 'ignored', reason: 'no_credit_pack', account_id: accountId };
+      }
+      const at = this.deps.clock.now().toISOString();
+      return this.mutate(accountId, eventId, (account) => ({
+        next: {
+          plan_id: account.plan_id ?? STANDARD_PLAN_ID,
+          status: 'active',
+          subscription: account.subscription,
+          stripe_customer_id: account.stripe_customer_id ?? s.customer_id,
+        },
+        // One purchase per checkout session, whichever of its events (completed, async_payment_succeeded) lands first.
+        purchase: { purchase_id: `checkout_${s.id}`, amount_micros: micros, source: 'stripe_checkout', reference: s.id, created_at: at },
+        linkCustomer: s.customer_id,
+      }));
+    }
+    if (s.mode === 'subscription' && s.subscription_id) {
+      // The session carries only the id; the subscription itself is read from the provider. Its first invoice is paid.
+      const p = await this.provider().getSubscription(s.subscription_id);
+      return this.applySubscription(accountId, p, { eventId, eventAt: null, paid: true });
+    }
+    return { result: 'ignored', reason: 'checkout_mode_not_handled', account_id: accountId };
+  }
+
+  private async invoicePaid(eventId: string, inv: PaidInvoice): Promise<EventOutcome> {
+    if (!inv.subscription_id || !inv.period_start) return { result: 'ignored', reason: 'not_a_subscription_invoice' };
+    if (!ALLOWANCE_INVOICES.has(inv.billing_reason ?? '')) return { result: 'ignored', reason: 'no_allowance_change' };
+    const accountId = inv.customer_id ? await this.deps.store.accountForCustomer(inv.customer_id) : null;
+    if (!accountId) return { result: 'ignored', reason: 'unknown_customer' };
+    const catalog = await this.catalog();
+    const periodStart = inv.period_start;
+    return this.mutate(accountId, eventId, (account) => {
+      const sub = account.subscription;
+      if (!sub || sub.subscription_id !== inv.subscription_id) return { ignore: 'unknown_subscription' };
+      const granted = grantPeriodAllowance(sub, { period_start: periodStart, period_end: inv.period_end, price_id: inv.price_id }, catalog);
+      if (!granted) return { ignore: 'allowance_already_granted' };
+      const next = deriveSubscription(granted, catalog);
+      return { next: { ...accountPlanAfter(account, next, catalog), subscription: next, stripe_customer_id: account.stripe_customer_id } };
+    });
+  }
+
+  /**
+   * Applies the provider's view of a subscription to an account: from an event (`eventAt` set), from a
+   * completed checkout (`paid`: its first invoice is paid), or from the answer to one of our own API calls.
+   */
+  async applySubscription(accountId: string, p: ProviderSubscription, opts: { eventId?: string; eventAt?: string | null; paid?: boolean }): Promise<EventOutcome> {
+    const catalog = await this.catalog();
+    const plan = catalog.forPrice(p.price_id);
+    if (!plan) {
+      this.deps.log?.warn('subscription with a price outside the plan catalogue', { subscription: p.id, price: p.price_id });
+      return { result: 'ignored', reason: 'unknown_price', account_id: accountId };
+    }
+    return this.mutate(accountId, opts.eventId, (account) => {
+      const current = account.subscription;
+      if (current && current.subscription_id !== p.id) {
+        // Another subscription of the same customer: it replaces the stored one only if that one has ended
+        // or the new one is live while the stored one is not.
+        const incomingLive = ['active', 'trialing'].includes(mapProviderStatus(p.status));
+        const currentLive = current.status === 'active' || current.status === 'trialing';
+        if (current.status !== 'canceled' && (currentLive || !incomingLive)) return { ignore: 'other_subscription' };
+      }
+      const same = current?.subscription_id === p.id ? current : null;
+      if (same && p.period_start < same.period_start) return { ignore: 'stale_event' };
+      if (same && opts.eventAt && same.provider?.event_at && opts.eventAt < same.provider.event_at) return { ignore: 'stale_event' };
+
+      let next: Subscription = mergeProviderSubscription(same, p, plan, opts.eventAt ?? null);
+      if (opts.paid && ['active', 'trialing'].includes(mapProviderStatus(p.status))) {
+        next = grantPeriodAllowance(next, { period_start: p.period_start, period_end: p.period_end, price_id: p.price_id }, catalog) ?? next;
+      }
+      next = deriveSubscription(next, catalog);
+      return {
+        next: { ...accountPlanAfter(account, next, catalog), subscription: next, stripe_customer_id: account.stripe_customer_id ?? p.customer_id },
+        linkCustomer: p.customer_id,
+      };
+    });
+  }
+
+  /** Read, decide, write conditionally; on a concurrent change, read and decide again. */
+  private async mutate(accountId: string, eventId: string | undefined, decide: (account: Account) => Decision): Promise<EventOutcome> {
+    let linkCustomer = true;
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const account = await this.deps.accounts.get(accountId);
+      if (!account) {
+        this.deps.log?.error('payment event for an account that does not exist', { account_id: accountId, event: eventId });
+        return { result: 'ignored', reason: 'unknown_account' };
+      }
+      const decision = decide(account);
+      if ('ignore' in decision) return { result: 'ignored', reason: decision.ignore, account_id: accountId };
+      const unlinked = { linkCustomer: null, next: { ...decision.next, stripe_customer_id: account.stripe_customer_id } };
+      const write = { ...decision, ...(linkCustomer ? {} : unlinked), seen: account, eventId };
+      const outcome = await this.deps.store.commit(write, this.deps.clock.now());
+      if (outcome === 'committed') return { result: 'applied', account_id: accountId };
+      if (outcome === 'duplicate') return { result: 'duplicate', account_id: accountId };
+      if (outcome === 'customer_conflict') {
+        this.deps.log?.error('provider customer already belongs to another account', { account_id: accountId, event: eventId });
+        // A paid purchase is still credited to the account it was bought for; only the mapping is left alone.
+        if (!decision.purchase) return { result: 'ignored', reason: 'customer_belongs_to_another_account', account_id: accountId };
+        linkCustomer = false;
+      }
+    }
+    throw new Error(`billing state of ${accountId} kept changing after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  // ── subscription routes ────────────────────────────────────────────────────────────────────────────
+
+  private async reload(account: Account): Promise<Account> {
+    return (await this.deps.accounts.get(account.account_id)) ?? account;
+  }
+
+  /** A subscription the customer can still act on (anything but cancelled). */
+  private liveSubscription(account: Account): Subscription {
+    const sub = account.subscription;
+    if (!sub || sub.status === 'canceled') throw noActiveSubscription(account);
+    return sub;
+  }
+
+  /** POST /accounts/me/subscription/cancel: at the end of the current period. Cancelling twice is harmless. */
+  async cancel(account: Account): Promise<Account> {
+    const provider = this.provider();
+    const sub = this.liveSubscription(account);
+    if (sub.scheduled_change?.action === 'cancel') return account;
+    const p = await provider.cancelAtPeriodEnd(sub.subscription_id);
+    await this.applySubscription(account.account_id, p, {});
+    return this.reload(account);
+  }
+
+  /** POST /accounts/me/subscription/resume: undoes a scheduled cancel (and a collection pause). Harmless when nothing is pending. */
+  async resume(account: Account): Promise<Account> {
+    const provider = this.provider();
+    const sub = this.liveSubscription(account);
+    const pending = {
+      cancel_at_period_end: sub.cancel_at_period_end,
+      cancel_at: sub.provider?.cancel_at ?? null,
+      pause_collection: sub.provider?.pause_collection ?? false,
+    };
+    if (!pending.cancel_at_period_end && !pending.cancel_at && !pending.pause_collection) return account;
+    const p = await provider.resume(sub.subscription_id, pending);
+    await this.applySubscription(account.account_id, p, {});
+    return this.reload(account);
+  }
+
+  /**
+   * POST /accounts/me/subscription/change: an upgrade is billed now with proration and adds the difference
+   * to the allowance; a downgrade is billed from the next renewal and shows as a scheduled change. Changing
+   * back to the plan in effect undoes a scheduled downgrade.
+   */
+  async change(account: Account, body: unknown): Promise<{ account: Account; result: ChangeResult }> {
+    const provider = this.provider();
+    const priceId = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).price_id : undefined;
+    const catalog = await this.catalog();
+    const offered = catalog.offered();
+    if (typeof priceId !== 'string' || !priceId) {
+      throw invalidParameter('price_id', 'Send {"price_id": "<price id>"}; GET /accounts/me/subscription/plans lists them.', { allowed: offered.map((t) => t.price_id) });
+    }
+    const target = offered.find((t) => t.price_id === priceId);
+    if (!target) {
+      throw invalidParameter('price_id', `${priceId} is not a subscription plan on offer. Use one of: ${offered.map((t) => t.price_id).join(', ')}.`, {
+        allowed: offered.map((t) => t.price_id),
+      });
+    }
+    const sub = account.subscription;
+    if (!sub || (sub.status !== 'active' && sub.status !== 'trialing')) throw noActiveSubscription(account);
+    const billed = sub.provider?.price_id ?? sub.price_id;
+    if (target.price_id === billed) return { account, result: 'unchanged' };
+
+    const itemId = sub.provider?.item_id ?? (await provider.getSubscription(sub.subscription_id)).item_id;
+    if (!itemId) throw new Error(`subscription ${sub.subscription_id} has no item to change`);
+    const upgrade = target.price_micros > sub.price_micros;
+    const p = await provider.changePrice(sub.subscription_id, itemId, target.price_id, upgrade);
+    await this.applySubscription(account.account_id, p, {});
+    const result: ChangeResult = upgrade ? 'upgraded' : target.price_id === sub.price_id ? 'downgrade_cancelled' : 'downgrade_scheduled';
+    return { account: await this.reload(account), result };
+  }
+
+  /** POST /accounts/me/subscription/portal: a customer-portal link (payment method, invoices, cancel). */
+  async portalUrl(account: Account): Promise<string> {
+    const provider = this.provider();
+    const customer = account.subscription?.customer_id ?? account.stripe_customer_id;
+    if (!customer) {
+      throw new ServiceError(
+        'NO_BILLING_CUSTOMER',
+        'This account has no billing profile yet. Buy a credit pack or start a subscription through the dashboard checkout first.',
+      );
+    }
+    return provider.portalUrl(customer, this.deps.portalReturnUrl);
+  }
+}

@@ -1,0 +1,53 @@
+import { type Account, newAccount } from '../../../../functions/core/accounts/account';
+import { usdToMicros } from '../../../../functions/core/billing/money';
+import { creditPacks } from '../../../../functions/core/billing/packs';
+import { planCatalogue } from '../../../../functions/core/billing/plans';
+import { billingSummary, creditsSummary } from '../../../../functions/core/billing/summary';
+
+const now = new Date('2026-11-21T12:00:00Z');
+const standard = planCatalogue()[0];
+
+function account(periodEnd: string, status: 'active' | 'canceled' = 'active'): Account {
+  return {
+    ...newAccount({ account_id: 'a1', email: 'a@example.com', plan_id: 'standard', now, credits_micros: usdToMicros(7.77) }),
+    subscription: {
+      subscription_id: 'sub_1', customer_id: 'cus_1', status, name: 'Starter', price_id: 'price_s', price_micros: usdToMicros(20), monthly_pdfs: 2000,
+      allowance_micros: usdToMicros(12.34), period_start: '2026-11-01T00:00:00.000Z', period_end: periodEnd, cancel_at_period_end: false, scheduled_change: null,
+    },
+  };
+}
+
+describe('billingSummary', () => {
+  it('shows the usable allowance exactly, and PDFs as allowance ÷ price', () => {
+    expect(billingSummary(account('2026-12-01T00:00:00.000Z'), standard, now)).toMatchObject({
+      subscription_credits_remaining: 12.34,
+      subscription_pdfs_remaining: 1234,
+      credits_balance: 7.77,
+      monthly_quota: 2000,
+      subscription: expect.objectContaining({ active: true, credits_remaining: 12.34, pdfs_remaining: 1234 }),
+    });
+  });
+
+  it('counts no allowance once the period ended, and leaves credits as they are', () => {
+    expect(billingSummary(account('2026-11-21T11:59:59.000Z'), standard, now)).toMatchObject({
+      subscription_credits_remaining: 0,
+      subscription_pdfs_remaining: 0,
+      credits_balance: 7.77,
+      subscription: expect.objectContaining({ active: false, credits_remaining: 0, pdfs_remaining: 0 }),
+    });
+  });
+
+  it('has no monthly quota once the subscription is cancelled', () => {
+    expect(billingSummary(account('2026-12-01T00:00:00.000Z', 'canceled'), standard, now)).toMatchObject({ monthly_quota: null, subscription_credits_remaining: 0 });
+  });
+});
+
+describe('creditsSummary', () => {
+  it('adds the buckets and counts PDFs per bucket (one bucket covers a whole charge)', () => {
+    const a = { ...account('2026-12-01T00:00:00.000Z'), free_credits_micros: 5_000 };
+    const body = creditsSummary(a, standard, now, creditPacks({ 10: 'price_ten' }), []);
+    expect(body.credits).toMatchObject({ total_available: 20.115, pdfs_available: 1234 + 0 + 777 });
+    expect(body.packs[0]).toEqual({ price_id: 'price_ten', amount: 10, currency: 'USD', pdfs: 1000 });
+    expect(body.packs[1].price_id).toBe('price_pack_100_usd');
+  });
+});

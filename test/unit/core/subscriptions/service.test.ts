@@ -1,0 +1,107 @@
+import { type Account, newAccount } from '../../../../functions/core/accounts/account';
+import type { AccountRepository, PlanRepository } from '../../../../functions/core/accounts/ports';
+import { creditPacks } from '../../../../functions/core/billing/packs';
+import { planCatalogue } from '../../../../functions/core/billing/plans';
+import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, PaymentEvent, PaymentProvider } from '../../../../functions/core/subscriptions/ports';
+import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
+
+const now = new Date('2026-11-21T12:00:00Z');
+
+/** In memory, with the same contract as the DynamoDB store; `interfere` changes the account between read and write. */
+class MemoryStore implements BillingStateStore {
+  events = new Set<string>();
+  purchaseIds = new Set<string>();
+  customers = new Map<string, string>();
+  commits = 0;
+  interfere: (() => void) | null = null;
+  constructor(private readonly accounts: Map<string, Account>) {}
+  async commit(write: BillingStateWrite): Promise<BillingCommitOutcome> {
+    this.commits++;
+    if (this.interfere) {
+      const f = this.interfere;
+      this.interfere = null;
+      f();
+    }
+    if (write.eventId && this.events.has(write.eventId)) return 'duplicate';
+    if (write.purchase && this.purchaseIds.has(write.purchase.purchase_id)) return 'duplicate';
+    const owner = write.linkCustomer ? this.customers.get(write.linkCustomer) : undefined;
+    if (owner && owner !== write.seen.account_id) return 'customer_conflict';
+    const current = this.accounts.get(write.seen.account_id)!;
+    if ((current.billing_version ?? 0) !== (write.seen.billing_version ?? 0) || current.subscription?.allowance_micros !== write.seen.subscription?.allowance_micros) return 'conflict';
+    if (write.eventId) this.events.add(write.eventId);
+    if (write.purchase) this.purchaseIds.add(write.purchase.purchase_id);
+    if (write.linkCustomer) this.customers.set(write.linkCustomer, current.account_id);
+    this.accounts.set(current.account_id, {
+      ...current,
+      ...write.next,
+      credits_micros: current.credits_micros + (write.purchase?.amount_micros ?? 0),
+      billing_version: (current.billing_version ?? 0) + 1,
+    });
+    return 'committed';
+  }
+  async eventApplied(id: string) {
+    return this.events.has(id);
+  }
+  async accountForCustomer(id: string) {
+    return this.customers.get(id) ?? null;
+  }
+  async purchases() {
+    return [];
+  }
+}
+
+function setup(provider: Partial<PaymentProvider> | null = {}) {
+  const accounts = new Map<string, Account>([['a1', newAccount({ account_id: 'a1', email: 'a@example.com', plan_id: null, now })]]);
+  const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
+  const plans: PlanRepository = { get: async () => null, list: async () => planCatalogue({ starter: 'price_s', business: 'price_b' }), put: async () => undefined };
+  const store = new MemoryStore(accounts);
+  const lineItems = async () => [{ price_id: 'price_pack_100_usd', quantity: 1 }];
+  const service = new SubscriptionService({
+    accounts: repo,
+    plans,
+    store,
+    provider: provider === null ? null : ({ checkoutLineItems: lineItems, ...provider } as PaymentProvider),
+    packs: creditPacks(),
+    clock: { now: () => now },
+  });
+  return { accounts, store, service };
+}
+
+const packEvent = (id = 'evt_1'): PaymentEvent => ({
+  id,
+  type: 'checkout.session.completed',
+  created: now.toISOString(),
+  kind: 'checkout_completed',
+  session: { id: 'cs_1', mode: 'payment', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: null },
+});
+
+describe('SubscriptionService.handleEvent', () => {
+  it('decides again on a fresh read when the account changed under it', async () => {
+    const { service, store, accounts } = setup();
+    store.interfere = () => accounts.set('a1', { ...accounts.get('a1')!, billing_version: 7, credits_micros: 5 });
+    expect(await service.handleEvent(packEvent())).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(store.commits).toBe(2);
+    expect(accounts.get('a1')).toMatchObject({ credits_micros: 100_000_005, status: 'active', plan_id: 'standard', stripe_customer_id: 'cus_1' });
+  });
+
+  it('reports an already applied event as a duplicate without calling the provider', async () => {
+    const lineItems = jest.fn(async () => [{ price_id: 'price_pack_100_usd', quantity: 1 }]);
+    const { service } = setup({ checkoutLineItems: lineItems });
+    await service.handleEvent(packEvent('evt_dup'));
+    expect(await service.handleEvent(packEvent('evt_dup'))).toEqual({ result: 'duplicate' });
+    expect(lineItems).toHaveBeenCalledTimes(1);
+  });
+
+  it('credits a pack even when its Stripe customer is mapped to another account, leaving the mapping alone', async () => {
+    const { service, store, accounts } = setup();
+    store.customers.set('cus_1', 'someone_else');
+    expect(await service.handleEvent(packEvent())).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(accounts.get('a1')).toMatchObject({ credits_micros: 100_000_000, stripe_customer_id: null });
+    expect(store.customers.get('cus_1')).toBe('someone_else');
+  });
+
+  it('needs the provider for a pack checkout (503 PAYMENTS_NOT_CONFIGURED, so Stripe retries)', async () => {
+    const { service } = setup(null);
+    await expect(service.handleEvent(packEvent())).rejects.toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED' });
+  });
+});
