@@ -1,0 +1,64 @@
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { JobSlots } from '../../core/jobs/slots';
+import { type Dynamo, isConditionalCheckFailed } from './client';
+import { keys } from './schema';
+
+/**
+ * Slots are items `ACCOUNT#<id>` / `SLOT#<kind>#<n>`, n < max. Taking one is a conditional put that succeeds
+ * when the slot is free or its lease has run out, so concurrent submissions can never hold more than `max`.
+ */
+export class DynamoJobSlots implements JobSlots {
+  constructor(private readonly db: Dynamo) {}
+
+  async acquire(input: { accountId: string; kind: string; jobId: string; max: number; now: Date; leaseSeconds: number }): Promise<boolean> {
+    const leaseEnd = new Date(input.now.getTime() + input.leaseSeconds * 1000);
+    for (let n = 0; n < input.max; n++) {
+      try {
+        await this.db.doc.send(
+          new PutCommand({
+            TableName: this.db.table,
+            Item: {
+              ...keys.jobSlot(input.accountId, input.kind, n),
+              job_id: input.jobId,
+              acquired_at: input.now.toISOString(),
+              lease_until: leaseEnd.toISOString(),
+              ttl: Math.ceil(leaseEnd.getTime() / 1000) + 86_400,
+            },
+            ConditionExpression: 'attribute_not_exists(pk) OR lease_until < :now',
+            ExpressionAttributeValues: { ':now': input.now.toISOString() },
+          }),
+        );
+        return true;
+      } catch (err) {
+        if (!isConditionalCheckFailed(err)) throw err;
+      }
+    }
+    return false;
+  }
+
+  async release(input: { accountId: string; kind: string; jobId: string }): Promise<void> {
+    const { Items } = await this.db.doc.send(
+      new QueryCommand({
+        TableName: this.db.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.account(input.accountId).pk, ':prefix': keys.jobSlotPrefix(input.kind) },
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of Items ?? []) {
+      if (item.job_id !== input.jobId) continue;
+      try {
+        await this.db.doc.send(
+          new DeleteCommand({
+            TableName: this.db.table,
+            Key: { pk: item.pk, sk: item.sk },
+            ConditionExpression: 'job_id = :job',
+            ExpressionAttributeValues: { ':job': input.jobId },
+          }),
+        );
+      } catch (err) {
+        if (!isConditionalCheckFailed(err)) throw err;
+      }
+    }
+  }
+}

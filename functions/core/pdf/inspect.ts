@@ -1,0 +1,108 @@
+/**
+ * POST /pdf/inspect: what a PDF is, read without copying anything. An encrypted file is described, not refused.
+ */
+import { PDFArray, PDFName, PDFNumber, type PDFObject } from 'pdf-lib';
+import { inputProblem } from './errors';
+import { type DocFeatures, type PdfWarning, detectFeatures, inheritedField, orderWarnings, walkFields } from './features';
+import { type FormField, listFormFields } from './forms';
+import { type PageInfo, PdfReader, asProblem } from './reader';
+
+export interface PageBox {
+  width: number;
+  height: number;
+}
+
+export interface InspectResult {
+  filename: string;
+  size_bytes: number;
+  page_count: number | null;
+  encrypted: boolean;
+  has_forms: boolean;
+  has_signatures: boolean;
+  first_page: PageBox | null;
+  warnings: PdfWarning[];
+  max_pages: number;
+  pages?: ({ id: string; rotation: number } & PageBox)[] | null;
+  form?: FormField[] | null;
+}
+
+const round = (n: number) => Math.round(n * 1000) / 1000;
+
+/** The visible box (CropBox, else MediaBox) of a page, unrotated, in points. */
+export function pageBox(reader: PdfReader, page: PageInfo): PageBox {
+  const box = reader.resolve(page.cropBox) ?? reader.resolve(page.mediaBox);
+  const nums = box instanceof PDFArray && box.size() >= 4 ? box.asArray().slice(0, 4).map((x: PDFObject) => (reader.resolve(x) instanceof PDFNumber ? (reader.resolve(x) as PDFNumber).asNumber() : NaN)) : null;
+  if (!nums || nums.some((n) => !Number.isFinite(n))) return { width: 612, height: 792 };
+  return { width: round(Math.abs(nums[2] - nums[0])), height: round(Math.abs(nums[3] - nums[1])) };
+}
+
+/** Rotation in degrees, normalised to 0, 90, 180 or 270 (other values are ignored by viewers). */
+export function pageRotation(reader: PdfReader, page: PageInfo): number {
+  const r = reader.resolve(page.rotate);
+  const deg = r instanceof PDFNumber ? r.asNumber() : 0;
+  return Number.isInteger(deg) && deg % 90 === 0 ? ((deg % 360) + 360) % 360 : 0;
+}
+
+function predictedWarnings(reader: PdfReader, f: DocFeatures): PdfWarning[] {
+  const w: PdfWarning[] = [];
+  let fillable = f.xfa;
+  if (!fillable && f.hasForms) {
+    walkFields(reader, (field) => {
+      if (inheritedField(reader, field, PDFName.of('FT')) !== PDFName.of('Sig')) fillable = true;
+    });
+  }
+  if (fillable) w.push('FORM_FIELDS_NOT_PRESERVED');
+  if (f.hasBookmarks) w.push('BOOKMARKS_NOT_PRESERVED');
+  if (f.signed) w.push('SIGNATURE_INVALIDATED');
+  return orderWarnings(w);
+}
+
+export function inspectPdf(bytes: Uint8Array, opts: { filename: string; maxPages: number; forEdit: boolean }): InspectResult {
+  const input = { filename: opts.filename, index: 0 };
+  let reader: PdfReader;
+  try {
+    reader = PdfReader.open(bytes);
+  } catch (err) {
+    throw inputProblem(asProblem(err), input);
+  }
+  const base = { filename: opts.filename, size_bytes: bytes.length, max_pages: opts.maxPages };
+  if (reader.encrypted) {
+    // Dictionaries outside object streams stay readable in encrypted files: report what can be seen.
+    let features: DocFeatures | null = null;
+    try {
+      features = detectFeatures(reader);
+    } catch {
+      features = null;
+    }
+    return {
+      ...base,
+      page_count: null,
+      encrypted: true,
+      has_forms: features?.hasForms ?? false,
+      has_signatures: features?.signed ?? false,
+      first_page: null,
+      warnings: [],
+      ...(opts.forEdit ? { pages: null, form: null } : {}),
+    };
+  }
+  try {
+    const pages = reader.pages();
+    const features = detectFeatures(reader);
+    const result: InspectResult = {
+      ...base,
+      page_count: pages.length,
+      encrypted: false,
+      has_forms: features.hasForms,
+      has_signatures: features.signed,
+      first_page: pages.length ? pageBox(reader, pages[0]) : null,
+      warnings: predictedWarnings(reader, features),
+    };
+    if (opts.forEdit) {
+      result.pages = pages.map((p) => ({ id: `p${p.index}`, ...pageBox(reader, p), rotation: pageRotation(reader, p) }));
+      result.form = listFormFields(reader);
+    }
+    return result;
+  } catch (err) {
+    throw inputProblem(asProblem(err), input);
+  }
+}

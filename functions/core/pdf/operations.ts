@@ -1,0 +1,235 @@
+/**
+ * Merge and split at the document level: open inputs (errors name the culprit), plan the outputs and
+ * check the limits before any page is copied, then produce the files.
+ */
+import { ServiceError } from '../errors';
+import { assemble } from './assemble';
+import { SourceDocument } from './copier';
+import { Deadline, type InputRef, PdfDeadlineExceeded, PdfProblem, culprit, inputProblem } from './errors';
+import { type PdfWarning, orderWarnings } from './features';
+import { type FilenamePattern, DEFAULT_MERGE_NAME, basenameOf, dedupeFilenames, renderFilename, sanitizeFilename, withPdfExtension } from './filenames';
+import type { PdfToolLimits } from './limits';
+import { type ParsedRange, countSelected, formatPages, resolvePageRange } from './page-ranges';
+import { PdfReader, asProblem } from './reader';
+
+export interface PdfInputFile extends InputRef {
+  bytes: Uint8Array;
+}
+
+export type SplitMode =
+  | { mode: 'extract'; pages: ParsedRange }
+  | { mode: 'ranges'; ranges: ParsedRange[] }
+  | { mode: 'every_n'; every_n: number }
+  | { mode: 'each_page' };
+
+export interface MergeSpec {
+  inputs: (PdfInputFile & { pages: ParsedRange | null })[];
+  /** `output_filename` as sent (without .pdf); default "merged". */
+  outputFilename?: string | null;
+  title?: string | null;
+}
+
+export interface SplitSpec {
+  input: PdfInputFile;
+  split: SplitMode;
+  pattern: FilenamePattern;
+}
+
+/** One file to produce: 1-based pages of each source, in order. */
+interface OutputPlan {
+  name: string;
+  page_range: string;
+  selections: { source: SourceDocument; page: number }[];
+}
+
+export interface OperationPlan {
+  operation: 'merge' | 'split';
+  /** Document pages of all inputs. */
+  inputPages: number;
+  /** What is billed: selected pages for a merge, document pages for a split. */
+  pagesProcessed: number;
+  outputs: OutputPlan[];
+  title: string | null;
+  splitMode: SplitMode['mode'] | null;
+}
+
+export interface ProducedFile {
+  /** 0-based position among the outputs. */
+  index: number;
+  name: string;
+  pages: number;
+  page_range: string;
+  size_bytes: number;
+  warnings: PdfWarning[];
+  bytes: Uint8Array;
+}
+
+export interface OperationResult {
+  plan: OperationPlan;
+  files: ProducedFile[];
+  warnings: PdfWarning[];
+}
+
+/** Opens one input: INVALID_PDF, PDF_ENCRYPTED (also owner-password-only files), PDF_NO_PAGES, PDF_TOO_COMPLEX. */
+export function openInput(input: PdfInputFile): SourceDocument {
+  try {
+    const reader = PdfReader.open(input.bytes);
+    if (reader.encrypted) throw new PdfProblem('PDF_ENCRYPTED', 'encrypted', 'The PDF is encrypted or password-protected.');
+    const source = new SourceDocument(reader, { filename: input.filename, index: input.index });
+    if (source.pages.length === 0) throw new PdfProblem('PDF_NO_PAGES', 'no_pages', 'The PDF has no pages.');
+    return source;
+  } catch (err) {
+    throw inputProblem(asProblem(err), input);
+  }
+}
+
+function pageLimit(limits: PdfToolLimits, pages: number, input?: InputRef): ServiceError {
+  const where = limits.kind === 'instant' ? 'an instant request' : 'a background job';
+  const hint = limits.kind === 'instant' ? ' Upload the files (POST /pdf/upload-url) and use POST /pdf/jobs (up to 5000 pages).' : ' Split the work into several jobs.';
+  return new ServiceError('PDF_PAGE_LIMIT_EXCEEDED', `This processes ${pages} pages; ${where} may process at most ${limits.maxPages}.${hint}`, {
+    ...(input ? culprit(input) : {}),
+    pages,
+    max_pages: limits.maxPages,
+  });
+}
+
+export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: PdfToolLimits): OperationPlan {
+  const selections: OutputPlan['selections'] = [];
+  let inputPages = 0;
+  let selected = 0;
+  spec.inputs.forEach((input, i) => {
+    const source = sources[i];
+    const total = source.pages.length;
+    inputPages += total;
+    const context = { ...culprit(input), parameter: `inputs[${i}].pages` };
+    selected += input.pages ? countSelected(input.pages, total) : total;
+    if (selected > limits.maxPages) throw pageLimit(limits, selected, input);
+    const pages = input.pages ? resolvePageRange(input.pages, total, context) : source.pages.map((_, p) => p + 1);
+    for (const p of pages) selections.push({ source, page: p - 1 });
+  });
+  const requested = spec.outputFilename ? spec.outputFilename.replace(/\.pdf$/i, '') : DEFAULT_MERGE_NAME;
+  const name = withPdfExtension(sanitizeFilename(requested, DEFAULT_MERGE_NAME));
+  return {
+    operation: 'merge',
+    inputPages,
+    pagesProcessed: selections.length,
+    outputs: [{ name, page_range: `1-${selections.length}`, selections }],
+    title: spec.title ?? null,
+    splitMode: null,
+  };
+}
+
+export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfToolLimits): OperationPlan {
+  const total = source.pages.length;
+  const input = spec.input;
+  if (total > limits.maxPages) throw pageLimit(limits, total, input);
+  const groups: number[][] = [];
+  const split = spec.split;
+  const tooMany = (count: number) =>
+    new ServiceError('OUTPUT_COUNT_EXCEEDED', `This split would produce ${count} files; at most ${limits.maxOutputs} are allowed${limits.kind === 'instant' ? ' per request (use POST /pdf/jobs for up to 500)' : ' per job'}.`, {
+      ...culprit(input),
+      output_count: count,
+      max_outputs: limits.maxOutputs,
+    });
+  switch (split.mode) {
+    case 'extract':
+      groups.push(resolvePageRange(split.pages, total, { ...culprit(input), parameter: 'split.pages' }));
+      break;
+    case 'ranges':
+      if (split.ranges.length > limits.maxOutputs) throw tooMany(split.ranges.length);
+      split.ranges.forEach((range, i) => groups.push(resolvePageRange(range, total, { ...culprit(input), parameter: `split.ranges[${i}]` })));
+      break;
+    case 'every_n': {
+      const count = Math.ceil(total / split.every_n);
+      if (count > limits.maxOutputs) throw tooMany(count);
+      for (let start = 1; start <= total; start += split.every_n) {
+        const pages: number[] = [];
+        for (let p = start; p < start + split.every_n && p <= total; p++) pages.push(p);
+        groups.push(pages);
+      }
+      break;
+    }
+    case 'each_page':
+      if (total > limits.maxOutputs) throw tooMany(total);
+      for (let p = 1; p <= total; p++) groups.push([p]);
+      break;
+  }
+  const basename = basenameOf(input.filename);
+  const names = dedupeFilenames(groups.map((pages, i) => renderFilename(spec.pattern, { basename, index: i + 1, pages: formatPages(pages) }, `${basename}-${i + 1}`)));
+  return {
+    operation: 'split',
+    inputPages: total,
+    pagesProcessed: total,
+    outputs: groups.map((pages, i) => ({ name: names[i], page_range: formatPages(pages), selections: pages.map((p) => ({ source, page: p - 1 })) })),
+    title: null,
+    splitMode: split.mode,
+  };
+}
+
+export interface ProduceOptions {
+  limits: PdfToolLimits;
+  deadline?: Deadline;
+  /** Progress: pages copied so far (across outputs) and files finished. */
+  onProgress?: (pagesDone: number, filesDone: number) => void;
+  /** Receives each file as soon as it exists (e.g. to upload it) instead of keeping them all. */
+  onFile?: (file: ProducedFile) => Promise<void>;
+}
+
+/**
+ * Produces the planned files in order. OUTPUT_TOO_LARGE as soon as the total passes the limit;
+ * PdfDeadlineExceeded when the time budget runs out (the caller maps it to its timeout).
+ */
+export async function produce(plan: OperationPlan, opts: ProduceOptions): Promise<OperationResult> {
+  const deadline = opts.deadline ?? Deadline.none();
+  const files: ProducedFile[] = [];
+  const warnings = new Set<PdfWarning>();
+  let total = 0;
+  let pagesDone = 0;
+  for (let i = 0; i < plan.outputs.length; i++) {
+    const output = plan.outputs[i];
+    let assembled: Awaited<ReturnType<typeof assemble>>;
+    try {
+      assembled = await assemble(output.selections, {
+        title: plan.title ?? undefined,
+        deadline,
+        onPage: () => {
+          pagesDone++;
+          opts.onProgress?.(pagesDone, files.length);
+        },
+      });
+    } catch (err) {
+      if (err instanceof PdfDeadlineExceeded || err instanceof ServiceError) throw err;
+      // A problem found while copying belongs to the source of the pages.
+      const problem = asProblem(err);
+      throw inputProblem(problem, output.selections[0]?.source.input ?? { filename: 'input.pdf', index: 0 });
+    }
+    total += assembled.bytes.length;
+    if (total > opts.limits.maxOutputBytes) {
+      throw new ServiceError(
+        'OUTPUT_TOO_LARGE',
+        `The output files would total more than ${Math.round(opts.limits.maxOutputBytes / 1048576)} MB. Select fewer pages or split into fewer, larger files (every_n).`,
+        { ...culprit(output.selections[0].source.input), max_bytes: opts.limits.maxOutputBytes, output_count: plan.outputs.length },
+      );
+    }
+    for (const w of assembled.warnings) warnings.add(w);
+    const file: ProducedFile = {
+      index: i,
+      name: output.name,
+      pages: assembled.pages,
+      page_range: output.page_range,
+      size_bytes: assembled.bytes.length,
+      warnings: assembled.warnings,
+      bytes: assembled.bytes,
+    };
+    if (opts.onFile) {
+      await opts.onFile(file);
+      files.push({ ...file, bytes: new Uint8Array(0) });
+    } else {
+      files.push(file);
+    }
+    opts.onProgress?.(pagesDone, files.length);
+    // Let other work (progress writes, timers) run between files.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+  return { plan, files, warnings: orderWarnings(warnings) };
+}

@@ -1,0 +1,122 @@
+/**
+ * The page range syntax of every page selection in the PDF tools (document 2): comma-separated parts,
+ * each a page (`3`), a range (`1-3`) or an open range (`8-end`). Pages are 1-based, used in the written
+ * order, and may repeat (`2,2`, `5,1`). Spaces around parts and dashes are allowed.
+ *
+ * Parsing (syntax) and resolving against a document (page count) are separate, so a request can be
+ * refused before any PDF is read.
+ */
+import { ServiceError } from '../errors';
+
+export const MAX_RANGE_PARTS = 500;
+
+export type RangePart = { from: number; to: number | 'end' };
+
+export interface ParsedRange {
+  /** The text as sent. */
+  text: string;
+  parts: RangePart[];
+}
+
+/** Extra details for errors (which parameter, which file). */
+export type RangeContext = Record<string, unknown>;
+
+function invalid(token: string, why: string, context: RangeContext): ServiceError {
+  return new ServiceError('INVALID_PAGE_RANGE', `Page range part "${token}" is not valid: ${why}. Use pages like "3", ranges like "1-3" or open ranges like "8-end", separated by commas.`, {
+    ...context,
+    token,
+  });
+}
+
+const PAGE = /^\d+$/;
+
+function page(token: string, raw: string, context: RangeContext): number {
+  const t = raw.trim();
+  if (t === '') throw invalid(token, 'a page number is missing', context);
+  if (/^[+-]/.test(t)) throw invalid(token, 'page numbers cannot be negative or signed', context);
+  if (/[.,eE]/.test(t) && /^[\d.eE+-]+$/.test(t)) throw invalid(token, 'page numbers are whole numbers', context);
+  if (!PAGE.test(t)) throw invalid(token, `"${t}" is not a page number`, context);
+  const n = Number(t);
+  if (n === 0) throw invalid(token, 'pages are numbered from 1', context);
+  if (!Number.isSafeInteger(n)) throw invalid(token, 'the page number is too large', context);
+  return n;
+}
+
+/** Parses the syntax; throws 400 INVALID_PAGE_RANGE with `details.token` naming the offending part. */
+export function parsePageRange(text: string, context: RangeContext = {}): ParsedRange {
+  if (typeof text !== 'string') throw invalid(String(text), 'a page range is a string', context);
+  const tokens = text.split(',');
+  if (tokens.length > MAX_RANGE_PARTS) {
+    throw new ServiceError('INVALID_PAGE_RANGE', `A page range may have at most ${MAX_RANGE_PARTS} parts; this one has ${tokens.length}.`, {
+      ...context,
+      token: tokens[MAX_RANGE_PARTS].trim(),
+      max_parts: MAX_RANGE_PARTS,
+    });
+  }
+  const parts: RangePart[] = [];
+  for (const raw of tokens) {
+    const token = raw.trim();
+    if (token === '') throw invalid(token, 'empty part (two commas in a row, or a comma at the start or end)', context);
+    // A leading "-" is a negative number, not a range.
+    const dash = token.indexOf('-', 1);
+    if (dash < 0) {
+      const n = page(token, token, context);
+      parts.push({ from: n, to: n });
+      continue;
+    }
+    const left = token.slice(0, dash);
+    const right = token.slice(dash + 1);
+    const from = page(token, left, context);
+    if (right.trim().toLowerCase() === 'end') {
+      parts.push({ from, to: 'end' });
+      continue;
+    }
+    if (right.includes('-')) throw invalid(token, 'a range has one dash', context);
+    const to = page(token, right, context);
+    if (to < from) throw invalid(token, `the range runs backwards (${from} to ${to})`, context);
+    parts.push({ from, to });
+  }
+  return { text, parts };
+}
+
+/** Number of pages a parsed range selects in a document of `total` pages (without expanding it). */
+export function countSelected(range: ParsedRange, total: number): number {
+  let n = 0;
+  for (const p of range.parts) n += (p.to === 'end' ? total : p.to) - p.from + 1;
+  return n;
+}
+
+/**
+ * The selected 1-based page numbers in written order. A page past the end is 400 PAGE_OUT_OF_RANGE
+ * with `details.total_pages`.
+ */
+export function resolvePageRange(range: ParsedRange, total: number, context: RangeContext = {}): number[] {
+  const out: number[] = [];
+  for (const p of range.parts) {
+    const to = p.to === 'end' ? total : p.to;
+    const last = Math.max(p.from, to);
+    if (last > total) {
+      const token = p.to === 'end' ? `${p.from}-end` : p.from === p.to ? String(p.from) : `${p.from}-${p.to}`;
+      throw new ServiceError('PAGE_OUT_OF_RANGE', `Page ${last} is past the end: the document has ${total} page${total === 1 ? '' : 's'}.`, {
+        ...context,
+        token,
+        page: last,
+        total_pages: total,
+      });
+    }
+    for (let i = p.from; i <= to; i++) out.push(i);
+  }
+  return out;
+}
+
+/** A compact text for a list of 1-based pages in order: consecutive runs become ranges (`1-3,5,5`). */
+export function formatPages(pages: number[]): string {
+  const parts: string[] = [];
+  for (let i = 0; i < pages.length; ) {
+    let j = i;
+    while (j + 1 < pages.length && pages[j + 1] === pages[j] + 1) j++;
+    parts.push(j === i ? String(pages[i]) : `${pages[i]}-${pages[j]}`);
+    i = j + 1;
+  }
+  return parts.join(',');
+}

@@ -1,0 +1,231 @@
+/**
+ * A new PDF file being assembled: objects numbered from 1, serialised with pdf-lib's object writers.
+ * Small objects go into compressed object streams with a cross-reference stream (native zlib), which
+ * keeps outputs small without touching page content; stream data is written as it came.
+ */
+import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
+import { PDFArray, PDFContext, PDFDict, PDFHexString, PDFName, PDFNumber, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
+
+/** Below this many small objects a classic xref table is smaller than object streams plus their index. */
+const OBJECT_STREAM_THRESHOLD = 8;
+const OBJECTS_PER_STREAM = 200;
+
+const enc = (s: string) => Buffer.from(s, 'latin1');
+
+export class OutputDocument {
+  readonly context = PDFContext.create();
+  private readonly objects: (PDFObject | undefined)[] = [undefined];
+  private readonly pageRefs: PDFRef[] = [];
+  readonly pagesRef: PDFRef;
+  private info: PDFDict | null = null;
+
+  constructor() {
+    this.pagesRef = this.alloc();
+  }
+
+  alloc(): PDFRef {
+    this.objects.push(undefined);
+    return PDFRef.of(this.objects.length - 1);
+  }
+
+  assign(ref: PDFRef, obj: PDFObject): void {
+    this.objects[ref.objectNumber] = obj;
+  }
+
+  get(ref: PDFRef): PDFObject | undefined {
+    return this.objects[ref.objectNumber];
+  }
+
+  register(obj: PDFObject): PDFRef {
+    const ref = this.alloc();
+    this.assign(ref, obj);
+    return ref;
+  }
+
+  dict(entries: Record<string, PDFObject> = {}): PDFDict {
+    const d = PDFDict.withContext(this.context);
+    for (const [k, v] of Object.entries(entries)) d.set(PDFName.of(k), v);
+    return d;
+  }
+
+  array(items: PDFObject[] = []): PDFArray {
+    const a = PDFArray.withContext(this.context);
+    for (const item of items) a.push(item);
+    return a;
+  }
+
+  /** A new uncompressed stream (small generated content such as q/Q wrappers). */
+  stream(content: string, entries: Record<string, PDFObject> = {}): PDFRawStream {
+    return PDFRawStream.of(this.dict(entries), enc(content));
+  }
+
+  addPage(ref: PDFRef): void {
+    this.pageRefs.push(ref);
+  }
+
+  get pageCount(): number {
+    return this.pageRefs.length;
+  }
+
+  setTitle(title: string): void {
+    this.info ??= this.dict();
+    this.info.set(PDFName.of('Title'), PDFHexString.fromText(title));
+  }
+
+  /** Serialises the document. Unassigned allocated numbers become free entries. */
+  save(): Uint8Array {
+    this.assign(this.pagesRef, this.dict({ Type: PDFName.of('Pages'), Kids: this.array(this.pageRefs), Count: PDFNumber.of(this.pageRefs.length) }));
+    const catalogRef = this.register(this.dict({ Type: PDFName.of('Catalog'), Pages: this.pagesRef }));
+    const infoRef = this.info ? this.register(this.info) : null;
+
+    const small: number[] = [];
+    for (let n = 1; n < this.objects.length; n++) {
+      const obj = this.objects[n];
+      if (obj && !(obj instanceof PDFRawStream)) small.push(n);
+    }
+    const useObjectStreams = small.length >= OBJECT_STREAM_THRESHOLD;
+
+    const chunks: Uint8Array[] = [];
+    let offset = 0;
+    const push = (bytes: Uint8Array) => {
+      chunks.push(bytes);
+      offset += bytes.length;
+    };
+    push(enc('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n'));
+
+    const offsets = new Array<number>(this.objects.length).fill(0);
+    /** For objects inside object streams: [stream number, index]. */
+    const compressed = new Map<number, [number, number]>();
+    const hash = createHash('md5');
+
+    const writeObject = (num: number, obj: PDFObject) => {
+      offsets[num] = offset;
+      const body = serialize(obj);
+      hash.update(body);
+      push(enc(`${num} 0 obj\n`));
+      push(body);
+      push(enc('\nendobj\n'));
+    };
+
+    // Streams (and, without object streams, everything) as top-level objects.
+    for (let n = 1; n < this.objects.length; n++) {
+      const obj = this.objects[n];
+      if (!obj) continue;
+      if (obj instanceof PDFRawStream || !useObjectStreams) writeObject(n, obj);
+    }
+
+    let size = this.objects.length;
+    if (useObjectStreams) {
+      for (let i = 0; i < small.length; i += OBJECTS_PER_STREAM) {
+        const group = small.slice(i, i + OBJECTS_PER_STREAM);
+        const streamNum = size++;
+        const bodies: Uint8Array[] = [];
+        const header: string[] = [];
+        let at = 0;
+        group.forEach((n, idx) => {
+          const body = serialize(this.objects[n]!);
+          hash.update(body);
+          header.push(`${n} ${at}`);
+          bodies.push(body, enc('\n'));
+          at += body.length + 1;
+          compressed.set(n, [streamNum, idx]);
+        });
+        const head = enc(`${header.join(' ')}\n`);
+        const data = deflateSync(Buffer.concat([head, ...bodies]));
+        offsets.push(0);
+        writeObject(
+          streamNum,
+          PDFRawStream.of(
+            this.dict({ Type: PDFName.of('ObjStm'), N: PDFNumber.of(group.length), First: PDFNumber.of(head.length), Filter: PDFName.of('FlateDecode') }),
+            data,
+          ),
+        );
+      }
+    }
+
+    const digest = hash.digest('hex');
+    const id = this.array([PDFHexString.of(digest), PDFHexString.of(digest)]);
+    const trailerEntries: Record<string, PDFObject> = { Root: catalogRef, ID: id };
+    if (infoRef) trailerEntries.Info = infoRef;
+
+    if (useObjectStreams) {
+      const xrefNum = size++;
+      const xrefOffset = offset;
+      const offsetBytes = offset > 0xffffffff ? 5 : 4;
+      const row = 1 + offsetBytes + 2;
+      const table = Buffer.alloc(size * row);
+      const put = (at: number, value: number, width: number) => {
+        for (let i = width - 1; i >= 0; i--) {
+          table[at + i] = value % 256;
+          value = Math.floor(value / 256);
+        }
+      };
+      for (let n = 0; n < size; n++) {
+        const at = n * row;
+        const c = compressed.get(n);
+        if (n === xrefNum) {
+          table[at] = 1;
+          put(at + 1, xrefOffset, offsetBytes);
+        } else if (c) {
+          table[at] = 2;
+          put(at + 1, c[0], offsetBytes);
+          put(at + 1 + offsetBytes, c[1], 2);
+        } else if (offsets[n]) {
+          table[at] = 1;
+          put(at + 1, offsets[n], offsetBytes);
+        } else {
+          table[at] = 0;
+          put(at + 1 + offsetBytes, n === 0 ? 65535 : 0, 2);
+        }
+      }
+      const xref = PDFRawStream.of(
+        this.dict({
+          ...trailerEntries,
+          Type: PDFName.of('XRef'),
+          Size: PDFNumber.of(size),
+          W: this.array([PDFNumber.of(1), PDFNumber.of(offsetBytes), PDFNumber.of(2)]),
+          Filter: PDFName.of('FlateDecode'),
+        }),
+        deflateSync(table),
+      );
+      push(enc(`${xrefNum} 0 obj\n`));
+      push(serialize(xref));
+      push(enc('\nendobj\n'));
+      push(enc(`startxref\n${xrefOffset}\n%%EOF\n`));
+    } else {
+      const xrefOffset = offset;
+      const lines = [`xref\n0 ${size}\n0000000000 65535 f \n`];
+      for (let n = 1; n < size; n++) lines.push(offsets[n] ? `${String(offsets[n]).padStart(10, '0')} 00000 n \n` : '0000000000 00000 f \n');
+      push(enc(lines.join('')));
+      push(enc('trailer\n'));
+      push(serialize(this.dict({ ...trailerEntries, Size: PDFNumber.of(size) })));
+      push(enc(`\nstartxref\n${xrefOffset}\n%%EOF\n`));
+    }
+
+    const out = new Uint8Array(offset);
+    let at = 0;
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.length;
+    }
+    return out;
+  }
+}
+
+/** Bytes of one object. Streams get a direct /Length; their data is copied in one block. */
+export function serialize(obj: PDFObject): Uint8Array {
+  if (obj instanceof PDFRawStream) {
+    obj.dict.set(PDFName.of('Length'), PDFNumber.of(obj.contents.length));
+    const dict = serialize(obj.dict);
+    const out = new Uint8Array(dict.length + obj.contents.length + 18);
+    out.set(dict, 0);
+    out.set(enc('\nstream\n'), dict.length);
+    out.set(obj.contents, dict.length + 8);
+    out.set(enc('\nendstream'), dict.length + 8 + obj.contents.length);
+    return out;
+  }
+  const out = new Uint8Array(obj.sizeInBytes());
+  obj.copyBytesInto(out, 0);
+  return out;
+}

@@ -1,0 +1,386 @@
+/**
+ * Background merge/split jobs (POST /pdf/jobs): submission here, processing in the `pdfop` workflow
+ * (statemachines/pdfop.asl.json) whose task handlers call `markProcessing`, `processPdfJob` and
+ * `recordPdfJobFailure`.
+ *
+ * A job produces every file or fails as a whole: on failure its stored files are removed, its file rows are
+ * replaced by one failed row naming the input, nothing is charged, and `job.failed` is written with it.
+ * Whatever the outcome, the running slot is given back and the uploads it used are deleted.
+ */
+import type { AccountRepository, PlanRepository } from '../accounts/ports';
+import type { Account } from '../accounts/account';
+import { type Billing, assertCanCover } from '../billing/charging';
+import type { Plan } from '../billing/plans';
+import type { Clock } from '../clock';
+import { ServiceError, invalidParameter, isServiceError } from '../errors';
+import { jobEvent } from '../events/events';
+import { newId, newUlid } from '../ids';
+import type { JobFileRepository, JobFileRow } from '../jobs/files';
+import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
+import type { BlobStore, JobRepository } from '../jobs/ports';
+import type { JobSlots } from '../jobs/slots';
+import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
+import { basenameOf } from '../pdf/filenames';
+import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
+import { type OperationPlan, openInput, planMerge, planSplit, produce } from '../pdf/operations';
+import { parsePageRange } from '../pdf/page-ranges';
+import { maxOperationCharge, operationCharge } from '../pdf/pricing';
+import { TransientTaskError, type WorkflowStarter } from '../workflows/ports';
+import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
+import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, zipName } from './results';
+
+export const PDFOP_WORKFLOW = 'pdfop';
+export const PDFOP_SLOT_KIND = 'pdfop';
+export const MAX_ACTIVE_PDF_JOBS = 2;
+/** A slot held longer than this (a job that died without finishing) may be taken again. */
+export const PDF_JOB_LEASE_SECONDS = 30 * 60;
+const PROGRESS_EVERY_MS = 2000;
+const DAY_MS = 86_400_000;
+
+export interface PdfJobDeps {
+  jobs: JobRepository;
+  files: JobFileRepository;
+  blobs: BlobStore;
+  billing: Billing;
+  clock: Clock;
+  slots: JobSlots;
+  workflows: WorkflowStarter;
+  accounts: AccountRepository;
+  plans: PlanRepository;
+  log?: (message: string, err: unknown) => void;
+  /** Overrides the job time budget (tests). */
+  timeoutSeconds?: number;
+}
+
+// ---- uploads ----------------------------------------------------------------------------------------
+
+const ULID_TIME = /([0-9A-HJKMNP-TV-Z]{26})\.pdf$/;
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** When an upload key was issued (the ULID in the key), or null when the key carries none. */
+export function uploadIssuedAt(key: string): Date | null {
+  const m = ULID_TIME.exec(key);
+  if (!m) return null;
+  let ms = 0;
+  for (const c of m[1].slice(0, 10)) ms = ms * 32 + CROCKFORD.indexOf(c);
+  return new Date(ms);
+}
+
+/**
+ * Checks an uploaded input: owned by the caller (403 FORBIDDEN), present and not past its one-day life
+ * (404 UPLOAD_NOT_FOUND), within the size limit. Returns its size.
+ */
+export async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, account: Account, key: string, input: { filename: string; index: number }): Promise<number> {
+  const named = { filename: input.filename, input_index: input.index, s3_key: key };
+  if (!keyBelongsTo(key, 'uploads', account.account_id)) {
+    if (key.startsWith(STORAGE_AREAS.uploads.prefix)) throw new ServiceError('FORBIDDEN', `${input.filename}: this s3_key belongs to another account.`, named);
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${input.filename}: no upload exists at this s3_key. Use the s3_key returned by POST /pdf/upload-url.`, named);
+  }
+  const issued = uploadIssuedAt(key);
+  const head = await deps.blobs.head(key);
+  if (!head || (issued && deps.clock.now().getTime() - issued.getTime() > DAY_MS)) {
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${input.filename}: nothing was uploaded to this s3_key, or the upload expired (uploads are kept one day). Upload the file again.`, named);
+  }
+  if (head.size_bytes > MAX_UPLOAD_BYTES) {
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', `${input.filename} is larger than 150 MB.`, { ...named, size_bytes: head.size_bytes, max_bytes: MAX_UPLOAD_BYTES });
+  }
+  return head.size_bytes;
+}
+
+// ---- submission ---------------------------------------------------------------------------------------
+
+export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; plan: Plan; request: PdfJobRequest }) {
+  const { account, plan, request } = input;
+  const now = deps.clock.now();
+  assertCanCover(account, maxOperationCharge(plan), now);
+  let total = 0;
+  for (const [i, item] of request.inputs.entries()) total += await checkUpload(deps, account, item.s3_key, { filename: item.filename, index: i });
+  if (total > MAX_UPLOAD_BYTES) {
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', 'The inputs of one job may total at most 150 MB.', { size_bytes: total, max_bytes: MAX_UPLOAD_BYTES, file_count: request.inputs.length });
+  }
+
+  const jobId = newId('job');
+  const acquired = await deps.slots.acquire({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId, max: MAX_ACTIVE_PDF_JOBS, now, leaseSeconds: PDF_JOB_LEASE_SECONDS });
+  if (!acquired) {
+    throw new ServiceError('PDF_JOB_ALREADY_ACTIVE', `${MAX_ACTIVE_PDF_JOBS} merge/split jobs are already running for this account. Wait for one to finish (GET /jobs/{job_id}), then retry.`, {
+      max_active_jobs: MAX_ACTIVE_PDF_JOBS,
+    });
+  }
+  const job: Job = {
+    ...newJob({ job_id: jobId, account_id: account.account_id, job_type: 'pdfop', status: 'queued', now }),
+    operation: request.operation,
+    split_mode: request.operation === 'split' ? String(request.split?.mode) : null,
+    input_files: request.inputs.length,
+    input_pages: 0,
+    outputs_produced: 0,
+    processed_count: 0,
+  };
+  const requestKey = pdfopKeys.request(account.account_id, jobId);
+  try {
+    // The request can be far larger than a workflow input allows; the job reads it from storage.
+    await deps.blobs.put(requestKey, Buffer.from(JSON.stringify(request)), 'application/json');
+    await deps.jobs.put(job);
+  } catch (err) {
+    await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
+    throw err;
+  }
+  try {
+    await deps.workflows.start(PDFOP_WORKFLOW, { job_id: jobId, account_id: account.account_id }, { name: jobId });
+  } catch (err) {
+    deps.log?.(`could not start the workflow for job ${jobId}`, err);
+    await finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null);
+    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged; retry shortly.', { job_id: jobId });
+  }
+  return {
+    job_id: jobId,
+    status: 'queued' as const,
+    job_type: 'pdfop' as const,
+    operation: request.operation,
+    message: `The ${request.operation} job is queued. Follow it with GET /jobs/${jobId}; its files will be listed at GET /jobs/${jobId}/files.`,
+  };
+}
+
+// ---- workflow tasks -------------------------------------------------------------------------------------
+
+export interface TaskInput {
+  job_id: string;
+  account_id?: string;
+  /** Set by the ASL's Catch: the error that ended the processing state. */
+  error?: { Error?: string; Cause?: string };
+}
+
+async function loadRequest(deps: PdfJobDeps, job: Job): Promise<PdfJobRequest | null> {
+  const raw = await deps.blobs.get(pdfopKeys.request(job.account_id, job.job_id));
+  return raw ? (JSON.parse(raw.toString('utf8')) as PdfJobRequest) : null;
+}
+
+/** Releases the slot and deletes the uploads the job used (and its stored request). Never throws. */
+async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null) {
+  const log = (what: string) => (err: unknown) => deps.log?.(`${what} of job ${job.job_id}`, err);
+  await deps.slots.release({ accountId: job.account_id, kind: PDFOP_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
+  const keys = new Set((request?.inputs ?? []).map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));
+  keys.add(pdfopKeys.request(job.account_id, job.job_id));
+  await Promise.all([...keys].map((k) => deps.blobs.delete(k).catch(log(`deleting ${k}`))));
+}
+
+/** Removes whatever files the job may have written (deterministic keys: one per planned output, and the ZIP). */
+async function removeOutputs(deps: PdfJobDeps, job: Job) {
+  const count = Math.max(job.output_count ?? 0, job.outputs_produced ?? 0);
+  const keys = [pdfopKeys.zip(job.account_id, job.job_id)];
+  for (let i = 0; i < count; i++) keys.push(pdfopKeys.file(job.account_id, job.job_id, i));
+  await Promise.all(keys.map((k) => deps.blobs.delete(k).catch((err) => deps.log?.(`could not delete ${k}`, err))));
+}
+
+function inputNames(request: PdfJobRequest | null): string {
+  return request ? request.inputs.map((i) => i.filename).join(', ') : 'unknown';
+}
+
+/** The failure path: outputs removed, one failed row naming the input, job failed + job.failed, slot and uploads released. */
+async function finishFailed(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, code: string, message: string, culpritName: string | null, timeout = false) {
+  await removeOutputs(deps, job);
+  await deps.files.deleteAll(job.job_id);
+  await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), code, message)]);
+  const at = deps.clock.now();
+  const final = failed(job, at, code, message, timeout ? { timeout_occurred: true } : {});
+  // Only a job still running ends here (a retried task may race another that already finished it).
+  if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [jobEvent('job.failed', final, at, { operation: job.operation })]))) {
+    return (await deps.jobs.get(job.job_id)) ?? final;
+  }
+  await releaseJob(deps, final, request);
+  return final;
+}
+
+/** Task 1: queued → processing. Idempotent. */
+export async function markProcessing(deps: PdfJobDeps, input: TaskInput): Promise<TaskInput> {
+  const job = await deps.jobs.get(input.job_id);
+  if (job && job.status === 'queued') {
+    const now = deps.clock.now();
+    await deps.jobs.putIf({ ...job, status: 'processing', started_at: now.toISOString(), processed_count: 0 }, ['queued']);
+  }
+  return { job_id: input.job_id, account_id: input.account_id };
+}
+
+function buildPlan(request: PdfJobRequest, inputs: Uint8Array[]): OperationPlan {
+  if (request.operation === 'merge') {
+    const options = parseMergeOptions(request.options);
+    const spec = {
+      inputs: request.inputs.map((item, i) => ({
+        bytes: inputs[i],
+        filename: item.filename,
+        index: i,
+        pages: item.pages === null ? null : parsePageRange(item.pages, { filename: item.filename, input_index: i, parameter: `inputs[${i}].pages` }),
+      })),
+      ...options,
+    };
+    return planMerge(spec, spec.inputs.map((i) => openInput(i)), JOB_LIMITS);
+  }
+  const item = request.inputs[0];
+  const file = { bytes: inputs[0], filename: item.filename, index: 0 };
+  return planSplit({ input: file, split: parseSplitMode(request.split, { filename: item.filename, input_index: 0 }), pattern: parseSplitOptions(request.options) }, openInput(file), JOB_LIMITS);
+}
+
+/**
+ * Task 2: the whole job. Domain failures end the job here (and are returned as data); infrastructure
+ * failures throw TransientTaskError so the workflow retries the task, which is safe: outputs have fixed
+ * keys and the charge is exactly-once per job.
+ */
+export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise<{ job_id: string; status: string }> {
+  let job = await deps.jobs.get(input.job_id);
+  if (!job) return { job_id: input.job_id, status: 'missing' };
+  if (FINISHED_STATUSES.has(job.status)) return { job_id: job.job_id, status: job.status };
+  const started = job.started_at ? new Date(job.started_at) : deps.clock.now();
+  if (job.status !== 'processing') job = { ...job, status: 'processing', started_at: started.toISOString() };
+  const deadline = Deadline.in((deps.timeoutSeconds ?? JOB_LIMITS.timeoutSeconds) * 1000 - (deps.clock.now().getTime() - started.getTime()));
+
+  let request: PdfJobRequest | null = null;
+  // Progress writes in flight; awaited before any final write so none can land after it.
+  let progress: Promise<void> = Promise.resolve();
+  try {
+    request = await loadRequest(deps, job);
+    if (!request) return { job_id: job.job_id, status: (await finishFailed(deps, job, null, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.', null)).status };
+    const account = await deps.accounts.get(job.account_id);
+    const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
+    if (!account || !plan) throw new ServiceError('UPGRADE_REQUIRED', 'The account has no paid plan any more.');
+
+    const bytes: Uint8Array[] = [];
+    for (const [i, item] of request.inputs.entries()) {
+      const data = await deps.blobs.get(item.s3_key);
+      if (!data) throw new ServiceError('UPLOAD_NOT_FOUND', `${item.filename}: the upload is gone (uploads are kept one day).`, { filename: item.filename, input_index: i });
+      bytes.push(data);
+    }
+    const opPlan = buildPlan(request, bytes);
+    job = { ...job, input_pages: opPlan.inputPages, output_count: opPlan.outputs.length, processed_count: 0, outputs_produced: 0 };
+    if (!(await deps.jobs.putIf(job, ['queued', 'processing']))) return { job_id: job.job_id, status: (await deps.jobs.get(job.job_id))?.status ?? 'missing' };
+
+    // Progress: pages copied so far, written at most every 2 s while the work goes on.
+    let lastWrite = Date.now();
+    const current = job;
+    const onProgress = (pagesDone: number, filesDone: number) => {
+      current.processed_count = pagesDone;
+      current.outputs_produced = filesDone;
+      if (Date.now() - lastWrite < PROGRESS_EVERY_MS) return;
+      lastWrite = Date.now();
+      const snapshot = { ...current };
+      progress = progress
+        .then(() => deps.jobs.putIf(snapshot, ['processing']))
+        .then(() => undefined)
+        .catch((err) => deps.log?.(`progress of job ${snapshot.job_id}`, err));
+    };
+
+    const startedAt = new Date(job.created_at);
+    const expiresAt = retentionEnd('pdfOutputs', deps.clock.now());
+    const zip = opPlan.outputs.length > 1 ? new ZipBuilder() : null;
+    const rows: JobFileRow[] = [];
+    const inputName = inputNames(request);
+    const result = await produce(opPlan, {
+      limits: JOB_LIMITS,
+      deadline,
+      onProgress,
+      onFile: async (file) => {
+        const key = pdfopKeys.file(current.account_id, current.job_id, file.index);
+        await deps.blobs.put(key, file.bytes, PDF);
+        zip?.add(file.name, file.bytes, startedAt);
+        rows.push(successRow({ input: inputName, file, key, expiresAt }));
+      },
+    });
+    await progress;
+    let output;
+    if (zip) {
+      const data = await zip.finish();
+      const key = pdfopKeys.zip(job.account_id, job.job_id);
+      await deps.blobs.put(key, data, ZIP);
+      output = storedOutput(key, zipName(basenameOf(request.inputs[0].filename)), ZIP, data.length, deps.clock.now());
+    } else {
+      output = storedOutput(rows[0].key!, rows[0].output!, PDF, rows[0].size_bytes ?? 0, deps.clock.now());
+    }
+    await deps.files.deleteAll(job.job_id);
+    await deps.files.putAll(job.job_id, rows);
+
+    const at = deps.clock.now();
+    const done = completed({ ...current, status: 'processing' }, at, {
+      pages: result.files.reduce((n, f) => n + f.pages, 0),
+      output,
+      outputs_produced: result.files.length,
+      output_count: result.files.length,
+      processed_count: opPlan.pagesProcessed,
+    });
+    const event = jobEvent('job.completed', done, at, {
+      operation: done.operation,
+      input_pages: done.input_pages,
+      output_count: result.files.length,
+      warnings: result.warnings,
+      files_url: `/jobs/${done.job_id}/files`,
+    });
+    await deps.billing.charge(
+      {
+        account_id: job.account_id,
+        job_id: job.job_id,
+        unit: 'pdfop',
+        operation: 'pdf_operation',
+        amount_micros: operationCharge(plan, opPlan.pagesProcessed),
+        pdf_count: result.files.length,
+      },
+      { job: done, events: [event] },
+      account,
+    );
+    await releaseJob(deps, done, request);
+    return { job_id: done.job_id, status: 'completed' };
+  } catch (err) {
+    await progress;
+    if (err instanceof PdfDeadlineExceeded) {
+      const message = `The job did not finish within ${Math.round((deps.timeoutSeconds ?? JOB_LIMITS.timeoutSeconds) / 60)} minutes; nothing was charged. Split the work into smaller jobs.`;
+      return { job_id: job.job_id, status: (await finishFailed(deps, job, request, 'PDFOP_TIMEOUT', message, null, true)).status };
+    }
+    if (isServiceError(err)) {
+      const culprit = typeof err.details.filename === 'string' ? err.details.filename : null;
+      return { job_id: job.job_id, status: (await finishFailed(deps, job, request, err.code, err.message, culprit)).status };
+    }
+    // Storage or database trouble: remove partial outputs and let the workflow retry.
+    await removeOutputs(deps, job).catch(() => undefined);
+    throw new TransientTaskError(`processing job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
+  }
+}
+
+/** Task 3 (the ASL's Catch): the processing state failed for good (retries exhausted, or timed out). */
+export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): Promise<{ job_id: string; status: string }> {
+  const job = await deps.jobs.get(input.job_id);
+  if (!job) return { job_id: input.job_id, status: 'missing' };
+  if (FINISHED_STATUSES.has(job.status)) return { job_id: job.job_id, status: job.status };
+  const request = await loadRequest(deps, job).catch(() => null);
+  const timedOut = input.error?.Error === 'States.Timeout';
+  const final = await finishFailed(
+    deps,
+    job,
+    request,
+    timedOut ? 'PDFOP_TIMEOUT' : 'INTERNAL_SERVER_ERROR',
+    timedOut ? 'The job ran out of time; nothing was charged. Split the work into smaller jobs.' : 'The job failed on our side; nothing was charged. Submit it again.',
+    null,
+    timedOut,
+  );
+  return { job_id: final.job_id, status: final.status };
+}
+
+/** POST /pdf/upload-url body: the exact size in bytes. */
+export function parseUploadSize(body: unknown): number {
+  const size = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).content_length_bytes : undefined;
+  if (size === undefined || size === null) throw invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the PDF in bytes.');
+  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) throw invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
+  if (size > MAX_UPLOAD_BYTES) {
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES });
+  }
+  return size;
+}
+
+/** POST /pdf/upload-url: a presigned PUT for exactly `size` bytes of application/pdf, valid 15 minutes. */
+export async function createPdfUploadUrl(deps: { blobs: BlobStore; clock: Clock }, account: Account, size: number) {
+  const key = objectKey('uploads', account.account_id, 'pdf', `${newUlid()}.pdf`);
+  const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: PDF, contentLength: size });
+  return {
+    upload_url: url,
+    s3_key: key,
+    expires_at: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
+    max_bytes: MAX_UPLOAD_BYTES,
+    required_headers: { 'Content-Type': PDF },
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * POST /pdf/merge and /pdf/split: a synchronous merge/split job, in the shape of the quick job.
+ * Inputs are opened and the outputs planned (every refusal happens here, before any work and without a
+ * job record), credits are pre-checked for the actual band, the files are produced within 25 seconds,
+ * stored when needed, and then the charge and the completed job are written in one transaction.
+ * A failure after the work started (timeout, storage, charge) is recorded as a failed job, charges
+ * nothing and leaves no stored files or rows behind.
+ */
+import type { Account } from '../accounts/account';
+import { type Billing, assertCanCover } from '../billing/charging';
+import type { Plan } from '../billing/plans';
+import type { Clock } from '../clock';
+import { ServiceError, isServiceError } from '../errors';
+import { newId } from '../ids';
+import type { JobFileRepository, JobFileRow } from '../jobs/files';
+import { type Job, completed, failed, newJob, timedOut } from '../jobs/job';
+import type { BlobStore, JobRepository } from '../jobs/ports';
+import { retentionEnd } from '../jobs/storage-layout';
+import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
+import type { PdfWarning } from '../pdf/features';
+import { basenameOf } from '../pdf/filenames';
+import { INSTANT_LIMITS, MAX_INLINE_PDF_BYTES, type PdfToolLimits } from '../pdf/limits';
+import { type OperationPlan, type ProducedFile, openInput, planMerge, planSplit, produce } from '../pdf/operations';
+import { operationCharge } from '../pdf/pricing';
+import type { MergeRequest, SplitRequest } from './requests';
+import { PDF, ZIP, ZipBuilder, pdfopKeys, storedOutput, storedResult, successRow, zipName } from './results';
+
+export interface PdfOpDeps {
+  jobs: JobRepository;
+  files: JobFileRepository;
+  blobs: BlobStore;
+  billing: Billing;
+  clock: Clock;
+  /** Overrides the 25 s instant limit (tests); errors report the limit in force. */
+  timeoutSeconds?: number;
+  log?: (message: string, err: unknown) => void;
+}
+
+export type InstantInput =
+  | { account: Account; plan: Plan; operation: 'merge'; request: MergeRequest }
+  | { account: Account; plan: Plan; operation: 'split'; request: SplitRequest };
+
+export interface InstantResult {
+  job: Job;
+  /** The single PDF answered in the response body (not stored). */
+  direct: ProducedFile | null;
+  /** The stored-result JSON, when the result is stored. */
+  stored: Record<string, unknown> | null;
+  warnings: PdfWarning[];
+}
+
+/** Opens the inputs and plans the outputs: every refusal of a well-formed request happens here. */
+export function planInstant(input: InstantInput, limits: PdfToolLimits = INSTANT_LIMITS): OperationPlan {
+  if (input.operation === 'merge') {
+    const sources = input.request.inputs.map((i) => openInput(i));
+    return planMerge(input.request, sources, limits);
+  }
+  return planSplit(input.request, openInput(input.request.input), limits);
+}
+
+export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promise<InstantResult> {
+  const { account, plan } = input;
+  const started = deps.clock.now();
+  const timeoutSeconds = deps.timeoutSeconds ?? INSTANT_LIMITS.timeoutSeconds;
+  const deadline = Deadline.in(timeoutSeconds * 1000);
+
+  const opPlan = planInstant(input);
+  const amount = operationCharge(plan, opPlan.pagesProcessed);
+  assertCanCover(account, amount, started);
+
+  const job: Job = {
+    ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'pdfop', status: 'processing', now: started }),
+    started_at: started.toISOString(),
+    operation: input.operation,
+    split_mode: opPlan.splitMode,
+    input_files: input.operation === 'merge' ? input.request.inputs.length : 1,
+    input_pages: opPlan.inputPages,
+    outputs_produced: 0,
+    output_count: opPlan.outputs.length,
+  };
+  const written: string[] = [];
+  const cleanUp = async () => {
+    await Promise.all(written.map((key) => deps.blobs.delete(key).catch((err) => deps.log?.(`could not remove ${key} of failed job ${job.job_id}`, err))));
+    await deps.files.deleteAll(job.job_id).catch((err) => deps.log?.(`could not remove file rows of failed job ${job.job_id}`, err));
+  };
+  const recordFailure = async (code: string, message: string, asTimeout = false) => {
+    await cleanUp();
+    const at = deps.clock.now();
+    const final = asTimeout ? timedOut(job, at, code, message) : failed(job, at, code, message);
+    await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
+  };
+
+  let result;
+  try {
+    result = await produce(opPlan, { limits: INSTANT_LIMITS, deadline });
+  } catch (err) {
+    if (err instanceof PdfDeadlineExceeded) {
+      await recordFailure('PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`, true);
+      throw new ServiceError('PDFOP_TIMEOUT', `The ${input.operation} did not finish within ${timeoutSeconds} seconds. Upload the files (POST /pdf/upload-url) and run it as a background job (POST /pdf/jobs).`, {
+        job_id: job.job_id,
+        timeout_seconds: timeoutSeconds,
+        suggestion: 'use_pdf_jobs_endpoint',
+      });
+    }
+    throw err; // a refusal found while producing (OUTPUT_TOO_LARGE, a damaged object): no job to record
+  }
+
+  const files = result.files;
+  const direct = files.length === 1 && !input.request.store && files[0].size_bytes < MAX_INLINE_PDF_BYTES ? files[0] : null;
+  const inputName = input.operation === 'merge' ? input.request.inputs.map((i) => i.filename).join(', ') : input.request.input.filename;
+  let rows: JobFileRow[];
+  let output: Job['output'] = null;
+  try {
+    const expiresAt = retentionEnd('pdfOutputs', started);
+    if (direct) {
+      rows = [successRow({ input: inputName, file: direct, key: null, expiresAt: null })];
+    } else {
+      rows = [];
+      const zip = files.length > 1 ? new ZipBuilder() : null;
+      for (const file of files) {
+        const key = pdfopKeys.file(account.account_id, job.job_id, file.index);
+        written.push(key);
+        await deps.blobs.put(key, file.bytes, PDF);
+        zip?.add(file.name, file.bytes, started);
+        rows.push(successRow({ input: inputName, file, key, expiresAt }));
+      }
+      if (zip) {
+        const bytes = await zip.finish();
+        const key = pdfopKeys.zip(account.account_id, job.job_id);
+        written.push(key);
+        await deps.blobs.put(key, bytes, ZIP);
+        const base = input.operation === 'split' ? basenameOf(input.request.input.filename) : 'merged';
+        output = storedOutput(key, zipName(base), ZIP, bytes.length, started);
+      } else {
+        output = storedOutput(rows[0].key!, files[0].name, PDF, files[0].size_bytes, started);
+      }
+    }
+    await deps.files.putAll(job.job_id, rows);
+  } catch (err) {
+    deps.log?.(`storing outputs of job ${job.job_id} failed`, err);
+    await recordFailure('PDF_GENERATION_FAILED', 'The output could not be stored.');
+    throw new ServiceError('PDF_GENERATION_FAILED', 'The output could not be stored. Nothing was charged; retry the request.', { job_id: job.job_id });
+  }
+
+  const done = completed(job, deps.clock.now(), {
+    pages: files.reduce((n, f) => n + f.pages, 0),
+    output,
+    outputs_produced: files.length,
+  });
+  try {
+    await deps.billing.charge(
+      { account_id: account.account_id, job_id: job.job_id, unit: 'pdfop', operation: 'pdf_operation', amount_micros: amount, pdf_count: files.length },
+      { job: done },
+      account,
+    );
+  } catch (err) {
+    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
+    throw err;
+  }
+
+  return {
+    job: done,
+    direct,
+    stored: direct ? null : await storedResult(deps, done, rows, result.warnings),
+    warnings: result.warnings,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * What merge/split leave behind: stored files (7 days), the ZIP of a multi-file split, file rows, and the
+ * stored-result JSON with one-hour links.
+ */
+import { ZipFile } from 'yazl';
+import type { Clock } from '../clock';
+import type { JobFileRow } from '../jobs/files';
+import type { Job, StoredOutput } from '../jobs/job';
+import type { BlobStore } from '../jobs/ports';
+import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
+import type { PdfWarning } from '../pdf/features';
+import type { ProducedFile } from '../pdf/operations';
+
+export const PDF = 'application/pdf';
+export const ZIP = 'application/zip';
+
+/** Storage keys of a merge/split job: files by index (names are only shown, never used as keys). */
+export const pdfopKeys = {
+  file: (accountId: string, jobId: string, index: number) => objectKey('pdfOutputs', accountId, jobId, `${String(index).padStart(3, '0')}.pdf`),
+  zip: (accountId: string, jobId: string) => objectKey('pdfOutputs', accountId, jobId, 'outputs.zip'),
+  request: (accountId: string, jobId: string) => objectKey('pdfOutputs', accountId, jobId, 'request.json'),
+};
+
+/** The ZIP name for a split: `<basename>-split.zip`. */
+export function zipName(basename: string): string {
+  return `${basename}-split.zip`;
+}
+
+/** Builds a ZIP incrementally (files are stored, not recompressed: PDFs are compressed already). */
+export class ZipBuilder {
+  private readonly zip = new ZipFile();
+  private readonly chunks: Buffer[] = [];
+  private readonly done: Promise<Buffer>;
+
+  constructor() {
+    this.done = new Promise((resolve, reject) => {
+      this.zip.outputStream.on('data', (c: Buffer) => this.chunks.push(c));
+      this.zip.outputStream.on('end', () => resolve(Buffer.concat(this.chunks)));
+      this.zip.outputStream.on('error', reject);
+    });
+  }
+
+  add(name: string, data: Uint8Array, mtime: Date): void {
+    this.zip.addBuffer(Buffer.from(data.buffer, data.byteOffset, data.byteLength), name, { compress: false, mtime });
+  }
+
+  finish(): Promise<Buffer> {
+    this.zip.end();
+    return this.done;
+  }
+}
+
+export interface FileRowInput {
+  input: string;
+  file: ProducedFile;
+  key: string | null;
+  expiresAt: string | null;
+}
+
+export function successRow({ input, file, key, expiresAt }: FileRowInput): JobFileRow {
+  return {
+    index: file.index,
+    input,
+    output: file.name,
+    status: 'success',
+    pages: file.pages,
+    error_code: null,
+    error_message: null,
+    blocked_requests: 0,
+    render_timeout: false,
+    missing_assets: 0,
+    page_range: file.page_range,
+    size_bytes: file.size_bytes,
+    warnings: file.warnings,
+    key,
+    content_type: PDF,
+    expires_at: expiresAt,
+  };
+}
+
+export function failedRow(input: string, code: string, message: string): JobFileRow {
+  return {
+    index: 0,
+    input,
+    output: null,
+    status: 'failed',
+    pages: 0,
+    error_code: code,
+    error_message: message,
+    blocked_requests: 0,
+    render_timeout: false,
+    missing_assets: 0,
+    page_range: null,
+    size_bytes: 0,
+    warnings: [],
+    key: null,
+    expires_at: null,
+  };
+}
+
+export function storedOutput(key: string, name: string, contentType: string, size: number, from: Date): StoredOutput {
+  return { key, name, content_type: contentType, size_bytes: size, expires_at: retentionEnd('pdfOutputs', from)! };
+}
+
+/** The stored-result JSON (document 2) with fresh one-hour links. */
+export async function storedResult(
+  deps: { blobs: BlobStore; clock: Clock },
+  job: Job,
+  rows: JobFileRow[],
+  warnings: PdfWarning[],
+): Promise<Record<string, unknown>> {
+  const expires = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
+  const link = (key: string, filename: string) => deps.blobs.signedGetUrl(key, { expiresInSeconds: LINK_TTL_SECONDS, filename });
+  const outputs = await Promise.all(
+    rows.map(async (row) => ({
+      index: row.index,
+      name: row.output,
+      pages: row.pages,
+      page_range: row.page_range,
+      size_bytes: row.size_bytes,
+      warnings: row.warnings ?? [],
+      download_url: row.key ? await link(row.key, row.output!) : null,
+    })),
+  );
+  const zip = job.output && job.output.content_type === ZIP ? await link(job.output.key, job.output.name) : null;
+  return {
+    job_id: job.job_id,
+    operation: job.operation === 'merge' ? 'pdf_merge' : 'pdf_split',
+    status: 'completed',
+    input_pages: job.input_pages ?? 0,
+    output_count: rows.length,
+    outputs,
+    zip_url: zip,
+    download_url_expires_at: expires,
+    warnings,
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * Workflows are Step Functions state machines defined by the ASL files in statemachines/ (see
+ * functions/workflows.ts). Domain code starts one by name; in AWS that is StartExecution, locally the same
+ * ASL runs in-process with the same task handlers.
+ */
+export interface WorkflowStarter {
+  /**
+   * Starts an execution of `workflow` with `input`. `name` makes the start idempotent (a second start with
+   * the same name is not a second execution).
+   */
+  start(workflow: string, input: Record<string, unknown>, opts?: { name?: string }): Promise<{ executionId: string }>;
+}
+
+/** Raised by task handlers for failures worth retrying (the ASL's Retry matches this error name). */
+export class TransientTaskError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TransientTaskError';
+  }
+}

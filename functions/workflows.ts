@@ -1,0 +1,48 @@
+/**
+ * The workflow table: every Step Functions state machine (an ASL file in statemachines/) and the Lambda
+ * handler behind each of its Task states. The CDK app builds the state machines and task functions from
+ * it (lib/state-machine.ts); the local stack runs the same ASL with the same handlers
+ * (local/emulators/stepfunctions.ts). In the ASL, a task's `Resource` is `${<state name>}`.
+ */
+import type { FunctionProfile, Permission } from './routes';
+
+export interface WorkflowTask {
+  /** "<file under functions/, without .ts>#<export>" */
+  ref: string;
+  profile: FunctionProfile;
+  permissions: Permission[];
+  timeoutSeconds?: number;
+}
+
+export interface WorkflowDef {
+  name: string;
+  /** Path of the ASL file from the repository root. */
+  definition: string;
+  /** Task state name → handler. */
+  tasks: Record<string, WorkflowTask>;
+}
+
+const JOB_WORK: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
+
+export const WORKFLOWS: readonly WorkflowDef[] = [
+  {
+    name: 'pdfop',
+    definition: 'statemachines/pdfop.asl.json',
+    tasks: {
+      MarkProcessing: { ref: 'workers/pdfop/tasks#markProcessing', profile: 'light', permissions: ['table:read', 'table:write'] },
+      Process: { ref: 'workers/pdfop/tasks#processJob', profile: 'worker', permissions: JOB_WORK, timeoutSeconds: 900 },
+      RecordFailure: { ref: 'workers/pdfop/tasks#recordFailure', profile: 'light', permissions: JOB_WORK, timeoutSeconds: 120 },
+    },
+  },
+];
+
+export function workflowByName(name: string): WorkflowDef {
+  const wf = WORKFLOWS.find((w) => w.name === name);
+  if (!wf) throw new Error(`no workflow named ${name}`);
+  return wf;
+}
+
+/** The environment variable carrying a workflow's state machine ARN to the functions that start it. */
+export function workflowArnVariable(name: string): string {
+  return `WORKFLOW_ARN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+}

@@ -1,0 +1,39 @@
+import { readFileSync } from 'node:fs';
+import { Duration } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+
+export interface AslStateMachineProps {
+  /** Absolute path of the ASL file (statemachines/*.asl.json). */
+  definitionFile: string;
+  /** `${Name}` in the ASL → the Lambda function behind that Task state. */
+  tasks: Record<string, lambda.IFunction>;
+  /** Upper bound of one execution (the ASL's own TimeoutSeconds applies too). */
+  timeout?: Duration;
+}
+
+/**
+ * A Step Functions state machine built from an ASL file: every `${Name}` placeholder becomes the ARN of the
+ * task function registered under that name (the same names the local runner binds to handler modules), and
+ * the state machine may invoke exactly those functions.
+ */
+export class AslStateMachine extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+
+  constructor(scope: Construct, id: string, props: AslStateMachineProps) {
+    super(scope, id);
+    const text = readFileSync(props.definitionFile, 'utf8');
+    const placeholders = new Set([...text.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]));
+    for (const name of placeholders) if (!props.tasks[name]) throw new Error(`${props.definitionFile}: no function given for \${${name}}`);
+    for (const name of Object.keys(props.tasks)) if (!placeholders.has(name)) throw new Error(`${props.definitionFile}: task ${name} is not used by the definition`);
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      // Inline (not an S3 asset), so the template shows exactly the ASL the local runner executes.
+      definitionBody: sfn.DefinitionBody.fromString(text),
+      definitionSubstitutions: Object.fromEntries(Object.entries(props.tasks).map(([name, fn]) => [name, fn.functionArn])),
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      timeout: props.timeout ?? Duration.minutes(30),
+    });
+    for (const fn of Object.values(props.tasks)) fn.grantInvoke(this.stateMachine);
+  }
+}

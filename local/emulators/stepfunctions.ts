@@ -1,0 +1,148 @@
+/**
+ * Local Step Functions: the ASL files of functions/workflows.ts run in-process through aws-local-stepfunctions,
+ * with each Task state bound to the same handler module its Lambda runs in AWS. Retry and Catch behave as the
+ * ASL says (errors are matched by name, as Lambda reports `errorType`); executions run in the background like
+ * real ones, and `idle()` lets tests and shutdown wait for them.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Context } from 'aws-lambda';
+import type { WorkflowStarter } from '../../functions/core/workflows/ports';
+import type { Logger } from '../../functions/logger';
+import type { WorkflowDef } from '../../functions/workflows';
+
+// aws-local-stepfunctions 3 targets Node 22; Node 20 lacks Promise.withResolvers.
+type Resolvers<T> = { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+const P = Promise as unknown as { withResolvers?: <T>() => Resolvers<T> };
+P.withResolvers ??= <T>() => {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+};
+
+// Loaded after the polyfill (the library reads Promise.withResolvers when a Task runs).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { StateMachine } = require('aws-local-stepfunctions') as typeof import('aws-local-stepfunctions');
+
+const ROOT = path.resolve(__dirname, '../..');
+const FUNCTIONS_DIR = path.join(ROOT, 'functions');
+
+type TaskHandler = (input: unknown, context: Context) => Promise<unknown>;
+type Machine = InstanceType<typeof StateMachine>;
+
+export interface LocalWorkflowOptions {
+  workflows: readonly WorkflowDef[];
+  log: Logger;
+  /** Overrides every Retry interval (ms), e.g. 0 in tests; by default the ASL's own intervals apply. */
+  retryIntervalMs?: number;
+  /** Where handler modules live (tests may point at fixtures). Default: functions/. */
+  handlersDir?: string;
+  /** Where ASL paths are resolved from. Default: the repository root. */
+  rootDir?: string;
+}
+
+function lambdaContext(name: string, timeoutSeconds: number): Context {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName: name,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
+    memoryLimitInMB: '2048',
+    awsRequestId: `${name}-${Date.now()}`,
+    logGroupName: `/aws/lambda/${name}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}
+
+/** The ASL with every `${Name}` substitution replaced by a local Lambda ARN (what the CDK substitutes in AWS). */
+export function localDefinition(def: WorkflowDef, rootDir = ROOT): Record<string, unknown> {
+  const text = readFileSync(path.join(rootDir, def.definition), 'utf8').replace(/\$\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
+    if (!def.tasks[name]) throw new Error(`${def.definition}: no task handler declared for \${${name}}`);
+    return `arn:aws:lambda:us-east-1:000000000000:function:${def.name}-${name}`;
+  });
+  return JSON.parse(text);
+}
+
+export class LocalWorkflowRunner implements WorkflowStarter {
+  private readonly machines = new Map<string, Machine>();
+  private readonly running = new Map<string, { abort: () => void; done: Promise<void> }>();
+  private readonly handlers = new Map<string, TaskHandler>();
+  private stopped = false;
+
+  constructor(private readonly opts: LocalWorkflowOptions) {}
+
+  private machine(def: WorkflowDef): Machine {
+    let m = this.machines.get(def.name);
+    if (!m) {
+      m = new StateMachine(localDefinition(def, this.opts.rootDir) as never, { validationOptions: { checkArn: true, checkPaths: true } });
+      this.machines.set(def.name, m);
+    }
+    return m;
+  }
+
+  private handler(ref: string): TaskHandler {
+    let fn = this.handlers.get(ref);
+    if (!fn) {
+      const [file, name] = ref.split('#');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      fn = require(path.join(this.opts.handlersDir ?? FUNCTIONS_DIR, file))[name] as TaskHandler;
+      if (typeof fn !== 'function') throw new Error(`task handler ${ref} does not exist`);
+      this.handlers.set(ref, fn);
+    }
+    return fn;
+  }
+
+  async start(workflow: string, input: Record<string, unknown>, opts: { name?: string } = {}): Promise<{ executionId: string }> {
+    if (this.stopped) throw new Error('the local workflow runner is stopped');
+    const def = this.opts.workflows.find((w) => w.name === workflow);
+    if (!def) throw new Error(`no workflow named ${workflow}`);
+    const name = opts.name ?? `${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
+    const executionId = `arn:aws:states:us-east-1:000000000000:execution:${workflow}:${name}`;
+    if (this.running.has(executionId)) return { executionId };
+
+    const taskResourceLocalHandlers: Record<string, (i: unknown) => Promise<unknown>> = {};
+    const retryIntervalOverrides: Record<string, number> = {};
+    for (const [state, task] of Object.entries(def.tasks)) {
+      // A JSON round trip, as across the Lambda boundary: handlers never share objects with the runner.
+      taskResourceLocalHandlers[state] = async (taskInput) =>
+        JSON.parse(JSON.stringify((await this.handler(task.ref)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, task.timeoutSeconds ?? 60))) ?? null));
+      if (this.opts.retryIntervalMs !== undefined) retryIntervalOverrides[state] = this.opts.retryIntervalMs;
+    }
+    const execution = this.machine(def).run(input as never, {
+      overrides: { taskResourceLocalHandlers: taskResourceLocalHandlers as never, retryIntervalOverrides },
+      noThrowOnAbort: true,
+      context: { Execution: { Id: executionId, Name: name, Input: input as never, StartTime: new Date().toISOString() } },
+    });
+    const done = execution.result.then(
+      () => undefined,
+      (err: unknown) => this.opts.log.info(`workflow ${workflow} execution ${name} failed`, err),
+    );
+    this.running.set(executionId, { abort: execution.abort, done });
+    void done.finally(() => this.running.delete(executionId));
+    return { executionId };
+  }
+
+  /** Resolves once no execution is running. */
+  async idle(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.done));
+  }
+
+  /** Stops accepting executions and lets running ones finish (up to `graceMs`), then aborts the rest. */
+  async stop(graceMs = 30_000): Promise<void> {
+    this.stopped = true;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    for (const r of this.running.values()) r.abort();
+    await this.idle();
+  }
+}

@@ -1,0 +1,181 @@
+/** In-memory stand-ins for the ports, for unit tests of domain orchestration (integration tests use the real stack). */
+import { type Account, newAccount } from '../../functions/core/accounts/account';
+import type { AccountRepository, PlanRepository } from '../../functions/core/accounts/ports';
+import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, chooseBucket } from '../../functions/core/billing/charging';
+import { type Plan, planCatalogue } from '../../functions/core/billing/plans';
+import type { Clock } from '../../functions/core/clock';
+import type { OutboxEvent } from '../../functions/core/events/events';
+import type { JobFileRepository, JobFileRow } from '../../functions/core/jobs/files';
+import type { Job } from '../../functions/core/jobs/job';
+import type { BlobStore, JobListQuery, JobRepository } from '../../functions/core/jobs/ports';
+import type { JobSlots } from '../../functions/core/jobs/slots';
+import type { WorkflowStarter } from '../../functions/core/workflows/ports';
+
+export class MemoryJobs implements JobRepository {
+  jobs = new Map<string, Job>();
+  events: OutboxEvent[] = [];
+  async get(id: string) {
+    return this.jobs.get(id) ?? null;
+  }
+  async put(job: Job, events: OutboxEvent[] = []) {
+    this.jobs.set(job.job_id, structuredClone(job));
+    this.events.push(...events);
+  }
+  async putIf(job: Job, from: Job['status'][], events: OutboxEvent[] = [], leaseExpiredBefore?: string) {
+    const current = this.jobs.get(job.job_id);
+    const ok = !!current && (from.includes(current.status) || (!!leaseExpiredBefore && current.status === 'processing' && (current.lease_until ?? '') < leaseExpiredBefore));
+    if (ok) await this.put(job, events);
+    return ok;
+  }
+  async list(_q: JobListQuery) {
+    return { jobs: [...this.jobs.values()] };
+  }
+}
+
+export class MemoryFiles implements JobFileRepository {
+  rows = new Map<string, JobFileRow[]>();
+  async putAll(jobId: string, rows: JobFileRow[]) {
+    const current = (this.rows.get(jobId) ?? []).filter((r) => !rows.some((n) => n.index === r.index));
+    this.rows.set(jobId, [...current, ...rows].sort((a, b) => a.index - b.index));
+  }
+  async list(jobId: string) {
+    return this.rows.get(jobId) ?? [];
+  }
+  async get(jobId: string, index: number) {
+    return (this.rows.get(jobId) ?? []).find((r) => r.index === index) ?? null;
+  }
+  async deleteAll(jobId: string) {
+    this.rows.delete(jobId);
+  }
+}
+
+export class MemoryBlobs implements BlobStore {
+  objects = new Map<string, { body: Buffer; contentType: string }>();
+  /** Keys whose put fails (storage trouble). */
+  failPuts = new Set<string>();
+  async put(key: string, body: Uint8Array, contentType: string) {
+    if ([...this.failPuts].some((k) => key.includes(k))) throw new Error(`storage unavailable for ${key}`);
+    this.objects.set(key, { body: Buffer.from(body), contentType });
+  }
+  async get(key: string) {
+    return this.objects.get(key)?.body ?? null;
+  }
+  async head(key: string) {
+    const o = this.objects.get(key);
+    return o ? { size_bytes: o.body.length, content_type: o.contentType } : null;
+  }
+  async delete(key: string) {
+    this.objects.delete(key);
+  }
+  async signedGetUrl(key: string) {
+    return `memory://${key}`;
+  }
+  async signedPutUrl(key: string) {
+    return `memory://${key}?put`;
+  }
+}
+
+export class MemoryAccounts implements AccountRepository {
+  accounts = new Map<string, Account>();
+  /** A fresh copy on every read, as a database gives. */
+  async get(id: string) {
+    const a = this.accounts.get(id);
+    return a ? structuredClone(a) : null;
+  }
+  async create(a: Account) {
+    if (this.accounts.has(a.account_id)) return false;
+    this.accounts.set(a.account_id, a);
+    return true;
+  }
+}
+
+export class MemoryPlans implements PlanRepository {
+  plans = new Map<string, Plan>(planCatalogue().map((p) => [p.plan_id, p]));
+  async get(id: string) {
+    return this.plans.get(id) ?? null;
+  }
+  async list() {
+    return [...this.plans.values()];
+  }
+  async put(plans: Plan[]) {
+    for (const p of plans) this.plans.set(p.plan_id, p);
+  }
+}
+
+/** Ledger, debit and effects, like the DynamoDB transaction. `fail` makes the next commits throw. */
+export class MemoryChargeStore implements ChargeStore {
+  ledger = new Map<string, Charge>();
+  fail: Error | null = null;
+  constructor(
+    private readonly accounts: MemoryAccounts,
+    private readonly jobs: MemoryJobs,
+  ) {}
+  async commit(charge: Charge, bucket: Bucket, at: Date, effects: ChargeEffects = {}): Promise<CommitOutcome> {
+    if (this.fail) throw this.fail;
+    const key = `${charge.job_id}#${charge.unit}`;
+    if (this.ledger.has(key)) return 'already_charged';
+    const a = this.accounts.accounts.get(charge.account_id)!;
+    if (chooseBucket(a, charge.amount_micros, at) !== bucket) return 'bucket_changed';
+    this.ledger.set(key, charge);
+    this.accounts.accounts.set(a.account_id, {
+      ...a,
+      credits_micros: bucket === 'credits' ? a.credits_micros - charge.amount_micros : a.credits_micros,
+      free_credits_micros: bucket === 'free_credits' ? a.free_credits_micros - charge.amount_micros : a.free_credits_micros,
+      total_pdf_count: a.total_pdf_count + charge.pdf_count,
+      total_amount_micros: a.total_amount_micros + charge.amount_micros,
+    });
+    if (effects.job) await this.jobs.put(effects.job, effects.events ?? []);
+    return 'charged';
+  }
+}
+
+export class MemorySlots implements JobSlots {
+  held = new Map<string, string>();
+  async acquire(i: { accountId: string; kind: string; jobId: string; max: number }) {
+    for (let n = 0; n < i.max; n++) {
+      const k = `${i.accountId}#${i.kind}#${n}`;
+      if (!this.held.has(k)) {
+        this.held.set(k, i.jobId);
+        return true;
+      }
+    }
+    return false;
+  }
+  async release(i: { accountId: string; kind: string; jobId: string }) {
+    for (const [k, v] of this.held) if (v === i.jobId) this.held.delete(k);
+  }
+}
+
+export class RecordingWorkflows implements WorkflowStarter {
+  started: { workflow: string; input: Record<string, unknown> }[] = [];
+  fail: Error | null = null;
+  async start(workflow: string, input: Record<string, unknown>) {
+    if (this.fail) throw this.fail;
+    this.started.push({ workflow, input });
+    return { executionId: `exec-${this.started.length}` };
+  }
+}
+
+export function memoryWorld(creditsUsd = 5) {
+  const clock: Clock = { now: () => new Date() };
+  const accounts = new MemoryAccounts();
+  const jobs = new MemoryJobs();
+  const chargeStore = new MemoryChargeStore(accounts, jobs);
+  const account = newAccount({ account_id: 'acct1', email: 'a@example.com', plan_id: 'standard', credits_micros: Math.round(creditsUsd * 1e6), now: clock.now() });
+  accounts.accounts.set(account.account_id, account);
+  const plans = new MemoryPlans();
+  return {
+    clock,
+    accounts,
+    jobs,
+    chargeStore,
+    account,
+    plans,
+    plan: plans.plans.get('standard')!,
+    files: new MemoryFiles(),
+    blobs: new MemoryBlobs(),
+    slots: new MemorySlots(),
+    workflows: new RecordingWorkflows(),
+    billing: new Billing(accounts, chargeStore, clock),
+  };
+}

@@ -1,0 +1,23 @@
+/** Task handlers for the local Step Functions tests: they record their calls and fail as told. */
+import { TransientTaskError } from '../../../functions/core/workflows/ports';
+
+export const calls: { task: string; input: any }[] = [];
+
+export async function flaky(input: { id: string; failTimes: number; errorName?: string }) {
+  const attempt = calls.filter((c) => c.task === 'flaky' && c.input.id === input.id).length + 1;
+  calls.push({ task: 'flaky', input });
+  if (attempt <= input.failTimes) {
+    if (input.errorName) {
+      const err = new Error(`attempt ${attempt} failed for good`);
+      err.name = input.errorName;
+      throw err;
+    }
+    throw new TransientTaskError(`attempt ${attempt} failed`);
+  }
+  return { attempt };
+}
+
+export async function recover(input: unknown) {
+  calls.push({ task: 'recover', input });
+  return { recovered: true };
+}

@@ -1,0 +1,51 @@
+import fc from 'fast-check';
+import { ServiceError } from '../../../../functions/core/errors';
+import { basenameOf, dedupeFilenames, parseFilenamePattern, renderFilename, sanitizeFilename } from '../../../../functions/core/pdf/filenames';
+import { bandMultiplier, maxOperationCharge, operationCharge } from '../../../../functions/core/pdf/pricing';
+import { planCatalogue } from '../../../../functions/core/billing/plans';
+
+describe('file names', () => {
+  it('never produces unsafe names, whatever comes in', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (name) => {
+        const safe = sanitizeFilename(name, 'fallback');
+        expect(safe).not.toMatch(/[\u0000-\u001f\u007f<>:"/\\|?*]/);
+        expect(safe.length).toBeGreaterThan(0);
+        expect(safe.length).toBeLessThanOrEqual(200);
+        expect(safe.startsWith('.')).toBe(false);
+      }),
+    );
+    expect(basenameOf('Invoice 7.PDF')).toBe('Invoice 7');
+    expect(sanitizeFilename('..', 'x')).toBe('x');
+  });
+
+  it('renders tokens and refuses unknown ones', () => {
+    const p = parseFilenamePattern('{basename}_{index}_{index:03}_{index:05}_{pages}');
+    expect(renderFilename(p, { basename: 'doc', index: 7, pages: '3-4' }, 'f')).toBe('doc_7_007_00007_3-4.pdf');
+    for (const bad of ['{name}', '{index:3}', 'a{b', 'x}', '', 7]) {
+      expect(() => parseFilenamePattern(bad)).toThrow(ServiceError);
+    }
+  });
+
+  it('suffixes duplicates -2, -3 (case-insensitively) and keeps names unique', () => {
+    expect(dedupeFilenames(['a.pdf', 'A.pdf', 'a.pdf', 'b.pdf'])).toEqual(['a.pdf', 'A-2.pdf', 'a-3.pdf', 'b.pdf']);
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom('a.pdf', 'a-2.pdf', 'b.pdf', 'B.PDF'), { maxLength: 30 }), (names) => {
+        const out = dedupeFilenames(names);
+        expect(new Set(out.map((n) => n.toLowerCase())).size).toBe(out.length);
+      }),
+    );
+  });
+});
+
+describe('PDF tools pricing', () => {
+  it('multiplies the operation price by the page band', () => {
+    expect([1, 50, 51, 250, 251, 1000, 1001, 5000].map(bandMultiplier)).toEqual([1, 1, 2, 2, 4, 4, 8, 8]);
+    const standard = planCatalogue().find((p) => p.plan_id === 'standard')!;
+    // A quarter of 0.01 USD when price_per_pdf_operation is unset.
+    expect(operationCharge(standard, 12)).toBe(2_500);
+    expect(operationCharge(standard, 300)).toBe(10_000);
+    expect(maxOperationCharge(standard)).toBe(20_000);
+    expect(operationCharge({ ...standard, price_per_pdf_operation_micros: 4_000 }, 60)).toBe(8_000);
+  });
+});

@@ -1,0 +1,213 @@
+import { PDFArray, PDFDict, PDFName, PDFRawStream, PDFRef } from 'pdf-lib';
+import { ServiceError } from '../../../../functions/core/errors';
+import { Deadline, PdfDeadlineExceeded } from '../../../../functions/core/pdf/errors';
+import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
+import { INSTANT_LIMITS, type PdfToolLimits } from '../../../../functions/core/pdf/limits';
+import { type MergeSpec, type SplitMode, openInput, planMerge, planSplit, produce } from '../../../../functions/core/pdf/operations';
+import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
+import { PdfReader, textOf } from '../../../../functions/core/pdf/reader';
+import { readPdf } from '../../../support/pdf';
+import { pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf } from '../../../support/pdf-fixtures';
+
+const file = (bytes: Uint8Array, filename: string, index = 0) => ({ bytes, filename, index });
+
+async function merge(inputs: { bytes: Uint8Array; filename: string; pages?: string }[], opts: Partial<MergeSpec> = {}, limits: PdfToolLimits = INSTANT_LIMITS) {
+  const spec: MergeSpec = { inputs: inputs.map((i, index) => ({ ...file(i.bytes, i.filename, index), pages: i.pages ? parsePageRange(i.pages) : null })), ...opts };
+  const plan = planMerge(spec, spec.inputs.map((i) => openInput(i)), limits);
+  return produce(plan, { limits });
+}
+
+async function split(bytes: Uint8Array, mode: SplitMode, pattern?: string, filename = 'report.pdf', limits: PdfToolLimits = INSTANT_LIMITS) {
+  const input = file(bytes, filename);
+  const plan = planSplit({ input, split: mode, pattern: parseFilenamePattern(pattern) }, openInput(input), limits);
+  return produce(plan, { limits });
+}
+
+/** All objects of an output, resolved. */
+function objectsOf(bytes: Uint8Array) {
+  const r = PdfReader.open(bytes);
+  const xref = (r as unknown as { xref: Map<number, unknown> }).xref;
+  return { reader: r, objects: [...xref.keys()].map((n) => r.lookupRef(PDFRef.of(n))).filter(Boolean) };
+}
+
+async function refusal(p: Promise<unknown> | (() => unknown)): Promise<ServiceError> {
+  try {
+    await (typeof p === 'function' ? p() : p);
+  } catch (err) {
+    if (err instanceof ServiceError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+let a: Uint8Array;
+let b: Uint8Array;
+let rotated: Uint8Array;
+beforeAll(async () => {
+  a = await simplePdf(3, { label: 'A' });
+  b = await simplePdf(2, { label: 'B', objectStreams: true });
+  rotated = await simplePdf(2, { label: 'R', size: [300, 500], rotate: 90 });
+});
+
+describe('merge', () => {
+  it('copies the selected pages in the written order, repeats included, keeping size and rotation', async () => {
+    const result = await merge([
+      { bytes: a, filename: 'a.pdf', pages: '3,1,1' },
+      { bytes: rotated, filename: 'r.pdf', pages: '2' },
+      { bytes: b, filename: 'b.pdf' },
+    ]);
+    expect(result.plan).toMatchObject({ inputPages: 7, pagesProcessed: 6 });
+    const [out] = result.files;
+    expect(out).toMatchObject({ name: 'merged.pdf', pages: 6, page_range: '1-6', warnings: [] });
+    const pages = await readPdf(out.bytes);
+    expect(pages.map((p) => p.text)).toEqual(['A page 3', 'A page 1', 'A page 1', 'R page 2', 'B page 1', 'B page 2']);
+    expect(pages[3]).toMatchObject({ width: 300, height: 500, rotate: 90 });
+    expect(pages[0]).toMatchObject({ width: 595, height: 842, rotate: 0 });
+  });
+
+  it('gives a repeated page its own page object but shares content and fonts; copies each font once', async () => {
+    const { files } = await merge([
+      { bytes: a, filename: 'a.pdf', pages: '2,2,1-3' },
+      { bytes: b, filename: 'b.pdf' },
+    ]);
+    const { reader, objects } = objectsOf(files[0].bytes);
+    const pages = reader.pages();
+    expect(new Set(pages.map((p) => p.ref)).size).toBe(pages.length);
+    expect(pages[0].dict).not.toBe(pages[1].dict);
+    expect(String(pages[0].dict.get(PDFName.of('Contents')))).toBe(String(pages[1].dict.get(PDFName.of('Contents'))));
+    const fonts = objects.filter((o) => o instanceof PDFDict && o.get(PDFName.of('Type')) === PDFName.of('Font'));
+    expect(fonts).toHaveLength(2); // one Helvetica from a.pdf, one from b.pdf, however many pages use them
+  });
+
+  it('sets the title and sanitises output_filename', async () => {
+    const { files } = await merge([{ bytes: a, filename: 'a.pdf' }, { bytes: b, filename: 'b.pdf' }], { title: 'Quarterly — Q3', outputFilename: 'Q3/report:final.pdf' });
+    expect(files[0].name).toBe('Q3_report_final.pdf');
+    const r = PdfReader.open(files[0].bytes);
+    const info = r.resolve(r.trailer.get(PDFName.of('Info'))) as PDFDict;
+    expect(textOf(info.get(PDFName.of('Title')))).toBe('Quarterly — Q3');
+  });
+
+  it('keeps annotations (on their page), re-points internal links, and warns that bookmarks are dropped', async () => {
+    const source = await pdfWithBookmarksAndLinks();
+    const { files, warnings } = await merge([{ bytes: source, filename: 'book.pdf' }, { bytes: b, filename: 'b.pdf' }]);
+    expect(warnings).toEqual(['BOOKMARKS_NOT_PRESERVED']);
+    const r = PdfReader.open(files[0].bytes);
+    const pages = r.pages();
+    const annots = (i: number) => (r.resolve(pages[i].dict.get(PDFName.of('Annots'))) as PDFArray | undefined)?.asArray().map((x) => r.resolve(x) as PDFDict) ?? [];
+    const link = annots(0)[0];
+    expect((link.get(PDFName.of('Dest')) as PDFArray).get(0)).toBe(pages[2].ref);
+    const [web, note] = annots(1);
+    expect(web.get(PDFName.of('A'))).toBeDefined();
+    expect(note.get(PDFName.of('Subtype'))).toBe(PDFName.of('Text'));
+    expect(note.get(PDFName.of('P'))).toBe(pages[1].ref);
+    expect(r.catalog.get(PDFName.of('Outlines'))).toBeUndefined();
+  });
+
+  it('drops an internal link whose target page is not in the output, keeps web links', async () => {
+    const { files } = await split(await pdfWithBookmarksAndLinks(), { mode: 'extract', pages: parsePageRange('1,2') });
+    const r = PdfReader.open(files[0].bytes);
+    const [p1, p2] = r.pages();
+    expect(p1.dict.get(PDFName.of('Annots'))).toBeUndefined();
+    expect((r.resolve(p2.dict.get(PDFName.of('Annots'))) as PDFArray).size()).toBe(2);
+  });
+
+  it('flattens form fields (shown, no longer fillable) and says so, only when a copied page had fields', async () => {
+    const form = await pdfWithForm();
+    const withFields = await merge([{ bytes: form, filename: 'form.pdf' }, { bytes: b, filename: 'b.pdf' }]);
+    expect(withFields.warnings).toEqual(['FORM_FIELDS_NOT_PRESERVED']);
+    expect(withFields.files[0].warnings).toEqual(['FORM_FIELDS_NOT_PRESERVED']);
+    const { reader, objects } = objectsOf(withFields.files[0].bytes);
+    expect(reader.catalog.get(PDFName.of('AcroForm'))).toBeUndefined();
+    expect(objects.some((o) => o instanceof PDFDict && o.get(PDFName.of('Subtype')) === PDFName.of('Widget'))).toBe(false);
+    const pages = await readPdf(withFields.files[0].bytes);
+    expect(pages[0].text).toContain('Ada Lovelace'); // the field's value is now page content
+
+    const withoutFields = await merge([{ bytes: form, filename: 'form.pdf', pages: '2' }, { bytes: b, filename: 'b.pdf' }]);
+    expect(withoutFields.warnings).toEqual([]);
+  });
+
+  it('warns that signatures are invalidated when a signed document is used', async () => {
+    const { warnings } = await merge([{ bytes: await pdfWithSignature(), filename: 'signed.pdf' }, { bytes: a, filename: 'a.pdf' }]);
+    expect(warnings).toEqual(['SIGNATURE_INVALIDATED']);
+  });
+
+  it('refuses more selected pages than the limit, naming the input where the total passed it', async () => {
+    const limits = { ...INSTANT_LIMITS, maxPages: 4 };
+    const err = await refusal(() => merge([{ bytes: a, filename: 'a.pdf' }, { bytes: a, filename: 'a2.pdf', pages: '1-2' }], {}, limits));
+    expect(err.code).toBe('PDF_PAGE_LIMIT_EXCEEDED');
+    expect(err.details).toMatchObject({ pages: 5, max_pages: 4, filename: 'a2.pdf', input_index: 1 });
+  });
+
+  it('refuses pages past the end naming file, input and total', async () => {
+    const err = await refusal(() => merge([{ bytes: a, filename: 'a.pdf' }, { bytes: b, filename: 'b.pdf', pages: '1-4' }]));
+    expect(err.code).toBe('PAGE_OUT_OF_RANGE');
+    expect(err.details).toMatchObject({ filename: 'b.pdf', input_index: 1, total_pages: 2, parameter: 'inputs[1].pages' });
+  });
+});
+
+describe('split', () => {
+  let twelve: Uint8Array;
+  beforeAll(async () => {
+    twelve = await simplePdf(12, { label: 'S' });
+  });
+
+  it('extract: one file with the chosen pages', async () => {
+    const { files } = await split(twelve, { mode: 'extract', pages: parsePageRange('3-5,1') });
+    expect(files.map((f) => [f.name, f.pages, f.page_range])).toEqual([['report-001.pdf', 4, '3-5,1']]);
+    expect((await readPdf(files[0].bytes)).map((p) => p.text)).toEqual(['S page 3', 'S page 4', 'S page 5', 'S page 1']);
+  });
+
+  it('ranges (overlapping allowed), every_n (last shorter) and each_page', async () => {
+    const ranges = await split(twelve, { mode: 'ranges', ranges: [parsePageRange('1-3'), parsePageRange('2-4'), parsePageRange('12-end')] });
+    expect(ranges.files.map((f) => f.page_range)).toEqual(['1-3', '2-4', '12']);
+    const everyN = await split(twelve, { mode: 'every_n', every_n: 5 });
+    expect(everyN.files.map((f) => [f.page_range, f.pages])).toEqual([['1-5', 5], ['6-10', 5], ['11-12', 2]]);
+    const each = await split(twelve, { mode: 'each_page' });
+    expect(each.files).toHaveLength(12);
+    expect(each.files[11]).toMatchObject({ index: 11, name: 'report-012.pdf', page_range: '12', pages: 1 });
+    expect((await readPdf(each.files[6].bytes))[0].text).toBe('S page 7');
+  });
+
+  it('names files by pattern: tokens, unsafe characters replaced, duplicates suffixed -2, -3', async () => {
+    const tokens = await split(twelve, { mode: 'every_n', every_n: 6 }, 'part {index} of {basename} ({pages}) #{index:03}.pdf', 'My: Report?.PDF');
+    expect(tokens.files.map((f) => f.name)).toEqual(['part 1 of My_ Report_ (1-6) #001.pdf', 'part 2 of My_ Report_ (7-12) #002.pdf']);
+    const dupes = await split(twelve, { mode: 'ranges', ranges: ['1', '2', '3'].map((r) => parsePageRange(r)) }, '{basename}.pdf');
+    expect(dupes.files.map((f) => f.name)).toEqual(['report.pdf', 'report-2.pdf', 'report-3.pdf']);
+    const slashes = await split(twelve, { mode: 'extract', pages: parsePageRange('1') }, '../{basename}/x.pdf');
+    expect(slashes.files[0].name).toBe('_report_x.pdf');
+  });
+
+  it('copies shared resources once per output file', async () => {
+    const { files } = await split(twelve, { mode: 'every_n', every_n: 4 });
+    for (const f of files) {
+      const fonts = objectsOf(f.bytes).objects.filter((o) => o instanceof PDFDict && o.get(PDFName.of('Type')) === PDFName.of('Font'));
+      expect(fonts).toHaveLength(1);
+    }
+  });
+
+  it('refuses too many outputs, too many pages, too large outputs, and stops at the deadline', async () => {
+    const each = await refusal(() => split(twelve, { mode: 'each_page' }, undefined, 'r.pdf', { ...INSTANT_LIMITS, maxOutputs: 10 }));
+    expect(each.code).toBe('OUTPUT_COUNT_EXCEEDED');
+    expect(each.details).toMatchObject({ output_count: 12, max_outputs: 10, filename: 'r.pdf', input_index: 0 });
+    const pages = await refusal(() => split(twelve, { mode: 'each_page' }, undefined, 'r.pdf', { ...INSTANT_LIMITS, maxPages: 11 }));
+    expect(pages.code).toBe('PDF_PAGE_LIMIT_EXCEEDED');
+    const size = await refusal(() => split(twelve, { mode: 'each_page' }, undefined, 'r.pdf', { ...INSTANT_LIMITS, maxOutputBytes: 5000 }));
+    expect(size.code).toBe('OUTPUT_TOO_LARGE');
+    const input = file(twelve, 'r.pdf');
+    const plan = planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+    await expect(produce(plan, { limits: INSTANT_LIMITS, deadline: Deadline.in(-1) })).rejects.toBeInstanceOf(PdfDeadlineExceeded);
+  });
+
+  it('writes files other readers accept: a classic xref for small files, object streams and an xref stream for larger ones', async () => {
+    const hasObjectStreams = (bytes: Uint8Array) => objectsOf(bytes).objects.some((o) => o instanceof PDFRawStream && o.dict.get(PDFName.of('Type')) === PDFName.of('ObjStm'));
+    const small = await split(await pdfWithBookmarksAndLinks(), { mode: 'each_page' });
+    for (const f of small.files) {
+      expect(Buffer.from(f.bytes.subarray(0, 8)).toString()).toBe('%PDF-1.7');
+      expect(await readPdf(f.bytes)).toHaveLength(1);
+      expect(hasObjectStreams(f.bytes)).toBe(false);
+    }
+    const large = await split(twelve, { mode: 'extract', pages: parsePageRange('1-end') });
+    expect(hasObjectStreams(large.files[0].bytes)).toBe(true);
+    expect((await readPdf(large.files[0].bytes)).map((p) => p.text)).toEqual(Array.from({ length: 12 }, (_, i) => `S page ${i + 1}`));
+  });
+});

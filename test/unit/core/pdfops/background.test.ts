@@ -1,0 +1,181 @@
+import { newUlid } from '../../../../functions/core/ids';
+import { ServiceError } from '../../../../functions/core/errors';
+import { objectKey } from '../../../../functions/core/jobs/storage-layout';
+import { JOB_LIMITS } from '../../../../functions/core/pdf/limits';
+import {
+  type PdfJobDeps,
+  markProcessing,
+  processPdfJob,
+  recordPdfJobFailure,
+  submitPdfJob,
+  uploadIssuedAt,
+} from '../../../../functions/core/pdfops/background';
+import { parsePdfJobRequest } from '../../../../functions/core/pdfops/requests';
+import { TransientTaskError } from '../../../../functions/core/workflows/ports';
+import { encryptedPdf, simplePdf } from '../../../support/pdf-fixtures';
+import { memoryWorld } from '../../../support/memory';
+
+type World = ReturnType<typeof memoryWorld>;
+
+function deps(w: World, timeoutSeconds?: number): PdfJobDeps {
+  return { ...w, files: w.files, timeoutSeconds };
+}
+
+async function upload(w: World, bytes: Uint8Array, account = w.account.account_id): Promise<string> {
+  const key = objectKey('uploads', account, 'pdf', `${newUlid()}.pdf`);
+  await w.blobs.put(key, bytes, 'application/pdf');
+  return key;
+}
+
+async function refusal(p: Promise<unknown>): Promise<ServiceError> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ServiceError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+async function submit(w: World, body: unknown) {
+  return submitPdfJob(deps(w), { account: w.account, plan: w.plan, request: parsePdfJobRequest(body, JOB_LIMITS) });
+}
+
+let three: Uint8Array;
+beforeAll(async () => {
+  three = await simplePdf(3, { label: 'T' });
+});
+
+describe('background merge/split jobs', () => {
+  it('queues a job: slot taken, request stored, workflow started with the job id', async () => {
+    const w = memoryWorld();
+    const keys = [await upload(w, three), await upload(w, three)];
+    const res = await submit(w, { operation: 'merge', inputs: keys.map((s3_key, i) => ({ s3_key, filename: `f${i}.pdf`, pages: i ? '2-end' : null })) });
+    expect(res).toMatchObject({ status: 'queued', job_type: 'pdfop', operation: 'merge' });
+    expect(await w.jobs.get(res.job_id)).toMatchObject({ status: 'queued', input_files: 2, operation: 'merge' });
+    expect(w.workflows.started).toEqual([{ workflow: 'pdfop', input: { job_id: res.job_id, account_id: 'acct1' } }]);
+    expect(w.slots.held.size).toBe(1);
+  });
+
+  it('refuses uploads of other accounts, missing or expired uploads, and accounts that cannot pay the top band', async () => {
+    const w = memoryWorld();
+    const mine = await upload(w, three);
+    const theirs = await upload(w, three, 'someone-else');
+    expect((await refusal(submit(w, { operation: 'split', inputs: [{ s3_key: theirs, filename: 'x.pdf' }], split: { mode: 'each_page' } })))).toMatchObject({
+      code: 'FORBIDDEN',
+      details: { filename: 'x.pdf', input_index: 0 },
+    });
+    const missing = objectKey('uploads', 'acct1', 'pdf', `${newUlid()}.pdf`);
+    expect((await refusal(submit(w, { operation: 'merge', inputs: [{ s3_key: mine, filename: 'a.pdf' }, { s3_key: missing, filename: 'b.pdf' }] }))).details).toMatchObject({ input_index: 1 });
+    const old = objectKey('uploads', 'acct1', 'pdf', `${'0'.repeat(10)}${newUlid().slice(10)}.pdf`);
+    await w.blobs.put(old, three, 'application/pdf');
+    expect(uploadIssuedAt(old)!.getTime()).toBe(0);
+    expect((await refusal(submit(w, { operation: 'split', inputs: [{ s3_key: old, filename: 'old.pdf' }], split: { mode: 'each_page' } }))).code).toBe('UPLOAD_NOT_FOUND');
+    const poor = memoryWorld(0.015); // 0.02 USD needed for the top band
+    const key = await upload(poor, three);
+    expect((await refusal(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }, JOB_LIMITS) }))).code).toBe(
+      'INSUFFICIENT_CREDITS',
+    );
+    expect(w.jobs.jobs.size + poor.jobs.jobs.size).toBe(0);
+  });
+
+  it('allows two running jobs per account, answers the third with 409, and frees the slot when a job ends', async () => {
+    const w = memoryWorld();
+    const body = async () => ({ operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 's.pdf' }], split: { mode: 'each_page' } });
+    const first = await submit(w, await body());
+    await submit(w, await body());
+    const third = await refusal(submit(w, await body()));
+    expect(third.code).toBe('PDF_JOB_ALREADY_ACTIVE');
+    await processPdfJob(deps(w), { job_id: first.job_id });
+    await submit(w, await body());
+  });
+
+  it('records a job that could not be started as failed and frees its slot', async () => {
+    const w = memoryWorld();
+    w.workflows.fail = new Error('throttled');
+    const err = await refusal(submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } }));
+    expect(err.code).toBe('SERVICE_UNAVAILABLE');
+    expect([...w.jobs.jobs.values()][0]).toMatchObject({ status: 'failed', error_code: 'SERVICE_UNAVAILABLE' });
+    expect(w.slots.held.size).toBe(0);
+  });
+
+  it('processes a job: every file stored, rows, job.completed with the spec fields, one charge, uploads deleted, slot freed', async () => {
+    const w = memoryWorld();
+    const key = await upload(w, three);
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: key, filename: 'three.pdf' }], split: { mode: 'each_page' }, options: { filename_pattern: 'p{index}.pdf' } });
+    await markProcessing(deps(w), { job_id });
+    expect((await w.jobs.get(job_id))!.status).toBe('processing');
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'completed' });
+    const job = (await w.jobs.get(job_id))!;
+    expect(job).toMatchObject({ status: 'completed', input_pages: 3, outputs_produced: 3, pages: 3, output: expect.objectContaining({ name: 'three-split.zip', content_type: 'application/zip' }) });
+    expect((await w.files.list(job_id)).map((r) => [r.index, r.output, r.status, r.page_range])).toEqual([
+      [0, 'p1.pdf', 'success', '1'],
+      [1, 'p2.pdf', 'success', '2'],
+      [2, 'p3.pdf', 'success', '3'],
+    ]);
+    expect(w.jobs.events).toEqual([
+      expect.objectContaining({
+        event: 'job.completed',
+        payload: expect.objectContaining({ job_type: 'pdfop', operation: 'split', input_pages: 3, output_count: 3, warnings: [], files_url: `/jobs/${job_id}/files` }),
+      }),
+    ]);
+    expect([...w.chargeStore.ledger.values()]).toEqual([expect.objectContaining({ amount_micros: 2_500, pdf_count: 3 })]);
+    expect(await w.blobs.head(key)).toBeNull();
+    expect(w.slots.held.size).toBe(0);
+    // A retried task finds the job finished and does nothing twice.
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'completed' });
+    expect(w.chargeStore.ledger.size).toBe(1);
+  });
+
+  it('fails as a whole on a bad input: no outputs, one failed row naming the input, job.failed, nothing charged', async () => {
+    const w = memoryWorld();
+    const good = await upload(w, three);
+    const bad = await upload(w, await encryptedPdf({ userPassword: '', ownerPassword: 'o' }));
+    const { job_id } = await submit(w, { operation: 'merge', inputs: [{ s3_key: good, filename: 'good.pdf' }, { s3_key: bad, filename: 'locked.pdf' }] });
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PDF_ENCRYPTED' });
+    expect(await w.files.list(job_id)).toEqual([expect.objectContaining({ index: 0, status: 'failed', input: 'locked.pdf', error_code: 'PDF_ENCRYPTED', output: null, pages: 0 })]);
+    expect(w.jobs.events.map((e) => [e.event, e.payload.job_type])).toEqual([['job.failed', 'pdfop']]);
+    expect(w.chargeStore.ledger.size).toBe(0);
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/') || k.startsWith('uploads/'))).toEqual([]);
+    expect(w.slots.held.size).toBe(0);
+  });
+
+  it('throws a retryable error on storage trouble (removing partial files); the Catch path then ends the job', async () => {
+    const w = memoryWorld();
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    w.blobs.failPuts.add('002.pdf');
+    await expect(processPdfJob(deps(w), { job_id })).rejects.toBeInstanceOf(TransientTaskError);
+    expect([...w.blobs.objects.keys()].filter((k) => k.includes(job_id) && !k.endsWith('request.json'))).toEqual([]);
+    expect((await w.jobs.get(job_id))!.status).toBe('processing');
+    expect(w.slots.held.size).toBe(1);
+
+    expect(await recordPdfJobFailure(deps(w), { job_id, error: { Error: 'TransientTaskError', Cause: 'storage' } })).toEqual({ job_id, status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
+    expect(await w.files.list(job_id)).toEqual([expect.objectContaining({ status: 'failed', input: 'input-1.pdf' })]);
+    expect(w.slots.held.size).toBe(0);
+    expect(w.chargeStore.ledger.size).toBe(0);
+    // Recording twice changes nothing.
+    await recordPdfJobFailure(deps(w), { job_id, error: { Error: 'States.Timeout' } });
+    expect((await w.jobs.get(job_id))!.error_code).toBe('INTERNAL_SERVER_ERROR');
+  });
+
+  it('fails the job when the credits ran out between submission and completion, keeping none of its files', async () => {
+    const w = memoryWorld(0.05);
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    w.accounts.accounts.set('acct1', { ...w.accounts.accounts.get('acct1')!, credits_micros: 1_000 });
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS' });
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/'))).toEqual([]);
+    expect(w.chargeStore.ledger.size).toBe(0);
+  });
+
+  it('ends a job that runs out of time as failed with PDFOP_TIMEOUT', async () => {
+    const w = memoryWorld();
+    const big = await simplePdf(200);
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, big) }], split: { mode: 'each_page' } });
+    await processPdfJob(deps(w, 0.0001), { job_id });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PDFOP_TIMEOUT', timeout_occurred: true });
+    expect(w.chargeStore.ledger.size).toBe(0);
+  });
+});

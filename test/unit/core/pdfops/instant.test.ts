@@ -1,0 +1,102 @@
+import { ServiceError } from '../../../../functions/core/errors';
+import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
+import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
+import { runInstantOp } from '../../../../functions/core/pdfops/instant';
+import type { MergeRequest, SplitRequest } from '../../../../functions/core/pdfops/requests';
+import { simplePdf } from '../../../support/pdf-fixtures';
+import { memoryWorld } from '../../../support/memory';
+
+let six: Uint8Array;
+let sixty: Uint8Array;
+beforeAll(async () => {
+  six = await simplePdf(6);
+  sixty = await simplePdf(60);
+});
+
+const split = (bytes: Uint8Array, store = false): SplitRequest => ({
+  input: { bytes, filename: 'doc.pdf', index: 0 },
+  split: { mode: 'every_n', every_n: 2 },
+  pattern: parseFilenamePattern(undefined),
+  store,
+});
+const merge = (store = false): MergeRequest => ({
+  inputs: [
+    { bytes: six, filename: 'a.pdf', index: 0, pages: parsePageRange('1-2') },
+    { bytes: sixty, filename: 'b.pdf', index: 1, pages: null },
+  ],
+  store,
+});
+
+function deps(w: ReturnType<typeof memoryWorld>, timeoutSeconds?: number) {
+  return { jobs: w.jobs, files: w.files, blobs: w.blobs, billing: w.billing, clock: w.clock, timeoutSeconds };
+}
+
+async function refusal(p: Promise<unknown>) {
+  try {
+    await p;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('instant merge/split', () => {
+  it('stores a multi-file split with its ZIP and rows, completes the job and charges once at the page band', async () => {
+    const w = memoryWorld();
+    const result = await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six) });
+    expect(result.direct).toBeNull();
+    expect(result.stored).toMatchObject({ operation: 'pdf_split', status: 'completed', input_pages: 6, output_count: 3, warnings: [] });
+    expect((result.stored!.zip_url as string).endsWith('outputs.zip')).toBe(true);
+    expect([...w.blobs.objects.keys()].map((k) => k.split('/').pop())).toEqual(['000.pdf', '001.pdf', '002.pdf', 'outputs.zip']);
+    expect(await w.files.list(result.job.job_id)).toHaveLength(3);
+    const job = await w.jobs.get(result.job.job_id);
+    expect(job).toMatchObject({ status: 'completed', job_type: 'pdfop', operation: 'split', split_mode: 'every_n', input_files: 1, input_pages: 6, outputs_produced: 3 });
+    expect([...w.chargeStore.ledger.values()]).toEqual([expect.objectContaining({ unit: 'pdfop', amount_micros: 2_500, pdf_count: 3, operation: 'pdf_operation' })]);
+  });
+
+  it('answers a small single result directly without storing it, and charges the band of the selected pages', async () => {
+    const w = memoryWorld();
+    const result = await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge() });
+    expect(result.direct).toMatchObject({ name: 'merged.pdf', pages: 62 });
+    expect(w.blobs.objects.size).toBe(0);
+    expect(await w.files.list(result.job.job_id)).toEqual([expect.objectContaining({ index: 0, status: 'success', key: null, input: 'a.pdf, b.pdf' })]);
+    expect([...w.chargeStore.ledger.values()][0]).toMatchObject({ amount_micros: 5_000, pdf_count: 1 }); // 62 pages: ×2
+  });
+
+  it('refuses before any work when no balance covers the band, recording nothing', async () => {
+    const w = memoryWorld(0.004);
+    const err = await refusal(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge() }));
+    expect((err as ServiceError).code).toBe('INSUFFICIENT_CREDITS');
+    expect(w.jobs.jobs.size).toBe(0);
+  });
+
+  it('a charge that fails after storing removes the stored files and rows and records a failed job', async () => {
+    const w = memoryWorld();
+    w.chargeStore.fail = new Error('database unavailable');
+    const err = await refusal(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six, true) }));
+    expect(err.message).toBe('database unavailable');
+    expect(w.blobs.objects.size).toBe(0);
+    expect(w.files.rows.size).toBe(0);
+    const [job] = w.jobs.jobs.values();
+    expect(job).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
+    expect(w.accounts.accounts.get('acct1')!.credits_micros).toBe(5_000_000);
+  });
+
+  it('a storage failure is PDF_GENERATION_FAILED with nothing left behind and nothing charged', async () => {
+    const w = memoryWorld();
+    w.blobs.failPuts.add('002.pdf');
+    const err = await refusal(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six) }));
+    expect((err as ServiceError).code).toBe('PDF_GENERATION_FAILED');
+    expect(w.blobs.objects.size).toBe(0);
+    expect(w.chargeStore.ledger.size).toBe(0);
+  });
+
+  it('runs out of time as 408 PDFOP_TIMEOUT, recorded as a timed-out job, not charged', async () => {
+    const w = memoryWorld();
+    const err = (await refusal(runInstantOp(deps(w, 0.0001), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true) }))) as ServiceError;
+    expect(err.code).toBe('PDFOP_TIMEOUT');
+    expect(err.details).toMatchObject({ timeout_seconds: 0.0001, job_id: expect.any(String) });
+    expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'PDFOP_TIMEOUT' });
+    expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
+  });
+});

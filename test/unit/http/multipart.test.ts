@@ -1,0 +1,115 @@
+import fc from 'fast-check';
+import { ServiceError } from '../../../functions/core/errors';
+import { boundaryOf, headerParams, parseMultipart } from '../../../functions/http/multipart';
+
+const LIMITS = { maxParts: 10, maxFileBytes: 1000, maxFieldBytes: 100 };
+const CT = 'multipart/form-data; boundary=XyZ';
+
+function body(parts: { headers: string[]; data: string | Buffer }[], boundary = 'XyZ', closing = '--\r\n'): Buffer {
+  const chunks: Buffer[] = [];
+  for (const p of parts) {
+    chunks.push(Buffer.from(`--${boundary}\r\n${p.headers.join('\r\n')}\r\n\r\n`));
+    chunks.push(Buffer.isBuffer(p.data) ? p.data : Buffer.from(p.data));
+    chunks.push(Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}${closing}`));
+  return Buffer.concat(chunks);
+}
+
+function refusal(fn: () => unknown): ServiceError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ServiceError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('multipart/form-data parser', () => {
+  it('reads fields and files, binary-safe, in order, with quoted and RFC 5987 file names', () => {
+    const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x0d, 0x0a, 0x2d, 0x2d, 0x00, 0xff]);
+    const form = parseMultipart(
+      body([
+        { headers: ['Content-Disposition: form-data; name="files"; filename="a \\"b\\".pdf"', 'Content-Type: application/pdf'], data: pdf },
+        { headers: ["Content-Disposition: form-data; name=files; filename=\"fallback.pdf\"; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf"], data: 'x' },
+        { headers: ['content-disposition: form-data; name="options"'], data: '{"title":"Ünïcode"}' },
+      ]),
+      CT,
+      LIMITS,
+    );
+    const files = form.all('files');
+    expect(files.map((f) => f.filename)).toEqual(['a "b".pdf', 'Résumé.pdf']);
+    expect(files[0].data.equals(pdf)).toBe(true);
+    expect(files[0].contentType).toBe('application/pdf');
+    expect(form.text('options')).toBe('{"title":"Ünïcode"}');
+    expect(form.text('missing')).toBeUndefined();
+  });
+
+  it('round-trips arbitrary field values and file bytes', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ maxLength: 200 }), { minLength: 1, maxLength: 5 }), (blobs) => {
+        const boundary = 'b0undary-7f3a';
+        const form = parseMultipart(
+          body(blobs.map((b, i) => ({ headers: [`Content-Disposition: form-data; name="f${i}"; filename="f${i}.bin"`], data: Buffer.from(b) })), boundary),
+          `multipart/form-data; boundary="${boundary}"`,
+          LIMITS,
+        );
+        blobs.forEach((b, i) => expect(form.all(`f${i}`)[0].data.equals(Buffer.from(b))).toBe(true));
+      }),
+    );
+  });
+
+  it.each([
+    ['no boundary', 'multipart/form-data', body([]), 'no_boundary'],
+    ['not multipart', 'application/json', body([]), 'not_multipart'],
+    ['a body without the opening boundary', CT, Buffer.from('hello'), 'no_opening_boundary'],
+    ['a truncated body', CT, body([{ headers: ['Content-Disposition: form-data; name="a"'], data: 'x' }]).subarray(0, 52), 'unterminated'],
+    ['a part without Content-Disposition', CT, body([{ headers: ['Content-Type: text/plain'], data: 'x' }]), 'no_disposition'],
+    ['a part without a name', CT, body([{ headers: ['Content-Disposition: form-data; filename="a.pdf"'], data: 'x' }]), 'no_name'],
+    ['a non-form-data disposition', CT, body([{ headers: ['Content-Disposition: attachment; name="a"'], data: 'x' }]), 'bad_disposition'],
+    ['a broken header line', CT, body([{ headers: ['Content-Disposition form-data'], data: 'x' }]), 'bad_header'],
+    ['an unclosed quote', CT, body([{ headers: ['Content-Disposition: form-data; name="a'], data: 'x' }]), 'bad_header'],
+    ['data after the end', CT, Buffer.concat([body([{ headers: ['Content-Disposition: form-data; name="a"'], data: 'x' }]), Buffer.from('junk')]), 'trailing_data'],
+    ['headers without a blank line', CT, Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="a"\r\nx'), 'unterminated_headers'],
+  ])('answers %s with 400 INVALID_MULTIPART', (_name, contentType, data, reason) => {
+    const err = refusal(() => parseMultipart(data, contentType, LIMITS));
+    expect(err.code).toBe('INVALID_MULTIPART');
+    expect(err.details.reason).toBe(reason);
+  });
+
+  it('enforces part counts and sizes while parsing, or lets the caller answer them', () => {
+    const many = body(Array.from({ length: 11 }, (_, i) => ({ headers: [`Content-Disposition: form-data; name="f${i}"`], data: 'x' })));
+    expect(refusal(() => parseMultipart(many, CT, LIMITS)).details).toMatchObject({ reason: 'too_many_parts', limit: 10 });
+    const bigField = body([{ headers: ['Content-Disposition: form-data; name="a"'], data: 'x'.repeat(101) }]);
+    expect(refusal(() => parseMultipart(bigField, CT, LIMITS)).details).toMatchObject({ reason: 'too_many_bytes', field: 'a', limit: 100 });
+    const bigFile = body([{ headers: ['Content-Disposition: form-data; name="f"; filename="f.pdf"'], data: 'x'.repeat(1001) }]);
+    const custom = refusal(() => parseMultipart(bigFile, CT, { ...LIMITS, refuse: (limit) => (limit === 'file_bytes' ? new ServiceError('PDF_INPUT_TOO_LARGE', 'too big') : undefined) }));
+    expect(custom.code).toBe('PDF_INPUT_TOO_LARGE');
+    const total = body([1, 2].map((i) => ({ headers: [`Content-Disposition: form-data; name="f"; filename="${i}.pdf"`], data: 'x'.repeat(600) })));
+    expect(refusal(() => parseMultipart(total, CT, { ...LIMITS, maxTotalFileBytes: 1000 })).details.reason).toBe('too_many_bytes');
+  });
+
+  it('refuses a field sent twice when read as a single value', () => {
+    const twice = body([1, 2].map(() => ({ headers: ['Content-Disposition: form-data; name="store"'], data: 'true' })));
+    expect(refusal(() => parseMultipart(twice, CT, LIMITS).text('store')).details.reason).toBe('duplicate_field');
+  });
+
+  it('parses header parameters and validates boundaries', () => {
+    expect(headerParams('form-data; name="a;b"; filename=plain.pdf')).toEqual({ value: 'form-data', params: new Map([['name', 'a;b'], ['filename', 'plain.pdf']]) });
+    expect(boundaryOf('Multipart/Form-Data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW')).toBe('----WebKitFormBoundary7MA4YWxkTrZu0gW');
+    expect(refusal(() => boundaryOf(`multipart/form-data; boundary=${'x'.repeat(71)}`)).details.reason).toBe('bad_boundary');
+  });
+
+  it('never throws anything but a ServiceError on garbage', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
+        try {
+          parseMultipart(Buffer.concat([Buffer.from('--XyZ'), Buffer.from(bytes)]), CT, LIMITS);
+        } catch (err) {
+          expect(err).toBeInstanceOf(ServiceError);
+        }
+      }),
+    );
+  });
+});

@@ -1,0 +1,74 @@
+import path from 'node:path';
+import { StateMachine } from 'aws-local-stepfunctions';
+import { createLogger } from '../../../../functions/logger';
+import { WORKFLOWS } from '../../../../functions/workflows';
+import { LocalWorkflowRunner, localDefinition } from '../../../../local/emulators/stepfunctions';
+import { calls } from '../../../support/workflow-fixtures/handlers';
+
+const SUPPORT = path.resolve(__dirname, '../../../support');
+const runner = new LocalWorkflowRunner({
+  workflows: [
+    {
+      name: 'retry',
+      definition: 'workflow-fixtures/retry.asl.json',
+      tasks: {
+        Flaky: { ref: 'workflow-fixtures/handlers#flaky', profile: 'light', permissions: [] },
+        Recover: { ref: 'workflow-fixtures/handlers#recover', profile: 'light', permissions: [] },
+      },
+    },
+  ],
+  log: createLogger('silent'),
+  retryIntervalMs: 0,
+  handlersDir: SUPPORT,
+  rootDir: SUPPORT,
+});
+
+afterAll(() => runner.stop());
+
+async function run(input: Record<string, unknown>) {
+  await runner.start('retry', input, { name: String(input.id) });
+  await runner.idle();
+  return calls.filter((c) => (c.input as { id?: string }).id === input.id || (c.input as { id?: string })?.id === undefined);
+}
+
+describe('local Step Functions runner', () => {
+  it('retries a task that throws a retryable error, as the ASL says', async () => {
+    await run({ id: 'once', failTimes: 1 });
+    expect(calls.filter((c) => c.input.id === 'once').map((c) => c.task)).toEqual(['flaky', 'flaky']);
+  });
+
+  it('catches a task that keeps failing after its retries and runs the Catch target with the error', async () => {
+    await run({ id: 'always', failTimes: 99 });
+    const mine = calls.filter((c) => c.input.id === 'always');
+    expect(mine.map((c) => c.task)).toEqual(['flaky', 'flaky', 'flaky', 'recover']); // 1 try + MaxAttempts 2
+    expect(mine[3].input.error).toEqual({ Error: 'TransientTaskError', Cause: 'attempt 3 failed' });
+  });
+
+  it('does not retry errors the Retry does not name, but still catches them', async () => {
+    await run({ id: 'fatal', failTimes: 1, errorName: 'BadInput' });
+    const mine = calls.filter((c) => c.input.id === 'fatal');
+    expect(mine.map((c) => c.task)).toEqual(['flaky', 'recover']);
+    expect(mine[1].input.error.Error).toBe('BadInput');
+  });
+
+  it('starts an execution once per name', async () => {
+    const first = await runner.start('retry', { id: 'dup', failTimes: 0 }, { name: 'dup' });
+    const second = await runner.start('retry', { id: 'dup', failTimes: 0 }, { name: 'dup' });
+    await runner.idle();
+    expect(second.executionId).toBe(first.executionId);
+    expect(calls.filter((c) => c.input.id === 'dup')).toHaveLength(1);
+  });
+
+  it('loads every workflow of the service: each placeholder bound to a task handler, the ASL valid', () => {
+    for (const wf of WORKFLOWS) {
+      const def = localDefinition(wf);
+      expect(JSON.stringify(def)).not.toMatch(/\$\{/);
+      expect(() => new StateMachine(def as never, { validationOptions: { checkArn: true, checkPaths: true } })).not.toThrow();
+      for (const task of Object.values(wf.tasks)) {
+        const [file, name] = task.ref.split('#');
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        expect(typeof require(path.resolve(__dirname, '../../../../functions', file))[name]).toBe('function');
+      }
+    }
+  });
+});
