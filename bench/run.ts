@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- quickjob] [-- --quick]`: benchmarks with baselines measured in the same run on the same
+ * `npm run bench [-- quickjob|pdftools] [-- --quick]`: benchmarks with baselines measured in the same run on the same
  * machine, printed as tables with ratios. Results are also written to bench/results/latest.json.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { benchQuickjob, formatQuickjob } from './quickjob';
+import { benchPdftools, formatPdftools } from './pdftools';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -23,9 +24,23 @@ async function main() {
     process.stdout.write(`\n## quickjob\n${formatQuickjob(r)}\n`);
   }
 
+  if (want('pdftools')) {
+    const r = await benchPdftools({ quick });
+    results.pdftools = r;
+    process.stdout.write(`\n## pdftools\n${formatPdftools(r)}\n`);
+  }
+
   const dir = path.join(__dirname, 'results');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'latest.json'), JSON.stringify(results, null, 2));
+  // Keep the latest figures of benchmarks not run this time.
+  const file = path.join(dir, 'latest.json');
+  let previous: Record<string, unknown> = {};
+  try {
+    previous = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    previous = {};
+  }
+  writeFileSync(file, JSON.stringify({ ...previous, ...results }, null, 2));
 }
 
 main().catch((err) => {

@@ -9,4 +9,16 @@ new PdfServiceStack(app, context('stackName') ?? 'PdfService', {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   integrationTimeoutSeconds: context('integrationTimeoutSeconds') ? Number(context('integrationTimeoutSeconds')) : undefined,
   stripePriceIds: { starter: context('stripePriceStarter'), business: context('stripePriceBusiness') },
+  // -c stripePricePacks=10:price_…,100:price_…,300:price_…,700:price_…,1000:price_…,1500:price_…
+  stripePackPriceIds: Object.fromEntries(
+    (context('stripePricePacks') ?? '')
+      .split(',')
+      .map((pair) => pair.trim().split(':'))
+      .filter(([usd, price]) => usd && price)
+      .map(([usd, price]) => [Number(usd), price]),
+  ),
+  stripeSecretName: context('stripeSecretName'),
+  stripePortalReturnUrl: context('stripePortalReturnUrl'),
+  // -c mailFrom="PDF service <pdf@example.com>" -c mailSmtpSecretName=pdf-service/smtp (secret field smtp_url)
+  mail: { from: context('mailFrom'), smtpSecretName: context('mailSmtpSecretName') },
 });

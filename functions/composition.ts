@@ -21,7 +21,32 @@ import { DynamoJobRepository } from './adapters/dynamodb/jobs';
 import { DynamoPlanRepository } from './adapters/dynamodb/plans';
 import { DynamoRateLimiter } from './adapters/dynamodb/rate-limiter';
 import { S3BlobStore, createS3Client } from './adapters/s3/blob-store';
+import { DynamoBillingStateStore } from './adapters/dynamodb/billing-state';
+import { StripePaymentProvider } from './adapters/stripe/provider';
+import { StripeWebhookVerifier } from './adapters/stripe/webhooks';
+import { CREDIT_PACK_USD, type CreditPack, type PackPriceIds, creditPacks } from './core/billing/packs';
+import type { BillingStateStore, PaymentEventVerifier, PaymentProvider } from './core/subscriptions/ports';
+import { SubscriptionService } from './core/subscriptions/service';
 import { type Logger, createLogger } from './logger';
+import type { JobFileRepository } from './core/jobs/files';
+import type { JobSlots } from './core/jobs/slots';
+import type { WorkflowStarter } from './core/workflows/ports';
+import { DynamoJobFileRepository } from './adapters/dynamodb/job-files';
+import { DynamoJobSlots } from './adapters/dynamodb/job-slots';
+import { SfnWorkflowStarter, createSfnClient } from './adapters/sfn/workflow-starter';
+import { WORKFLOWS, workflowArnVariable } from './workflows';
+import { PrivateTargetAllowlist } from './core/net/allowlist';
+import type { HttpClient } from './core/net/fetch';
+import { NetworkGuard } from './core/net/guard';
+import { systemResolver } from './adapters/net/dns-resolver';
+import { GuardedHttpClient } from './adapters/net/guarded-http';
+import type { MessageQueue, RenderJobMessage } from './core/jobs/queue';
+import type { Mailer } from './core/notifications/ports';
+import { SqsQueue } from './adapters/sqs/queue';
+import { DisabledMailer, FolderMailer, SmtpMailer } from './adapters/mail/mailer';
+
+/** How the service introduces itself to servers it calls. */
+export const USER_AGENT = 'PdfService/1.0';
 
 export interface ServiceConfig {
   region: string;
@@ -40,7 +65,39 @@ export interface ServiceConfig {
   renderMaxConcurrent: number;
   /** Overrides the 30 s quick-job limit (tests only). */
   quickjobTimeoutSeconds?: number;
+  /** Overrides the 25 s instant merge/split limit and the background job budget (tests only). */
+  pdfopTimeoutSeconds?: number;
+  pdfJobTimeoutSeconds?: number;
+  /** State machine ARN of each workflow (WORKFLOW_ARN_<NAME>, set by the CDK app on functions that start it). */
+  workflowArns: Record<string, string | undefined>;
   priceIds: PlanPriceIds;
+  /** One-off credit pack prices: STRIPE_PRICE_PACK_10 … STRIPE_PRICE_PACK_1500. */
+  packPriceIds: PackPriceIds;
+  /** Stripe: without `secretKey` the subscription routes answer 503 PAYMENTS_NOT_CONFIGURED. */
+  stripe: StripeSettings;
+  /** PAGINATION_SECRET: signs list page tokens (GET /jobs next_token). */
+  paginationSecret?: string;
+  /** ALLOW_PRIVATE_TARGETS: the only way past the network guard (never set by the CDK app). */
+  allowPrivateTargets?: string;
+  /** NODE_EXTRA_CA_CERTS: also trusted by the service's own outbound HTTPS. */
+  extraCaFile?: string;
+  /** RENDER_QUEUE_URL: the long-job render queue (SQS); locally an in-process queue is injected. */
+  renderQueueUrl?: string;
+  /** Overrides the 15-minute long-job render limit (tests only). */
+  longjobTimeoutSeconds?: number;
+  /** Service email: MAIL_SMTP_URL (SMTP server) or, locally, MAIL_DIR (a folder of .eml files); MAIL_FROM. */
+  mail: { smtpUrl?: string; dir?: string; from: string };
+}
+
+export interface StripeSettings {
+  secretKey?: string;
+  webhookSecret?: string;
+  /** A test double of Stripe's API (STRIPE_API_HOST/PORT/PROTOCOL). */
+  apiHost?: string;
+  apiPort?: number;
+  apiProtocol?: 'http' | 'https';
+  /** Where the customer portal sends the customer back to (STRIPE_PORTAL_RETURN_URL). */
+  portalReturnUrl?: string;
 }
 
 function intEnv(name: string, fallback: number): number {
@@ -71,7 +128,25 @@ export function configFromEnv(env = process.env): ServiceConfig {
     // More documents in flight than cores + 1 only adds contention (measured: 8 at once is slower than 3 on 2 cores).
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : cpus().length + 1),
     quickjobTimeoutSeconds: env.QUICKJOB_TIMEOUT_SECONDS ? Number(env.QUICKJOB_TIMEOUT_SECONDS) : undefined,
+    pdfopTimeoutSeconds: env.PDFOP_TIMEOUT_SECONDS ? Number(env.PDFOP_TIMEOUT_SECONDS) : undefined,
+    pdfJobTimeoutSeconds: env.PDF_JOB_TIMEOUT_SECONDS ? Number(env.PDF_JOB_TIMEOUT_SECONDS) : undefined,
+    workflowArns: Object.fromEntries(WORKFLOWS.map((w) => [w.name, env[workflowArnVariable(w.name)] || undefined])),
     priceIds: { starter: env.STRIPE_PRICE_STARTER || undefined, business: env.STRIPE_PRICE_BUSINESS || undefined },
+    packPriceIds: Object.fromEntries(CREDIT_PACK_USD.flatMap((usd) => (env[`STRIPE_PRICE_PACK_${usd}`] ? [[usd, env[`STRIPE_PRICE_PACK_${usd}`]]] : []))),
+    stripe: {
+      secretKey: env.STRIPE_SECRET_KEY || undefined,
+      webhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
+      apiHost: env.STRIPE_API_HOST || undefined,
+      apiPort: env.STRIPE_API_PORT ? Number(env.STRIPE_API_PORT) : undefined,
+      apiProtocol: env.STRIPE_API_PROTOCOL === 'http' || env.STRIPE_API_PROTOCOL === 'https' ? env.STRIPE_API_PROTOCOL : undefined,
+      portalReturnUrl: env.STRIPE_PORTAL_RETURN_URL || undefined,
+    },
+    paginationSecret: env.PAGINATION_SECRET || undefined,
+    allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS || undefined,
+    extraCaFile: env.NODE_EXTRA_CA_CERTS || undefined,
+    renderQueueUrl: env.RENDER_QUEUE_URL || undefined,
+    longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,
+    mail: { smtpUrl: env.MAIL_SMTP_URL || undefined, dir: env.MAIL_DIR || undefined, from: env.MAIL_FROM || 'PDF service <no-reply@pdf-service.local>' },
   };
 }
 
@@ -88,8 +163,37 @@ export interface Services {
   readonly blobs: BlobStore;
   readonly renderer: Renderer;
   readonly idTokens: IdTokenVerifier;
+  readonly billingState: BillingStateStore;
+  /** Stripe's API; null without STRIPE_SECRET_KEY. */
+  readonly payments: PaymentProvider | null;
+  /** Stripe webhook signatures; null without STRIPE_WEBHOOK_SECRET. */
+  readonly paymentEvents: PaymentEventVerifier | null;
+  readonly subscriptions: SubscriptionService;
+  readonly creditPacks: readonly CreditPack[];
+  /** Key for list page tokens; required where a list route runs. */
+  readonly paginationSecret: string;
+  /** The network guard for every connection made on a customer's behalf. */
+  readonly guard: NetworkGuard;
+  /** Outbound HTTP(S) through the guard. */
+  readonly http: HttpClient;
+  /** Per-file result rows of jobs (GET /jobs/{id}/files). */
+  readonly jobFiles: JobFileRepository;
+  /** Running-job slots (2 merge/split jobs per account). */
+  readonly jobSlots: JobSlots;
+  /** Starts Step Functions workflows (in-process locally). */
+  readonly workflows: WorkflowStarter;
+  /** The long-job render queue. */
+  readonly renderQueue: MessageQueue<RenderJobMessage>;
+  /** Service email (job ready/failed). */
+  readonly mailer: Mailer;
   /** Stops background resources (the browser); used by the local stack and tests. */
   close(): Promise<void>;
+}
+
+/** Adapters the local stack supplies itself (in-process stand-ins with no endpoint to point at). */
+export interface LocalAdapters {
+  workflows?: WorkflowStarter;
+  renderQueue?: MessageQueue<RenderJobMessage>;
 }
 
 function memo<T>(make: () => T): () => T {
@@ -104,8 +208,12 @@ function memo<T>(make: () => T): () => T {
   };
 }
 
-export function createServices(config: ServiceConfig, clock: Clock = systemClock): Services {
+export function createServices(config: ServiceConfig, clock: Clock = systemClock, local: LocalAdapters = {}): Services {
   const log = createLogger();
+  const guard = memo(() => new NetworkGuard(systemResolver, new PrivateTargetAllowlist(config.allowPrivateTargets)));
+  const httpClient = memo(
+    () => new GuardedHttpClient(guard(), { extraCa: config.extraCaFile ? readFileSync(config.extraCaFile, 'utf8') : undefined, userAgent: USER_AGENT }),
+  );
   const dynamo = memo<Dynamo>(() => createDynamo({ tableName: required(config.tableName, 'TABLE_NAME'), region: config.region, endpoint: config.dynamodbEndpoint }));
   const accounts = memo(() => new DynamoAccountRepository(dynamo()));
   const chromium = memo(async () => {
@@ -116,6 +224,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
       packDir: config.chromiumPackDir,
       prewarm: config.renderPrewarm,
       maxConcurrent: config.renderMaxConcurrent,
+      guard: guard(),
       log: (message, err) => log.warn(message, err),
     });
     return { browser, renderer: new ChromiumRenderer(browser) };
@@ -144,6 +253,40 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   const apiKeys = memo(() => new DynamoApiKeyRepository(dynamo()));
   const jobs = memo(() => new DynamoJobRepository(dynamo()));
   const rateLimiter = memo(() => new DynamoRateLimiter(dynamo()));
+  const jobFiles = memo(() => new DynamoJobFileRepository(dynamo()));
+  const jobSlots = memo(() => new DynamoJobSlots(dynamo()));
+  const workflows = memo<WorkflowStarter>(() => local.workflows ?? new SfnWorkflowStarter(createSfnClient(config.region), config.workflowArns));
+  const renderQueue = memo<MessageQueue<RenderJobMessage>>(
+    () => local.renderQueue ?? new SqsQueue<RenderJobMessage>(required(config.renderQueueUrl ?? '', 'RENDER_QUEUE_URL'), config.region),
+  );
+  const mailer = memo<Mailer>(() => {
+    const { smtpUrl, dir, from } = config.mail;
+    if (smtpUrl) return new SmtpMailer(smtpUrl, from);
+    if (dir) return new FolderMailer(dir, from);
+    return new DisabledMailer((m) => log.warn(m));
+  });
+  const billingState = memo(() => new DynamoBillingStateStore(dynamo()));
+  const stripeSettings = config.stripe;
+  const payments = memo<PaymentProvider | null>(() =>
+    stripeSettings.secretKey
+      ? new StripePaymentProvider({ secretKey: stripeSettings.secretKey, host: stripeSettings.apiHost, port: stripeSettings.apiPort, protocol: stripeSettings.apiProtocol })
+      : null,
+  );
+  const paymentEvents = memo<PaymentEventVerifier | null>(() => (stripeSettings.webhookSecret ? new StripeWebhookVerifier(stripeSettings.webhookSecret) : null));
+  const packs = creditPacks(config.packPriceIds);
+  const subscriptions = memo(
+    () =>
+      new SubscriptionService({
+        accounts: accounts(),
+        plans: plans(),
+        store: billingState(),
+        provider: payments(),
+        packs,
+        clock,
+        portalReturnUrl: stripeSettings.portalReturnUrl,
+        log,
+      }),
+  );
 
   return {
     config,
@@ -173,6 +316,43 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     renderer,
     get idTokens() {
       return idTokens();
+    },
+    get billingState() {
+      return billingState();
+    },
+    get payments() {
+      return payments();
+    },
+    get paymentEvents() {
+      return paymentEvents();
+    },
+    get subscriptions() {
+      return subscriptions();
+    },
+    creditPacks: packs,
+    get paginationSecret() {
+      return required(config.paginationSecret ?? '', 'PAGINATION_SECRET');
+    },
+    get guard() {
+      return guard();
+    },
+    get http() {
+      return httpClient();
+    },
+    get jobFiles() {
+      return jobFiles();
+    },
+    get jobSlots() {
+      return jobSlots();
+    },
+    get workflows() {
+      return workflows();
+    },
+    get renderQueue() {
+      return renderQueue();
+    },
+    get mailer() {
+      return mailer();
     },
     async close() {
       if (chromiumStarted) await (await chromium()).browser.close();

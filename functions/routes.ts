@@ -5,12 +5,13 @@
  *
  * `handler` is "<file under functions/, without .ts>#<export>".
  * `access`: `key_or_token` (API key or dashboard ID token), `token` (ID token only), `none`.
- * `profile`: `render` functions get the Chromium layer and more memory; `light` ones are small.
+ * `profile`: `render` functions get the Chromium layer and more memory; `light` ones are small; `pdf` ones
+ * (instant merge/split) get a full vCPU; `worker` ones run background work for up to 15 minutes.
  */
 import type { RouteAccess } from './core/auth/authenticate';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
-export type FunctionProfile = 'render' | 'standard' | 'light';
+export type FunctionProfile = 'render' | 'standard' | 'light' | 'pdf' | 'worker';
 
 export interface RouteDef {
   id: string;
@@ -26,7 +27,9 @@ export interface RouteDef {
   summary: string;
 }
 
-export type Permission = 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete';
+/** `stripe`: the function gets the Stripe secret key and webhook secret (only functions that call Stripe).
+ *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs. */
+export type Permission = 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'workflow:start' | 'queue:render';
 
 const r = (
   id: string,
@@ -45,6 +48,12 @@ const READ: Permission[] = ['table:read'];
 const READ_WRITE: Permission[] = ['table:read', 'table:write'];
 const JOB_READ: Permission[] = ['table:read', 'bucket:read'];
 const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
+/** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure). */
+const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
+const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start'];
+const UPLOAD_URL: Permission[] = ['table:read', 'bucket:write'];
+const STRIPE_READ: Permission[] = ['table:read', 'stripe'];
+const STRIPE_WRITE: Permission[] = ['table:read', 'table:write', 'stripe'];
 
 const KT: RouteAccess = 'key_or_token';
 const T: RouteAccess = 'token';
@@ -53,15 +62,15 @@ const NONE: RouteAccess = 'none';
 export const ROUTES: readonly RouteDef[] = [
   // Conversion (document 1)
   r('quickjob.create', 'POST', '/quickjob', KT, 'http/quickjob/create#handler', 'Synchronous HTML/Markdown/URL/image conversion', 'render', 35, RENDER),
-  r('longjob.create', 'POST', '/longjob', KT, null, 'Asynchronous HTML/Markdown conversion', 'render', 35),
+  r('longjob.create', 'POST', '/longjob', KT, 'http/longjob/create#handler', 'Asynchronous HTML/Markdown conversion', 'render', 35, [...RENDER, 'queue:render']),
   r('bulkjob.uploadUrl', 'POST', '/bulkjob/upload-url', KT, null, 'Presigned PUT for a bulk ZIP'),
   r('bulkjob.create', 'POST', '/bulkjob', KT, null, 'Start a bulk ZIP conversion'),
 
   // Jobs
-  r('jobs.list', 'GET', '/jobs', T, null, 'List jobs, newest first', 'light'),
+  r('jobs.list', 'GET', '/jobs', T, 'http/jobs/list#handler', 'List jobs, newest first', 'light', undefined, READ),
   r('jobs.get', 'GET', '/jobs/{job_id}', KT, 'http/jobs/get#handler', 'One job', 'light', undefined, JOB_READ),
-  r('jobs.files', 'GET', '/jobs/{job_id}/files', KT, null, 'Per-file results of a bulk or merge/split job', 'light'),
-  r('jobs.fileDownload', 'GET', '/jobs/{job_id}/files/{file_index}/download', KT, null, 'Fresh link for one merge/split output', 'light'),
+  r('jobs.files', 'GET', '/jobs/{job_id}/files', KT, 'http/jobs/files#handler', 'Per-file results of a bulk or merge/split job', 'light', undefined, READ),
+  r('jobs.fileDownload', 'GET', '/jobs/{job_id}/files/{file_index}/download', KT, 'http/jobs/file-download#handler', 'Fresh link for one merge/split output', 'light', undefined, JOB_READ),
   r('jobs.download', 'GET', '/jobs/{job_id}/download', KT, 'http/jobs/download#handler', 'Fresh link for the stored output', 'light', undefined, JOB_READ),
   r('jobs.cancel', 'POST', '/jobs/{job_id}/cancel', KT, null, 'Cancel a bulk job or mail-merge campaign', 'light'),
   r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, null, 'Webhook deliveries triggered by a job', 'light'),
@@ -69,27 +78,27 @@ export const ROUTES: readonly RouteDef[] = [
   // Account, billing, keys, plans
   r('me.get', 'GET', '/me', KT, 'http/me/get#handler', 'The calling account', 'light', undefined, READ),
   r('account.get', 'GET', '/accounts/me', T, 'http/me/get#accountHandler', 'The signed-in account', 'light', undefined, READ),
-  r('account.credits', 'GET', '/accounts/me/credits', T, null, 'Credit balances', 'light'),
-  r('account.billing', 'GET', '/accounts/me/billing', T, null, 'Billing summary', 'light'),
-  r('subscription.plans', 'GET', '/accounts/me/subscription/plans', NONE, null, 'Subscription plans on offer', 'light'),
-  r('subscription.get', 'GET', '/accounts/me/subscription', T, null, 'Current subscription', 'light'),
-  r('subscription.cancel', 'POST', '/accounts/me/subscription/cancel', T, null, 'Cancel at period end'),
-  r('subscription.resume', 'POST', '/accounts/me/subscription/resume', T, null, 'Undo a scheduled cancel'),
-  r('subscription.change', 'POST', '/accounts/me/subscription/change', T, null, 'Change plan'),
-  r('subscription.portal', 'POST', '/accounts/me/subscription/portal', T, null, 'Customer portal link'),
+  r('account.credits', 'GET', '/accounts/me/credits', T, 'http/account/credits#handler', 'Credit balances', 'light', undefined, READ),
+  r('account.billing', 'GET', '/accounts/me/billing', T, 'http/account/billing#handler', 'Billing summary', 'light', undefined, READ),
+  r('subscription.plans', 'GET', '/accounts/me/subscription/plans', NONE, 'http/subscription/plans#handler', 'Subscription plans on offer', 'light', undefined, READ),
+  r('subscription.get', 'GET', '/accounts/me/subscription', T, 'http/subscription/get#handler', 'Current subscription', 'light', undefined, READ),
+  r('subscription.cancel', 'POST', '/accounts/me/subscription/cancel', T, 'http/subscription/cancel#handler', 'Cancel at period end', 'standard', undefined, STRIPE_WRITE),
+  r('subscription.resume', 'POST', '/accounts/me/subscription/resume', T, 'http/subscription/resume#handler', 'Undo a scheduled cancel', 'standard', undefined, STRIPE_WRITE),
+  r('subscription.change', 'POST', '/accounts/me/subscription/change', T, 'http/subscription/change#handler', 'Change plan', 'standard', undefined, STRIPE_WRITE),
+  r('subscription.portal', 'POST', '/accounts/me/subscription/portal', T, 'http/subscription/portal#handler', 'Customer portal link', 'standard', undefined, STRIPE_READ),
   r('apiKeys.create', 'POST', '/accounts/me/api-keys', T, 'http/apikeys/create#handler', 'Create an API key (shown once)', 'light', undefined, READ_WRITE),
   r('apiKeys.list', 'GET', '/accounts/me/api-keys', T, 'http/apikeys/list#handler', 'List API keys', 'light', undefined, READ),
   r('apiKeys.revoke', 'DELETE', '/accounts/me/api-keys/{api_key_id}', T, 'http/apikeys/revoke#handler', 'Revoke an API key', 'light', undefined, READ_WRITE),
   r('plans.list', 'GET', '/plans', T, 'http/plans/list#handler', 'Plans', 'light', undefined, READ),
   r('plans.get', 'GET', '/plans/{plan_id}', T, 'http/plans/get#handler', 'One plan', 'light', undefined, READ),
-  r('stripe.webhook', 'POST', '/stripe/webhook', NONE, null, 'Stripe events'),
+  r('stripe.webhook', 'POST', '/stripe/webhook', NONE, 'http/stripe/webhook#handler', 'Stripe events', 'standard', undefined, STRIPE_WRITE),
 
   // PDF tools (document 2)
-  r('pdf.merge', 'POST', '/pdf/merge', KT, null, 'Merge 2–20 PDFs'),
-  r('pdf.split', 'POST', '/pdf/split', KT, null, 'Split a PDF'),
-  r('pdf.inspect', 'POST', '/pdf/inspect', KT, null, 'Inspect a PDF (free)', 'light'),
-  r('pdf.uploadUrl', 'POST', '/pdf/upload-url', KT, null, 'Presigned PUT for a large PDF', 'light'),
-  r('pdf.jobs', 'POST', '/pdf/jobs', KT, null, 'Background merge/split job'),
+  r('pdf.merge', 'POST', '/pdf/merge', KT, 'http/pdf/merge#handler', 'Merge 2–20 PDFs', 'pdf', 29, PDF_OP),
+  r('pdf.split', 'POST', '/pdf/split', KT, 'http/pdf/split#handler', 'Split a PDF', 'pdf', 29, PDF_OP),
+  r('pdf.inspect', 'POST', '/pdf/inspect', KT, 'http/pdf/inspect#handler', 'Inspect a PDF (free)', 'pdf', 29, JOB_READ),
+  r('pdf.uploadUrl', 'POST', '/pdf/upload-url', KT, 'http/pdf/upload-url#handler', 'Presigned PUT for a large PDF', 'light', undefined, UPLOAD_URL),
+  r('pdf.jobs', 'POST', '/pdf/jobs', KT, 'http/pdf/jobs#handler', 'Background merge/split job', 'standard', undefined, PDF_JOB_SUBMIT),
   r('pdf.editPreflight', 'POST', '/pdf/edit/preflight', KT, null, 'Predict an edit recipe (free)'),
   r('pdf.edit', 'POST', '/pdf/edit', KT, null, 'Apply an edit recipe'),
   r('pdf.extract', 'POST', '/pdf/extract', KT, null, 'Extract text from a rectangle'),

@@ -16,6 +16,10 @@ const PROFILES: Record<FunctionProfile, { memorySize: number; timeout: number }>
   render: { memorySize: 2048, timeout: 35 },
   standard: { memorySize: 512, timeout: 29 },
   light: { memorySize: 256, timeout: 10 },
+  // CPU-bound PDF work: 1769 MB is one full vCPU.
+  pdf: { memorySize: 1769, timeout: 29 },
+  // Background merge/split: up to 150 MB in, 1 GB out, 15 minutes.
+  worker: { memorySize: 4096, timeout: 900 },
 };
 
 /**
@@ -33,6 +37,11 @@ export interface FunctionSpec {
   permissions: Permission[];
   timeoutSeconds?: number;
   environment?: Record<string, string>;
+  /**
+   * A role of its own instead of the one shared by its permission set: for workers that an event source
+   * grants more (consuming a queue), so those grants don't reach other functions.
+   */
+  dedicatedRole?: boolean;
 }
 
 export interface FunctionFactoryProps {
@@ -40,6 +49,8 @@ export interface FunctionFactoryProps {
   bucket: s3.IBucket;
   chromiumLayer: lambda.ILayerVersion;
   environment: Record<string, string>;
+  /** Extra environment for functions whose route declares a permission (e.g. `stripe` → the Stripe secrets). */
+  permissionEnvironment?: Partial<Record<Permission, Record<string, string>>>;
 }
 
 /**
@@ -58,10 +69,10 @@ export class FunctionFactory extends Construct {
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
   }
 
-  /** The role for a permission set: created once, granted exactly those permissions. */
-  private roleFor(permissions: Permission[]): iam.Role {
+  /** The role for a permission set (or, when `owner` is given, a role of that function alone), granted exactly those permissions. */
+  private roleFor(permissions: Permission[], owner?: string): iam.Role {
     const set = [...new Set(permissions)].sort();
-    const name = set.length ? set.join('+') : 'none';
+    const name = owner ? `own-${owner}` : set.length ? set.join('+') : 'none';
     let role = this.roles.get(name);
     if (!role) {
       role = new iam.Role(this, `Role-${name.replace(/[^A-Za-z0-9]+/g, '-')}`, {
@@ -73,6 +84,13 @@ export class FunctionFactory extends Construct {
       this.roles.set(name, role);
     }
     return role;
+  }
+
+  private readonly permissionsOf = new Map<NodejsFunction, Permission[]>();
+
+  /** Functions whose handler declared `permission` (e.g. `workflow:start`, granted once the state machines exist). */
+  withPermission(permission: Permission): NodejsFunction[] {
+    return [...this.permissionsOf].filter(([, perms]) => perms.includes(permission)).map(([fn]) => fn);
   }
 
   get all(): NodejsFunction[] {
@@ -100,10 +118,11 @@ export class FunctionFactory extends Construct {
       ephemeralStorageSize: render ? Size.mebibytes(1024) : undefined,
       layers: render ? [this.props.chromiumLayer] : [],
       logGroup: this.logGroup,
-      role: this.roleFor(spec.permissions),
+      role: this.roleFor(spec.permissions, spec.dedicatedRole ? spec.ref : undefined),
       environment: {
         ...this.props.environment,
         ...(render ? { CHROMIUM_PACK_DIR, RENDER_PREWARM: '1', RENDER_MAX_CONCURRENT: '1' } : {}),
+        ...Object.assign({}, ...spec.permissions.map((p) => this.props.permissionEnvironment?.[p] ?? {})),
         ...spec.environment,
         NODE_OPTIONS: '--enable-source-maps',
       },
@@ -117,6 +136,7 @@ export class FunctionFactory extends Construct {
       },
     });
     this.made.set(spec.ref, fn);
+    this.permissionsOf.set(fn, spec.permissions);
     return fn;
   }
 

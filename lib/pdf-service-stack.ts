@@ -1,20 +1,44 @@
 import { createHash } from 'node:crypto';
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { Construct } from 'constructs';
 import { keys } from '../functions/adapters/dynamodb/schema';
 import { planCatalogue } from '../functions/core/billing/plans';
+import { CREDIT_PACK_USD, type PackPriceIds } from '../functions/core/billing/packs';
 import { Api } from './api';
 import { Auth } from './auth';
 import { ChromiumLayer } from './chromium-layer';
 import { FunctionFactory } from './functions';
 import { Storage } from './storage';
+import path from 'node:path';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { WORKFLOWS, workflowArnVariable } from '../functions/workflows';
+import { AslStateMachine } from './state-machine';
+import { QUEUES } from '../functions/queues';
+import { WorkerQueue } from './queues';
 
 export interface PdfServiceStackProps extends StackProps {
   /** API Gateway integration timeout; 29 s unless the account's quota was raised (then 35 gives quick jobs their full 30 s). */
   integrationTimeoutSeconds?: number;
   stripePriceIds?: { starter?: string; business?: string };
+  /** Stripe prices of the one-off credit packs, by pack size in USD. */
+  stripePackPriceIds?: PackPriceIds;
+  /**
+   * Name of a Secrets Manager secret holding `{ "secret_key": "sk_…", "webhook_secret": "whsec_…" }`. Only the
+   * functions that talk to Stripe (routes declaring the `stripe` permission) receive the values. Without it the
+   * subscription routes and the Stripe webhook answer 503 PAYMENTS_NOT_CONFIGURED.
+   */
+  stripeSecretName?: string;
+  /** Where the Stripe customer portal sends customers back to (the dashboard). */
+  stripePortalReturnUrl?: string;
+  /**
+   * Service email (long job ready/failed): the sender address, and the name of a Secrets Manager secret whose
+   * `smtp_url` field is an SMTP URL (e.g. smtps://USER:PASS@email-smtp.<region>.amazonaws.com). Without it no
+   * email is sent (and the logs say so once).
+   */
+  mail?: { from?: string; smtpSecretName?: string };
 }
 
 export class PdfServiceStack extends Stack {
@@ -22,6 +46,10 @@ export class PdfServiceStack extends Stack {
   readonly storage: Storage;
   readonly auth: Auth;
   readonly functions: FunctionFactory;
+  /** The Step Functions state machines of functions/workflows.ts, by workflow name. */
+  readonly workflows: Record<string, sfn.StateMachine> = {};
+  /** The SQS queues of functions/queues.ts with their workers, by queue name. */
+  readonly queues: Record<string, WorkerQueue> = {};
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -36,12 +64,31 @@ export class PdfServiceStack extends Stack {
       QUICKJOB_TIMEOUT_SECONDS: String(Math.min(30, integrationTimeoutSeconds - 2)),
       ...(props.stripePriceIds?.starter ? { STRIPE_PRICE_STARTER: props.stripePriceIds.starter } : {}),
       ...(props.stripePriceIds?.business ? { STRIPE_PRICE_BUSINESS: props.stripePriceIds.business } : {}),
+      // Signs list page tokens; generated at deploy and resolved into the environment by CloudFormation.
+      PAGINATION_SECRET: new secretsmanager.Secret(this, 'PaginationSecret', {
+        description: 'Signs the next_token of list routes',
+        generateSecretString: { passwordLength: 48, excludePunctuation: true },
+      }).secretValue.unsafeUnwrap(),
+    };
+    const packPrices = Object.fromEntries(
+      CREDIT_PACK_USD.flatMap((usd) => (props.stripePackPriceIds?.[usd] ? [[`STRIPE_PRICE_PACK_${usd}`, props.stripePackPriceIds[usd] as string]] : [])),
+    );
+    const stripeEnvironment: Record<string, string> = {
+      ...packPrices,
+      ...(props.stripePortalReturnUrl ? { STRIPE_PORTAL_RETURN_URL: props.stripePortalReturnUrl } : {}),
+      ...(props.stripeSecretName
+        ? {
+            STRIPE_SECRET_KEY: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'secret_key' }).unsafeUnwrap(),
+            STRIPE_WEBHOOK_SECRET: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'webhook_secret' }).unsafeUnwrap(),
+          }
+        : {}),
     };
     this.functions = new FunctionFactory(this, 'Functions', {
       table: this.storage.table,
       bucket: this.storage.bucket,
       chromiumLayer: chromium.layer,
       environment: baseEnvironment,
+      permissionEnvironment: { stripe: stripeEnvironment },
     });
 
     const postConfirmation = this.functions.forHandler({ ref: 'workers/cognito/post-confirmation#handler', profile: 'light', permissions: ['table:read', 'table:write'] });
@@ -58,6 +105,8 @@ export class PdfServiceStack extends Stack {
       integrationTimeoutSeconds,
       throttle: { rateLimit: 1000, burstLimit: 2000 },
     });
+    this.addWorkflows();
+    this.addQueues(props.mail ?? {});
     for (const fn of this.functions.all) {
       if (fn !== postConfirmation) for (const [k, v] of Object.entries(poolEnv)) fn.addEnvironment(k, v);
     }
@@ -69,6 +118,44 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'UserPoolClientId', { value: this.auth.client.userPoolClientId });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.storage.bucket.bucketName });
+  }
+
+  /**
+   * One state machine per workflow (ASL from statemachines/, a Lambda per Task state); functions whose route
+   * declares `workflow:start` may start them and get their ARNs as WORKFLOW_ARN_<NAME>.
+   */
+  private addWorkflows() {
+    for (const wf of WORKFLOWS) {
+      const tasks = Object.fromEntries(
+        Object.entries(wf.tasks).map(([state, task]) => [
+          state,
+          this.functions.forHandler({ ref: task.ref, profile: task.profile, permissions: task.permissions, timeoutSeconds: task.timeoutSeconds }),
+        ]),
+      );
+      this.workflows[wf.name] = new AslStateMachine(this, `Workflow-${wf.name}`, { definitionFile: path.resolve(__dirname, '..', wf.definition), tasks }).stateMachine;
+    }
+    for (const fn of this.functions.withPermission('workflow:start')) {
+      for (const [name, machine] of Object.entries(this.workflows)) {
+        machine.grantStartExecution(fn);
+        fn.addEnvironment(workflowArnVariable(name), machine.stateMachineArn);
+      }
+    }
+  }
+
+  /** The worker queues; functions whose route declares `queue:<name>` may send to them and get the URL. */
+  private addQueues(mail: { from?: string; smtpSecretName?: string }) {
+    const mailEnvironment: Record<string, string> = {
+      ...(mail.from ? { MAIL_FROM: mail.from } : {}),
+      ...(mail.smtpSecretName ? { MAIL_SMTP_URL: SecretValue.secretsManager(mail.smtpSecretName, { jsonField: 'smtp_url' }).unsafeUnwrap() } : {}),
+    };
+    for (const def of QUEUES) {
+      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, workerEnvironment: mailEnvironment });
+      this.queues[def.name] = worker;
+      for (const fn of this.functions.withPermission(`queue:${def.name}`)) {
+        worker.queue.grantSendMessages(fn);
+        fn.addEnvironment(def.urlVariable, worker.queue.queueUrl);
+      }
+    }
   }
 
   /** Writes the plan catalogue into the table on deploy (and again whenever it changes). */

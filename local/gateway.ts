@@ -12,6 +12,7 @@ import { toHttpError } from '../functions/http/errors';
 import { type GatewayResponseType, gatewayResponse } from '../functions/http/gateway-responses';
 import { EXPOSED_HEADERS } from '../functions/http/responses';
 import { type RouteDef, handlerRef, matchRoute } from '../functions/routes';
+import { loadHandler } from './handlers';
 
 export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** Past this the connection is dropped instead of drained. */
@@ -31,21 +32,6 @@ export interface GatewayOptions {
   localRoutes: LocalRoute[];
   /** Platform throttle (token bucket), like API Gateway's stage throttling. */
   throttle: { ratePerSecond: number; burst: number };
-}
-
-const FUNCTIONS_DIR = path.resolve(__dirname, '../functions');
-const handlerCache = new Map<string, LambdaHandler>();
-
-function loadHandler(ref: string): LambdaHandler {
-  let fn = handlerCache.get(ref);
-  if (!fn) {
-    const [file, name] = ref.split('#');
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    fn = require(path.join(FUNCTIONS_DIR, file))[name] as LambdaHandler;
-    if (typeof fn !== 'function') throw new Error(`route handler ${ref} does not exist`);
-    handlerCache.set(ref, fn);
-  }
-  return fn;
 }
 
 function lambdaContext(functionName: string, requestId: string, timeoutMs: number): Context {
@@ -151,7 +137,7 @@ function queryMaps(url: URL) {
 
 export function createGateway(opts: GatewayOptions): http.Server {
   const throttle = new TokenBucket(opts.throttle.ratePerSecond, opts.throttle.burst);
-  const authorizer = loadHandler('http/authorizer#handler');
+  const authorizer = loadHandler<LambdaHandler>('http/authorizer#handler');
   const log = opts.services.log;
 
   async function handleApiRoute(req: http.IncomingMessage, res: http.ServerResponse, url: URL, route: RouteDef, params: Record<string, string>, body: Buffer, requestId: string) {
@@ -216,7 +202,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       isBase64Encoded: body.length > 0,
     };
     const ref = handlerRef(route);
-    const result: APIGatewayProxyResult = await loadHandler(ref)(event, lambdaContext(route.id, requestId, (route.timeoutSeconds ?? 29) * 1000));
+    const result: APIGatewayProxyResult = await loadHandler<LambdaHandler>(ref)(event, lambdaContext(route.id, requestId, (route.timeoutSeconds ?? 29) * 1000));
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) out[k] = v.map(String);

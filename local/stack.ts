@@ -16,6 +16,14 @@ import { startLocalS3 } from './emulators/s3';
 import { createGateway } from './gateway';
 import { LOCAL_CLIENT_ID, LOCAL_USER_POOL_ID, loadOrCreateIssuer } from './issuer';
 import { createLocalAccount, mintLocalToken } from './local-routes';
+import { loadOrCreateSecret } from './secrets';
+import { LocalWorkflowRunner } from './emulators/stepfunctions';
+import { WORKFLOWS } from '../functions/workflows';
+import { createLogger } from '../functions/logger';
+import { QUEUES } from '../functions/queues';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { LocalQueue } from './emulators/queue';
+import { loadHandler } from './handlers';
 
 export interface LocalStackOptions {
   /** 0 picks a free port. */
@@ -32,6 +40,10 @@ export interface LocalStackOptions {
 export interface LocalStack {
   baseUrl: string;
   services: Services;
+  /** The in-process SQS queues by name (tests wait on `drained()`). */
+  queues: Map<string, LocalQueue<unknown>>;
+  /** The in-process Step Functions (tests wait on `idle()`). */
+  workflows: LocalWorkflowRunner;
   stop(): Promise<void>;
 }
 
@@ -55,9 +67,33 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     USER_POOL_ID: LOCAL_USER_POOL_ID,
     USER_POOL_CLIENT_ID: LOCAL_CLIENT_ID,
     LOCAL_JWKS_FILE: issuer.jwksFile,
+    PAGINATION_SECRET: process.env.PAGINATION_SECRET || loadOrCreateSecret(path.join(dataDir, 'pagination-secret')),
     ...opts.env,
   };
-  const services = createServices(configFromEnv(env), opts.clock);
+  // Step Functions: the ASL files run in-process with the same task handlers (LOCAL_SFN_RETRY_MS shortens retries in tests).
+  const workflows = new LocalWorkflowRunner({
+    workflows: WORKFLOWS,
+    log: createLogger(),
+    retryIntervalMs: env.LOCAL_SFN_RETRY_MS !== undefined && env.LOCAL_SFN_RETRY_MS !== '' ? Number(env.LOCAL_SFN_RETRY_MS) : undefined,
+  });
+  // SQS queues: in-process, delivering to the same worker handlers (LOCAL_QUEUE_RETRY_MS: delay before a redelivery).
+  const queues = new Map(
+    QUEUES.map((q) => [
+      q.name,
+      new LocalQueue<any>({
+        name: q.name,
+        handler: (event, context) => loadHandler<(e: SQSEvent, c: Context) => Promise<SQSBatchResponse>>(q.handler)(event, context),
+        concurrency: q.profile === 'render' ? 2 : 4,
+        maxReceiveCount: q.maxReceiveCount,
+        retryDelayMs: Number(env.LOCAL_QUEUE_RETRY_MS ?? 5000),
+        timeoutMs: q.timeoutSeconds * 1000,
+        persistDir: path.join(dataDir, 'queues'),
+        log: (m, e) => createLogger().warn(m, e),
+      }),
+    ]),
+  );
+  env.MAIL_DIR ??= path.join(dataDir, 'mail');
+  const services = createServices(configFromEnv(env), opts.clock, { workflows, renderQueue: queues.get('render') });
   setServices(services);
   await services.plans.put(planCatalogue(services.config.priceIds));
 
@@ -79,7 +115,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   return {
     baseUrl: `http://${opts.host ?? '127.0.0.1'}:${port}`,
     services,
+    workflows,
+    queues,
     async stop() {
+      for (const q of queues.values()) await q.stop();
+      await workflows.stop();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await services.close();

@@ -19,6 +19,16 @@ export function pdf(bytes: Uint8Array, headers: Record<string, string>): HttpRes
   return { statusCode: 200, headers: { 'Content-Type': 'application/pdf', 'Content-Length': String(bytes.byteLength), ...headers }, body: bytes };
 }
 
+/**
+ * `Content-Disposition: attachment` for a file name: a quoted ASCII fallback plus the RFC 5987 UTF-8 form,
+ * so any name (spaces, umlauts, quotes) survives.
+ */
+export function attachment(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+}
+
 /** Headers a browser client (the dashboard) may read from our responses. */
 export const EXPOSED_HEADERS = ['X-Job-Id', 'X-PDF-Pages', 'X-PDF-Truncated', 'X-PDF-Output-Count', 'X-PDF-Warnings', 'X-Request-Id', 'Content-Disposition'];
 

@@ -1,17 +1,21 @@
 import path from 'node:path';
 import { build } from 'esbuild';
-import { ROUTES, handlerRef } from '../../functions/routes';
+import { type FunctionProfile, ROUTES, handlerRef } from '../../functions/routes';
+import { QUEUES } from '../../functions/queues';
+import { WORKFLOWS } from '../../functions/workflows';
 import { externalModules } from '../../lib/functions';
 
 const ROOT = path.resolve(__dirname, '../..');
 
 /** Every Lambda entry bundles with the settings lib/functions.ts gives NodejsFunction (cdk synth does the same per function). */
 describe('Lambda bundles', () => {
-  const entries = new Map<string, 'render' | 'standard' | 'light'>([
+  const entries = new Map<string, FunctionProfile>([
     ['http/authorizer#handler', 'light'],
     ['workers/cognito/post-confirmation#handler', 'light'],
   ]);
   for (const r of ROUTES) entries.set(handlerRef(r), r.handler ? r.profile : 'light');
+  for (const w of WORKFLOWS) for (const task of Object.values(w.tasks)) entries.set(task.ref, task.profile);
+  for (const q of QUEUES) entries.set(q.handler, q.profile);
 
   it.each([...entries])('%s bundles for Node 22', async (ref, profile) => {
     const [file, exportName] = ref.split('#');

@@ -3,6 +3,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { TABLE_SCHEMA } from '../../functions/adapters/dynamodb/schema';
 import { STORAGE_AREAS } from '../../functions/core/jobs/storage-layout';
 import { ROUTES, matchRoute } from '../../functions/routes';
+import { WORKFLOWS, workflowArnVariable } from '../../functions/workflows';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { PdfServiceStack } from '../../lib/pdf-service-stack';
 
 // Bundling is proven by test/cdk/bundles.test.ts; here only the structure is synthesised.
@@ -112,8 +115,14 @@ describe('CDK app', () => {
     const plans = actionsOf(byId('plans.list'));
     expect(plans.some((a) => a.startsWith('s3:'))).toBe(false);
 
-    const unbuilt = actionsOf(byId('pdf.merge'));
+    const unbuilt = actionsOf(byId('pdf.edit'));
     expect(unbuilt).toEqual([]);
+
+    // Merge/split store outputs and charge; only the background-job route may start the workflow.
+    expect(actionsOf(byId('pdf.merge'))).toEqual(expect.arrayContaining(['dynamodb:PutItem', 's3:PutObject', 's3:DeleteObject*']));
+    expect(actionsOf(byId('pdf.merge'))).not.toContain('states:StartExecution');
+    expect(actionsOf(byId('pdf.jobs'))).toContain('states:StartExecution');
+    expect(actionsOf(byId('pdf.inspect')).filter((a) => /dynamodb:(Put|Update|Delete)|s3:(Put|Delete)/.test(a))).toEqual([]);
   });
 
   it('lets the authorizer read keys and record their use, nothing more', () => {
@@ -140,7 +149,106 @@ describe('CDK app', () => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
   });
 
+  it('builds each workflow state machine from its ASL file, with one Lambda per Task state it alone may invoke', () => {
+    const machines = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine');
+    expect(machines).toHaveLength(WORKFLOWS.length);
+    for (const wf of WORKFLOWS) {
+      const asl = JSON.parse(readFileSync(path.join(__dirname, '../..', wf.definition), 'utf8'));
+      const [machineId, machine] = machines.find(([, m]) => JSON.parse(m.Properties.DefinitionString).Comment === asl.Comment)!;
+      // The very file the local runner executes, placeholders and all.
+      expect(JSON.parse(machine.Properties.DefinitionString)).toEqual(asl);
+      expect(Object.keys(machine.Properties.DefinitionSubstitutions).sort()).toEqual(Object.keys(wf.tasks).sort());
+      const invokable = policyStatementsOfRole(machine.Properties.RoleArn['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().includes('lambda:InvokeFunction'));
+      for (const [state, task] of Object.entries(wf.tasks)) {
+        const fnId = machine.Properties.DefinitionSubstitutions[state]['Fn::GetAtt'][0];
+        const fn = resources[fnId];
+        expect(`${state} ${fn.Type} ${fn.Properties.Handler}`).toBe(`${state} AWS::Lambda::Function index.${task.ref.split('#')[1]}`);
+        expect(fn.Properties.Timeout).toBeGreaterThanOrEqual(task.timeoutSeconds ?? 1);
+        expect(JSON.stringify(invokable)).toContain(fnId);
+      }
+      // Every Task state has a Retry and (but the failure recorder) a Catch, so a failing handler still ends the job.
+      for (const [name, state] of Object.entries<any>(asl.States)) {
+        if (state.Type !== 'Task') continue;
+        expect(`${name} retry=${Array.isArray(state.Retry)}`).toBe(`${name} retry=true`);
+        if (name !== 'RecordFailure') expect(state.Catch?.[0]?.Next).toBe('RecordFailure');
+      }
+      // Functions that start it get its ARN.
+      const jobs = functionOf(methods.find((m) => m.method === 'POST' && m.path === '/pdf/jobs')!);
+      expect(JSON.stringify(jobs.Properties.Environment.Variables[workflowArnVariable(wf.name)])).toContain(machineId);
+    }
+    const worker = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.processJob')!;
+    expect(worker.Properties).toMatchObject({ Timeout: 900, MemorySize: 4096 });
+  });
+
   it('stays well inside the CloudFormation resource limit', () => {
     expect(Object.keys(resources).length).toBeLessThan(400);
+  });
+});
+
+describe('CDK app: Stripe configuration and secrets', () => {
+  const stripeApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const withStripe = new PdfServiceStack(stripeApp, 'StripeTest', {
+    stripeSecretName: 'pdf-service/stripe',
+    stripePriceIds: { starter: 'price_live_starter', business: 'price_live_business' },
+    stripePackPriceIds: { 10: 'price_live_pack10', 1500: 'price_live_pack1500' },
+    stripePortalReturnUrl: 'https://dashboard.example.com/billing',
+  });
+  const res = Template.fromStack(withStripe).toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+  /** The Lambda function an API method (named by its route id) integrates. */
+  function functionOfRoute(routeId: string) {
+    const method = Object.values(res).find((r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties.OperationName === routeId)!;
+    const uri = JSON.stringify(method.Properties.Integration.Uri);
+    return Object.entries(res).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && uri.includes(`"${id}"`))![1];
+  }
+
+  it('gives the Stripe secrets only to functions that call Stripe, resolved from Secrets Manager at deploy', () => {
+    for (const route of ROUTES.filter((r) => r.handler)) {
+      const env = functionOfRoute(route.id).Properties.Environment.Variables;
+      const stripe = route.permissions.includes('stripe');
+      expect(`${route.id} ${'STRIPE_SECRET_KEY' in env} ${'STRIPE_WEBHOOK_SECRET' in env}`).toBe(`${route.id} ${stripe} ${stripe}`);
+      if (stripe) {
+        expect(JSON.stringify(env.STRIPE_SECRET_KEY)).toContain('{{resolve:secretsmanager:pdf-service/stripe:SecretString:secret_key');
+        expect(env).toMatchObject({ STRIPE_PRICE_PACK_10: 'price_live_pack10', STRIPE_PRICE_PACK_1500: 'price_live_pack1500', STRIPE_PORTAL_RETURN_URL: 'https://dashboard.example.com/billing' });
+      }
+      // The list page-token key is generated at deploy, never a literal in the template.
+      expect(JSON.stringify(env.PAGINATION_SECRET)).toContain('{{resolve:secretsmanager:');
+    }
+    expect(ROUTES.filter((r) => r.permissions.includes('stripe')).map((r) => r.id).sort()).toEqual(
+      ['stripe.webhook', 'subscription.cancel', 'subscription.change', 'subscription.portal', 'subscription.resume'].sort(),
+    );
+  });
+
+  it('seeds the plans with the configured Stripe prices', () => {
+    const seed = Object.values(res).find((r) => r.Type === 'Custom::AWS')!;
+    expect(JSON.stringify(seed.Properties.Create)).toContain('price_live_starter');
+    expect(JSON.stringify(seed.Properties.Create)).toContain('price_live_business');
+  });
+});
+
+describe('render queue and worker', () => {
+  const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
+  const renderQueue = queues.find(([, r]) => r.Properties.RedrivePolicy)!;
+
+  it('has a dead-letter queue and a visibility timeout longer than the worker may run', () => {
+    expect(renderQueue[1].Properties.RedrivePolicy.maxReceiveCount).toBe(3);
+    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(renderQueue[0]))!;
+    expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    const worker = resources[mapping.Properties.FunctionName.Ref];
+    expect(renderQueue[1].Properties.VisibilityTimeout).toBeGreaterThan(worker.Properties.Timeout);
+    expect(worker.Properties.Timeout).toBe(900);
+    expect((worker.Properties.Layers ?? []).length).toBe(1);
+  });
+
+  it('alarms on dead letters and on a backlog', () => {
+    const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties.MetricName);
+    expect(alarms).toEqual(expect.arrayContaining(['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage']));
+  });
+
+  it('lets only the long-job route send to the queue, and gives it the URL', () => {
+    const method = methods.find((m) => m.method === 'POST' && m.path === '/longjob')!;
+    expect(actionsOf(method)).toEqual(expect.arrayContaining(['sqs:SendMessage']));
+    expect(JSON.stringify(functionOf(method).Properties.Environment.Variables.RENDER_QUEUE_URL)).toContain(renderQueue[0]);
+    const quick = methods.find((m) => m.method === 'POST' && m.path === '/quickjob')!;
+    expect(actionsOf(quick).some((a) => a.startsWith('sqs:'))).toBe(false);
   });
 });

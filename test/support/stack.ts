@@ -16,7 +16,7 @@ export interface TestStack extends LocalStack {
   /** POST /_local/accounts */
   account(body?: Record<string, unknown>): Promise<TestAccount>;
   /** fetch against the gateway. */
-  request(method: string, route: string, init?: { key?: string; token?: string; json?: unknown; body?: BodyInit; headers?: Record<string, string> }): Promise<Response>;
+  request(method: string, route: string, init?: { key?: string; token?: string; json?: unknown; body?: BodyInit | Uint8Array; headers?: Record<string, string> }): Promise<Response>;
 }
 
 /** A whole local stack (real dynalite, s3rver, Chromium) on free ports with a throwaway data dir. */
@@ -34,7 +34,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
       body = JSON.stringify(init.json);
       headers['Content-Type'] ??= 'application/json';
     }
-    return fetch(`${stack.baseUrl}${route}`, { method, headers, body });
+    return fetch(`${stack.baseUrl}${route}`, { method, headers, body: body as BodyInit });
   };
   return {
     ...stack,

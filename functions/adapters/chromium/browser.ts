@@ -1,4 +1,6 @@
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
+import type { NetworkGuard } from '../../core/net/guard';
+import { EgressProxy } from '../net/egress-proxy';
 
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
@@ -9,7 +11,11 @@ export interface ChromiumConfig {
   prewarm: number;
   /** Most documents printing at once; further requests queue. */
   maxConcurrent: number;
-  /** Extra arguments (e.g. the page-traffic proxy). */
+  /**
+   * Every page's traffic goes through a per-document proxy that applies this guard. Without it pages get
+   * a proxy that refuses everything (documents must not reach the network unguarded).
+   */
+  guard?: NetworkGuard;
   extraArgs?: string[];
   log?: (message: string, err?: unknown) => void;
 }
@@ -52,7 +58,13 @@ export interface PreparedPage {
   frameId: string;
   /** Resolves if the page's renderer crashes. */
   crashed: Promise<never>;
+  /** Requests refused so far: network targets the guard refused plus local files Chromium refused. */
+  blockedRequests(): number;
+  proxy: EgressProxy;
 }
+
+/** Chromium's console reports for local files a page tried to load (it refuses them itself). */
+const LOCAL_FILE_REFUSAL = /(not allowed to load local resource:?|cannot load)\s+file:/i;
 
 interface Instance {
   browser: Browser;
@@ -63,6 +75,7 @@ interface Instance {
 export class ChromiumBrowser {
   private instance: Promise<Instance> | null = null;
   private ready: Promise<PreparedPage>[] = [];
+  private closed = false;
   /** Browser contexts this class created (hidden from puppeteer's target handling). */
   private readonly contexts = new Set<string>();
   private readonly crashHandlers = new Map<string, () => void>();
@@ -109,10 +122,15 @@ export class ChromiumBrowser {
     return this.instance;
   }
 
+  /** Prepared pages nobody will use: their contexts die with the browser, their proxies must be closed. */
+  private discardReady() {
+    for (const pending of this.ready.splice(0)) pending.then((page) => page.proxy.close(), () => undefined);
+  }
+
   private reset(reason: string) {
     this.config.log?.(`chromium: ${reason}; relaunching on next use`);
     this.instance = null;
-    this.ready = [];
+    this.discardReady();
     this.contexts.clear();
     for (const fail of this.crashHandlers.values()) fail();
     this.crashHandlers.clear();
@@ -120,7 +138,15 @@ export class ChromiumBrowser {
 
   private async prepare(): Promise<PreparedPage> {
     const { root } = await this.getInstance();
-    const { browserContextId } = await root.send('Target.createBrowserContext', { disposeOnDetach: true });
+    const proxy = await EgressProxy.open(this.config.guard);
+    let browserContextId: string;
+    try {
+      // `<-loopback>` removes Chromium's implicit loopback bypass: even 127.0.0.1 goes through the guard.
+      ({ browserContextId } = await root.send('Target.createBrowserContext', { disposeOnDetach: true, proxyServer: proxy.url, proxyBypassList: '<-loopback>' }));
+    } catch (err) {
+      await proxy.close();
+      throw err;
+    }
     this.contexts.add(browserContextId);
     try {
       const [{ targetId }] = await Promise.all([
@@ -137,13 +163,18 @@ export class ChromiumBrowser {
       session.on('Page.javascriptDialogOpening', () => {
         session.send('Page.handleJavaScriptDialog', { accept: true }).catch(() => undefined);
       });
+      let localFiles = 0;
+      session.on('Log.entryAdded', (event: { entry: { text: string } }) => {
+        if (LOCAL_FILE_REFUSAL.test(event.entry.text)) localFiles++;
+      });
       // Page.enable is what starts the renderer process, the costly part, which is why pages are prepared ahead.
-      await session.send('Page.enable');
+      await Promise.all([session.send('Page.enable'), session.send('Log.enable')]);
       // A page target's main frame has the target's id.
-      return { browserContextId, targetId, session, frameId: targetId, crashed };
+      return { browserContextId, targetId, session, frameId: targetId, crashed, proxy, blockedRequests: () => proxy.blocked + localFiles };
     } catch (err) {
       this.forget(browserContextId);
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => undefined);
+      await proxy.close();
       throw err;
     }
   }
@@ -154,7 +185,7 @@ export class ChromiumBrowser {
   }
 
   private refill() {
-    while (this.ready.length < this.config.prewarm) {
+    while (!this.closed && this.ready.length < this.config.prewarm) {
       const p = this.prepare();
       p.catch(() => undefined);
       this.ready.push(p);
@@ -206,6 +237,7 @@ export class ChromiumBrowser {
       // The browser is gone (and with it the context), or the context already was.
     } finally {
       this.forget(page.browserContextId, page.targetId);
+      await page.proxy.close();
     }
   }
 
@@ -216,8 +248,11 @@ export class ChromiumBrowser {
 
   async close(): Promise<void> {
     const instance = this.instance;
+    this.closed = true;
     this.instance = null;
-    this.ready = [];
+    const pending = [...this.ready];
+    this.discardReady();
+    await Promise.allSettled(pending);
     if (instance) await (await instance).browser.close().catch(() => undefined);
   }
 }

@@ -39,6 +39,29 @@ function mapPrintError(err: unknown): unknown {
   return err;
 }
 
+/**
+ * Resolves true once no request has been in flight for `quietMs`, or false when `maxMs` passes first.
+ * Requests are followed through the Network domain, which must be enabled before the document is set.
+ */
+function networkIdle(session: import('puppeteer-core').CDPSession, inFlight: Set<string>, quietMs: number, maxMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    let quietSince = inFlight.size === 0 ? Date.now() : 0;
+    const tick = setInterval(() => {
+      const now = Date.now();
+      if (inFlight.size > 0) quietSince = 0;
+      else if (!quietSince) quietSince = now;
+      if (quietSince && now - quietSince >= quietMs) {
+        clearInterval(tick);
+        resolve(true);
+      } else if (now - started >= maxMs) {
+        clearInterval(tick);
+        resolve(false);
+      }
+    }, Math.min(50, quietMs));
+  });
+}
+
 export class ChromiumRenderer implements Renderer {
   constructor(private readonly browser: ChromiumBrowser) {}
 
@@ -56,8 +79,27 @@ export class ChromiumRenderer implements Renderer {
           const { session, frameId, crashed } = page;
           if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
           const run = (async () => {
+            const inFlight = new Set<string>();
+            if (request.networkIdle) {
+              session.on('Network.requestWillBeSent', (e: { requestId: string }) => inFlight.add(e.requestId));
+              session.on('Network.loadingFinished', (e: { requestId: string }) => inFlight.delete(e.requestId));
+              session.on('Network.loadingFailed', (e: { requestId: string }) => inFlight.delete(e.requestId));
+              await session.send('Network.enable');
+            }
             await session.send('Page.setDocumentContent', { frameId, html: request.html });
-            await session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+            const loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+            let renderTimeout = false;
+            if (request.networkIdle) {
+              // A resource that never answers holds back `load` too: after maxMs the page is printed as it stands.
+              const { quietMs, maxMs } = request.networkIdle;
+              const budget = Math.max(0, Math.min(maxMs, deadline - Date.now()));
+              const cap = new Promise<false>((resolve) => setTimeout(() => resolve(false), budget));
+              const settled = loaded.then(() => networkIdle(session, inFlight, quietMs, budget));
+              renderTimeout = !(await Promise.race([settled, cap]));
+              loaded.catch(() => undefined);
+            } else {
+              await loaded;
+            }
             let data: string;
             try {
               ({ data } = await session.send('Page.printToPDF', printParameters(request.options)));
@@ -65,7 +107,7 @@ export class ChromiumRenderer implements Renderer {
               throw mapPrintError(err);
             }
             const pdf = Buffer.from(data, 'base64');
-            return { pdf, pages: await countPdfPages(pdf), blockedRequests: 0 };
+            return { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests(), renderTimeout };
           })();
           // Leaving withPage disposes the context, which stops a page still running after the deadline.
           return Promise.race([run, crashed, timeout]);

@@ -1,8 +1,8 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { OutboxEvent } from '../../core/events/events';
-import type { Job } from '../../core/jobs/job';
+import type { Job, JobStatus } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
-import { type Dynamo, stripKeys } from './client';
+import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 /** The stored form of a job: the job plus its keys (also used inside charge transactions). */
@@ -39,6 +39,26 @@ export class DynamoJobRepository implements JobRepository {
         TransactItems: [jobItem(job), ...events.map(eventItem)].map((Item) => ({ Put: { TableName: this.db.table, Item } })),
       }),
     );
+  }
+
+  async putIf(job: Job, from: JobStatus[], events: OutboxEvent[] = [], leaseExpiredBefore?: string): Promise<boolean> {
+    const values: Record<string, unknown> = Object.fromEntries(from.map((status, i) => [`:s${i}`, status]));
+    let condition = `#status IN (${from.map((_, i) => `:s${i}`).join(', ')})`;
+    if (leaseExpiredBefore) {
+      condition = `(${condition}) OR (#status = :processing AND lease_until < :now)`;
+      Object.assign(values, { ':processing': 'processing', ':now': leaseExpiredBefore });
+    }
+    const guarded = {
+      Put: { TableName: this.db.table, Item: jobItem(job), ConditionExpression: condition, ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values },
+    };
+    try {
+      if (events.length === 0) await this.db.doc.send(new PutCommand(guarded.Put));
+      else await this.db.doc.send(new TransactWriteCommand({ TransactItems: [guarded, ...events.map((e) => ({ Put: { TableName: this.db.table, Item: eventItem(e) } }))] }));
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err) || (err as Error).name === 'TransactionCanceledException') return false;
+      throw err;
+    }
   }
 
   /** Newest first from the account's GSI partition; filters are applied server-side, pages refilled until `limit`. */

@@ -11,6 +11,15 @@
  * | job           | JOB#<job_id>            | JOB                        | ACCOUNT#<account_id>#JOBS    | <created_at>#<job_id>  |
  * | rate window   | RATE#<account_id>       | MINUTE#<yyyy-mm-ddThh:mm>  |                              |                        |
  * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at>#<event id>|
+ * | job file row  | JOB#<job_id>            | FILE#<index, 6 digits>     |                              |                        |
+ * | job slot      | ACCOUNT#<account_id>    | SLOT#<kind>#<n>            |                              |                        |
+ * | purchase      | ACCOUNT#<account_id>    | PURCHASE#<purchase_id>     |                              |                        |
+ * | Stripe event  | STRIPE_EVENT#<event_id> | EVENT                      |                              |                        |
+ * | Stripe customer| STRIPE_CUSTOMER#<cus_id>| CUSTOMER                  |                              |                        |
+ *
+ * A purchase (one-off credits bought) is recorded once per checkout session. A Stripe event item marks an
+ * applied event (TTL 60 days, beyond Stripe's 3 days of retries); a customer item maps a Stripe customer
+ * to its account.
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -40,6 +49,16 @@ export const keys = {
   event: (jobId: string, eventId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: `EVENT#${eventId}` }),
   /** Pending events are listed through a sparse, sharded index so a sweeper can find undelivered ones. */
   pendingEvents: (shard: number) => `OUTBOX#${shard}`,
+  /** Per-file result rows of a job (GET /jobs/{id}/files), in index order under the job's partition. */
+  jobFile: (jobId: string, index: number): ItemKey => ({ pk: `JOB#${jobId}`, sk: `FILE#${String(index).padStart(6, '0')}` }),
+  jobFilePrefix: 'FILE#',
+  /** Running-job slots of an account (e.g. 2 merge/split jobs); an item holds the job and its lease. */
+  jobSlot: (accountId: string, kind: string, n: number): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: `SLOT#${kind}#${n}` }),
+  jobSlotPrefix: (kind: string) => `SLOT#${kind}#`,
+  purchase: (accountId: string, purchaseId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: `PURCHASE#${purchaseId}` }),
+  purchasePrefix: 'PURCHASE#',
+  stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPE_EVENT#${eventId}`, sk: 'EVENT' }),
+  stripeCustomer: (customerId: string): ItemKey => ({ pk: `STRIPE_CUSTOMER#${customerId}`, sk: 'CUSTOMER' }),
 };
 
 export const OUTBOX_SHARDS = 8;

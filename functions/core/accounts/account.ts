@@ -24,6 +24,26 @@ export interface Subscription {
   period_end: string;
   cancel_at_period_end: boolean;
   scheduled_change: ScheduledChange | null;
+  /**
+   * The period whose allowance `allowance_micros` holds. The allowance of a new period is granted when its
+   * invoice is paid (no rollover). Absent (local accounts): the allowance belongs to `period_start`.
+   */
+  allowance_period_start?: string | null;
+  /** The payment provider's own view of the subscription, from which status and scheduled_change are derived. */
+  provider?: ProviderSnapshot;
+}
+
+/** What the payment provider last said about a subscription (see functions/core/subscriptions). */
+export interface ProviderSnapshot {
+  /** The provider's raw status (e.g. Stripe's `unpaid`, `incomplete`), mapped to the five spec statuses for display. */
+  status: string;
+  /** The price the provider bills from the next invoice on; differs from `price_id` while a downgrade is scheduled. */
+  price_id: string | null;
+  item_id: string | null;
+  cancel_at: string | null;
+  pause_collection: boolean;
+  /** Creation time of the last provider event applied; older events are stale. */
+  event_at: string | null;
 }
 
 export type AccountStatus = 'active' | 'pending';
@@ -44,6 +64,8 @@ export interface Account {
   stripe_customer_id: string | null;
   created_at: string;
   updated_at: string;
+  /** Bumped by every billing-state write (subscription, plan, purchases): optimistic concurrency for them. */
+  billing_version?: number;
 }
 
 export const DEFAULT_MAILMERGE_MAX_ROWS = 100;

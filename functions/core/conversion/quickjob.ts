@@ -27,14 +27,24 @@ export interface QuickJobDeps {
   log?: (message: string, err: unknown) => void;
 }
 
+/** The HTML to print and how; for URL input this is where the page is fetched. */
+export interface PreparedDocument {
+  html: string;
+  options: PdfOptions;
+}
+
 export interface QuickJobInput {
   account: Account;
   plan: Plan;
   mode: 'html' | 'markdown' | 'url' | 'image';
-  /** The document to print: HTML, or Markdown when mode is markdown. */
-  source: string;
-  options: PdfOptions;
+  /** Runs inside the job: its refusals are recorded on the job and its time counts against the limit. */
+  prepare: () => Promise<PreparedDocument>;
   store: boolean;
+}
+
+/** HTML or Markdown text as a prepared document. */
+export function textDocument(mode: 'html' | 'markdown', source: string, options: PdfOptions): () => Promise<PreparedDocument> {
+  return async () => ({ html: mode === 'markdown' ? markdownToHtml(source) : source, options });
 }
 
 export interface QuickJobResult {
@@ -66,9 +76,10 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   let pdf: Uint8Array;
   let pages: number;
   try {
-    const html = input.mode === 'markdown' ? markdownToHtml(input.source) : input.source;
+    const document = await input.prepare();
     const remainingMs = timeoutSeconds * 1000 - (deps.clock.now().getTime() - started.getTime());
-    ({ pdf, pages } = await deps.renderer.render({ html, options: input.options, timeoutMs: remainingMs }));
+    if (remainingMs <= 0) throw new RenderTimeoutError(0);
+    ({ pdf, pages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       await recordFailure('QUICKJOB_TIMEOUT', `Rendering took longer than ${timeoutSeconds} seconds.`, true);
@@ -80,7 +91,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     }
     if (isServiceError(err)) {
       await recordFailure(err.code, err.message);
-      throw err;
+      throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id }, err.statusOverride);
     }
     deps.log?.(`render failed for job ${job.job_id}`, err);
     await recordFailure('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF.');

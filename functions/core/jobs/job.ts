@@ -52,8 +52,12 @@ export interface Job {
   input_pages?: number;
   outputs_produced?: number;
   output_count?: number;
-  /** Long jobs: whether ready/failed emails go out for this job. */
+  /** Long jobs: whether ready/failed emails go out for this job (false switches them off). */
   email_notification?: boolean;
+  /** Where a queued job's document waits for the worker. */
+  input_key?: string | null;
+  /** While processing: until when the worker holding the job may finish it (a crashed worker's job is taken over after). */
+  lease_until?: string | null;
 }
 
 export interface NewJob {

@@ -17,6 +17,11 @@ export interface JobRepository {
   get(jobId: string): Promise<Job | null>;
   /** Writes the whole job (create or replace), together with the events this change causes, atomically. */
   put(job: Job, events?: OutboxEvent[]): Promise<void>;
+  /**
+   * Writes `job` only if the stored job is still in one of `from` (or is processing with a lease that ran
+   * out before `leaseExpiredBefore`); false when another writer got there first. Events go in the same write.
+   */
+  putIf(job: Job, from: JobStatus[], events?: OutboxEvent[], leaseExpiredBefore?: string): Promise<boolean>;
   /** Newest first. */
   list(query: JobListQuery): Promise<{ jobs: Job[]; last?: { created_at: string; job_id: string } }>;
 }

@@ -11,6 +11,8 @@ export const STORAGE_AREAS = {
   editorOutputs: { prefix: 'edits/', retentionDays: 7 },
   /** Customer uploads through presigned PUTs (bulk ZIPs, background PDF inputs, mail-merge lists). */
   uploads: { prefix: 'uploads/', retentionDays: 1 },
+  /** Documents of queued long jobs, waiting for the worker (removed when the job ends). */
+  jobInputs: { prefix: 'inputs/', retentionDays: 2 },
   /** Template assets live as long as the template; no expiry. */
   templateAssets: { prefix: 'templates/', retentionDays: null },
 } as const;

@@ -6,6 +6,12 @@ export interface RenderRequest {
   options: PdfOptions;
   /** Time the renderer may use before giving up with RenderTimeoutError. */
   timeoutMs: number;
+  /**
+   * After `load`, also wait until no request has been in flight for `quietMs` (late scripts, lazy
+   * resources). If that does not happen within `maxMs` the page is printed as it stands and the result
+   * says `renderTimeout: true`. Off by default: quick jobs print at `load`.
+   */
+  networkIdle?: { quietMs: number; maxMs: number };
 }
 
 export interface RenderResult {
@@ -13,6 +19,8 @@ export interface RenderResult {
   pages: number;
   /** Requests the page made to local files or private addresses that were refused. */
   blockedRequests: number;
+  /** The page never went idle within `networkIdle.maxMs` and was printed as it stood. */
+  renderTimeout: boolean;
 }
 
 /** Turns HTML into PDF. Implemented by the Chromium adapter; domain code sees only this. */

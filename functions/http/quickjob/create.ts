@@ -1,9 +1,28 @@
 import { applyPlanRateLimit, requireConversionType, requirePaidPlan } from '../../core/accounts/entitlements';
-import { type QuickJobResult, runQuickJob } from '../../core/conversion/quickjob';
+import { type PreparedDocument, type QuickJobResult, runQuickJob, textDocument } from '../../core/conversion/quickjob';
 import { parseJsonConversion } from '../../core/conversion/request';
-import { ServiceError } from '../../core/errors';
+import { checkImages, imageDocument, urlDocument } from '../../core/conversion/sources';
+import { validateUrl } from '../../core/conversion/url-input';
+import { isMultipart } from '../multipart';
 import { json, pdf } from '../responses';
-import { authedRoute } from '../route';
+import { type AuthedRequest, authedRoute } from '../route';
+import { parseImageForm } from './image-form';
+
+type Mode = 'html' | 'markdown' | 'url' | 'image';
+
+/** Reads the request into what the job will print; validation refusals happen here, before any job exists. */
+function readRequest(req: AuthedRequest): { mode: Mode; store: boolean; prepare: () => Promise<PreparedDocument> } {
+  if (isMultipart(req.headers['content-type'])) {
+    const form = parseImageForm(req.body, req.headers['content-type']);
+    return { mode: 'image', store: form.store, prepare: imageDocument(checkImages(form.images), form.options) };
+  }
+  const request = parseJsonConversion(req.json());
+  if (request.input_type === 'url') {
+    const url = validateUrl(request.url, req.services.guard);
+    return { mode: 'url', store: request.store, prepare: urlDocument(req.services.http, url, request.rawOptions) };
+  }
+  return { mode: request.input_type, store: request.store, prepare: textDocument(request.input_type, request.content, request.options) };
+}
 
 function respond(result: QuickJobResult) {
   const { job } = result;
@@ -24,16 +43,13 @@ function respond(result: QuickJobResult) {
   });
 }
 
-/** POST /quickjob: synchronous conversion, the PDF in the response (or a link with store: true). */
+/** POST /quickjob: synchronous conversion of HTML, Markdown, a URL or images; the PDF in the response (or a link with store). */
 export const handler = authedRoute('quickjob.create', async (req) => {
   const { services, account } = req;
   const plan = await requirePaidPlan(services.plans, account);
-  const request = parseJsonConversion(req.json());
-  requireConversionType(plan, request.input_type);
+  const { mode, store, prepare } = readRequest(req);
+  requireConversionType(plan, mode);
   await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
-  if (request.input_type === 'url') {
-    throw new ServiceError('NOT_IMPLEMENTED', 'URL input is not available in this release yet.', { input_type: 'url' });
-  }
   const result = await runQuickJob(
     {
       jobs: services.jobs,
@@ -44,7 +60,7 @@ export const handler = authedRoute('quickjob.create', async (req) => {
       timeoutSeconds: services.config.quickjobTimeoutSeconds,
       log: (m, e) => services.log.warn(m, e),
     },
-    { account, plan, mode: request.input_type, source: request.content, options: request.options, store: request.store },
+    { account, plan, mode, store, prepare },
   );
   return respond(result);
 });

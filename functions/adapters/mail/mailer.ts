@@ -1,0 +1,47 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import nodemailer from 'nodemailer';
+import type { MailMessage, Mailer } from '../../core/notifications/ports';
+
+/** Service mail through an SMTP server (MAIL_SMTP_URL, e.g. smtps://user:pass@email-smtp.eu-west-1.amazonaws.com). */
+export class SmtpMailer implements Mailer {
+  private readonly transport;
+
+  constructor(
+    smtpUrl: string,
+    private readonly from: string,
+  ) {
+    this.transport = nodemailer.createTransport(smtpUrl);
+  }
+
+  async send(message: MailMessage): Promise<void> {
+    await this.transport.sendMail({ from: this.from, ...message });
+  }
+}
+
+/** Local development mailbox: every message becomes an .eml file under the data dir. */
+export class FolderMailer implements Mailer {
+  private readonly transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+
+  constructor(
+    private readonly dir: string,
+    private readonly from: string,
+  ) {}
+
+  async send(message: MailMessage): Promise<void> {
+    const info = await this.transport.sendMail({ from: this.from, ...message });
+    mkdirSync(this.dir, { recursive: true });
+    const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${Math.random().toString(36).slice(2, 8)}.eml`;
+    writeFileSync(path.join(this.dir, name), info.message as Buffer);
+  }
+}
+
+/** Mail switched off (no SMTP configured in AWS): say so once in the logs, send nothing. */
+export class DisabledMailer implements Mailer {
+  constructor(private readonly warn: (message: string) => void) {}
+  private warned = false;
+  async send(): Promise<void> {
+    if (!this.warned) this.warn('service email is not configured (MAIL_SMTP_URL); job notifications are not sent');
+    this.warned = true;
+  }
+}

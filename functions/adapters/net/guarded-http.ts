@@ -1,0 +1,172 @@
+import http from 'node:http';
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
+import zlib from 'node:zlib';
+import type { LookupFunction } from 'node:net';
+import { FetchError, type HttpClient, type HttpRequestSpec, type HttpResult } from '../../core/net/fetch';
+import { BlockedTargetError, type ApprovedTarget, type NetworkGuard, ResolveError } from '../../core/net/guard';
+
+/** A lookup that answers only with the addresses the guard approved: the connection cannot go anywhere else. */
+export function pinnedLookup(target: ApprovedTarget): LookupFunction {
+  return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options?.all) callback(null, target.addresses.map((a) => ({ address: a.address, family: a.family })));
+    else callback(null, target.addresses[0].address, target.addresses[0].family);
+  }) as unknown as LookupFunction;
+}
+
+function connectFailure(err: NodeJS.ErrnoException, url: string): FetchError {
+  const code = err.code ?? '';
+  if (/CERT|SSL|TLS|SELF_SIGNED|UNABLE_TO|HOSTNAME|ERR_TLS/.test(code) || /certificate|SSL|TLS/.test(err.message)) {
+    return new FetchError('tls', url, `TLS failed (${code || err.message})`);
+  }
+  return new FetchError('connect', url, `connection failed (${code || err.message})`);
+}
+
+function decoder(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {
+  switch ((encoding ?? '').trim().toLowerCase()) {
+    case 'gzip':
+    case 'x-gzip':
+      return zlib.createGunzip();
+    case 'deflate':
+      return zlib.createInflate();
+    case 'br':
+      return zlib.createBrotliDecompress();
+    default:
+      return null;
+  }
+}
+
+/**
+ * Outbound HTTP(S) through the network guard: each hop's host is approved and the socket connects only to
+ * the approved addresses; redirects are re-checked hop by hop; the body is capped on decoded bytes; one
+ * deadline covers the whole exchange. NODE_EXTRA_CA_CERTS (passed in as `extraCa`) is trusted in addition
+ * to the public roots.
+ */
+export class GuardedHttpClient implements HttpClient {
+  private readonly ca: string[] | undefined;
+
+  constructor(
+    private readonly guard: NetworkGuard,
+    private readonly options: { extraCa?: string; userAgent: string },
+  ) {
+    this.ca = options.extraCa ? [...rootCertificates, options.extraCa] : undefined;
+  }
+
+  async request(spec: HttpRequestSpec): Promise<HttpResult> {
+    const deadline = Date.now() + spec.timeoutMs;
+    const redirects: string[] = [];
+    let url = spec.url;
+    let method = spec.method;
+    let body = spec.body;
+    for (;;) {
+      const result = await this.hop(url, method, body, spec, deadline);
+      const location = result.headers.location;
+      if (spec.maxRedirects === 0 || ![301, 302, 303, 307, 308].includes(result.status) || !location) return { ...result, redirects };
+      if (redirects.length >= spec.maxRedirects) throw new FetchError('too_many_redirects', url, `more than ${spec.maxRedirects} redirects`);
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw new FetchError('bad_response', url, `redirect to an invalid URL: ${location}`);
+      }
+      redirects.push(next.href);
+      url = next.href;
+      if (result.status === 303 || ((result.status === 301 || result.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+    }
+  }
+
+  private async hop(rawUrl: string, method: string, body: Uint8Array | undefined, spec: HttpRequestSpec, deadline: number): Promise<Omit<HttpResult, 'redirects'>> {
+    let url: URL;
+    try {
+      url = new URL(rawUrl);
+    } catch {
+      throw new FetchError('invalid_url', rawUrl, 'not a valid URL');
+    }
+    if (!spec.schemes.includes(url.protocol as 'https:')) throw new FetchError('scheme', rawUrl, `scheme ${url.protocol} is not allowed`);
+    if (url.username || url.password) throw new FetchError('invalid_url', rawUrl, 'URLs with credentials are not allowed');
+    const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+
+    let target: ApprovedTarget;
+    try {
+      target = await this.guard.approve(url.hostname, port);
+    } catch (err) {
+      if (err instanceof BlockedTargetError) throw new FetchError('blocked', rawUrl, err.message);
+      if (err instanceof ResolveError) throw new FetchError('dns', rawUrl, err.message);
+      throw err;
+    }
+
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new FetchError('timeout', rawUrl, 'no answer in time');
+    const transport = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const fail = (err: FetchError) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.destroy();
+        reject(err);
+      };
+      const timer = setTimeout(() => fail(new FetchError('timeout', rawUrl, `no complete answer within ${spec.timeoutMs} ms`)), remaining);
+      const req = transport.request(
+        {
+          protocol: url.protocol,
+          hostname: url.hostname.replace(/^\[|\]$/g, ''),
+          servername: /^[\d.]+$|:/.test(target.host) ? undefined : target.host,
+          port,
+          method,
+          path: `${url.pathname}${url.search}`,
+          lookup: pinnedLookup(target),
+          agent: false,
+          ca: this.ca,
+          headers: {
+            'User-Agent': this.options.userAgent,
+            'Accept-Encoding': 'gzip, deflate, br',
+            ...spec.headers,
+            ...(body ? { 'Content-Length': String(body.byteLength) } : {}),
+          },
+        },
+        (res) => {
+          const declared = Number(res.headers['content-length']);
+          const encoding = res.headers['content-encoding'];
+          if (!encoding && Number.isFinite(declared) && declared > spec.maxBytes) {
+            fail(new FetchError('too_large', rawUrl, `the response is ${declared} bytes; the limit is ${spec.maxBytes}`));
+            return;
+          }
+          const decode = decoder(encoding);
+          const stream = decode ? res.pipe(decode) : res;
+          const chunks: Buffer[] = [];
+          let raw = 0;
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            raw += c.length;
+            if (raw > spec.maxBytes) fail(new FetchError('too_large', rawUrl, `the response exceeds ${spec.maxBytes} bytes`));
+          });
+          stream.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > spec.maxBytes) {
+              fail(new FetchError('too_large', rawUrl, `the decoded response exceeds ${spec.maxBytes} bytes`));
+              return;
+            }
+            chunks.push(c);
+          });
+          stream.on('error', (err) => fail(new FetchError('bad_response', rawUrl, `could not decode the response (${err.message})`)));
+          res.on('error', (err) => fail(connectFailure(err as NodeJS.ErrnoException, rawUrl)));
+          stream.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            const headers: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+            resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks), finalUrl: rawUrl });
+          });
+        },
+      );
+      req.on('error', (err) => fail(connectFailure(err as NodeJS.ErrnoException, rawUrl)));
+      req.end(body);
+    });
+  }
+}

@@ -1,0 +1,226 @@
+import type { Account } from '../accounts/account';
+import type { AccountRepository } from '../accounts/ports';
+import { assertCanCover, type Billing } from '../billing/charging';
+import type { Plan } from '../billing/plans';
+import type { Clock } from '../clock';
+import { ServiceError, invalidParameter, isServiceError } from '../errors';
+import { jobEvent } from '../events/events';
+import { newId } from '../ids';
+import { FINISHED_STATUSES, type Job, completed, failed, newJob, timedOut } from '../jobs/job';
+import type { BlobStore, JobRepository } from '../jobs/ports';
+import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
+import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../notifications/job-emails';
+import type { Mailer } from '../notifications/ports';
+import { markdownToHtml } from '../render/markdown';
+import type { PdfOptions } from '../render/options';
+import { RenderTimeoutError, type Renderer } from '../render/ports';
+import { parseJsonConversion } from './request';
+
+export const LONGJOB_MAX_PAGES = 100;
+/** The submission render that counts pages must finish within about 28 s (the request waits for it). */
+export const LONGJOB_SUBMISSION_SECONDS = 28;
+/** A long job has up to 15 minutes to render. */
+export const LONGJOB_TIMEOUT_SECONDS = 15 * 60;
+/** `estimated_completion` is always exactly three minutes after submission (a placeholder). */
+export const ESTIMATED_COMPLETION_MS = 3 * 60 * 1000;
+
+export interface LongJobRequest {
+  input_type: 'html' | 'markdown';
+  content: string;
+  options: PdfOptions;
+  email_notification?: boolean;
+}
+
+/** POST /longjob body: HTML or Markdown only, `email_notification` boolean, `webhook_url` validated then ignored. */
+export function parseLongJobRequest(body: unknown): LongJobRequest {
+  const b = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
+  if (b && (b.input_type === 'url' || b.input_type === 'image')) {
+    throw new ServiceError('INVALID_INPUT_TYPE', `Long jobs convert HTML or Markdown; send input_type "${b.input_type}" to /quickjob.`, {
+      input_type: b.input_type,
+      allowed: ['html', 'markdown'],
+    });
+  }
+  const request = parseJsonConversion(body);
+  if (request.input_type === 'url') throw new ServiceError('INVALID_INPUT_TYPE', 'Long jobs convert HTML or Markdown.', { allowed: ['html', 'markdown'] });
+  const notify = b!.email_notification;
+  if (notify !== undefined && notify !== null && typeof notify !== 'boolean') {
+    throw invalidParameter('email_notification', 'email_notification must be true or false (or left out to follow the account settings).');
+  }
+  const hook = b!.webhook_url;
+  if (hook !== undefined && hook !== null) {
+    let ok = false;
+    try {
+      ok = typeof hook === 'string' && new URL(hook).protocol === 'https:';
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: hook });
+  }
+  return { input_type: request.input_type, content: request.content, options: request.options, ...(typeof notify === 'boolean' ? { email_notification: notify } : {}) };
+}
+
+export interface LongJobDeps {
+  jobs: JobRepository;
+  blobs: BlobStore;
+  renderer: Renderer;
+  queue: MessageQueue<RenderJobMessage>;
+  clock: Clock;
+  log?: (message: string, err?: unknown) => void;
+}
+
+interface StoredDocument {
+  html: string;
+  options: PdfOptions;
+}
+
+/**
+ * Accepts a long job: renders it once to count pages (within ~28 s; over 100 pages is refused now),
+ * stores the document for the worker, records the job as queued with its `job.queued` event, and queues it.
+ * If queueing fails the job is marked failed and its document removed, so nothing waits forever.
+ */
+export async function submitLongJob(deps: LongJobDeps, input: { account: Account; plan: Plan; request: LongJobRequest }): Promise<Job> {
+  const { account, plan, request } = input;
+  const now = deps.clock.now();
+  assertCanCover(account, plan.price_per_pdf_micros, now);
+  const html = request.input_type === 'markdown' ? markdownToHtml(request.content) : request.content;
+
+  let pages: number;
+  try {
+    ({ pages } = await deps.renderer.render({ html, options: request.options, timeoutMs: LONGJOB_SUBMISSION_SECONDS * 1000 }));
+  } catch (err) {
+    if (err instanceof RenderTimeoutError) {
+      throw new ServiceError('RENDER_TIMEOUT', `Counting the pages took longer than ${LONGJOB_SUBMISSION_SECONDS} seconds, so the document cannot be submitted. Split it into smaller documents.`, {
+        timeout_seconds: LONGJOB_SUBMISSION_SECONDS,
+      });
+    }
+    if (isServiceError(err)) throw err;
+    deps.log?.('long job submission render failed', err);
+    throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed while counting pages. Retry; if it keeps failing, simplify the document.');
+  }
+  if (pages > LONGJOB_MAX_PAGES) {
+    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF would have ${pages} pages; long jobs allow ${LONGJOB_MAX_PAGES}. Split the document, or use options.pageRanges.`, {
+      pages,
+      max_pages: LONGJOB_MAX_PAGES,
+    });
+  }
+
+  const jobId = newId('job');
+  const inputKey = objectKey('jobInputs', account.account_id, jobId, 'document.json');
+  const job: Job = {
+    ...newJob({ job_id: jobId, account_id: account.account_id, job_type: 'long', status: 'queued', mode: request.input_type, now }),
+    input_key: inputKey,
+    ...(request.email_notification !== undefined ? { email_notification: request.email_notification } : {}),
+  };
+  const document: StoredDocument = { html, options: request.options };
+  await deps.blobs.put(inputKey, Buffer.from(JSON.stringify(document)), 'application/json');
+  await deps.jobs.put(job, [jobEvent('job.queued', job, now)]);
+  try {
+    await deps.queue.send({ job_id: jobId });
+  } catch (err) {
+    deps.log?.(`could not queue long job ${jobId}`, err);
+    const gaveUp = failed(job, deps.clock.now(), 'SERVICE_UNAVAILABLE', 'The job could not be queued.');
+    await deps.jobs.put(gaveUp, [jobEvent('job.failed', gaveUp, deps.clock.now())]).catch(() => undefined);
+    await deps.blobs.delete(inputKey).catch(() => undefined);
+    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be queued; nothing was charged. Retry in a moment.', { job_id: jobId });
+  }
+  return job;
+}
+
+export interface LongJobWorkerDeps extends LongJobDeps {
+  accounts: AccountRepository;
+  plans: { get(planId: string): Promise<Plan | null> };
+  billing: Billing;
+  mailer: Mailer;
+}
+
+export type ProcessOutcome = 'completed' | 'failed' | 'timeout' | 'skipped';
+
+/**
+ * The render worker's step for one job, safe under at-least-once delivery: the job is claimed with a
+ * conditional write (queued → processing, or a processing job whose worker's lease ran out), so a
+ * duplicate message does nothing; the charge is keyed by the job, so a retry never charges twice; and the
+ * completed job, its charge and its `job.completed` event are one write.
+ */
+export async function processLongJob(deps: LongJobWorkerDeps, jobId: string, timeoutMs: number): Promise<ProcessOutcome> {
+  const job = await deps.jobs.get(jobId);
+  if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'skipped';
+
+  const now = deps.clock.now();
+  const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? now.toISOString(), lease_until: new Date(now.getTime() + timeoutMs + 60_000).toISOString() };
+  const firstStart = job.status === 'queued';
+  if (!(await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, now)] : [], now.toISOString()))) return 'skipped';
+  try {
+    return await runClaimed(deps, job, claimed, timeoutMs);
+  } catch (err) {
+    // Unexpected failure (storage, database): give the lease back so the redelivered message can retry at once.
+    await deps.jobs.putIf({ ...claimed, lease_until: now.toISOString() }, ['processing']).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number): Promise<ProcessOutcome> {
+  const jobId = job.job_id;
+  const account = await deps.accounts.get(job.account_id);
+  const finish = async (final: Job, outcome: ProcessOutcome): Promise<ProcessOutcome> => {
+    await deps.jobs.put(final, [jobEvent('job.failed', final, deps.clock.now())]);
+    await cleanup();
+    if (account && wantsJobEmail(account, final)) await mail(jobFailedEmail(account, final));
+    return outcome;
+  };
+  const cleanup = () => (job.input_key ? deps.blobs.delete(job.input_key).catch((e) => deps.log?.('could not remove a job input', e)) : Promise.resolve());
+  const mail = (message: Parameters<Mailer['send']>[0]) => deps.mailer.send(message).catch((e) => deps.log?.(`could not email about job ${jobId}`, e));
+  const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
+  if (!account || !plan) return finish(failed(claimed, deps.clock.now(), 'UPGRADE_REQUIRED', 'The account has no paid plan any more.'), 'failed');
+
+  const raw = job.input_key ? await deps.blobs.get(job.input_key) : null;
+  if (!raw) return finish(failed(claimed, deps.clock.now(), 'PDF_GENERATION_FAILED', 'The submitted document is no longer available.'), 'failed');
+  const document = JSON.parse(raw.toString('utf8')) as StoredDocument;
+
+  let pdf: Uint8Array;
+  let pages: number;
+  try {
+    ({ pdf, pages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs }));
+  } catch (err) {
+    if (err instanceof RenderTimeoutError) {
+      return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${Math.round(timeoutMs / 60_000)} minutes.`), 'timeout');
+    }
+    deps.log?.(`long job ${jobId} failed to render`, err);
+    const code = isServiceError(err) ? err.code : 'PDF_GENERATION_FAILED';
+    return finish(failed(claimed, deps.clock.now(), code, isServiceError(err) ? err.message : 'The renderer failed to produce a PDF.'), 'failed');
+  }
+  if (pages > LONGJOB_MAX_PAGES) {
+    return finish(failed(claimed, deps.clock.now(), 'PAGE_LIMIT_EXCEEDED', `The PDF has ${pages} pages; long jobs allow ${LONGJOB_MAX_PAGES}.`, { pages }), 'failed');
+  }
+
+  const name = `${jobId}.pdf`;
+  const key = objectKey('jobOutputs', job.account_id, jobId, name);
+  await deps.blobs.put(key, pdf, 'application/pdf');
+  const at = deps.clock.now();
+  const done = completed(claimed, at, { pages, lease_until: null, output: { key, name, content_type: 'application/pdf', size_bytes: pdf.byteLength, expires_at: retentionEnd('jobOutputs', at)! } });
+  try {
+    await deps.billing.charge(
+      { account_id: job.account_id, job_id: jobId, unit: 'pdf', operation: 'pdf', amount_micros: plan.price_per_pdf_micros, pdf_count: 1 },
+      { job: done, events: [jobEvent('job.completed', done, at)] },
+      account,
+    );
+  } catch (err) {
+    if (!isServiceError(err)) throw err;
+    await deps.blobs.delete(key).catch(() => undefined);
+    return finish(failed(claimed, deps.clock.now(), err.code, err.message), 'failed');
+  }
+  await cleanup();
+  if (wantsJobEmail(account, done)) {
+    const link = await deps.blobs.signedGetUrl(key, { expiresInSeconds: LINK_TTL_SECONDS, filename: name }).catch(() => null);
+    await mail(jobReadyEmail(account, done, link));
+  }
+  return 'completed';
+}
+
+/** After the last delivery attempt failed unexpectedly: the job fails rather than waiting forever. */
+export async function abandonLongJob(deps: Pick<LongJobDeps, 'jobs' | 'clock'>, jobId: string, reason: string): Promise<void> {
+  const job = await deps.jobs.get(jobId);
+  if (!job || FINISHED_STATUSES.has(job.status)) return;
+  const gaveUp = failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason);
+  await deps.jobs.putIf(gaveUp, ['queued', 'processing'], [jobEvent('job.failed', gaveUp, deps.clock.now())]);
+}

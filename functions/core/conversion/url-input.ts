@@ -1,0 +1,127 @@
+import { ServiceError } from '../errors';
+import { FetchError, type HttpClient } from '../net/fetch';
+import type { NetworkGuard } from '../net/guard';
+
+/** URL input rules (document 1): HTTPS only, 10 s, 5 MB, up to 5 redirects each re-checked. */
+export const URL_FETCH = { timeoutMs: 10_000, maxBytes: 5 * 1024 * 1024, maxRedirects: 5 } as const;
+
+export type UrlDocumentKind = 'html' | 'markdown' | 'image';
+
+export interface FetchedDocument {
+  kind: UrlDocumentKind;
+  body: Buffer;
+  /** The media type the server declared (lower case, without parameters). */
+  contentType: string;
+  charset: string | null;
+  finalUrl: string;
+}
+
+const BY_TYPE: Record<string, UrlDocumentKind> = {
+  'text/html': 'html',
+  'application/xhtml+xml': 'html',
+  'text/markdown': 'markdown',
+  'text/x-markdown': 'markdown',
+  'image/png': 'image',
+  'image/jpeg': 'image',
+  'image/jpg': 'image',
+};
+
+/** Types that say nothing about the content: the extension of the final URL decides. */
+const GENERIC_TYPES = new Set(['', 'text/plain', 'application/octet-stream', 'binary/octet-stream', 'application/unknown', 'application/x-unknown', 'application/download', 'application/force-download']);
+
+const BY_EXTENSION: Record<string, UrlDocumentKind> = { html: 'html', htm: 'html', md: 'markdown', markdown: 'markdown', png: 'image', jpg: 'image', jpeg: 'image' };
+
+function invalidUrl(message: string, details: Record<string, unknown>): ServiceError {
+  return new ServiceError('INVALID_URL', message, details);
+}
+
+/** 400 INVALID_URL before any network use: not a URL, not HTTPS, credentials in it, or a literal internal target. */
+export function validateUrl(raw: string, guard: NetworkGuard): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw invalidUrl('url is not a valid URL; send an absolute https:// address.', { url: raw, reason: 'not_a_url' });
+  }
+  if (url.protocol !== 'https:') throw invalidUrl('Only https:// URLs can be converted.', { url: raw, reason: 'not_https' });
+  if (url.username || url.password) throw invalidUrl('URLs with user names or passwords are not accepted.', { url: raw, reason: 'credentials' });
+  if (raw.length > 8192) throw invalidUrl('url is longer than 8192 characters.', { reason: 'too_long' });
+  const verdict = guard.checkLiteral(url.hostname, url.port ? Number(url.port) : 443);
+  if (!verdict.allowed) throw invalidUrl(`The URL points to a private or internal address (${verdict.reason}); only public hosts can be fetched.`, { url: raw, reason: 'private_address' });
+  return url;
+}
+
+/** Which kind of document the response is: the declared type, else the final URL's extension. */
+export function classifyResponse(contentType: string, finalUrl: string): UrlDocumentKind | null {
+  const byType = BY_TYPE[contentType];
+  if (byType) return byType;
+  if (!GENERIC_TYPES.has(contentType)) return null;
+  const ext = /\.([a-z0-9]+)$/i.exec(new URL(finalUrl).pathname)?.[1]?.toLowerCase();
+  return ext ? (BY_EXTENSION[ext] ?? null) : null;
+}
+
+function mapFetchError(err: FetchError, hops: number): ServiceError {
+  const where = { url: err.url };
+  switch (err.kind) {
+    case 'blocked':
+      return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to a private or internal address; only public hosts can be fetched.`, { ...where, reason: 'private_address' });
+    case 'scheme':
+      return invalidUrl('A redirect left https://; only HTTPS is followed.', { ...where, reason: 'not_https' });
+    case 'invalid_url':
+      return invalidUrl(err.message, { ...where, reason: 'not_a_url' });
+    case 'timeout':
+      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server did not answer completely within ${URL_FETCH.timeoutMs / 1000} seconds.`, { ...where, timeout_seconds: URL_FETCH.timeoutMs / 1000 });
+    case 'dns':
+      return new ServiceError('URL_FETCH_FAILED', 'The host name could not be resolved.', { ...where, reason: 'dns' });
+    case 'too_large':
+      return new ServiceError('URL_FETCH_FAILED', `The remote document is larger than ${URL_FETCH.maxBytes} bytes (5 MB).`, { ...where, reason: 'too_large', max_bytes: URL_FETCH.maxBytes });
+    case 'too_many_redirects':
+      return new ServiceError('URL_FETCH_FAILED', `The URL redirects more than ${URL_FETCH.maxRedirects} times.`, { ...where, reason: 'too_many_redirects', max_redirects: URL_FETCH.maxRedirects });
+    default:
+      return new ServiceError('URL_FETCH_FAILED', `The remote server could not be reached (${err.kind}).`, { ...where, reason: err.kind });
+  }
+}
+
+/** Fetches a URL for conversion and decides what it is; every refusal carries its spec code. */
+export async function fetchDocument(http: HttpClient, url: URL): Promise<FetchedDocument> {
+  let result;
+  try {
+    result = await http.request({
+      method: 'GET',
+      url: url.href,
+      headers: { Accept: 'text/html,application/xhtml+xml,text/markdown;q=0.9,image/png;q=0.8,image/jpeg;q=0.8,*/*;q=0.5' },
+      schemes: ['https:'],
+      maxRedirects: URL_FETCH.maxRedirects,
+      maxBytes: URL_FETCH.maxBytes,
+      timeoutMs: URL_FETCH.timeoutMs,
+    });
+  } catch (err) {
+    if (err instanceof FetchError) throw mapFetchError(err, err.url === url.href ? 0 : 1);
+    throw err;
+  }
+  if (result.status < 200 || result.status > 299) {
+    throw new ServiceError('URL_FETCH_HTTP_ERROR', `The remote server answered HTTP ${result.status}.`, { url: result.finalUrl, status_code: result.status });
+  }
+  const [type, ...params] = (result.headers['content-type'] ?? '').split(';');
+  const contentType = type.trim().toLowerCase();
+  const charset = params.map((p) => /^\s*charset\s*=\s*"?([^";]+)"?/i.exec(p)?.[1]).find(Boolean)?.toLowerCase() ?? null;
+  const kind = classifyResponse(contentType, result.finalUrl);
+  if (!kind) {
+    throw new ServiceError('URL_CONTENT_TYPE_NOT_SUPPORTED', `The URL serves ${contentType || 'an unlabelled document'}; HTML, Markdown, PNG and JPEG can be converted.`, {
+      url: result.finalUrl,
+      content_type: contentType || null,
+    });
+  }
+  return { kind, body: result.body, contentType, charset, finalUrl: result.finalUrl };
+}
+
+/** Text of an HTML or Markdown response: the declared charset, else a <meta charset>, else UTF-8. */
+export function decodeText(doc: FetchedDocument): string {
+  let label = doc.charset;
+  if (!label && doc.kind === 'html') label = /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(doc.body.subarray(0, 4096).toString('latin1'))?.[1] ?? null;
+  try {
+    return new TextDecoder(label ?? 'utf-8').decode(doc.body);
+  } catch {
+    return new TextDecoder('utf-8').decode(doc.body);
+  }
+}

@@ -1,0 +1,52 @@
+/** Outbound HTTP as the domain sees it (URL input, webhook delivery). Implemented by adapters/net/guarded-http.ts. */
+export type FetchFailure =
+  | 'invalid_url'
+  | 'scheme'
+  | 'blocked'
+  | 'dns'
+  | 'connect'
+  | 'tls'
+  | 'timeout'
+  | 'too_large'
+  | 'too_many_redirects'
+  | 'redirect_refused'
+  | 'bad_response';
+
+export class FetchError extends Error {
+  constructor(
+    readonly kind: FetchFailure,
+    readonly url: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'FetchError';
+  }
+}
+
+export interface HttpRequestSpec {
+  method: 'GET' | 'POST';
+  url: string;
+  headers?: Record<string, string>;
+  body?: Uint8Array;
+  /** Schemes allowed on every hop. */
+  schemes: ('https:' | 'http:')[];
+  /** 0 means redirects are returned as responses, not followed. */
+  maxRedirects: number;
+  /** Cap on decoded body bytes (a lying Content-Length or a compression bomb stops here). */
+  maxBytes: number;
+  /** Whole-request deadline: connecting, waiting and reading. */
+  timeoutMs: number;
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  /** The URL that answered (after redirects). */
+  finalUrl: string;
+  redirects: string[];
+}
+
+export interface HttpClient {
+  request(spec: HttpRequestSpec): Promise<HttpResult>;
+}

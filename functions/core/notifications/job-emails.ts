@@ -1,0 +1,28 @@
+import type { Account } from '../accounts/account';
+import { escapeHtml } from '../render/markdown';
+import type { Job } from '../jobs/job';
+import type { MailMessage } from './ports';
+
+/**
+ * Whether a long job mails its owner: the account setting decides, and the request may only switch it
+ * off (`email_notification: false`), never on.
+ */
+export function wantsJobEmail(account: Account, job: Job): boolean {
+  return account.email_notifications && job.email_notification !== false;
+}
+
+export function jobReadyEmail(account: Account, job: Job, link: string | null): MailMessage {
+  const lines = [`Your PDF job ${job.job_id} is ready (${job.pages} page${job.pages === 1 ? '' : 's'}).`, link ? `Download it within the hour: ${link}` : `Fetch a download link with GET /jobs/${job.job_id}/download.`, 'The file is kept for 30 days.'];
+  return {
+    to: account.email,
+    subject: `Your PDF is ready (${job.job_id})`,
+    text: lines.join('\n\n'),
+    html: lines.map((l) => `<p>${escapeHtml(l)}</p>`).join(''),
+  };
+}
+
+export function jobFailedEmail(account: Account, job: Job): MailMessage {
+  const why = job.status === 'timeout' ? 'it did not finish within 15 minutes' : (job.error_message ?? 'the renderer failed');
+  const lines = [`Your PDF job ${job.job_id} failed: ${why}.`, `Error code: ${job.error_code ?? 'unknown'}. Nothing was charged.`];
+  return { to: account.email, subject: `Your PDF job failed (${job.job_id})`, text: lines.join('\n\n'), html: lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('') };
+}

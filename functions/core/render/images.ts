@@ -1,0 +1,180 @@
+import { inflateSync } from 'node:zlib';
+import { ServiceError, invalidParameter } from '../errors';
+import { type PdfOptions, parsePdfOptions } from './options';
+
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+export const MAX_IMAGE_SIDE = 10_000;
+export const MAX_IMAGES = 25;
+/** What fits a 6 MB API Gateway request once base64-encoded. */
+export const MAX_IMAGE_REQUEST_BYTES = Math.floor(4.5 * 1024 * 1024);
+
+export type ImageType = 'png' | 'jpeg';
+export type ImageCode = 'INVALID_IMAGE_FORMAT' | 'INVALID_IMAGE_DATA' | 'IMAGE_TOO_LARGE';
+
+export type ImageCheck = { ok: true; type: ImageType; width: number; height: number } | { ok: false; code: ImageCode; message: string };
+
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(buf: Buffer): number {
+  let crc = 0xffffffff;
+  for (const byte of buf) crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+const bad = (message: string): ImageCheck => ({ ok: false, code: 'INVALID_IMAGE_DATA', message });
+const tooLarge = (message: string): ImageCheck => ({ ok: false, code: 'IMAGE_TOO_LARGE', message });
+
+/** Bytes of decompressed PNG scanlines (with filter bytes) for the image, interlaced or not. */
+function pngRawLength(width: number, height: number, bitsPerPixel: number, interlaced: boolean): number {
+  const rows = (w: number, h: number) => (w === 0 || h === 0 ? 0 : h * (1 + Math.ceil((w * bitsPerPixel) / 8)));
+  if (!interlaced) return rows(width, height);
+  const passes = [
+    [0, 0, 8, 8],
+    [4, 0, 8, 8],
+    [0, 4, 4, 8],
+    [2, 0, 4, 4],
+    [0, 2, 2, 4],
+    [1, 0, 2, 2],
+    [0, 1, 1, 2],
+  ];
+  return passes.reduce((sum, [x0, y0, dx, dy]) => sum + rows(Math.ceil((width - x0) / dx), Math.ceil((height - y0) / dy)), 0);
+}
+
+const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+
+function checkPng(buf: Buffer): ImageCheck {
+  let offset = 8;
+  let width = 0;
+  let height = 0;
+  let expected = 0;
+  let sawEnd = false;
+  const idat: Buffer[] = [];
+  while (offset + 12 <= buf.length) {
+    const length = buf.readUInt32BE(offset);
+    const type = buf.toString('latin1', offset + 4, offset + 8);
+    if (offset + 12 + length > buf.length) return bad('The PNG is truncated.');
+    const crc = buf.readUInt32BE(offset + 8 + length);
+    if (crc32(buf.subarray(offset + 4, offset + 8 + length)) !== crc) return bad(`The PNG's ${type} chunk is damaged (checksum mismatch).`);
+    const data = buf.subarray(offset + 8, offset + 8 + length);
+    if (offset === 8 && type !== 'IHDR') return bad('The PNG does not start with its header chunk.');
+    if (type === 'IHDR') {
+      if (length !== 13) return bad('The PNG header chunk has the wrong size.');
+      width = data.readUInt32BE(0);
+      height = data.readUInt32BE(4);
+      const depth = data[8];
+      const colour = data[9];
+      if (width === 0 || height === 0 || !(colour in PNG_CHANNELS) || ![1, 2, 4, 8, 16].includes(depth)) return bad('The PNG header is not valid.');
+      if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) return tooLarge(`The PNG is ${width}×${height} pixels; the limit is ${MAX_IMAGE_SIDE}×${MAX_IMAGE_SIDE}.`);
+      expected = pngRawLength(width, height, depth * PNG_CHANNELS[colour], data[12] === 1);
+    } else if (type === 'IDAT') {
+      idat.push(data);
+    } else if (type === 'IEND') {
+      sawEnd = true;
+      break;
+    }
+    offset += 12 + length;
+  }
+  if (!width) return bad('The PNG has no header chunk.');
+  if (!sawEnd) return bad('The PNG is truncated (no IEND chunk).');
+  if (idat.length === 0) return bad('The PNG has no image data.');
+  try {
+    // Bounded to the size the header promises: a compression bomb stops at that limit.
+    const pixels = inflateSync(Buffer.concat(idat), { maxOutputLength: expected + 1 });
+    if (pixels.length !== expected) return bad('The PNG image data does not match its dimensions.');
+  } catch {
+    return bad('The PNG image data is corrupt.');
+  }
+  return { ok: true, type: 'png', width, height };
+}
+
+const SOF_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
+
+function checkJpeg(buf: Buffer): ImageCheck {
+  let offset = 2;
+  let width = 0;
+  let height = 0;
+  for (;;) {
+    while (offset < buf.length && buf[offset] === 0xff && buf[offset + 1] === 0xff) offset++;
+    if (offset + 4 > buf.length || buf[offset] !== 0xff) return bad('The JPEG is truncated or its structure is damaged.');
+    const marker = buf[offset + 1];
+    if (marker === 0xd8 || marker === 0xd9 || (marker >= 0xd0 && marker <= 0xd7)) return bad('The JPEG has markers out of order.');
+    const length = buf.readUInt16BE(offset + 2);
+    if (length < 2 || offset + 2 + length > buf.length) return bad('The JPEG is truncated.');
+    if (SOF_MARKERS.has(marker)) {
+      if (length < 8) return bad('The JPEG frame header is damaged.');
+      height = buf.readUInt16BE(offset + 5);
+      width = buf.readUInt16BE(offset + 7);
+    }
+    if (marker === 0xda) {
+      offset += 2 + length;
+      break;
+    }
+    offset += 2 + length;
+  }
+  if (!width || !height) return bad('The JPEG has no frame header (or zero dimensions).');
+  if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) return tooLarge(`The JPEG is ${width}×${height} pixels; the limit is ${MAX_IMAGE_SIDE}×${MAX_IMAGE_SIDE}.`);
+  // The compressed data runs to the end-of-image marker; anything after it (some cameras append data) is ignored.
+  const end = buf.lastIndexOf(Buffer.from([0xff, 0xd9]));
+  if (end < offset) return bad('The JPEG is truncated (no end-of-image marker).');
+  return { ok: true, type: 'jpeg', width, height };
+}
+
+/** Checks one uploaded image: PNG or JPEG by magic bytes, at most 5 MB and 10000×10000, structurally sound. */
+export function checkImage(bytes: Buffer): ImageCheck {
+  if (bytes.length > MAX_IMAGE_BYTES) return tooLarge(`The image is ${bytes.length} bytes; the limit is ${MAX_IMAGE_BYTES} (5 MB).`);
+  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE)) return checkPng(bytes);
+  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return checkJpeg(bytes);
+  return { ok: false, code: 'INVALID_IMAGE_FORMAT', message: 'Only PNG and JPEG images are accepted.' };
+}
+
+export const FITS = ['contain', 'cover', 'fill', 'none'] as const;
+export type Fit = (typeof FITS)[number];
+
+export interface ImageOptions {
+  pdf: PdfOptions;
+  fit: Fit;
+}
+
+/** Image options: format (A4), margin (10 mm on every side), fit (contain), landscape; other keys are ignored. */
+export function parseImageOptions(raw: unknown): ImageOptions {
+  if (raw === undefined || raw === null) raw = {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParameter('options', 'options must be a JSON object.');
+  const { format, margin, landscape, width, height, fit = 'contain' } = raw as Record<string, unknown>;
+  const pdf = parsePdfOptions({ format, margin, landscape, width, height }, { defaultMargin: { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' } });
+  if (!FITS.includes(fit as Fit)) throw invalidParameter('options.fit', `options.fit must be one of ${FITS.join(', ')}.`);
+  return { pdf, fit: fit as Fit };
+}
+
+const OBJECT_FIT: Record<Fit, string> = { contain: 'contain', cover: 'cover', fill: 'fill', none: 'none' };
+
+/** One page per image, sized to the printable area, the image placed by `fit`. */
+export function imagesToHtml(images: { bytes: Buffer; type: ImageType }[], options: ImageOptions): string {
+  const o = options.pdf;
+  const paperW = o.landscape ? o.paperHeightIn : o.paperWidthIn;
+  const paperH = o.landscape ? o.paperWidthIn : o.paperHeightIn;
+  const w = paperW - o.margin.left - o.margin.right;
+  const h = paperH - o.margin.top - o.margin.bottom;
+  // A hair under the printable height so rounding never spills a page.
+  const box = `width:${w.toFixed(4)}in;height:${(h - 0.01).toFixed(4)}in`;
+  const pages = images
+    .map(({ bytes, type }) => `<div class="page"><img alt="" src="data:image/${type};base64,${bytes.toString('base64')}"></div>`)
+    .join('');
+  return `<!DOCTYPE html><html><head><meta charset="utf-8"><title>Images</title><style>
+html,body{margin:0;padding:0;background:transparent}
+.page{${box};overflow:hidden;display:flex;align-items:center;justify-content:center;break-after:page;page-break-after:always}
+.page:last-child{break-after:auto;page-break-after:auto}
+img{width:100%;height:100%;object-fit:${OBJECT_FIT[options.fit]};object-position:center;display:block}
+</style></head><body>${pages}</body></html>`;
+}
+
+/** The refusal when no image was usable: the first image's own code, with every image's problem listed. */
+export function noUsableImages(problems: { index: number; filename: string | null; code: ImageCode; message: string }[]): ServiceError {
+  const first = problems[0];
+  return new ServiceError(first.code, `No image could be used: ${first.message}`, { images: problems });
+}

@@ -1,0 +1,33 @@
+/**
+ * The SQS queues and the worker each one feeds, as plain data: the CDK app builds queue, dead-letter queue,
+ * alarm and event-source mapping from it; the local stack builds an in-process queue invoking the same handler.
+ */
+import type { FunctionProfile, Permission } from './routes';
+
+export interface QueueDef {
+  name: 'render';
+  /** Environment variable carrying the queue URL to functions that send to it. */
+  urlVariable: string;
+  /** Worker handler, "<file under functions/>#<export>". */
+  handler: string;
+  profile: FunctionProfile;
+  /** Worker Lambda timeout; the queue's visibility timeout is longer, so a message is never redelivered mid-run. */
+  timeoutSeconds: number;
+  visibilityTimeoutSeconds: number;
+  /** Deliveries before a message goes to the dead-letter queue. */
+  maxReceiveCount: number;
+  permissions: Permission[];
+}
+
+export const QUEUES: readonly QueueDef[] = [
+  {
+    name: 'render',
+    urlVariable: 'RENDER_QUEUE_URL',
+    handler: 'workers/longjob/render#handler',
+    profile: 'render',
+    timeoutSeconds: 900,
+    visibilityTimeoutSeconds: 960,
+    maxReceiveCount: 3,
+    permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'],
+  },
+];

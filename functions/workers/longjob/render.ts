@@ -1,0 +1,50 @@
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { LONGJOB_TIMEOUT_SECONDS, abandonLongJob, processLongJob } from '../../core/conversion/longjob';
+import { services } from '../../composition';
+
+/** Deliveries after which an unexpected failure gives the job up (the queue's redrive limit). */
+export const MAX_RECEIVES = 3;
+/** Time kept back from the Lambda deadline to record the outcome. */
+const FINISH_MARGIN_MS = 30_000;
+
+/**
+ * The render worker (SQS-triggered in AWS, the in-process queue locally). Each message names a long job;
+ * a message that fails unexpectedly is reported back for redelivery, and on its last delivery the job is
+ * marked failed so it never stays queued or processing.
+ */
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  const svc = services();
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    let jobId = '';
+    try {
+      jobId = String(JSON.parse(record.body).job_id ?? '');
+      const limitMs = (svc.config.longjobTimeoutSeconds ?? LONGJOB_TIMEOUT_SECONDS) * 1000;
+      const remaining = context ? context.getRemainingTimeInMillis() - FINISH_MARGIN_MS : limitMs;
+      await processLongJob(
+        {
+          jobs: svc.jobs,
+          blobs: svc.blobs,
+          renderer: svc.renderer,
+          queue: svc.renderQueue,
+          clock: svc.clock,
+          accounts: svc.accounts,
+          plans: svc.plans,
+          billing: svc.billing,
+          mailer: svc.mailer,
+          log: (m, e) => svc.log.warn(m, e),
+        },
+        jobId,
+        Math.max(1000, Math.min(limitMs, remaining)),
+      );
+    } catch (err) {
+      svc.log.error(`render worker failed on job ${jobId || record.messageId}`, err);
+      if (jobId && Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES) {
+        await abandonLongJob({ jobs: svc.jobs, clock: svc.clock }, jobId, 'The job could not be processed.').catch((e) => svc.log.error('could not abandon job', e));
+      } else {
+        failures.push({ itemIdentifier: record.messageId });
+      }
+    }
+  }
+  return { batchItemFailures: failures };
+}

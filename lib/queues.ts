@@ -1,0 +1,58 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import type { QueueDef } from '../functions/queues';
+import type { FunctionFactory } from './functions';
+
+/**
+ * One SQS queue feeding one worker Lambda: a dead-letter queue after `maxReceiveCount` deliveries, a
+ * visibility timeout longer than the worker may run (a message is never redelivered mid-render), partial
+ * batch failures reported by the worker, and alarms on dead letters and on messages waiting too long.
+ */
+export class WorkerQueue extends Construct {
+  readonly queue: sqs.Queue;
+  readonly deadLetters: sqs.Queue;
+  readonly worker: lambda.IFunction;
+
+  constructor(scope: Construct, id: string, props: { def: QueueDef; functions: FunctionFactory; workerEnvironment?: Record<string, string> }) {
+    super(scope, id);
+    const { def } = props;
+    this.deadLetters = new sqs.Queue(this, 'DeadLetters', { retentionPeriod: Duration.days(14), enforceSSL: true });
+    this.queue = new sqs.Queue(this, 'Queue', {
+      visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
+      retentionPeriod: Duration.days(4),
+      enforceSSL: true,
+      deadLetterQueue: { queue: this.deadLetters, maxReceiveCount: def.maxReceiveCount },
+    });
+    // Its own role: the event source grants it the right to consume this queue, which no other function needs.
+    this.worker = props.functions.forHandler({
+      ref: def.handler,
+      profile: def.profile,
+      permissions: def.permissions,
+      timeoutSeconds: def.timeoutSeconds,
+      environment: props.workerEnvironment,
+      dedicatedRole: true,
+    });
+    this.worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }));
+
+    new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
+      alarmDescription: `Messages of the ${def.name} queue failed ${def.maxReceiveCount} times`,
+      metric: this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    new cloudwatch.Alarm(this, 'BacklogAlarm', {
+      alarmDescription: `The oldest message of the ${def.name} queue has waited over 15 minutes`,
+      metric: this.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
+      threshold: 900,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 2,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+  }
+}

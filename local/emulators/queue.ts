@@ -1,0 +1,137 @@
+/**
+ * The local stand-in for an SQS queue feeding a Lambda: messages are delivered to the same worker handler
+ * with SQS-shaped events (one record each), at least once. A failed delivery (the handler throws or lists
+ * the record in batchItemFailures) becomes visible again after `retryDelayMs`; after `maxReceiveCount`
+ * deliveries the message is dead-lettered. Pending messages are kept in a file so queued work survives a restart.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { MessageQueue } from '../../functions/core/jobs/queue';
+
+interface Stored {
+  id: string;
+  body: string;
+  receiveCount: number;
+  sentAt: number;
+}
+
+export interface LocalQueueOptions {
+  name: string;
+  handler: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
+  concurrency: number;
+  maxReceiveCount: number;
+  retryDelayMs: number;
+  /** Lambda timeout given to the handler (getRemainingTimeInMillis). */
+  timeoutMs: number;
+  persistDir?: string;
+  log?: (message: string, err?: unknown) => void;
+}
+
+export class LocalQueue<T> implements MessageQueue<T> {
+  private waiting: Stored[] = [];
+  private inFlight = 0;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private stopped = false;
+  private idle: (() => void)[] = [];
+  readonly deadLetters: Stored[] = [];
+  private readonly file?: string;
+  private readonly parked = new Map<string, Stored>();
+
+  constructor(private readonly opts: LocalQueueOptions) {
+    if (opts.persistDir) {
+      mkdirSync(opts.persistDir, { recursive: true });
+      this.file = path.join(opts.persistDir, `${opts.name}.json`);
+      if (existsSync(this.file)) this.waiting = JSON.parse(readFileSync(this.file, 'utf8'));
+    }
+    setImmediate(() => this.pump());
+  }
+
+  async send(message: T): Promise<void> {
+    if (this.stopped) throw new Error(`queue ${this.opts.name} is stopped`);
+    this.waiting.push({ id: randomUUID(), body: JSON.stringify(message), receiveCount: 0, sentAt: Date.now() });
+    this.persist();
+    setImmediate(() => this.pump());
+  }
+
+  /** Resolves when nothing is waiting, in flight or scheduled for retry (tests). */
+  drained(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    // Messages waiting for a retry go back to the file, so a restart delivers them again.
+    this.waiting.push(...this.parked.values());
+    this.parked.clear();
+    this.persist();
+    while (this.inFlight > 0) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  private isIdle() {
+    return this.waiting.length === 0 && this.inFlight === 0 && this.parked.size === 0;
+  }
+
+  private persist() {
+    if (this.file) writeFileSync(this.file, JSON.stringify([...this.waiting, ...this.parked.values()]));
+  }
+
+  private pump() {
+    while (!this.stopped && this.inFlight < this.opts.concurrency && this.waiting.length > 0) {
+      const message = this.waiting.shift()!;
+      this.inFlight++;
+      this.deliver(message).finally(() => {
+        this.inFlight--;
+        this.persist();
+        if (this.isIdle()) for (const resolve of this.idle.splice(0)) resolve();
+        this.pump();
+      });
+    }
+  }
+
+  private async deliver(message: Stored) {
+    message.receiveCount++;
+    const record: SQSRecord = {
+      messageId: message.id,
+      receiptHandle: `${message.id}#${message.receiveCount}`,
+      body: message.body,
+      attributes: {
+        ApproximateReceiveCount: String(message.receiveCount),
+        SentTimestamp: String(message.sentAt),
+        SenderId: 'local',
+        ApproximateFirstReceiveTimestamp: String(Date.now()),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:local:000000000000:${this.opts.name}`,
+      awsRegion: 'local',
+    };
+    const deadline = Date.now() + this.opts.timeoutMs;
+    const context = { awsRequestId: randomUUID(), functionName: this.opts.name, getRemainingTimeInMillis: () => deadline - Date.now() } as unknown as Context;
+    let ok = false;
+    try {
+      const result = await this.opts.handler({ Records: [record] }, context);
+      ok = !(result?.batchItemFailures ?? []).some((f) => f.itemIdentifier === message.id);
+    } catch (err) {
+      this.opts.log?.(`queue ${this.opts.name}: delivery failed`, err);
+    }
+    if (ok) return;
+    if (message.receiveCount >= this.opts.maxReceiveCount) {
+      this.deadLetters.push(message);
+      this.opts.log?.(`queue ${this.opts.name}: message ${message.id} dead-lettered after ${message.receiveCount} deliveries`);
+      return;
+    }
+    this.parked.set(message.id, message);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.parked.delete(message.id);
+      this.waiting.push(message);
+      this.pump();
+    }, this.opts.retryDelayMs);
+    this.timers.add(timer);
+  }
+}

@@ -1,0 +1,190 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createDynamo } from '../../functions/adapters/dynamodb/client';
+import { newJob } from '../../functions/core/jobs/job';
+import { objectKey } from '../../functions/core/jobs/storage-layout';
+import { parsePdfOptions } from '../../functions/core/render/options';
+import { readPdf } from '../support/pdf';
+import { multipart } from '../support/images';
+import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+
+let stack: TestStack;
+let user: TestAccount;
+
+beforeAll(async () => {
+  stack = await startTestStack({ LONGJOB_TIMEOUT_SECONDS: '3', LOCAL_QUEUE_RETRY_MS: '100' });
+  user = await stack.account({ credits_usd: 5, email: 'owner@example.com' });
+});
+afterAll(() => stack?.stop());
+
+const queue = () => stack.queues.get('render')!;
+const submit = (body: unknown, key = user.api_key) => stack.request('POST', '/longjob', { key, json: body });
+const getJob = async (id: string) => (await stack.request('GET', `/jobs/${id}`, { key: user.api_key })).json();
+
+async function eventsOf(jobId: string): Promise<string[]> {
+  const { config } = stack.services;
+  const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+  const { Items = [] } = await db.doc.send(
+    new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)', ExpressionAttributeValues: { ':pk': `JOB#${jobId}`, ':e': 'EVENT#' } }),
+  );
+  return Items.sort((a, b) => String(a.event_id).localeCompare(String(b.event_id))).map((i) => i.event as string);
+}
+
+function mailsTo(address: string): string[] {
+  const dir = path.join(stack.dataDir, 'mail');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .filter((m) => m.includes(`To: ${address}`));
+}
+
+/** A queued long job written directly, as the worker would find it (for worker-only scenarios). */
+async function queuedFixture(html: string, account = user) {
+  const job = newJob({ job_id: `job_fixture_${Math.random().toString(36).slice(2)}`, account_id: account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: new Date() });
+  const input_key = objectKey('jobInputs', account.account_id, job.job_id, 'document.json');
+  await stack.services.blobs.put(input_key, Buffer.from(JSON.stringify({ html, options: parsePdfOptions({}) })), 'application/json');
+  await stack.services.jobs.put({ ...job, input_key });
+  return job.job_id;
+}
+
+describe('POST /longjob', () => {
+  it('queues the job, renders it in the worker, charges once, mails the owner and records every event', async () => {
+    const before = Date.now();
+    const res = await submit({ input_type: 'html', html: '<title>Long</title><h1>Long document</h1>' });
+    expect(res.status).toBe(202);
+    const body = await res.json();
+    expect(body).toMatchObject({ status: 'queued' });
+    expect(typeof body.message).toBe('string');
+    const queued = await stack.services.jobs.get(body.job_id);
+    expect(Date.parse(body.estimated_completion) - Date.parse(queued!.created_at)).toBe(180_000);
+    expect(Date.parse(queued!.created_at)).toBeGreaterThanOrEqual(before - 1000);
+
+    await queue().drained();
+    const job = await getJob(body.job_id);
+    expect(job).toMatchObject({ job_type: 'long', mode: 'html', status: 'completed', pages: 1, timeout_occurred: false, error_code: null });
+    expect(job.s3_url).toEqual(expect.any(String));
+    const pdf = new Uint8Array(await (await fetch(job.s3_url)).arrayBuffer());
+    expect((await readPdf(pdf))[0].text).toContain('Long document');
+
+    expect(await eventsOf(body.job_id)).toEqual(['job.queued', 'job.processing', 'job.completed']);
+    expect((await stack.services.accounts.get(user.account_id))!.total_pdf_count).toBe(1);
+    expect(mailsTo('owner@example.com').some((m) => m.includes(`Subject: Your PDF is ready (${body.job_id})`))).toBe(true);
+    // The worker removed the queued document.
+    expect(await stack.services.blobs.get(queued!.input_key!)).toBeNull();
+  });
+
+  it('converts Markdown and honours email_notification: false', async () => {
+    const quiet = await stack.account({ credits_usd: 1, email: 'quiet@example.com' });
+    const res = await submit({ input_type: 'markdown', markdown: '# Quiet report\n\n- one', email_notification: false }, quiet.api_key);
+    expect(res.status).toBe(202);
+    await queue().drained();
+    const job = await (await stack.request('GET', `/jobs/${(await res.json()).job_id}`, { key: quiet.api_key })).json();
+    expect(job).toMatchObject({ status: 'completed', mode: 'markdown' });
+    expect(mailsTo('quiet@example.com')).toEqual([]);
+  });
+
+  it('refuses over 100 pages at submission, creating no job', async () => {
+    const html = Array.from({ length: 101 }, (_, i) => `<div style="page-break-after:always">P${i}</div>`).join('');
+    const res = await submit({ input_type: 'html', html });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 101, max_pages: 100 } });
+  });
+
+  it.each<[string, unknown, string]>([
+    ['url input', { input_type: 'url', url: 'https://example.com' }, 'INVALID_INPUT_TYPE'],
+    ['image input', { input_type: 'image' }, 'INVALID_INPUT_TYPE'],
+    ['no input_type', { html: '<p>x</p>' }, 'MISSING_INPUT_TYPE'],
+    ['no content', { input_type: 'html' }, 'MISSING_CONTENT_FIELD'],
+    ['non-boolean email_notification', { input_type: 'html', html: '<p>x</p>', email_notification: 'yes' }, 'INVALID_PARAMETER'],
+    ['http webhook_url', { input_type: 'html', html: '<p>x</p>', webhook_url: 'http://hooks.example.com/' }, 'INVALID_WEBHOOK_URL'],
+    ['garbage webhook_url', { input_type: 'html', html: '<p>x</p>', webhook_url: 'not a url' }, 'INVALID_WEBHOOK_URL'],
+  ])('refuses %s with %s', async (_name, body, code) => {
+    const res = await submit(body);
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe(code);
+  });
+
+  it('accepts and ignores an https webhook_url', async () => {
+    const res = await submit({ input_type: 'html', html: '<p>hook</p>', webhook_url: 'https://hooks.example.com/x' });
+    expect(res.status).toBe(202);
+    await queue().drained();
+  });
+
+  it('refuses multipart bodies with INVALID_PARAMETER', async () => {
+    const { body, contentType } = multipart([{ name: 'input_type', value: 'html' }, { name: 'html', value: '<p>x</p>' }]);
+    const res = await stack.request('POST', '/longjob', { key: user.api_key, body, headers: { 'Content-Type': contentType } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER' });
+  });
+
+  it('refuses a pending account and an account without credits', async () => {
+    const pending = await stack.account({ plan_id: 'pending' });
+    expect((await submit({ input_type: 'html', html: '<p>x</p>' }, pending.api_key)).status).toBe(402);
+    const broke = await stack.account({ credits_usd: 0 });
+    const res = await submit({ input_type: 'html', html: '<p>x</p>' }, broke.api_key);
+    expect(res.status).toBe(403);
+    expect((await res.json()).error.code).toBe('INSUFFICIENT_CREDITS');
+  });
+});
+
+describe('render worker', () => {
+  it('ends a job that runs past its time limit as timeout, without charge, with job.failed and a failure email', async () => {
+    const owner = await stack.account({ credits_usd: 1, email: 'slow@example.com' });
+    const jobId = await queuedFixture('<p>spin</p><script>for(;;){}</script>', owner);
+    await queue().send({ job_id: jobId });
+    await queue().drained();
+    const job = await stack.services.jobs.get(jobId);
+    expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true });
+    expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.failed']);
+    expect((await stack.services.accounts.get(owner.account_id))!.total_pdf_count).toBe(0);
+    expect(mailsTo('slow@example.com').some((m) => m.includes('Your PDF job failed'))).toBe(true);
+  });
+
+  it('renders and charges once when the same message is delivered twice, and ignores later redeliveries', async () => {
+    const owner = await stack.account({ credits_usd: 1 });
+    const jobId = await queuedFixture('<p>twice</p>', owner);
+    await Promise.all([queue().send({ job_id: jobId }), queue().send({ job_id: jobId })]);
+    await queue().drained();
+    await queue().send({ job_id: jobId });
+    await queue().drained();
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'completed' });
+    expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.completed']);
+    expect(await stack.services.accounts.get(owner.account_id)).toMatchObject({ total_pdf_count: 1, credits_micros: 990_000 });
+  });
+
+  it('takes over a job whose worker died (its lease ran out)', async () => {
+    const jobId = await queuedFixture('<p>orphan</p>');
+    const job = (await stack.services.jobs.get(jobId))!;
+    await stack.services.jobs.put({ ...job, status: 'processing', started_at: new Date(Date.now() - 3600_000).toISOString(), lease_until: new Date(Date.now() - 1000).toISOString() });
+    await queue().send({ job_id: jobId });
+    await queue().drained();
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('leaves a job alone while another worker holds its lease', async () => {
+    const jobId = await queuedFixture('<p>held</p>');
+    const job = (await stack.services.jobs.get(jobId))!;
+    await stack.services.jobs.put({ ...job, status: 'processing', lease_until: new Date(Date.now() + 600_000).toISOString() });
+    await queue().send({ job_id: jobId });
+    await queue().drained();
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'processing' });
+  });
+
+  it('fails a job whose processing keeps failing unexpectedly, instead of leaving it queued', async () => {
+    const jobId = await queuedFixture('<p>doomed</p>');
+    const blobs = stack.services.blobs;
+    const get = blobs.get.bind(blobs);
+    blobs.get = async () => {
+      throw new Error('storage outage');
+    };
+    try {
+      await queue().send({ job_id: jobId });
+      await queue().drained();
+    } finally {
+      blobs.get = get;
+    }
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED' });
+    expect((await eventsOf(jobId)).at(-1)).toBe('job.failed');
+  });
+});

@@ -1,0 +1,182 @@
+import { gzipSync } from 'node:zlib';
+import { readPdf } from '../support/pdf';
+import { png } from '../support/images';
+import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../support/servers';
+import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+
+let ca: TestCa;
+let site: TestServer;
+let privateSite: TestServer;
+let untrusted: TestServer;
+let plain: TestServer;
+let closedPort: number;
+let stack: TestStack;
+let user: TestAccount;
+
+function routes(base: () => string) {
+  return (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+    const url = req.url ?? '/';
+    const send = (type: string, body: string | Buffer, status = 200, extra: Record<string, string> = {}) => res.writeHead(status, { 'Content-Type': type, ...extra }).end(body);
+    if (url === '/page.html') return send('text/html; charset=utf-8', '<title>Remote</title><h1>Remote page</h1><img src="/logo.png"><img src="logo2.png"><p>Grüße</p>');
+    if (url === '/notes.md') return send('text/markdown', '# Remote notes\n\n- first\n- second');
+    if (url === '/plain.md') return send('text/plain', '# Plain markdown\n\n- item');
+    if (url === '/plain.html') return send('text/plain', '<h1>Plain html</h1>');
+    if (url === '/noext') return send('text/plain', 'just text');
+    if (url === '/pic.png') return send('image/png', png(60, 40));
+    if (url === '/data.json') return send('application/json', '{"a":1}');
+    if (url === '/latin1') return send('text/html; charset=iso-8859-1', Buffer.from('<p>caf\xe9 cr\xe8me</p>', 'latin1'));
+    if (url === '/missing') return send('text/html', 'nope', 404);
+    if (url === '/broken') return send('text/html', 'oops', 503);
+    const r = /^\/r\/(\d+)$/.exec(url);
+    if (r) return res.writeHead(302, { Location: Number(r[1]) > 1 ? `/r/${Number(r[1]) - 1}` : '/page.html' }).end();
+    if (url === '/to-http') return res.writeHead(302, { Location: `http://localhost:${plain.port}/page.html` }).end();
+    if (url === '/to-private') return res.writeHead(302, { Location: `https://127.0.0.1:${privateSite.port}/page.html` }).end();
+    if (url === '/to-metadata') return res.writeHead(301, { Location: 'https://169.254.169.254/latest/meta-data/' }).end();
+    if (url === '/slow') return; // never answers
+    if (url === '/big') return send('text/html', Buffer.alloc(6 * 1024 * 1024, 'a'));
+    if (url === '/chunked-big') {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      for (let i = 0; i < 7; i++) res.write(Buffer.alloc(1024 * 1024, 'b'));
+      return res.end();
+    }
+    if (url === '/gzip-bomb') return send('text/html', gzipSync(Buffer.alloc(64 * 1024 * 1024)), 200, { 'Content-Encoding': 'gzip' });
+    if (url === '/lying-length') {
+      res.writeHead(200, { 'Content-Type': 'text/html', 'Content-Encoding': 'gzip', 'Content-Length': '100' });
+      return res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024)).subarray(0, 100));
+    }
+    send('text/plain', `unknown ${base()}`, 404);
+  };
+}
+
+beforeAll(async () => {
+  ca = makeTestCa();
+  site = await httpsServer(ca, routes(() => site.url));
+  privateSite = await httpsServer(ca, (_req, res) => res.end('<p>private</p>'));
+  plain = await httpServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>plain http</p>'));
+  untrusted = await httpsServer(makeTestCa(), (_req, res) => res.end('<p>untrusted</p>'));
+  const closed = await httpServer(() => undefined);
+  closedPort = closed.port;
+  await closed.close();
+  stack = await startTestStack({
+    ALLOW_PRIVATE_TARGETS: [site.port, plain.port, untrusted.port, closedPort].map((p) => `localhost:${p}`).join(','),
+    NODE_EXTRA_CA_CERTS: ca.caFile,
+  });
+  user = await stack.account({ credits_usd: 5 });
+});
+afterAll(async () => {
+  await stack?.stop();
+  for (const s of [site, privateSite, untrusted, plain]) await s?.close();
+});
+
+const convert = (url: string, extra: Record<string, unknown> = {}) => stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'url', url, ...extra } });
+const at = (path: string) => `https://localhost:${site.port}${path}`;
+
+async function pdfText(res: Response) {
+  expect(res.status).toBe(200);
+  return (await readPdf(new Uint8Array(await res.arrayBuffer()))).map((p) => p.text).join(' ');
+}
+
+async function refusal(res: Response) {
+  const body = await res.json();
+  return { status: res.status, code: body.error?.code, details: body.error?.details };
+}
+
+describe('POST /quickjob with input_type url', () => {
+  it('converts an HTML page, leaving its relative assets unresolved', async () => {
+    const res = await convert(at('/page.html'));
+    const text = await pdfText(res);
+    expect(text).toContain('Remote page');
+    expect(text).toContain('Grüße');
+    expect(site.hits).not.toContain('/logo.png');
+    const job = await (await stack.request('GET', `/jobs/${res.headers.get('x-job-id')}`, { key: user.api_key })).json();
+    expect(job).toMatchObject({ mode: 'url', status: 'completed', pages: 1 });
+  });
+
+  it('converts Markdown by its type, and generic types by the final URL extension', async () => {
+    expect(await pdfText(await convert(at('/notes.md')))).toContain('Remote notes');
+    expect(await pdfText(await convert(at('/plain.md')))).toContain('Plain markdown');
+    expect(await pdfText(await convert(at('/plain.html')))).toContain('Plain html');
+  });
+
+  it('converts a PNG into a one-page PDF with image defaults', async () => {
+    const res = await convert(at('/pic.png'));
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-pdf-pages')).toBe('1');
+  });
+
+  it('decodes the declared charset', async () => {
+    expect(await pdfText(await convert(at('/latin1')))).toContain('café crème');
+  });
+
+  it('follows up to 5 redirects, re-checking each', async () => {
+    expect(await pdfText(await convert(at('/r/5')))).toContain('Remote page');
+    expect(await refusal(await convert(at('/r/6')))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_many_redirects' } });
+  });
+
+  it('refuses redirects that leave HTTPS or lead to private addresses', async () => {
+    expect(await refusal(await convert(at('/to-http')))).toMatchObject({ status: 400, code: 'INVALID_URL', details: { reason: 'not_https' } });
+    expect(await refusal(await convert(at('/to-private')))).toMatchObject({ status: 400, code: 'INVALID_URL', details: { reason: 'private_address' } });
+    expect(await refusal(await convert(at('/to-metadata')))).toMatchObject({ status: 400, code: 'INVALID_URL' });
+    expect(privateSite.hits).toEqual([]);
+    expect(plain.hits).toEqual([]);
+  });
+
+  it('maps remote failures to the 422 codes and records a failed job', async () => {
+    const missing = await refusal(await convert(at('/missing')));
+    expect(missing).toMatchObject({ status: 422, code: 'URL_FETCH_HTTP_ERROR', details: { status_code: 404 } });
+    expect(await stack.services.jobs.get(missing.details.job_id)).toMatchObject({ status: 'failed', error_code: 'URL_FETCH_HTTP_ERROR' });
+    expect(await refusal(await convert(at('/broken')))).toMatchObject({ status: 422, code: 'URL_FETCH_HTTP_ERROR', details: { status_code: 503 } });
+    expect(await refusal(await convert(at('/data.json')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED', details: { content_type: 'application/json' } });
+    expect(await refusal(await convert(at('/noext')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED' });
+    expect(await refusal(await convert('https://no-such-host.invalid/page.html'))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'dns' } });
+    expect(await refusal(await convert(`https://localhost:${closedPort}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'connect' } });
+    expect(await refusal(await convert(`https://localhost:${untrusted.port}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'tls' } });
+  });
+
+  it('caps the download at 5 MB of decoded bytes, whatever the headers say', async () => {
+    for (const path of ['/big', '/chunked-big', '/gzip-bomb']) {
+      expect(await refusal(await convert(at(path)))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_large' } });
+    }
+    const lying = await refusal(await convert(at('/lying-length')));
+    expect(lying.status).toBe(422);
+  });
+
+  it('gives up on a silent server after 10 seconds', async () => {
+    const started = Date.now();
+    expect(await refusal(await convert(at('/slow')))).toMatchObject({ status: 422, code: 'URL_FETCH_TIMEOUT', details: { timeout_seconds: 10 } });
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 30_000);
+
+  it.each([
+    ['missing url', undefined, 'MISSING_URL'],
+    ['empty url', '', 'MISSING_URL'],
+    ['not a url', 'not a url', 'INVALID_URL'],
+    ['http', 'http://example.com/', 'INVALID_URL'],
+    ['ftp', 'ftp://example.com/file', 'INVALID_URL'],
+    ['localhost', 'https://localhost/', 'INVALID_URL'],
+    ['loopback', 'https://127.0.0.1/', 'INVALID_URL'],
+    ['hex loopback', 'https://0x7f000001/', 'INVALID_URL'],
+    ['decimal loopback', 'https://2130706433/', 'INVALID_URL'],
+    ['octal loopback', 'https://0177.0.0.1/', 'INVALID_URL'],
+    ['short loopback', 'https://127.1/', 'INVALID_URL'],
+    ['mapped loopback', 'https://[::ffff:127.0.0.1]/', 'INVALID_URL'],
+    ['ipv6 loopback', 'https://[::1]/', 'INVALID_URL'],
+    ['trailing dot', 'https://localhost./', 'INVALID_URL'],
+    ['userinfo trick', 'https://example.com@127.0.0.1/', 'INVALID_URL'],
+    ['metadata', 'https://169.254.169.254/latest/meta-data/', 'INVALID_URL'],
+    ['internal name', 'https://db.internal/', 'INVALID_URL'],
+    ['local name', 'https://printer.local/', 'INVALID_URL'],
+  ])('refuses %s with %s', async (_name, url, code) => {
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'url', ...(url === undefined ? {} : { url }) } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error.code).toBe(code);
+  });
+
+  it('charges only successful URL conversions', async () => {
+    const fresh = await stack.account({ credits_usd: 1 });
+    await stack.request('POST', '/quickjob', { key: fresh.api_key, json: { input_type: 'url', url: at('/missing') } });
+    await stack.request('POST', '/quickjob', { key: fresh.api_key, json: { input_type: 'url', url: at('/page.html') } });
+    const account = await stack.services.accounts.get(fresh.account_id);
+    expect(account).toMatchObject({ total_pdf_count: 1, credits_micros: 990_000 });
+  });
+});

@@ -1,0 +1,80 @@
+import dgram from 'node:dgram';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export interface TestServer {
+  port: number;
+  url: string;
+  /** Paths requested, in order. */
+  hits: string[];
+  close(): Promise<void>;
+}
+
+type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
+
+function track(server: http.Server | https.Server, scheme: string, handler: Handler): Promise<TestServer> {
+  const hits: string[] = [];
+  server.on('request', (req, res) => {
+    hits.push(req.url ?? '');
+    handler(req, res);
+  });
+  server.on('upgrade', (req, socket) => {
+    hits.push(`upgrade ${req.url}`);
+    socket.destroy();
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const port = (server.address() as AddressInfo).port;
+      resolve({
+        port,
+        url: `${scheme}://127.0.0.1:${port}`,
+        hits,
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections?.();
+            server.close(() => r());
+          }),
+      });
+    }),
+  );
+}
+
+/** A plain HTTP server on loopback. */
+export function httpServer(handler: Handler): Promise<TestServer> {
+  return track(http.createServer(), 'http', handler);
+}
+
+export interface TestCa {
+  caFile: string;
+  key: string;
+  cert: string;
+}
+
+/** A throwaway CA and a server certificate for localhost/127.0.0.1, made with the openssl CLI. */
+export function makeTestCa(): TestCa {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-ca-'));
+  const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=PDF service test CA');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');
+  require('node:fs').writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'ext.cnf');
+  return { caFile: path.join(dir, 'ca.pem'), key: readFileSync(path.join(dir, 'server.key'), 'utf8'), cert: readFileSync(path.join(dir, 'server.pem'), 'utf8') };
+}
+
+/** An HTTPS server on loopback with a certificate from `ca`. */
+export function httpsServer(ca: TestCa, handler: Handler): Promise<TestServer> {
+  return track(https.createServer({ key: ca.key, cert: ca.cert }), 'https', handler);
+}
+
+/** A UDP socket that records every datagram (to prove nothing was sent). */
+export function udpListener(): Promise<{ port: number; packets: number; close(): void }> {
+  const socket = dgram.createSocket('udp4');
+  const state = { port: 0, packets: 0, close: () => socket.close() };
+  socket.on('message', () => state.packets++);
+  return new Promise((resolve) => socket.bind(0, '127.0.0.1', () => resolve(Object.assign(state, { port: socket.address().port }))));
+}

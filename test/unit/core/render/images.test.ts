@@ -1,0 +1,60 @@
+import { deflateSync } from 'node:zlib';
+import { MAX_IMAGE_BYTES, checkImage, imagesToHtml, parseImageOptions } from '../../../../functions/core/render/images';
+import { GIF, jpeg, png, pngChunk } from '../../../support/images';
+
+describe('checkImage', () => {
+  it('accepts PNG and JPEG and reads their dimensions', () => {
+    expect(checkImage(png(30, 20))).toEqual({ ok: true, type: 'png', width: 30, height: 20 });
+    expect(checkImage(jpeg())).toEqual({ ok: true, type: 'jpeg', width: 120, height: 80 });
+  });
+
+  it('refuses other formats by their bytes, whatever the file is called', () => {
+    expect(checkImage(GIF)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
+    expect(checkImage(Buffer.from('%PDF-1.7'))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
+  });
+
+  it('refuses truncated and damaged images', () => {
+    const good = png(30, 20);
+    expect(checkImage(good.subarray(0, good.length - 20))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    const flipped = Buffer.from(good);
+    flipped[40] ^= 0xff;
+    expect(checkImage(flipped)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    const j = jpeg();
+    expect(checkImage(j.subarray(0, 300))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(checkImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+  });
+
+  it('refuses a PNG whose pixel data does not match its header (a decompression bomb stops at the promised size)', () => {
+    const honest = png(10, 10);
+    const header = honest.subarray(0, 8 + 25); // signature + IHDR chunk (10×10 RGB)
+    const bomb = Buffer.concat([header, pngChunk('IDAT', deflateSync(Buffer.alloc(50 * 1024 * 1024))), pngChunk('IEND', Buffer.alloc(0))]);
+    expect(checkImage(bomb)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+  });
+
+  it('refuses images over 10000 pixels on a side or over 5 MB', () => {
+    expect(checkImage(png(10_001, 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect(checkImage(png(1, 10_001))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect(checkImage(Buffer.alloc(MAX_IMAGE_BYTES + 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect(checkImage(png(10_000, 1)).ok).toBe(true);
+  });
+});
+
+describe('image options and layout', () => {
+  it('defaults to A4, 10 mm margins and contain', () => {
+    const o = parseImageOptions(undefined);
+    expect(o.fit).toBe('contain');
+    expect(o.pdf.margin.top).toBeCloseTo(10 / 25.4);
+    expect(o.pdf.paperWidthIn).toBeCloseTo(8.27, 1);
+  });
+
+  it('refuses an unknown fit', () => {
+    expect(() => parseImageOptions({ fit: 'stretch' })).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: expect.objectContaining({ parameter: 'options.fit' }) }));
+  });
+
+  it('puts one image on each page with the chosen fit', () => {
+    const html = imagesToHtml([{ bytes: png(2, 2), type: 'png' }, { bytes: jpeg(), type: 'jpeg' }], parseImageOptions({ fit: 'cover' }));
+    expect(html.match(/class="page"/g)).toHaveLength(2);
+    expect(html).toContain('object-fit:cover');
+    expect(html).toContain('data:image/jpeg;base64,');
+  });
+});
