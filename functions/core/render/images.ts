@@ -1,4 +1,4 @@
-import { inflateSync } from 'node:zlib';
+import { crc32, inflateSync } from 'node:zlib';
 import { ServiceError, invalidParameter } from '../errors';
 import { type PdfOptions, parsePdfOptions } from './options';
 
@@ -14,18 +14,6 @@ export type ImageCode = 'INVALID_IMAGE_FORMAT' | 'INVALID_IMAGE_DATA' | 'IMAGE_T
 export type ImageCheck = { ok: true; type: ImageType; width: number; height: number } | { ok: false; code: ImageCode; message: string };
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(buf: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of buf) crc = CRC_TABLE[(crc ^ byte) & 0xff] ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
-}
 
 const bad = (message: string): ImageCheck => ({ ok: false, code: 'INVALID_IMAGE_DATA', message });
 const tooLarge = (message: string): ImageCheck => ({ ok: false, code: 'IMAGE_TOO_LARGE', message });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ServiceError } from '../../../functions/core/errors';
 import { boundaryOf, headerParams, parseMultipart } from '../../../functions/http/multipart';
+import { refusal } from '../../support/errors';
 
 const LIMITS = { maxParts: 10, maxFileBytes: 1000, maxFieldBytes: 100 };
 const CT = 'multipart/form-data; boundary=XyZ';
@@ -16,15 +17,6 @@ function body(parts: { headers: string[]; data: string | Buffer }[], boundary = 
   return Buffer.concat(chunks);
 }
 
-function refusal(fn: () => unknown): ServiceError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('multipart/form-data parser', () => {
   it('reads fields and files, binary-safe, in order, with quoted and RFC 5987 file names', () => {

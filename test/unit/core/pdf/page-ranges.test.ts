@@ -1,16 +1,8 @@
 import fc from 'fast-check';
 import { ServiceError } from '../../../../functions/core/errors';
 import { MAX_RANGE_PARTS, countSelected, formatPages, parsePageRange, resolvePageRange } from '../../../../functions/core/pdf/page-ranges';
+import { refusal } from '../../../support/errors';
 
-function refusal(fn: () => unknown): ServiceError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const part = fc.oneof(
   fc.integer({ min: 1, max: 400 }).map((n) => ({ text: String(n), from: n, to: n as number | 'end' })),

@@ -1,14 +1,6 @@
 import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_IN, PAPER_FORMATS, lengthToInches, parsePdfOptions } from '../../../../functions/core/render/options';
-import { ServiceError } from '../../../../functions/core/errors';
+import { refusal } from '../../../support/errors';
 
-function refusal(fn: () => unknown): ServiceError {
-  try {
-    fn();
-  } catch (err) {
-    return err as ServiceError;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('parsePdfOptions', () => {
   it('applies the spec defaults: A4, printBackground true, scale 1, portrait, all pages', () => {
