@@ -15,9 +15,7 @@ import type { Renderer } from './core/render/ports';
 import { CognitoIdTokenVerifier } from './adapters/cognito/id-token-verifier';
 import { DynamoAccountRepository } from './adapters/dynamodb/accounts';
 import { DynamoApiKeyRepository } from './adapters/dynamodb/api-keys';
-import { DynamoChargeStore } from './adapters/dynamodb/charges';
 import { type Dynamo, createDynamo } from './adapters/dynamodb/client';
-import { DynamoJobRepository } from './adapters/dynamodb/jobs';
 import { DynamoPlanRepository } from './adapters/dynamodb/plans';
 import { DynamoRateLimiter } from './adapters/dynamodb/rate-limiter';
 import { S3BlobStore, createS3Client } from './adapters/s3/blob-store';
@@ -44,6 +42,14 @@ import type { MessageQueue, RenderJobMessage } from './core/jobs/queue';
 import type { Mailer } from './core/notifications/ports';
 import { SqsQueue } from './adapters/sqs/queue';
 import { DisabledMailer, FolderMailer, SmtpMailer } from './adapters/mail/mailer';
+import type { BulkProgress } from './core/bulk/ports';
+import { type BulkTiming, DEFAULT_BULK_TIMING } from './core/bulk/limits';
+import { DynamoBulkProgress } from './adapters/dynamodb/bulk-progress';
+import type { Resolver } from './core/net/ports';
+import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './core/webhooks/ports';
+import { SecretBox } from './core/webhooks/secret-box';
+import { DynamoDeliveryStore, DynamoOutbox, DynamoWebhookRepository } from './adapters/dynamodb/webhooks';
+import { NotifyingChargeStore, NotifyingJobRepository, queueNotifier } from './adapters/outbox/notify';
 
 /** How the service introduces itself to servers it calls. */
 export const USER_AGENT = 'PdfService/1.0';
@@ -87,6 +93,12 @@ export interface ServiceConfig {
   longjobTimeoutSeconds?: number;
   /** Service email: MAIL_SMTP_URL (SMTP server) or, locally, MAIL_DIR (a folder of .eml files); MAIL_FROM. */
   mail: { smtpUrl?: string; dir?: string; from: string };
+  /** Bulk timing: BULK_IDLE_MAX_SECONDS (20), BULK_FILE_TIMEOUT_SECONDS (60), BULK_JOB_TIME_BUDGET_SECONDS (900); tests only. */
+  bulkTiming: BulkTiming;
+  /** WEBHOOK_QUEUE_URL: the webhook dispatcher queue (SQS); locally an in-process queue is injected. */
+  webhookQueueUrl?: string;
+  /** WEBHOOK_SECRETS_KEY: encrypts webhook signing secrets at rest (functions that create, rotate or sign). */
+  webhookSecretsKey?: string;
 }
 
 export interface StripeSettings {
@@ -147,6 +159,13 @@ export function configFromEnv(env = process.env): ServiceConfig {
     renderQueueUrl: env.RENDER_QUEUE_URL || undefined,
     longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,
     mail: { smtpUrl: env.MAIL_SMTP_URL || undefined, dir: env.MAIL_DIR || undefined, from: env.MAIL_FROM || 'PDF service <no-reply@pdf-service.local>' },
+    bulkTiming: {
+      idleMaxSeconds: Number(env.BULK_IDLE_MAX_SECONDS) || DEFAULT_BULK_TIMING.idleMaxSeconds,
+      fileTimeoutSeconds: Number(env.BULK_FILE_TIMEOUT_SECONDS) || DEFAULT_BULK_TIMING.fileTimeoutSeconds,
+      jobTimeBudgetSeconds: Number(env.BULK_JOB_TIME_BUDGET_SECONDS) || DEFAULT_BULK_TIMING.jobTimeBudgetSeconds,
+    },
+    webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    webhookSecretsKey: env.WEBHOOK_SECRETS_KEY || undefined,
   };
 }
 
@@ -186,6 +205,14 @@ export interface Services {
   readonly renderQueue: MessageQueue<RenderJobMessage>;
   /** Service email (job ready/failed). */
   readonly mailer: Mailer;
+  /** Bulk jobs' concurrent per-file writes (rows with progress, cancel requests) and ledger look-ups. */
+  readonly bulkProgress: BulkProgress;
+  /** Webhooks, their delivery claims and history, the event outbox, the dispatcher queue, the secret sealer. */
+  readonly webhooks: WebhookRepository;
+  readonly webhookDeliveries: DeliveryStore;
+  readonly outbox: Outbox;
+  readonly webhookQueue: MessageQueue<OutboxNotice>;
+  readonly webhookSecrets: SecretBox;
   /** Stops background resources (the browser); used by the local stack and tests. */
   close(): Promise<void>;
 }
@@ -194,6 +221,9 @@ export interface Services {
 export interface LocalAdapters {
   workflows?: WorkflowStarter;
   renderQueue?: MessageQueue<RenderJobMessage>;
+  webhookQueue?: MessageQueue<OutboxNotice>;
+  /** DNS answers for the network guard (the local stack's LOCAL_DNS_OVERRIDES, tests only); the system resolver otherwise. */
+  resolver?: Resolver;
 }
 
 function memo<T>(make: () => T): () => T {
@@ -210,7 +240,7 @@ function memo<T>(make: () => T): () => T {
 
 export function createServices(config: ServiceConfig, clock: Clock = systemClock, local: LocalAdapters = {}): Services {
   const log = createLogger();
-  const guard = memo(() => new NetworkGuard(systemResolver, new PrivateTargetAllowlist(config.allowPrivateTargets)));
+  const guard = memo(() => new NetworkGuard(local.resolver ?? systemResolver, new PrivateTargetAllowlist(config.allowPrivateTargets)));
   const httpClient = memo(
     () => new GuardedHttpClient(guard(), { extraCa: config.extraCaFile ? readFileSync(config.extraCaFile, 'utf8') : undefined, userAgent: USER_AGENT }),
   );
@@ -248,13 +278,20 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     const bucket = required(config.bucketName, 'BUCKET_NAME');
     return new S3BlobStore(createS3Client({ bucket, region: config.region, endpoint: config.s3Endpoint }), bucket);
   });
-  const billing = memo(() => new Billing(accounts(), new DynamoChargeStore(dynamo()), clock));
+  // Events committed with a job change are announced to the webhook dispatcher right after the write (the
+  // outbox sweeper covers a lost notice); functions without the dispatcher queue leave it to the sweeper.
+  const webhookQueue = memo<MessageQueue<OutboxNotice> | null>(() =>
+    local.webhookQueue ?? (config.webhookQueueUrl ? new SqsQueue<OutboxNotice>(config.webhookQueueUrl, config.region) : null),
+  );
+  const notifyOutbox = queueNotifier(webhookQueue, (m, e) => log.warn(m, e));
+  const billing = memo(() => new Billing(accounts(), new NotifyingChargeStore(dynamo(), notifyOutbox), clock));
   const plans = memo(() => new DynamoPlanRepository(dynamo()));
   const apiKeys = memo(() => new DynamoApiKeyRepository(dynamo()));
-  const jobs = memo(() => new DynamoJobRepository(dynamo()));
+  const jobs = memo(() => new NotifyingJobRepository(dynamo(), notifyOutbox));
   const rateLimiter = memo(() => new DynamoRateLimiter(dynamo()));
   const jobFiles = memo(() => new DynamoJobFileRepository(dynamo()));
   const jobSlots = memo(() => new DynamoJobSlots(dynamo()));
+  const bulkProgress = memo(() => new DynamoBulkProgress(dynamo()));
   const workflows = memo<WorkflowStarter>(() => local.workflows ?? new SfnWorkflowStarter(createSfnClient(config.region), config.workflowArns));
   const renderQueue = memo<MessageQueue<RenderJobMessage>>(
     () => local.renderQueue ?? new SqsQueue<RenderJobMessage>(required(config.renderQueueUrl ?? '', 'RENDER_QUEUE_URL'), config.region),
@@ -266,6 +303,10 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     return new DisabledMailer((m) => log.warn(m));
   });
   const billingState = memo(() => new DynamoBillingStateStore(dynamo()));
+  const webhooks = memo(() => new DynamoWebhookRepository(dynamo()));
+  const webhookDeliveries = memo(() => new DynamoDeliveryStore(dynamo()));
+  const outbox = memo(() => new DynamoOutbox(dynamo()));
+  const webhookSecrets = memo(() => new SecretBox(required(config.webhookSecretsKey ?? '', 'WEBHOOK_SECRETS_KEY')));
   const stripeSettings = config.stripe;
   const payments = memo<PaymentProvider | null>(() =>
     stripeSettings.secretKey
@@ -353,6 +394,26 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     },
     get mailer() {
       return mailer();
+    },
+    get bulkProgress() {
+      return bulkProgress();
+    },
+    get webhooks() {
+      return webhooks();
+    },
+    get webhookDeliveries() {
+      return webhookDeliveries();
+    },
+    get outbox() {
+      return outbox();
+    },
+    get webhookQueue() {
+      const queue = webhookQueue();
+      if (!queue) required('', 'WEBHOOK_QUEUE_URL');
+      return queue as MessageQueue<OutboxNotice>;
+    },
+    get webhookSecrets() {
+      return webhookSecrets();
     },
     async close() {
       if (chromiumStarted) await (await chromium()).browser.close();

@@ -5,7 +5,7 @@
 import type { FunctionProfile, Permission } from './routes';
 
 export interface QueueDef {
-  name: 'render';
+  name: 'render' | 'webhooks';
   /** Environment variable carrying the queue URL to functions that send to it. */
   urlVariable: string;
   /** Worker handler, "<file under functions/>#<export>". */
@@ -28,6 +28,18 @@ export const QUEUES: readonly QueueDef[] = [
     timeoutSeconds: 900,
     visibilityTimeoutSeconds: 960,
     maxReceiveCount: 3,
-    permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'],
+    permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'],
+  },
+  {
+    // The webhook dispatcher: one message per outbox event. A series to one webhook takes at most ~47 s
+    // (4 attempts of 10 s, waits of 1+2+4 s); a webhook's deliveries run in parallel with the others'.
+    name: 'webhooks',
+    urlVariable: 'WEBHOOK_QUEUE_URL',
+    handler: 'workers/webhooks/dispatch#handler',
+    profile: 'standard',
+    timeoutSeconds: 120,
+    visibilityTimeoutSeconds: 180,
+    maxReceiveCount: 5,
+    permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets'],
   },
 ];

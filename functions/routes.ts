@@ -28,8 +28,13 @@ export interface RouteDef {
 }
 
 /** `stripe`: the function gets the Stripe secret key and webhook secret (only functions that call Stripe).
- *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs. */
-export type Permission = 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'workflow:start' | 'queue:render';
+ *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs.
+ *  `queue:<name>`: may send to that queue of functions/queues.ts and gets its URL (`queue:webhooks`: functions
+ *  that write outbox events announce them to the webhook dispatcher).
+ *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
+export type Permission =
+  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'workflow:start'
+  | 'queue:render' | 'queue:webhooks' | 'webhook:secrets';
 
 const r = (
   id: string,
@@ -50,10 +55,14 @@ const JOB_READ: Permission[] = ['table:read', 'bucket:read'];
 const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
 /** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure). */
 const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
-const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start'];
+const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start', 'queue:webhooks'];
 const UPLOAD_URL: Permission[] = ['table:read', 'bucket:write'];
+/** Cancel: the job and its event; a queued bulk job's staged inputs are read (index) and deleted. */
+const JOB_CANCEL: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:delete', 'queue:webhooks'];
 const STRIPE_READ: Permission[] = ['table:read', 'stripe'];
 const STRIPE_WRITE: Permission[] = ['table:read', 'table:write', 'stripe'];
+/** Webhook creation and rotation seal a new signing secret. */
+const WEBHOOK_SEAL: Permission[] = ['table:read', 'table:write', 'webhook:secrets'];
 
 const KT: RouteAccess = 'key_or_token';
 const T: RouteAccess = 'token';
@@ -62,9 +71,9 @@ const NONE: RouteAccess = 'none';
 export const ROUTES: readonly RouteDef[] = [
   // Conversion (document 1)
   r('quickjob.create', 'POST', '/quickjob', KT, 'http/quickjob/create#handler', 'Synchronous HTML/Markdown/URL/image conversion', 'render', 35, RENDER),
-  r('longjob.create', 'POST', '/longjob', KT, 'http/longjob/create#handler', 'Asynchronous HTML/Markdown conversion', 'render', 35, [...RENDER, 'queue:render']),
-  r('bulkjob.uploadUrl', 'POST', '/bulkjob/upload-url', KT, null, 'Presigned PUT for a bulk ZIP'),
-  r('bulkjob.create', 'POST', '/bulkjob', KT, null, 'Start a bulk ZIP conversion'),
+  r('longjob.create', 'POST', '/longjob', KT, 'http/longjob/create#handler', 'Asynchronous HTML/Markdown conversion', 'render', 35, [...RENDER, 'queue:render', 'queue:webhooks']),
+  r('bulkjob.uploadUrl', 'POST', '/bulkjob/upload-url', KT, 'http/bulkjob/upload-url#handler', 'Presigned PUT for a bulk ZIP', 'light', undefined, UPLOAD_URL),
+  r('bulkjob.create', 'POST', '/bulkjob', KT, 'http/bulkjob/create#handler', 'Start a bulk ZIP conversion', 'standard', undefined, PDF_JOB_SUBMIT),
 
   // Jobs
   r('jobs.list', 'GET', '/jobs', T, 'http/jobs/list#handler', 'List jobs, newest first', 'light', undefined, READ),
@@ -72,8 +81,8 @@ export const ROUTES: readonly RouteDef[] = [
   r('jobs.files', 'GET', '/jobs/{job_id}/files', KT, 'http/jobs/files#handler', 'Per-file results of a bulk or merge/split job', 'light', undefined, READ),
   r('jobs.fileDownload', 'GET', '/jobs/{job_id}/files/{file_index}/download', KT, 'http/jobs/file-download#handler', 'Fresh link for one merge/split output', 'light', undefined, JOB_READ),
   r('jobs.download', 'GET', '/jobs/{job_id}/download', KT, 'http/jobs/download#handler', 'Fresh link for the stored output', 'light', undefined, JOB_READ),
-  r('jobs.cancel', 'POST', '/jobs/{job_id}/cancel', KT, null, 'Cancel a bulk job or mail-merge campaign', 'light'),
-  r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, null, 'Webhook deliveries triggered by a job', 'light'),
+  r('jobs.cancel', 'POST', '/jobs/{job_id}/cancel', KT, 'http/jobs/cancel#handler', 'Cancel a bulk job or mail-merge campaign', 'light', undefined, JOB_CANCEL),
+  r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, 'http/webhooks/job-history#handler', 'Webhook deliveries triggered by a job', 'light', undefined, READ),
 
   // Account, billing, keys, plans
   r('me.get', 'GET', '/me', KT, 'http/me/get#handler', 'The calling account', 'light', undefined, READ),
@@ -132,13 +141,13 @@ export const ROUTES: readonly RouteDef[] = [
   r('mailmerge.limitRequest', 'POST', '/mailmerge/limit-request', KT, null, 'Ask for a higher row limit', 'light'),
 
   // Webhooks
-  r('webhooks.create', 'POST', '/accounts/me/webhooks', T, null, 'Create a webhook', 'light'),
-  r('webhooks.list', 'GET', '/accounts/me/webhooks', T, null, 'List webhooks', 'light'),
-  r('webhooks.get', 'GET', '/accounts/me/webhooks/{webhook_id}', T, null, 'One webhook', 'light'),
-  r('webhooks.update', 'PUT', '/accounts/me/webhooks/{webhook_id}', T, null, 'Change a webhook', 'light'),
-  r('webhooks.delete', 'DELETE', '/accounts/me/webhooks/{webhook_id}', T, null, 'Delete a webhook', 'light'),
-  r('webhooks.rotateSecret', 'POST', '/accounts/me/webhooks/{webhook_id}/rotate-secret', T, null, 'Rotate the signing secret', 'light'),
-  r('webhooks.history', 'GET', '/accounts/me/webhooks/{webhook_id}/history', T, null, 'Delivery history', 'light'),
+  r('webhooks.create', 'POST', '/accounts/me/webhooks', T, 'http/webhooks/create#handler', 'Create a webhook', 'light', undefined, WEBHOOK_SEAL),
+  r('webhooks.list', 'GET', '/accounts/me/webhooks', T, 'http/webhooks/list#handler', 'List webhooks', 'light', undefined, READ),
+  r('webhooks.get', 'GET', '/accounts/me/webhooks/{webhook_id}', T, 'http/webhooks/get#handler', 'One webhook', 'light', undefined, READ),
+  r('webhooks.update', 'PUT', '/accounts/me/webhooks/{webhook_id}', T, 'http/webhooks/update#handler', 'Change a webhook', 'light', undefined, READ_WRITE),
+  r('webhooks.delete', 'DELETE', '/accounts/me/webhooks/{webhook_id}', T, 'http/webhooks/delete#handler', 'Delete a webhook', 'light', undefined, READ_WRITE),
+  r('webhooks.rotateSecret', 'POST', '/accounts/me/webhooks/{webhook_id}/rotate-secret', T, 'http/webhooks/rotate-secret#handler', 'Rotate the signing secret', 'light', undefined, WEBHOOK_SEAL),
+  r('webhooks.history', 'GET', '/accounts/me/webhooks/{webhook_id}/history', T, 'http/webhooks/history#handler', 'Delivery history', 'light', undefined, READ),
 ];
 
 export const NOT_IMPLEMENTED_HANDLER = 'http/not-implemented#handler';

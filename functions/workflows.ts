@@ -30,8 +30,19 @@ export const WORKFLOWS: readonly WorkflowDef[] = [
     definition: 'statemachines/pdfop.asl.json',
     tasks: {
       MarkProcessing: { ref: 'workers/pdfop/tasks#markProcessing', profile: 'light', permissions: ['table:read', 'table:write'] },
-      Process: { ref: 'workers/pdfop/tasks#processJob', profile: 'worker', permissions: JOB_WORK, timeoutSeconds: 900 },
-      RecordFailure: { ref: 'workers/pdfop/tasks#recordFailure', profile: 'light', permissions: JOB_WORK, timeoutSeconds: 120 },
+      Process: { ref: 'workers/pdfop/tasks#processJob', profile: 'worker', permissions: [...JOB_WORK, 'queue:webhooks'], timeoutSeconds: 900 },
+      RecordFailure: { ref: 'workers/pdfop/tasks#recordFailure', profile: 'light', permissions: [...JOB_WORK, 'queue:webhooks'], timeoutSeconds: 120 },
+    },
+  },
+  {
+    // Bulk jobs: Prepare (check + extract the ZIP) → a Map of RenderFile (one Chromium Lambda per file, 10 at once) → Finish.
+    name: 'bulk',
+    definition: 'statemachines/bulk.asl.json',
+    tasks: {
+      Prepare: { ref: 'workers/bulk/tasks#prepare', profile: 'worker', permissions: [...JOB_WORK, 'queue:webhooks'], timeoutSeconds: 900 },
+      RenderFile: { ref: 'workers/bulk/tasks#renderFile', profile: 'render', permissions: JOB_WORK, timeoutSeconds: 120 },
+      Finish: { ref: 'workers/bulk/tasks#finish', profile: 'worker', permissions: [...JOB_WORK, 'queue:webhooks'], timeoutSeconds: 900 },
+      RecordFailure: { ref: 'workers/bulk/tasks#recordFailure', profile: 'light', permissions: [...JOB_WORK, 'queue:webhooks'], timeoutSeconds: 120 },
     },
   },
 ];

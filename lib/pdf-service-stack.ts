@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CfnOutput, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cr from 'aws-cdk-lib/custom-resources';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -18,6 +18,9 @@ import { WORKFLOWS, workflowArnVariable } from '../functions/workflows';
 import { AslStateMachine } from './state-machine';
 import { QUEUES } from '../functions/queues';
 import { WorkerQueue } from './queues';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { SCHEDULES } from '../functions/schedules';
 
 export interface PdfServiceStackProps extends StackProps {
   /** API Gateway integration timeout; 29 s unless the account's quota was raised (then 35 gives quick jobs their full 30 s). */
@@ -88,7 +91,16 @@ export class PdfServiceStack extends Stack {
       bucket: this.storage.bucket,
       chromiumLayer: chromium.layer,
       environment: baseEnvironment,
-      permissionEnvironment: { stripe: stripeEnvironment },
+      permissionEnvironment: {
+        stripe: stripeEnvironment,
+        // Seals webhook signing secrets at rest; only functions that create, rotate or sign receive it.
+        'webhook:secrets': {
+          WEBHOOK_SECRETS_KEY: new secretsmanager.Secret(this, 'WebhookSecretsKey', {
+            description: 'Encrypts webhook signing secrets stored in the table',
+            generateSecretString: { passwordLength: 64, excludePunctuation: true },
+          }).secretValue.unsafeUnwrap(),
+        },
+      },
     });
 
     const postConfirmation = this.functions.forHandler({ ref: 'workers/cognito/post-confirmation#handler', profile: 'light', permissions: ['table:read', 'table:write'] });
@@ -106,6 +118,7 @@ export class PdfServiceStack extends Stack {
       throttle: { rateLimit: 1000, burstLimit: 2000 },
     });
     this.addWorkflows();
+    this.addSchedules();
     this.addQueues(props.mail ?? {});
     for (const fn of this.functions.all) {
       if (fn !== postConfirmation) for (const [k, v] of Object.entries(poolEnv)) fn.addEnvironment(k, v);
@@ -139,6 +152,18 @@ export class PdfServiceStack extends Stack {
         machine.grantStartExecution(fn);
         fn.addEnvironment(workflowArnVariable(name), machine.stateMachineArn);
       }
+    }
+  }
+
+  /** One EventBridge rule and Lambda per scheduled function of functions/schedules.ts (the outbox sweeper). */
+  private addSchedules() {
+    for (const def of SCHEDULES) {
+      const fn = this.functions.forHandler({ ref: def.handler, profile: def.profile, permissions: def.permissions, timeoutSeconds: def.timeoutSeconds });
+      new events.Rule(this, `Schedule-${def.name}`, {
+        description: `Runs ${def.handler} every ${def.everyMinutes} minute(s)`,
+        schedule: events.Schedule.rate(Duration.minutes(def.everyMinutes)),
+        targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
+      });
     }
   }
 

@@ -24,6 +24,8 @@ import { QUEUES } from '../functions/queues';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { LocalQueue } from './emulators/queue';
 import { loadHandler } from './handlers';
+import { SCHEDULES } from '../functions/schedules';
+import { resolverFromOverrides } from './dns';
 
 export interface LocalStackOptions {
   /** 0 picks a free port. */
@@ -68,6 +70,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     USER_POOL_CLIENT_ID: LOCAL_CLIENT_ID,
     LOCAL_JWKS_FILE: issuer.jwksFile,
     PAGINATION_SECRET: process.env.PAGINATION_SECRET || loadOrCreateSecret(path.join(dataDir, 'pagination-secret')),
+    // Seals webhook signing secrets at rest (Secrets Manager in AWS).
+    WEBHOOK_SECRETS_KEY: process.env.WEBHOOK_SECRETS_KEY || loadOrCreateSecret(path.join(dataDir, 'webhook-secrets-key')),
     ...opts.env,
   };
   // Step Functions: the ASL files run in-process with the same task handlers (LOCAL_SFN_RETRY_MS shortens retries in tests).
@@ -93,7 +97,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     ]),
   );
   env.MAIL_DIR ??= path.join(dataDir, 'mail');
-  const services = createServices(configFromEnv(env), opts.clock, { workflows, renderQueue: queues.get('render') });
+  const services = createServices(configFromEnv(env), opts.clock, {
+    workflows,
+    renderQueue: queues.get('render'),
+    webhookQueue: queues.get('webhooks'),
+    resolver: resolverFromOverrides(env.LOCAL_DNS_OVERRIDES),
+  });
   setServices(services);
   await services.plans.put(planCatalogue(services.config.priceIds));
 
@@ -111,6 +120,15 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
   if (opts.warm) await warmRenderer(services);
+  // Scheduled functions (EventBridge rules in AWS) on timers: the outbox sweeper.
+  const scheduleTimers = SCHEDULES.map((def) => {
+    const every = Number(env.LOCAL_SCHEDULE_INTERVAL_MS || def.everyMinutes * 60_000);
+    const timer = setInterval(() => {
+      loadHandler<() => Promise<unknown>>(def.handler)().catch((err) => createLogger().warn(`schedule ${def.name} failed`, err));
+    }, every);
+    timer.unref();
+    return timer;
+  });
 
   return {
     baseUrl: `http://${opts.host ?? '127.0.0.1'}:${port}`,
@@ -118,6 +136,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     workflows,
     queues,
     async stop() {
+      for (const timer of scheduleTimers) clearInterval(timer);
       for (const q of queues.values()) await q.stop();
       await workflows.stop();
       server.closeAllConnections();

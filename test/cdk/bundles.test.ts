@@ -2,6 +2,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { type FunctionProfile, ROUTES, handlerRef } from '../../functions/routes';
 import { QUEUES } from '../../functions/queues';
+import { SCHEDULES } from '../../functions/schedules';
 import { WORKFLOWS } from '../../functions/workflows';
 import { externalModules } from '../../lib/functions';
 
@@ -16,6 +17,7 @@ describe('Lambda bundles', () => {
   for (const r of ROUTES) entries.set(handlerRef(r), r.handler ? r.profile : 'light');
   for (const w of WORKFLOWS) for (const task of Object.values(w.tasks)) entries.set(task.ref, task.profile);
   for (const q of QUEUES) entries.set(q.handler, q.profile);
+  for (const s of SCHEDULES) entries.set(s.handler, s.profile);
 
   it.each([...entries])('%s bundles for Node 22', async (ref, profile) => {
     const [file, exportName] = ref.split('#');

@@ -225,6 +225,39 @@ describe('CDK app: Stripe configuration and secrets', () => {
   });
 });
 
+describe('bulk workflow', () => {
+  const wf = WORKFLOWS.find((w) => w.name === 'bulk')!;
+  const asl = JSON.parse(readFileSync(path.join(__dirname, '../..', wf.definition), 'utf8'));
+  const [machineId, machine] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine' && JSON.parse(r.Properties.DefinitionString).Comment === asl.Comment)!;
+  const fnFor = (state: string) => resources[machine.Properties.DefinitionSubstitutions[state]['Fn::GetAtt'][0]];
+
+  it('renders files in a Map state with bounded concurrency, one Chromium Lambda per file, retried and caught per file', () => {
+    const map = JSON.parse(machine.Properties.DefinitionString).States.RenderFiles;
+    expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.prepared.items', MaxConcurrency: 10, ResultPath: null, ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' } } });
+    const render = map.ItemProcessor.States.RenderFile;
+    expect(render).toMatchObject({ Type: 'Task', Resource: '${RenderFile}', Catch: [{ ErrorEquals: ['States.ALL'], Next: 'FileAbandoned' }] });
+    expect(render.Retry[0].ErrorEquals).toContain('TransientTaskError');
+    expect(fnFor('RenderFile').Properties).toMatchObject({ Handler: 'index.renderFile', MemorySize: 2048, Timeout: 120 });
+    expect(fnFor('RenderFile').Properties.Layers).toHaveLength(1);
+    for (const state of ['Prepare', 'Finish']) {
+      expect(fnFor(state).Properties).toMatchObject({ Handler: `index.${state.toLowerCase()}`, MemorySize: 4096, Timeout: 900 });
+      expect(fnFor(state).Properties.Layers ?? []).toEqual([]);
+    }
+  });
+
+  it('is started by POST /bulkjob (its ARN and the right to start it); cancel and the upload URL cannot start workflows', () => {
+    const route = (p: string) => methods.find((m) => m.method === 'POST' && m.path === p)!;
+    const create = functionOf(route('/bulkjob'));
+    expect(JSON.stringify(create.Properties.Environment.Variables[workflowArnVariable('bulk')])).toContain(machineId);
+    expect(actionsOf(route('/bulkjob'))).toContain('states:StartExecution');
+    for (const p of ['/jobs/{job_id}/cancel', '/bulkjob/upload-url']) {
+      expect(actionsOf(route(p)).some((a) => a.startsWith('states:'))).toBe(false);
+      expect(functionOf(route(p)).Properties.Layers ?? []).toEqual([]);
+    }
+    expect(actionsOf(route('/bulkjob/upload-url')).filter((a) => /dynamodb:(Put|Delete|BatchWrite)|s3:Delete/.test(a))).toEqual([]);
+  });
+});
+
 describe('render queue and worker', () => {
   const queues = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::SQS::Queue');
   const renderQueue = queues.find(([, r]) => r.Properties.RedrivePolicy)!;
@@ -250,5 +283,74 @@ describe('render queue and worker', () => {
     expect(JSON.stringify(functionOf(method).Properties.Environment.Variables.RENDER_QUEUE_URL)).toContain(renderQueue[0]);
     const quick = methods.find((m) => m.method === 'POST' && m.path === '/quickjob')!;
     expect(actionsOf(quick).some((a) => a.startsWith('sqs:'))).toBe(false);
+  });
+});
+
+describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
+  const lambdas = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
+  const envOf = (fn: { Properties: any }) => (fn.Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
+  const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping');
+  const dispatcherMapping = mappings.find((m) => 'WEBHOOK_SECRETS_KEY' in envOf(resources[m.Properties.FunctionName.Ref]))!;
+  const dispatcher = resources[dispatcherMapping.Properties.FunctionName.Ref];
+  const queueId = JSON.stringify(dispatcherMapping.Properties.EventSourceArn).match(/"(\w+)","Arn"/)![1];
+  const routeFunction = (id: string) => {
+    const route = ROUTES.find((r) => r.id === id)!;
+    return functionOf(methods.find((m) => m.method === route.method && m.path === route.path)!);
+  };
+  const roleActions = (fn: { Properties: any }) => policyStatementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).flatMap((s) => [s.Action].flat());
+
+  it('feeds the dispatcher from its own queue with a dead-letter queue and a visibility timeout beyond the worker', () => {
+    expect(dispatcherMapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    const queue = resources[queueId];
+    expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(5);
+    expect(queue.Properties.VisibilityTimeout).toBeGreaterThan(dispatcher.Properties.Timeout);
+    expect(dispatcher.Properties.Timeout).toBeGreaterThanOrEqual(60);
+    expect(dispatcher.Properties.Layers ?? []).toEqual([]);
+    expect(roleActions(dispatcher)).toEqual(expect.arrayContaining(['dynamodb:UpdateItem', 's3:GetObject*']));
+  });
+
+  it('gives the queue URL and send rights to every function that writes events, and to no route that does not', () => {
+    const writers = [routeFunction('longjob.create'), routeFunction('pdf.jobs')];
+    const renderMapping = mappings.find((m) => m !== dispatcherMapping)!;
+    writers.push(resources[renderMapping.Properties.FunctionName.Ref]);
+    for (const state of ['Process', 'RecordFailure']) {
+      const ref = WORKFLOWS[0].tasks[state].ref.split('#')[1];
+      writers.push(lambdas.find(([, r]) => r.Properties.Handler === `index.${ref}`)![1]);
+    }
+    for (const fn of writers) {
+      expect(JSON.stringify(envOf(fn).WEBHOOK_QUEUE_URL)).toContain(queueId);
+      expect(roleActions(fn)).toContain('sqs:SendMessage');
+    }
+    for (const id of ['quickjob.create', 'webhooks.list', 'jobs.get']) expect(envOf(routeFunction(id))).not.toHaveProperty('WEBHOOK_QUEUE_URL');
+  });
+
+  it('runs the outbox sweeper every minute from an EventBridge rule, with send rights on the dispatcher queue', () => {
+    const rules = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule');
+    const rule = rules.find((r) => r.Properties.ScheduleExpression === 'rate(1 minute)')!;
+    expect(rule.Properties.State).toBe('ENABLED');
+    const sweeperId = JSON.stringify(rule.Properties.Targets).match(/"(\w+)","Arn"/)![1];
+    const sweeper = resources[sweeperId];
+    expect(sweeper.Properties.Handler).toBe('index.handler');
+    expect(JSON.stringify(envOf(sweeper).WEBHOOK_QUEUE_URL)).toContain(queueId);
+    expect(roleActions(sweeper)).toEqual(expect.arrayContaining(['sqs:SendMessage', 'dynamodb:Query']));
+    expect(roleActions(sweeper).filter((a) => /dynamodb:(Put|Update|Delete)/.test(a))).toEqual([]);
+    template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] } });
+  });
+
+  it('gives the secret-sealing key, from Secrets Manager, only to webhook creation, rotation and the dispatcher', () => {
+    const holders = lambdas.filter(([, r]) => 'WEBHOOK_SECRETS_KEY' in envOf(r)).map(([, r]) => r);
+    expect(new Set(holders)).toEqual(new Set([routeFunction('webhooks.create'), routeFunction('webhooks.rotateSecret'), dispatcher]));
+    for (const fn of holders) expect(JSON.stringify(envOf(fn).WEBHOOK_SECRETS_KEY)).toContain('resolve:secretsmanager');
+    template.hasResourceProperties('AWS::SecretsManager::Secret', { Description: 'Encrypts webhook signing secrets stored in the table' });
+  });
+
+  it('lets webhook reads only read, and the job history route only read', () => {
+    for (const id of ['webhooks.list', 'webhooks.get', 'webhooks.history', 'jobs.webhookHistory']) {
+      const actions = roleActions(routeFunction(id));
+      expect(actions).toContain('dynamodb:Query');
+      // (UpdateItem is not checked: the shared table:read role also carries the authorizer's last-used write.)
+      expect(actions.filter((a) => /dynamodb:(Put|Delete|BatchWrite)|s3:|sqs:/.test(a))).toEqual([]);
+    }
+    expect(roleActions(routeFunction('webhooks.create'))).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']));
   });
 });

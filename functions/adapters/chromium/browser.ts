@@ -61,6 +61,11 @@ export interface PreparedPage {
   /** Requests refused so far: network targets the guard refused plus local files Chromium refused. */
   blockedRequests(): number;
   proxy: EgressProxy;
+  /**
+   * Runs `wait` (the page only waiting, e.g. for its network to go quiet) without holding one of the
+   * `maxConcurrent` printing slots, then takes a slot again ahead of documents not yet started.
+   */
+  whileIdle<T>(wait: () => Promise<T>): Promise<T>;
 }
 
 /** Chromium's console reports for local files a page tried to load (it refuses them itself). */
@@ -170,7 +175,16 @@ export class ChromiumBrowser {
       // Page.enable is what starts the renderer process, the costly part, which is why pages are prepared ahead.
       await Promise.all([session.send('Page.enable'), session.send('Log.enable')]);
       // A page target's main frame has the target's id.
-      return { browserContextId, targetId, session, frameId: targetId, crashed, proxy, blockedRequests: () => proxy.blocked + localFiles };
+      return {
+        browserContextId,
+        targetId,
+        session,
+        frameId: targetId,
+        crashed,
+        proxy,
+        blockedRequests: () => proxy.blocked + localFiles,
+        whileIdle: (wait) => wait(), // replaced by withPage, which holds the slot
+      };
     } catch (err) {
       this.forget(browserContextId);
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => undefined);
@@ -199,8 +213,8 @@ export class ChromiumBrowser {
     await Promise.allSettled(this.ready);
   }
 
-  private async acquireSlot(): Promise<() => void> {
-    if (this.active >= this.config.maxConcurrent) await new Promise<void>((resolve) => this.waiting.push(resolve));
+  private async acquireSlot(first = false): Promise<() => void> {
+    if (this.active >= this.config.maxConcurrent) await new Promise<void>((resolve) => (first ? this.waiting.unshift(resolve) : this.waiting.push(resolve)));
     this.active++;
     let released = false;
     return () => {
@@ -216,14 +230,27 @@ export class ChromiumBrowser {
    * kills a page stuck in a script loop). The pool is refilled in the background.
    */
   async withPage<T>(work: (page: PreparedPage) => Promise<T>): Promise<T> {
-    const release = await this.acquireSlot();
+    let release = await this.acquireSlot();
+    let finished = false;
     let page: PreparedPage | undefined;
     try {
       const next = this.ready.shift();
       page = next ? await next.catch(() => this.prepare()) : await this.prepare();
       this.refill();
+      page.whileIdle = async (wait) => {
+        release();
+        try {
+          return await wait();
+        } finally {
+          const again = await this.acquireSlot(true);
+          // The document may have been given up meanwhile (timeout): then the slot goes straight back.
+          if (finished) again();
+          else release = again;
+        }
+      };
       return await work(page);
     } finally {
+      finished = true;
       if (page) await this.dispose(page);
       release();
     }

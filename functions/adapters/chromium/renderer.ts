@@ -3,6 +3,7 @@ import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
+import { type BundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 
 /** Resolves once the document has loaded (images, styles) and its web fonts are ready. */
 const WAIT_FOR_LOAD = `new Promise((resolve) => {
@@ -58,7 +59,7 @@ function networkIdle(session: import('puppeteer-core').CDPSession, inFlight: Set
         clearInterval(tick);
         resolve(false);
       }
-    }, Math.min(50, quietMs));
+    }, Math.max(5, Math.min(50, quietMs / 4)));
   });
 }
 
@@ -86,17 +87,29 @@ export class ChromiumRenderer implements Renderer {
               session.on('Network.loadingFailed', (e: { requestId: string }) => inFlight.delete(e.requestId));
               await session.send('Network.enable');
             }
-            await session.send('Page.setDocumentContent', { frameId, html: request.html });
-            const loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+            // A bundle document lives at the bundle origin, which is answered from the bundle (see bundle-origin.ts).
+            let origin: BundleOrigin | null = null;
+            let loaded: Promise<unknown>;
+            if (request.bundle) {
+              origin = await serveBundle(session, request.bundle, request.html);
+              loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
+            } else {
+              await session.send('Page.setDocumentContent', { frameId, html: request.html });
+              loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+            }
             let renderTimeout = false;
             if (request.networkIdle) {
               // A resource that never answers holds back `load` too: after maxMs the page is printed as it stands.
               const { quietMs, maxMs } = request.networkIdle;
-              const budget = Math.max(0, Math.min(maxMs, deadline - Date.now()));
-              const cap = new Promise<false>((resolve) => setTimeout(() => resolve(false), budget));
-              const settled = loaded.then(() => networkIdle(session, inFlight, quietMs, budget));
-              renderTimeout = !(await Promise.race([settled, cap]));
+              const started = Date.now();
+              const budget = Math.max(0, Math.min(maxMs, deadline - started));
+              let capTimer: NodeJS.Timeout | undefined;
+              const cap = new Promise<false>((resolve) => (capTimer = setTimeout(() => resolve(false), budget)));
+              const didLoad = await Promise.race([loaded.then(() => true), cap]);
+              clearTimeout(capTimer);
               loaded.catch(() => undefined);
+              // Waiting for quiet costs no CPU, so the page gives its printing slot to another document meanwhile.
+              renderTimeout = !didLoad || !(await page.whileIdle(() => networkIdle(session, inFlight, quietMs, Math.max(0, budget - (Date.now() - started)))));
             } else {
               await loaded;
             }
@@ -106,8 +119,11 @@ export class ChromiumRenderer implements Renderer {
             } catch (err) {
               throw mapPrintError(err);
             }
+            if (origin?.failure()) throw origin.failure();
             const pdf = Buffer.from(data, 'base64');
-            return { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests(), renderTimeout };
+            const result: RenderResult = { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests(), renderTimeout };
+            if (origin) result.missingAssets = origin.missing();
+            return result;
           })();
           // Leaving withPage disposes the context, which stops a page still running after the deadline.
           return Promise.race([run, crashed, timeout]);

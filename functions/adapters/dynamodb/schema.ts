@@ -16,6 +16,15 @@
  * | purchase      | ACCOUNT#<account_id>    | PURCHASE#<purchase_id>     |                              |                        |
  * | Stripe event  | STRIPE_EVENT#<event_id> | EVENT                      |                              |                        |
  * | Stripe customer| STRIPE_CUSTOMER#<cus_id>| CUSTOMER                  |                              |                        |
+ * | webhook       | WEBHOOK#<webhook_id>    | WEBHOOK                    | ACCOUNT#<account_id>#WEBHOOKS| <created_at>#<webhook id>|
+ * | webhook count | ACCOUNT#<account_id>    | WEBHOOKS                   |                              |                        |
+ * | delivery record| WEBHOOK#<webhook_id>   | DELIVERY#<delivery_id>     | JOB#<job_id>#DELIVERIES      | <delivery_id>          |
+ * | delivery claim| JOB#<job_id>            | DELIVERY#<event_id>#<webhook_id>|                         |                        |
+ *
+ * Webhooks: the count item holds how many webhooks the account has (checked against the plan's
+ * `max_webhooks` in the creating transaction). A delivery record is one attempt series (history, kept
+ * indefinitely; newest first by ULID under its webhook, and per job through the index). A delivery claim
+ * (TTL 7 days) makes each (event, webhook) pair one series under at-least-once dispatch.
  *
  * A purchase (one-off credits bought) is recorded once per checkout session. A Stripe event item marks an
  * applied event (TTL 60 days, beyond Stripe's 3 days of retries); a customer item maps a Stripe customer
@@ -59,6 +68,13 @@ export const keys = {
   purchasePrefix: 'PURCHASE#',
   stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPE_EVENT#${eventId}`, sk: 'EVENT' }),
   stripeCustomer: (customerId: string): ItemKey => ({ pk: `STRIPE_CUSTOMER#${customerId}`, sk: 'CUSTOMER' }),
+  webhook: (webhookId: string): ItemKey => ({ pk: `WEBHOOK#${webhookId}`, sk: 'WEBHOOK' }),
+  webhooksOfAccount: (accountId: string) => `ACCOUNT#${accountId}#WEBHOOKS`,
+  webhookCount: (accountId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: 'WEBHOOKS' }),
+  delivery: (webhookId: string, deliveryId: string): ItemKey => ({ pk: `WEBHOOK#${webhookId}`, sk: `DELIVERY#${deliveryId}` }),
+  deliveryPrefix: 'DELIVERY#',
+  deliveriesOfJob: (jobId: string) => `JOB#${jobId}#DELIVERIES`,
+  deliveryClaim: (jobId: string, eventId: string, webhookId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: `DELIVERY#${eventId}#${webhookId}` }),
 };
 
 export const OUTBOX_SHARDS = 8;

@@ -12,6 +12,25 @@ export interface RenderRequest {
    * says `renderTimeout: true`. Off by default: quick jobs print at `load`.
    */
   networkIdle?: { quietMs: number; maxMs: number };
+  /**
+   * Renders the document as a file of a bundle (bulk jobs): the page lives at `${BUNDLE_ORIGIN}/<documentPath>`
+   * and every request to that origin is answered from the bundle, so relative and bundle-root (`/…`)
+   * references resolve; other requests go through the network guard as usual. Absent by default.
+   */
+  bundle?: RenderBundle;
+}
+
+/** The synthetic origin a bundle document is rendered at (`.invalid` can never resolve to a real host). */
+export const BUNDLE_ORIGIN = 'https://bundle.invalid';
+
+export interface RenderBundle {
+  /** The document's path inside the bundle, without a leading slash (e.g. `docs/intro.html`). */
+  documentPath: string;
+  /**
+   * A bundle file's bytes by path (no leading slash), or null when the bundle has no such file (the page
+   * gets a 404 and the reference counts in `missingAssets`). A rejection fails the render.
+   */
+  read(path: string): Promise<Uint8Array | null> | Uint8Array | null;
 }
 
 export interface RenderResult {
@@ -21,6 +40,8 @@ export interface RenderResult {
   blockedRequests: number;
   /** The page never went idle within `networkIdle.maxMs` and was printed as it stood. */
   renderTimeout: boolean;
+  /** With `bundle`: distinct bundle paths the page asked for that the bundle does not have. */
+  missingAssets?: number;
 }
 
 /** Turns HTML into PDF. Implemented by the Chromium adapter; domain code sees only this. */

@@ -1,0 +1,102 @@
+/**
+ * A bundle as the page's world (bulk jobs): the document is navigated to `https://bundle.invalid/<path>`
+ * and every request to that origin is paused by CDP `Fetch` and answered from the bundle — known paths with
+ * their content type, absent ones with a 404 that counts as a missing asset. Requests anywhere else are not
+ * intercepted and keep going through the document's egress proxy and its network guard.
+ */
+import type { CDPSession } from 'puppeteer-core';
+import { contentTypeFor } from '../../core/render/content-types';
+import { BUNDLE_ORIGIN, type RenderBundle } from '../../core/render/ports';
+
+interface RequestPaused {
+  requestId: string;
+  request: { url: string; method: string };
+}
+
+/** The URL of a bundle path, each segment percent-encoded. */
+export function bundleUrl(path: string): string {
+  return `${BUNDLE_ORIGIN}/${path.split('/').map(encodeURIComponent).join('/')}`;
+}
+
+/** The bundle path a request URL names (query and fragment ignored), or null when it names none. */
+export function bundlePathOf(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return null;
+  }
+  if (parsed.origin !== BUNDLE_ORIGIN) return null;
+  try {
+    const path = decodeURIComponent(parsed.pathname).replace(/^\/+/, '');
+    return path === '' || path.endsWith('/') ? null : path;
+  } catch {
+    return null;
+  }
+}
+
+export interface BundleOrigin {
+  /** Distinct bundle paths the page asked for that the bundle does not have. */
+  missing(): number;
+  /** The first failure reading the bundle (storage trouble), which fails the render. */
+  failure(): unknown;
+}
+
+/**
+ * Starts answering the page's requests to the bundle origin; `html` is served at the document's own path.
+ * Must run before the page navigates.
+ */
+export async function serveBundle(session: CDPSession, bundle: RenderBundle, html: string): Promise<BundleOrigin> {
+  const documentPath = bundle.documentPath.replace(/^\/+/, '');
+  const documentBody = Buffer.from(html, 'utf8');
+  const missing = new Set<string>();
+  let failure: unknown = null;
+
+  const answer = async (event: RequestPaused) => {
+    const path = bundlePathOf(event.request.url);
+    let body: Uint8Array | null = null;
+    if (path === documentPath) body = documentBody;
+    else if (path !== null) body = await bundle.read(path);
+    if (body === null) {
+      missing.add(path ?? event.request.url);
+      await session.send('Fetch.fulfillRequest', {
+        requestId: event.requestId,
+        responseCode: 404,
+        responseHeaders: [{ name: 'Content-Type', value: 'text/plain; charset=utf-8' }],
+        body: '',
+      });
+      return;
+    }
+    await session.send('Fetch.fulfillRequest', {
+      requestId: event.requestId,
+      responseCode: 200,
+      responseHeaders: [
+        { name: 'Content-Type', value: path === documentPath ? 'text/html; charset=utf-8' : contentTypeFor(path!) },
+        { name: 'Content-Length', value: String(body.byteLength) },
+      ],
+      body: Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('base64'),
+    });
+  };
+
+  session.on('Fetch.requestPaused', (event: RequestPaused) => {
+    answer(event).catch((err) => {
+      // A closed page is no failure of ours; storage trouble is, and fails the render.
+      if (!/Target closed|Session closed|Invalid InterceptionId/i.test((err as Error)?.message ?? '')) failure ??= err;
+      session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined);
+    });
+  });
+  await session.send('Fetch.enable', { patterns: [{ urlPattern: `${BUNDLE_ORIGIN}/*`, requestStage: 'Request' }] });
+  return { missing: () => missing.size, failure: () => failure };
+}
+
+/**
+ * Navigates the page to the bundle document; resolves once it has loaded (including its web fonts), or
+ * rejects when the navigation itself fails.
+ */
+export async function openBundleDocument(session: CDPSession, frameId: string, documentPath: string, waitForLoad: string, deadline: number): Promise<void> {
+  const loaded = new Promise<void>((resolve) => session.once('Page.loadEventFired', () => resolve()));
+  const nav = (await session.send('Page.navigate', { url: bundleUrl(documentPath.replace(/^\/+/, '')), frameId })) as { errorText?: string };
+  if (nav.errorText) throw new Error(`the bundle document could not be opened: ${nav.errorText}`);
+  await loaded;
+  await session.send('Runtime.evaluate', { expression: waitForLoad, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+}

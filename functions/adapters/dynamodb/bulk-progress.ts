@@ -1,0 +1,102 @@
+import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { BulkProgress } from '../../core/bulk/ports';
+import type { JobFileRow } from '../../core/jobs/files';
+import { type Dynamo, isConditionalCheckFailed } from './client';
+import { keys } from './schema';
+
+const PROCESSING = { '#status': 'status' };
+
+/**
+ * Bulk job writes that concurrent file renders make to one job item: attribute updates (never whole-item
+ * puts, which would overwrite each other's counts or a cancel request), each conditional on the job still
+ * processing. A file's row and its `processed_count` step are one transaction, so a retried render adds nothing.
+ */
+export class DynamoBulkProgress implements BulkProgress {
+  constructor(private readonly db: Dynamo) {}
+
+  async recordFile(jobId: string, row: JobFileRow): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.db.table,
+                Item: { ...keys.jobFile(jobId, row.index), job_id: jobId, ...row },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.db.table,
+                Key: keys.job(jobId),
+                ConditionExpression: '#status = :processing',
+                UpdateExpression: 'ADD processed_count :one',
+                ExpressionAttributeNames: PROCESSING,
+                ExpressionAttributeValues: { ':processing': 'processing', ':one': 1 },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as Error).name === 'TransactionCanceledException') return false;
+      throw err;
+    }
+  }
+
+  private async update(jobId: string, set: string, values: Record<string, unknown>): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.job(jobId),
+          ConditionExpression: '#status = :processing',
+          UpdateExpression: `SET ${set}`,
+          ExpressionAttributeNames: PROCESSING,
+          ExpressionAttributeValues: { ':processing': 'processing', ...values },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }): Promise<boolean> {
+    const entries = Object.entries(counts).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return Promise.resolve(true);
+    return this.update(
+      jobId,
+      entries.map(([k]) => `${k} = :${k}`).join(', '),
+      Object.fromEntries(entries.map(([k, v]) => [`:${k}`, v])),
+    );
+  }
+
+  requestCancel(jobId: string): Promise<boolean> {
+    return this.update(jobId, 'cancel_requested = :yes', { ':yes': true });
+  }
+
+  async chargedUnits(accountId: string, jobId: string): Promise<Set<string>> {
+    const prefix = keys.charge(accountId, jobId, '');
+    const units = new Set<string>();
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.table,
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+          ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
+          ProjectionExpression: 'sk',
+          ConsistentRead: true,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) units.add(String(item.sk).slice(prefix.sk.length));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return units;
+  }
+}

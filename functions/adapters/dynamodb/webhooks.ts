@@ -1,0 +1,342 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { OutboxEvent } from '../../core/events/events';
+import type {
+  ClaimResult,
+  DeliveryStore,
+  HistoryQuery,
+  Outbox,
+  SecretChanges,
+  WebhookChanges,
+  WebhookRepository,
+} from '../../core/webhooks/ports';
+import type { DeliveryRecord, Webhook } from '../../core/webhooks/webhook';
+import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
+import { GSI1, OUTBOX_SHARDS, keys } from './schema';
+
+function cancellationCodes(err: unknown): string[] | null {
+  if (!(err instanceof TransactionCanceledException) && (err as Error)?.name !== 'TransactionCanceledException') return null;
+  return ((err as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+}
+
+/** Sets the given attributes; null when the item does not exist. */
+async function setFields(db: Dynamo, webhookId: string, fields: Record<string, unknown>): Promise<Webhook | null> {
+  const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
+  try {
+    const { Attributes } = await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: keys.webhook(webhookId),
+        ConditionExpression: 'attribute_exists(pk)',
+        UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+        ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#f${i}`, k])),
+        ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:v${i}`, v])),
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Attributes ? stripKeys<Webhook>(Attributes) : null;
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return null;
+    throw err;
+  }
+}
+
+export class DynamoWebhookRepository implements WebhookRepository {
+  constructor(private readonly db: Dynamo) {}
+
+  async get(webhookId: string): Promise<Webhook | null> {
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.webhook(webhookId), ConsistentRead: true }));
+    return Item ? stripKeys<Webhook>(Item) : null;
+  }
+
+  /** The webhook and the account's webhook count in one transaction: the count must stay below `maxAllowed`. */
+  async create(webhook: Webhook, maxAllowed: number): Promise<{ created: true } | { created: false; currentCount: number }> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.db.table,
+                Key: keys.webhookCount(webhook.account_id),
+                ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
+                UpdateExpression: 'SET #n = if_not_exists(#n, :zero) + :one',
+                ExpressionAttributeNames: { '#n': 'webhook_count' },
+                ExpressionAttributeValues: { ':max': maxAllowed, ':zero': 0, ':one': 1 },
+              },
+            },
+            {
+              Put: {
+                TableName: this.db.table,
+                Item: {
+                  ...keys.webhook(webhook.webhook_id),
+                  gsi1pk: keys.webhooksOfAccount(webhook.account_id),
+                  gsi1sk: `${webhook.created_at}#${webhook.webhook_id}`,
+                  ...webhook,
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+          ],
+        }),
+      );
+      return { created: true };
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (!codes || codes[0] !== 'ConditionalCheckFailed') throw err;
+      const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.webhookCount(webhook.account_id), ConsistentRead: true }));
+      return { created: false, currentCount: Number(Item?.webhook_count ?? 0) };
+    }
+  }
+
+  update(webhookId: string, changes: WebhookChanges): Promise<Webhook | null> {
+    return setFields(this.db, webhookId, changes);
+  }
+
+  updateSecrets(webhookId: string, changes: SecretChanges): Promise<Webhook | null> {
+    return setFields(this.db, webhookId, changes);
+  }
+
+  async delete(accountId: string, webhookId: string): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.db.table,
+                Key: keys.webhook(webhookId),
+                ConditionExpression: 'account_id = :a',
+                ExpressionAttributeValues: { ':a': accountId },
+              },
+            },
+            {
+              Update: {
+                TableName: this.db.table,
+                Key: keys.webhookCount(accountId),
+                UpdateExpression: 'SET #n = if_not_exists(#n, :one) - :one',
+                ExpressionAttributeNames: { '#n': 'webhook_count' },
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') return false;
+      throw err;
+    }
+  }
+
+  async listForAccount(accountId: string): Promise<Webhook[]> {
+    const out: Webhook[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.table,
+          IndexName: GSI1,
+          KeyConditionExpression: 'gsi1pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.webhooksOfAccount(accountId) },
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+        }),
+      );
+      out.push(...(page.Items ?? []).map((i) => stripKeys<Webhook>(i)));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+}
+
+/** Claims last a week: far beyond any redelivery of the event they guard. */
+const CLAIM_TTL_SECONDS = 7 * 24 * 3600;
+
+export class DynamoDeliveryStore implements DeliveryStore {
+  constructor(private readonly db: Dynamo) {}
+
+  async claim(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; lease_until: string; now: string }): Promise<ClaimResult> {
+    const key = keys.deliveryClaim(input.job_id, input.event_id, input.webhook_id);
+    try {
+      const { Attributes } = await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: key,
+          ConditionExpression: 'attribute_not_exists(pk) OR (#state = :pending AND lease_until < :now)',
+          UpdateExpression:
+            'SET #state = :pending, delivery_id = if_not_exists(delivery_id, :id), lease_until = :lease, webhook_id = :w, event_id = :e, #ttl = if_not_exists(#ttl, :ttl)',
+          ExpressionAttributeNames: { '#state': 'state', '#ttl': 'ttl' },
+          ExpressionAttributeValues: {
+            ':pending': 'pending',
+            ':now': input.now,
+            ':id': input.delivery_id,
+            ':lease': input.lease_until,
+            ':w': input.webhook_id,
+            ':e': input.event_id,
+            ':ttl': Math.floor(Date.parse(input.now) / 1000) + CLAIM_TTL_SECONDS,
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return { state: 'claimed', delivery_id: String(Attributes?.delivery_id) };
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+      const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: key, ConsistentRead: true }));
+      return Item?.state === 'done' ? { state: 'done' } : { state: 'busy' };
+    }
+  }
+
+  /**
+   * History record + claim closed + webhook counters, in one transaction. The claim must still be pending
+   * with this delivery id (a series finishes once). A webhook deleted meanwhile gets its record without counters.
+   */
+  async complete(record: DeliveryRecord): Promise<void> {
+    const success = record.status === 'success';
+    const items = [
+      {
+        Put: {
+          TableName: this.db.table,
+          Item: { ...keys.delivery(record.webhook_id, record.delivery_id), gsi1pk: keys.deliveriesOfJob(record.job_id), gsi1sk: record.delivery_id, ...record },
+        },
+      },
+      {
+        Update: {
+          TableName: this.db.table,
+          Key: keys.deliveryClaim(record.job_id, record.event_id, record.webhook_id),
+          ConditionExpression: '#state = :pending AND delivery_id = :id',
+          UpdateExpression: 'SET #state = :done, finished_at = :at REMOVE lease_until',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':pending': 'pending', ':done': 'done', ':id': record.delivery_id, ':at': record.delivered_at },
+        },
+      },
+      {
+        Update: {
+          TableName: this.db.table,
+          Key: keys.webhook(record.webhook_id),
+          ConditionExpression: 'attribute_exists(pk)',
+          UpdateExpression: `SET last_triggered_at = :started, ${success ? 'last_success_at' : 'last_failure_at'} = :at ADD ${success ? 'success_count' : 'failure_count'} :one`,
+          ExpressionAttributeValues: { ':started': record.started_at, ':at': record.delivered_at, ':one': 1 },
+        },
+      },
+    ];
+    try {
+      await this.db.doc.send(new TransactWriteCommand({ TransactItems: items }));
+    } catch (err) {
+      const codes = cancellationCodes(err);
+      if (!codes) throw err;
+      if (codes[1] === 'ConditionalCheckFailed') return; // another worker already finished this series
+      if (codes[2] === 'ConditionalCheckFailed') {
+        await this.db.doc.send(new TransactWriteCommand({ TransactItems: items.slice(0, 2) }));
+        return;
+      }
+      throw err;
+    }
+  }
+
+  listForWebhook(webhookId: string, q: HistoryQuery) {
+    return this.page(q, {
+      keyCondition: 'pk = :pk AND begins_with(sk, :prefix)',
+      values: { ':pk': keys.delivery(webhookId, '').pk, ':prefix': keys.deliveryPrefix },
+      start: q.after ? keys.delivery(webhookId, q.after) : undefined,
+    });
+  }
+
+  listForJob(jobId: string, q: HistoryQuery) {
+    return this.page(q, {
+      index: GSI1,
+      keyCondition: q.after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
+      values: { ':pk': keys.deliveriesOfJob(jobId), ...(q.after ? { ':after': q.after } : {}) },
+    });
+  }
+
+  /** Newest first (delivery ids are ULIDs); filters applied server-side, pages refilled until `limit`. */
+  private async page(
+    q: HistoryQuery,
+    where: { index?: string; keyCondition: string; values: Record<string, unknown>; start?: Record<string, unknown> },
+  ): Promise<{ records: DeliveryRecord[]; last?: string }> {
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = { ...where.values };
+    const filters: string[] = [];
+    if (q.status) {
+      names['#status'] = 'status';
+      values[':status'] = q.status;
+      filters.push('#status = :status');
+    }
+    if (q.eventType) {
+      values[':type'] = q.eventType;
+      filters.push('event_type = :type');
+    }
+    const records: DeliveryRecord[] = [];
+    let start = where.start;
+    let more = false;
+    while (records.length < q.limit) {
+      const page = await this.db.doc.send(
+        new QueryCommand({
+          TableName: this.db.table,
+          IndexName: where.index,
+          KeyConditionExpression: where.keyCondition,
+          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
+          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+          ExpressionAttributeValues: values,
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+          Limit: Math.max(q.limit - records.length, 10),
+        }),
+      );
+      const items = page.Items ?? [];
+      const room = q.limit - records.length;
+      records.push(...items.slice(0, room).map((i) => stripKeys<DeliveryRecord>(i)));
+      start = page.LastEvaluatedKey;
+      more = items.length > room || !!start;
+      if (!start) break;
+    }
+    const last = records[records.length - 1];
+    // The next page starts after the last record returned, whatever the underlying query position was.
+    return { records, last: more && last ? last.delivery_id : undefined };
+  }
+}
+
+/** The outbox: events stored with their job (functions/adapters/dynamodb/jobs.ts `eventItem`). */
+export class DynamoOutbox implements Outbox {
+  readonly shards = OUTBOX_SHARDS;
+
+  constructor(private readonly db: Dynamo) {}
+
+  async get(jobId: string, eventId: string): Promise<{ event: OutboxEvent; pending: boolean } | null> {
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.event(jobId, eventId), ConsistentRead: true }));
+    if (!Item) return null;
+    const { dispatched_at: _dispatched, ...rest } = stripKeys<OutboxEvent & { dispatched_at?: string }>(Item);
+    return { event: rest, pending: typeof Item.gsi1pk === 'string' };
+  }
+
+  async markDispatched(jobId: string, eventId: string, at: string): Promise<void> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.event(jobId, eventId),
+          ConditionExpression: 'attribute_exists(pk)',
+          UpdateExpression: 'SET dispatched_at = :at REMOVE gsi1pk, gsi1sk',
+          ExpressionAttributeValues: { ':at': at },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
+  }
+
+  async listPending(shard: number, before: string, limit: number): Promise<{ job_id: string; event_id: string }[]> {
+    const { Items = [] } = await this.db.doc.send(
+      new QueryCommand({
+        TableName: this.db.table,
+        IndexName: GSI1,
+        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+        ExpressionAttributeValues: { ':pk': keys.pendingEvents(shard), ':before': before },
+        ProjectionExpression: 'job_id, event_id',
+        Limit: limit,
+      }),
+    );
+    return Items.map((i) => ({ job_id: String(i.job_id), event_id: String(i.event_id) }));
+  }
+}

@@ -1,0 +1,279 @@
+/**
+ * Reading a bundle ZIP safely. `inspectArchive` checks the whole archive before anything is extracted:
+ * entry count, every entry name (absolute, `..`, backslash, control characters, symlinks, duplicates), then
+ * every entry's data is inflated and its real bytes counted (declared sizes are never trusted): an entry over
+ * 1 MB expanding more than 100× is suspicious, more than 300 MB in all is too much, and sizes or checksums
+ * that do not match what the archive declares make it invalid. Only then does `readEntry` hand out data.
+ * Nested archives are ordinary files: never opened.
+ */
+import { crc32, createInflateRaw, inflateRawSync } from 'node:zlib';
+import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import { ServiceError } from '../errors';
+import { BULK_LIMITS } from './limits';
+import { isIgnoredEntry, normalisePath, pathProblem } from './paths';
+
+export type ArchiveCode = 'BULK_ZIP_UNSAFE_ENTRY' | 'BULK_ZIP_SUSPICIOUS_ENTRY' | 'BULK_ZIP_DECOMPRESSED_TOO_LARGE' | 'BULK_ZIP_TOO_MANY_ENTRIES' | 'BULK_ZIP_INVALID';
+
+/** A job-level refusal of the archive (the job fails with this code; never an HTTP answer). */
+export class ArchiveError extends ServiceError {
+  constructor(code: ArchiveCode, message: string, details: Record<string, unknown> = {}) {
+    super(code, message, details);
+    this.name = 'ArchiveError';
+  }
+}
+
+export interface ArchiveLimits {
+  entries: number;
+  expandedBytes: number;
+  suspiciousBytes: number;
+  suspiciousRatio: number;
+}
+
+/** Where a checked entry's data is in the archive, so it can be read later without parsing the archive again. */
+export interface EntryLocation {
+  /** Offset of the entry's (compressed) data in the ZIP. */
+  start: number;
+  compressed: number;
+  /** 0 stored, 8 deflated. */
+  method: number;
+  /** Real inflated size and checksum, as checked. */
+  size: number;
+  crc: number;
+}
+
+export interface ArchiveFile {
+  /** Position in the archive's central directory. */
+  ordinal: number;
+  /** Normalised path (no `.` or empty segments). */
+  path: string;
+  /** Real inflated size. */
+  size: number;
+  location: EntryLocation;
+  entry: Entry;
+}
+
+export interface InspectedArchive {
+  /** Files to use, in archive order (folders and ignored entries left out). */
+  files: ArchiveFile[];
+  /** Entries in the archive (all kinds). */
+  entryCount: number;
+  /** Real inflated bytes of all entries. */
+  expandedBytes: number;
+  ignored: number;
+  zip: ZipFile;
+  source: Buffer;
+}
+
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+
+function open(source: Buffer): Promise<ZipFile> {
+  return new Promise((resolve, reject) => {
+    yauzl.fromBuffer(source, { lazyEntries: true, decodeStrings: false, validateEntrySizes: false, autoClose: false, strictFileNames: true }, (err, zip) =>
+      err ? reject(err) : resolve(zip),
+    );
+  });
+}
+
+function invalid(reason: string, message: string, details: Record<string, unknown> = {}): ArchiveError {
+  return new ArchiveError('BULK_ZIP_INVALID', `The archive cannot be read: ${message} Create the ZIP again with a standard tool (zip, 7-Zip, Finder, Explorer).`, { reason, ...details });
+}
+
+function unsafe(reason: string, name: string, message: string): ArchiveError {
+  return new ArchiveError('BULK_ZIP_UNSAFE_ENTRY', `Entry "${name.slice(0, 200)}" ${message}; nothing was extracted. Remove it and zip the bundle again.`, { entry: name.slice(0, 200), reason });
+}
+
+async function readCentralDirectory(zip: ZipFile): Promise<Entry[]> {
+  const entries: Entry[] = [];
+  return new Promise((resolve, reject) => {
+    zip.on('entry', (entry: Entry) => {
+      entries.push(entry);
+      zip.readEntry();
+    });
+    zip.on('end', () => resolve(entries));
+    zip.on('error', reject);
+    zip.readEntry();
+  });
+}
+
+/** The entry's name as text: UTF-8 when flagged (or carried in the Info-ZIP Unicode field), else CP437; backslashes kept. */
+function entryName(entry: Entry): string {
+  const low = (yauzl as unknown as { getFileNameLowLevel(flags: number, raw: Buffer, extra: unknown, strict: boolean): string }).getFileNameLowLevel;
+  return low(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+}
+
+function isSymlink(entry: Entry): boolean {
+  return ((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK;
+}
+
+/** Why a name is unsafe (message for the job), or null. */
+const UNSAFE_MESSAGES: Record<string, string> = {
+  empty: 'has an empty name',
+  absolute: 'has an absolute path',
+  parent_reference: 'contains ".." and would be written outside the bundle',
+  backslash: 'contains a backslash (a Windows path that may climb out of the bundle)',
+  control_character: 'has a control character in its name',
+  too_long: 'has a name longer than 1024 characters',
+};
+
+type Counted = { size: number; crc: number; data: Buffer | null; start: number } | { over: number };
+
+/**
+ * Inflates an entry's data counting real bytes; stops as soon as more than `cap` bytes came out (and says so).
+ * `collect` keeps the data (extraction), otherwise it is only counted.
+ */
+async function inflate(zip: ZipFile, source: Buffer, entry: Entry, cap: number, collect: boolean): Promise<Counted> {
+  let fileDataStart: number;
+  try {
+    ({ fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true }));
+  } catch (err) {
+    throw invalid('bad_local_header', `entry "${entryName(entry).slice(0, 200)}" has a damaged header (${(err as Error).message}).`);
+  }
+  const end = fileDataStart + entry.compressedSize;
+  if (end > source.length) throw invalid('truncated', `entry "${entryName(entry).slice(0, 200)}" runs past the end of the file.`);
+  const raw = source.subarray(fileDataStart, end);
+  if (entry.compressionMethod === 0) {
+    if (raw.length > cap) return { over: raw.length };
+    return { size: raw.length, crc: crc32(raw), data: collect ? Buffer.from(raw) : null, start: fileDataStart };
+  }
+  return new Promise<Counted>((resolve, reject) => {
+    const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let crc = 0;
+    let done = false;
+    inflater.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > cap) {
+        done = true;
+        inflater.destroy();
+        resolve({ over: size });
+        return;
+      }
+      crc = crc32(chunk, crc);
+      if (collect) chunks.push(chunk);
+    });
+    inflater.on('end', () => {
+      if (done) return;
+      done = true;
+      resolve({ size, crc, data: collect ? Buffer.concat(chunks, size) : null, start: fileDataStart });
+    });
+    inflater.on('error', (err) => {
+      if (done) return;
+      done = true;
+      reject(invalid('corrupt_data', `the data of entry "${entryName(entry).slice(0, 200)}" is damaged (${err.message}).`));
+    });
+    // Fed in slices, so a bomb is stopped after the first slices that cross the cap.
+    const SLICE = 256 * 1024;
+    const feed = (offset: number) => {
+      while (!done && offset < raw.length) {
+        const more = inflater.write(raw.subarray(offset, offset + SLICE));
+        offset += SLICE;
+        if (!more) {
+          inflater.once('drain', () => feed(offset));
+          return;
+        }
+      }
+      if (!done) inflater.end();
+    };
+    feed(0);
+  });
+}
+
+/** The whole safety check; throws ArchiveError with the job-level code. Nothing is extracted. */
+export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BULK_LIMITS): Promise<InspectedArchive> {
+  let zip: ZipFile;
+  try {
+    zip = await open(source);
+  } catch (err) {
+    throw invalid('not_a_zip', `it is not a ZIP archive (${(err as Error).message}).`);
+  }
+  if (zip.entryCount > limits.entries) {
+    throw new ArchiveError('BULK_ZIP_TOO_MANY_ENTRIES', `The archive has ${zip.entryCount} entries; at most ${limits.entries} are allowed. Split the bundle into several jobs.`, {
+      entries: zip.entryCount,
+      max_entries: limits.entries,
+    });
+  }
+  let entries: Entry[];
+  try {
+    entries = await readCentralDirectory(zip);
+  } catch (err) {
+    throw invalid('bad_directory', `its central directory is damaged (${(err as Error).message}).`);
+  }
+
+  // 1. Names and kinds of every entry, before any data is touched.
+  const seen = new Set<string>();
+  const candidates: { entry: Entry; ordinal: number; path: string; directory: boolean; ignored: boolean }[] = [];
+  for (const [ordinal, entry] of entries.entries()) {
+    const name = entryName(entry);
+    if (isSymlink(entry)) throw unsafe('symlink', name, 'is a symbolic link (links could point outside the bundle)');
+    const problem = pathProblem(name);
+    if (problem) throw unsafe(problem, name, UNSAFE_MESSAGES[problem]);
+    const directory = name.endsWith('/');
+    const path = normalisePath(name);
+    if (seen.has(path)) throw unsafe('duplicate', name, 'appears more than once (a later copy could replace an earlier one)');
+    seen.add(path);
+    if (entry.isEncrypted()) throw invalid('encrypted', `entry "${name.slice(0, 200)}" is encrypted; send an archive without a password.`, { entry: name.slice(0, 200) });
+    if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) {
+      throw invalid('unsupported_compression', `entry "${name.slice(0, 200)}" uses compression method ${entry.compressionMethod}; only stored and deflated entries are read.`, {
+        entry: name.slice(0, 200),
+      });
+    }
+    candidates.push({ entry, ordinal, path, directory, ignored: isIgnoredEntry(path) });
+  }
+
+  // 2. Real inflated bytes of every entry (also folders and ignored ones: they are part of the archive).
+  let expanded = 0;
+  const files: ArchiveFile[] = [];
+  for (const c of candidates) {
+    const ratioCap = Math.max(limits.suspiciousBytes, limits.suspiciousRatio * c.entry.compressedSize);
+    const remaining = limits.expandedBytes - expanded;
+    const counted = await inflate(zip, source, c.entry, Math.min(ratioCap, remaining), false);
+    if ('over' in counted) {
+      if (counted.over > ratioCap) {
+        throw new ArchiveError(
+          'BULK_ZIP_SUSPICIOUS_ENTRY',
+          `Entry "${c.path.slice(0, 200)}" expands more than ${limits.suspiciousRatio} times its compressed size to over 1 MB (a ZIP bomb?); nothing was extracted.`,
+          { entry: c.path.slice(0, 200), compressed_bytes: c.entry.compressedSize, max_ratio: limits.suspiciousRatio },
+        );
+      }
+      throw new ArchiveError('BULK_ZIP_DECOMPRESSED_TOO_LARGE', `The archive expands to more than ${Math.round(limits.expandedBytes / 1048576)} MB; split the bundle into several jobs.`, {
+        max_bytes: limits.expandedBytes,
+      });
+    }
+    if (counted.size !== c.entry.uncompressedSize) {
+      throw invalid('size_mismatch', `entry "${c.path.slice(0, 200)}" inflates to ${counted.size} bytes but declares ${c.entry.uncompressedSize}.`, { entry: c.path.slice(0, 200) });
+    }
+    if (counted.crc !== c.entry.crc32) throw invalid('crc_mismatch', `entry "${c.path.slice(0, 200)}" fails its checksum.`, { entry: c.path.slice(0, 200) });
+    expanded += counted.size;
+    if (!c.directory && !c.ignored) {
+      const location = { start: counted.start, compressed: c.entry.compressedSize, method: c.entry.compressionMethod, size: counted.size, crc: counted.crc };
+      files.push({ ordinal: c.ordinal, path: c.path, size: counted.size, location, entry: c.entry });
+    }
+  }
+  return { files, entryCount: entries.length, expandedBytes: expanded, ignored: candidates.filter((c) => c.ignored).length, zip, source };
+}
+
+/** The data of a file of an inspected archive (its size is known, so this cannot run away). */
+export async function readEntry(archive: InspectedArchive, file: ArchiveFile): Promise<Buffer> {
+  const counted = await inflate(archive.zip, archive.source, file.entry, file.size, true);
+  if ('over' in counted || !counted.data) throw invalid('changed', `entry "${file.path}" changed while it was read.`);
+  return counted.data;
+}
+
+/**
+ * The data of a checked entry straight from the archive bytes (the same bytes that were checked): never more
+ * than its checked size, and its checksum verified again.
+ */
+export function readLocation(zip: Buffer, at: EntryLocation): Buffer {
+  const raw = zip.subarray(at.start, at.start + at.compressed);
+  if (raw.length !== at.compressed) throw new Error('the archive is shorter than when it was checked');
+  const data = at.method === 0 ? Buffer.from(raw) : at.size === 0 ? Buffer.alloc(0) : inflateRawSync(raw, { maxOutputLength: at.size });
+  if (data.length !== at.size || crc32(data) !== at.crc) throw new Error('the archive changed since it was checked');
+  return data;
+}
+
+export function closeArchive(archive: InspectedArchive): void {
+  archive.zip.close();
+}

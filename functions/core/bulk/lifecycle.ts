@@ -1,0 +1,59 @@
+/**
+ * How a bulk job ends, whatever the path: its slot is given back and everything staged for it (the uploaded
+ * ZIP, the job's copy of it, the request, the bundle index, the PDFs made so far) is deleted. A job-level failure also
+ * removes any output and rows, so nothing half-written survives, and writes `bulk.job.failed` with the job.
+ */
+import { jobEvent } from '../events/events';
+import { type Job, failed } from '../jobs/job';
+import { keyBelongsTo } from '../jobs/storage-layout';
+import { BULK_SLOT_KIND, type BulkDeps } from './deps';
+import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
+
+type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'clock' | 'log'>;
+
+/** Deletes with a bounded number of requests in flight; failures are logged (the bucket's rules clean up later). */
+async function deleteAll(deps: Deps, keys: string[], what: string): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(16, keys.length) }, async () => {
+      while (next < keys.length) {
+        const key = keys[next++];
+        await deps.blobs.delete(key).catch((err) => deps.log?.(`deleting ${key} (${what})`, err));
+      }
+    }),
+  );
+}
+
+export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Promise<StoredBulkRequest | null> {
+  const raw = await deps.blobs.get(bulkKeys.request(job.account_id, job.job_id));
+  return raw ? (JSON.parse(raw.toString('utf8')) as StoredBulkRequest) : null;
+}
+
+/** Gives back the slot and deletes the staged inputs of a job that has ended. Never throws. */
+export async function releaseJob(deps: Deps, job: Job): Promise<void> {
+  const log = (what: string) => (err: unknown) => deps.log?.(`${what} of bulk job ${job.job_id}`, err);
+  await deps.slots.release({ accountId: job.account_id, kind: BULK_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
+  const { account_id: acct, job_id: id } = job;
+  const index = await loadIndex(deps.blobs, acct, id).catch(() => null);
+  const keys = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];
+  // The uploaded ZIP is the caller's input for this job only; it goes too (as for merge/split uploads).
+  if (job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) keys.push(job.input_key);
+  if (index) for (const f of index.files) if (f.entry) keys.push(bulkKeys.pdf(acct, id, f.index));
+  await deleteAll(deps, keys, 'staged input');
+}
+
+/**
+ * Ends a queued or processing job as failed with a job-level code: no output, no rows, nothing charged,
+ * `bulk.job.failed`, slot and staged inputs released. Returns the job as it ends up (another writer may have
+ * finished it first, e.g. a cancel of a queued job).
+ */
+export async function failJob(deps: Deps, job: Job, code: string, message: string, changes: Partial<Job> = {}): Promise<Job> {
+  await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
+  await deps.files.deleteAll(job.job_id);
+  const at = deps.clock.now();
+  const final = failed(job, at, code, message, { success_count: 0, failure_count: (changes.file_count !== undefined ? changes.file_count : job.file_count) ?? 0, pages_total: 0, output: null, lease_until: null, ...changes });
+  const event = jobEvent('bulk.job.failed', final, at, { error_message: message, processed_count: final.processed_count ?? 0 });
+  if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
+  await releaseJob(deps, final);
+  return final;
+}

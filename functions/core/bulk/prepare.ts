@@ -1,0 +1,133 @@
+/**
+ * Workflow step 1 (`Prepare`): queued → processing; the archive checked as a whole before anything is
+ * extracted; the convertible files counted (none → BULK_NO_CONVERTIBLE_FILES, more than the page budget →
+ * BULK_FILE_COUNT_EXCEEDED); the whole job's cost checked (INSUFFICIENT_CREDITS, nothing charged); then the
+ * checked archive kept under the job with an index of where each file's data is, and the list of files to
+ * render handed to the Map state.
+ */
+import { type Account, usableAllowanceMicros } from '../accounts/account';
+import { insufficientCredits } from '../billing/charging';
+import type { Micros } from '../billing/money';
+import { isServiceError } from '../errors';
+import type { JobFileRow } from '../jobs/files';
+import { FINISHED_STATUSES, type Job } from '../jobs/job';
+import { TransientTaskError } from '../workflows/ports';
+import { type EntryLocation, closeArchive, inspectArchive } from './archive';
+import type { BulkDeps } from './deps';
+import { failJob, loadStoredRequest, releaseJob } from './lifecycle';
+import { BULK_LIMITS, isConvertible } from './limits';
+import { type BundleFile, type BundleIndex, ZIP, bulkKeys } from './storage';
+
+export interface BulkTaskInput {
+  job_id: string;
+  account_id?: string;
+  /** Set by the ASL's Catch: the error that ended a step. */
+  error?: { Error?: string; Cause?: string };
+}
+
+export interface PreparedJob {
+  job_id: string;
+  account_id: string;
+  /** `processing` when files are to be rendered; otherwise the status the job ended with. */
+  status: string;
+  /** Row indexes of the files to render (the Map state's items). */
+  items: number[];
+}
+
+/** How many files of `price` each the account's balances can pay for (each file is charged on its own, from any bucket). */
+export function coverableFiles(account: Account, price: Micros, now: Date): number {
+  if (price <= 0) return Number.MAX_SAFE_INTEGER;
+  return [usableAllowanceMicros(account, now), account.free_credits_micros, account.credits_micros].reduce((n, balance) => n + Math.floor(Math.max(0, balance) / price), 0);
+}
+
+function tooLargeRow(file: BundleFile): JobFileRow {
+  return {
+    index: file.index,
+    input: file.path,
+    output: null,
+    status: 'failed',
+    pages: 0,
+    error_code: 'FILE_TOO_LARGE',
+    error_message: `${file.path} is ${file.size} bytes; convertible files may be at most ${BULK_LIMITS.convertibleBytes} bytes (10 MB).`,
+    blocked_requests: 0,
+    render_timeout: false,
+    missing_assets: 0,
+    key: null,
+  };
+}
+
+export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Promise<PreparedJob> {
+  const ended = (job: Job | null, status?: string): PreparedJob => ({ job_id: input.job_id, account_id: job?.account_id ?? input.account_id ?? '', status: status ?? job?.status ?? 'missing', items: [] });
+  let job = await deps.jobs.get(input.job_id);
+  if (!job || job.job_type !== 'bulk') return ended(job);
+  if (FINISHED_STATUSES.has(job.status)) {
+    // Cancelled while queued: the cancel released it already; releasing again is harmless.
+    await releaseJob(deps, job);
+    return ended(job);
+  }
+  if (job.status === 'queued') {
+    const claimed: Job = { ...job, status: 'processing', started_at: deps.clock.now().toISOString() };
+    if (await deps.jobs.putIf(claimed, ['queued'])) job = claimed;
+    else {
+      job = await deps.jobs.get(input.job_id);
+      if (!job || job.status !== 'processing') return ended(job);
+    }
+  }
+
+  let archive: Awaited<ReturnType<typeof inspectArchive>> | null = null;
+  try {
+    const request = await loadStoredRequest(deps, job);
+    if (!request) return ended(await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.'));
+    const account = await deps.accounts.get(job.account_id);
+    const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
+    if (!account || !plan) return ended(await failJob(deps, job, 'UPGRADE_REQUIRED', 'The account has no paid plan any more; nothing was charged.'));
+
+    const zip = await deps.blobs.get(request.zip_key);
+    if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.'));
+    archive = await inspectArchive(zip);
+
+    const convertible = archive.files.filter((f) => isConvertible(f.path, request.bundle_type));
+    const extensions = request.bundle_type === 'html' ? '.html or .htm' : '.md or .markdown';
+    if (convertible.length === 0) {
+      return ended(await failJob(deps, job, 'BULK_NO_CONVERTIBLE_FILES', `The bundle has no ${extensions} file to convert (bundle_type "${request.bundle_type}"). Check bundle_type and the file extensions.`, { file_count: 0 }));
+    }
+    const maxFiles = Math.min(BULK_LIMITS.convertibleFiles, plan.max_bulk_pages_per_job);
+    if (convertible.length > maxFiles) {
+      return ended(
+        await failJob(deps, job, 'BULK_FILE_COUNT_EXCEEDED', `The bundle has ${convertible.length} ${extensions} files; a bulk job converts at most ${maxFiles}. Split it into several jobs.`, {
+          file_count: convertible.length,
+        }),
+      );
+    }
+
+    const files: BundleFile[] = convertible.map((f, index) => ({ index, path: f.path, size: f.size, entry: f.size > BULK_LIMITS.convertibleBytes ? null : f.location }));
+    const renderable = files.filter((f) => f.entry !== null);
+    const price = plan.price_per_pdf_micros;
+    if (coverableFiles(account, price, deps.clock.now()) < renderable.length) {
+      const refusal = insufficientCredits(account, price * renderable.length, deps.clock.now());
+      return ended(
+        await failJob(deps, job, 'INSUFFICIENT_CREDITS', `The balance cannot pay for all ${renderable.length} files of the bundle; nothing was converted or charged. ${refusal.message}`, {
+          file_count: files.length,
+        }),
+      );
+    }
+
+    // Safe. The job reads its files from its own copy of the checked archive (an upload could be replaced).
+    const zipKey = bulkKeys.bundle(job.account_id, job.job_id);
+    if (request.zip_key !== zipKey) await deps.blobs.put(zipKey, zip, ZIP);
+    const entries: Record<string, EntryLocation> = {};
+    for (const f of archive.files) entries[f.path] = f.location;
+    const index: BundleIndex = { bundle_type: request.bundle_type, options: request.options, zip_key: zipKey, files, entries };
+    await deps.blobs.put(bulkKeys.index(job.account_id, job.job_id), Buffer.from(JSON.stringify(index)), 'application/json');
+
+    const tooLarge = files.filter((f) => f.entry === null).map(tooLargeRow);
+    if (tooLarge.length) await deps.files.putAll(job.job_id, tooLarge);
+    if (!(await deps.progress.setCounts(job.job_id, { file_count: files.length, processed_count: tooLarge.length }))) return ended(await deps.jobs.get(job.job_id));
+    return { job_id: job.job_id, account_id: job.account_id, status: 'processing', items: renderable.map((f) => f.index) };
+  } catch (err) {
+    if (isServiceError(err)) return ended(await failJob(deps, job, err.code, err.message));
+    throw new TransientTaskError(`preparing bulk job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
+  } finally {
+    if (archive) closeArchive(archive);
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * Workflow step 2 (`RenderFile`, one Map iteration per file): renders one convertible file with the bundle as
+ * the page's world, stores its PDF under the job's staging prefix and records its row exactly once (which also
+ * moves `processed_count`). A cancel or the job's time budget makes it skip the file before starting it.
+ * Nothing is charged here: the page budget depends on the files before this one, so `Finish` charges.
+ */
+import { isServiceError } from '../errors';
+import type { JobFileRow } from '../jobs/files';
+import { markdownToHtml } from '../render/markdown';
+import { RenderTimeoutError } from '../render/ports';
+import { TransientTaskError } from '../workflows/ports';
+import type { BulkDeps } from './deps';
+import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
+import { bulkKeys, bundleReader, loadIndex } from './storage';
+
+export interface RenderFileInput {
+  job_id: string;
+  account_id?: string;
+  index: number;
+}
+
+/** Storage trouble while the page read the bundle: worth a retry, never the document's fault. */
+class BundleReadError extends Error {
+  constructor(cause: unknown) {
+    super(`reading the bundle failed: ${(cause as Error)?.message ?? cause}`, { cause });
+    this.name = 'BundleReadError';
+  }
+}
+
+export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Promise<{ index: number; status: string }> {
+  const { index } = input;
+  const job = await deps.jobs.get(input.job_id);
+  if (!job || job.job_type !== 'bulk' || job.status !== 'processing') return { index, status: 'not_processing' };
+  const bundle = await loadIndex(deps.blobs, job.account_id, job.job_id);
+  const file = bundle?.files[index];
+  if (!bundle || !file || file.entry === null) throw new TransientTaskError(`bulk job ${job.job_id} has no prepared file ${index}`);
+
+  const row: JobFileRow = {
+    index,
+    input: file.path,
+    output: null,
+    status: 'failed',
+    pages: 0,
+    error_code: null,
+    error_message: null,
+    blocked_requests: 0,
+    render_timeout: false,
+    missing_assets: 0,
+    key: null,
+  };
+  const record = async (changes: Partial<JobFileRow>) => {
+    await deps.progress.recordFile(job.job_id, { ...row, ...changes });
+    return { index, status: changes.status ?? row.status };
+  };
+
+  if (job.cancel_requested) return record({ status: 'skipped', error_code: 'CANCELLED', error_message: 'Not converted: the job was cancelled before this file started.' });
+  const started = Date.parse(job.started_at ?? job.created_at);
+  if (deps.clock.now().getTime() - started > deps.timing.jobTimeBudgetSeconds * 1000) {
+    return record({
+      status: 'skipped',
+      error_code: 'TIME_BUDGET_EXCEEDED',
+      error_message: `Not converted: the job's ${Math.round(deps.timing.jobTimeBudgetSeconds / 60)}-minute time budget ran out before this file started. Submit the remaining files as a new job.`,
+    });
+  }
+
+  const read = bundleReader(deps.blobs, bundle);
+  let source: Buffer | null;
+  try {
+    source = await read(file.path);
+  } catch (err) {
+    throw new TransientTaskError(`reading ${file.path} of bulk job ${job.job_id} failed`, { cause: err });
+  }
+  if (!source) throw new TransientTaskError(`${file.path} of bulk job ${job.job_id} is missing from its bundle`);
+  const text = source.toString('utf8').replace(/^\uFEFF/, '');
+  const html = bundle.bundle_type === 'markdown' ? markdownToHtml(text) : text;
+
+  let result;
+  try {
+    result = await deps.renderer.render({
+      html,
+      options: bundle.options,
+      timeoutMs: deps.timing.fileTimeoutSeconds * 1000,
+      networkIdle: { quietMs: BULK_IDLE_QUIET_MS, maxMs: deps.timing.idleMaxSeconds * 1000 },
+      bundle: {
+        documentPath: file.path,
+        read: (path) =>
+          read(path).catch((err) => {
+            throw new BundleReadError(err);
+          }),
+      },
+    });
+  } catch (err) {
+    if (err instanceof BundleReadError) throw new TransientTaskError(`rendering ${file.path} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
+    if (err instanceof RenderTimeoutError) {
+      return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
+    }
+    deps.log?.(`bulk job ${job.job_id}: ${file.path} failed to render`, err);
+    const why = isServiceError(err) ? err.message : 'the renderer could not print it (the page crashed or could not be opened).';
+    return record({ error_code: 'RENDER_FAILED', error_message: `${file.path} could not be converted: ${why}` });
+  }
+  const facts = { blocked_requests: result.blockedRequests, render_timeout: result.renderTimeout, missing_assets: result.missingAssets ?? 0 };
+  if (result.pages > BULK_LIMITS.pagesPerFile) {
+    return record({
+      ...facts,
+      error_code: 'PAGE_LIMIT_EXCEEDED',
+      error_message: `${file.path} has ${result.pages} pages; a file of a bulk job may have at most ${BULK_LIMITS.pagesPerFile}. Split it, or use options.pageRanges.`,
+    });
+  }
+  const key = bulkKeys.pdf(job.account_id, job.job_id, index);
+  try {
+    await deps.blobs.put(key, result.pdf, 'application/pdf');
+  } catch (err) {
+    throw new TransientTaskError(`storing the PDF of ${file.path} (bulk job ${job.job_id}) failed`, { cause: err });
+  }
+  return record({ ...facts, status: 'success', pages: result.pages, key, size_bytes: result.pdf.byteLength });
+}

@@ -1,0 +1,144 @@
+/**
+ * `POST /bulkjob/upload-url` and `POST /bulkjob`: the plan gate, the upload's ownership and size, a credit
+ * check for one PDF, one of the account's two bulk slots, the staged input, a queued job and the workflow.
+ * The archive itself is opened only by the workflow (its problems are job-level failure codes).
+ */
+import { ZipFile } from 'yazl';
+import type { Account } from '../accounts/account';
+import { assertCanCover } from '../billing/charging';
+import type { Plan } from '../billing/plans';
+import type { Clock } from '../clock';
+import { ServiceError } from '../errors';
+import { newId } from '../ids';
+import { type Job, newJob } from '../jobs/job';
+import type { BlobStore } from '../jobs/ports';
+import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo } from '../jobs/storage-layout';
+import { BULK_SLOT_KIND, BULK_WORKFLOW, type BulkDeps } from './deps';
+import { failJob } from './lifecycle';
+import { BULK_LIMITS, BULK_SLOT_LEASE_SECONDS } from './limits';
+import { type BulkRequest, zipTooLarge } from './requests';
+import { type StoredBulkRequest, ZIP, bulkKeys } from './storage';
+
+const DAY_MS = 86_400_000;
+
+/** 403 BULK_NOT_ENABLED unless the plan includes bulk jobs. */
+export function requireBulk(plan: Plan): void {
+  if (!plan.bulk_enabled) {
+    throw new ServiceError('BULK_NOT_ENABLED', `Bulk jobs are not part of the ${plan.name} plan. Convert files one by one with /quickjob or /longjob, or change plan.`, {
+      plan_id: plan.plan_id,
+    });
+  }
+}
+
+export function maxZipBytes(plan: Plan): number {
+  return plan.max_bulk_zip_mb * 1024 * 1024;
+}
+
+/** POST /bulkjob/upload-url: a presigned PUT for exactly `size` bytes of application/zip, valid 15 minutes. */
+export async function createBulkUploadUrl(deps: { blobs: BlobStore; clock: Clock }, account: Account, plan: Plan, size: number) {
+  const key = bulkKeys.upload(account.account_id);
+  const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: ZIP, contentLength: size });
+  return {
+    upload_url: url,
+    s3_key: key,
+    expires_at: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
+    max_bytes: maxZipBytes(plan),
+    required_headers: { 'Content-Type': ZIP },
+  };
+}
+
+const ULID_IN_KEY = /\/bulk\/([0-9A-HJKMNP-TV-Z]{26})\.zip$/;
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+function issuedAt(key: string): Date | null {
+  const m = ULID_IN_KEY.exec(key);
+  if (!m) return null;
+  let ms = 0;
+  for (const c of m[1].slice(0, 10)) ms = ms * 32 + CROCKFORD.indexOf(c);
+  return new Date(ms);
+}
+
+/** An uploaded ZIP: the caller's (403 FORBIDDEN), present and less than a day old (404 UPLOAD_NOT_FOUND), within the plan's size. */
+async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, account: Account, plan: Plan, key: string): Promise<void> {
+  if (!keyBelongsTo(key, 'uploads', account.account_id)) {
+    if (key.startsWith(STORAGE_AREAS.uploads.prefix)) throw new ServiceError('FORBIDDEN', 'This s3_key belongs to another account. Upload the ZIP with your own POST /bulkjob/upload-url.', { s3_key: key });
+    throw new ServiceError('UPLOAD_NOT_FOUND', 'No upload exists at this s3_key. Use the s3_key returned by POST /bulkjob/upload-url.', { s3_key: key });
+  }
+  const issued = issuedAt(key);
+  const head = issued ? await deps.blobs.head(key) : null;
+  if (!head || deps.clock.now().getTime() - issued!.getTime() > DAY_MS) {
+    throw new ServiceError('UPLOAD_NOT_FOUND', 'Nothing was uploaded to this s3_key, or the upload expired (uploads are kept one day). Upload the ZIP again.', { s3_key: key });
+  }
+  if (head.size_bytes > maxZipBytes(plan)) throw zipTooLarge(head.size_bytes, maxZipBytes(plan));
+}
+
+/** Inline files as a ZIP (stored entries), so the workflow reads every input the same way. */
+function zipOf(files: { path: string; bytes: Buffer }[], mtime: Date): Promise<Buffer> {
+  const zip = new ZipFile();
+  const chunks: Buffer[] = [];
+  const done = new Promise<Buffer>((resolve, reject) => {
+    zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
+    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+    zip.outputStream.on('error', reject);
+  });
+  for (const f of files) zip.addBuffer(f.bytes, f.path, { compress: false, mtime });
+  zip.end();
+  return done;
+}
+
+/** POST /bulkjob: validates what can be known without opening the archive, then queues the job. */
+export async function submitBulkJob(deps: BulkDeps, input: { account: Account; plan: Plan; request: BulkRequest }) {
+  const { account, plan, request } = input;
+  const now = deps.clock.now();
+  assertCanCover(account, plan.price_per_pdf_micros, now);
+  if (request.input.kind === 's3') await checkUpload(deps, account, plan, request.input.key);
+
+  const jobId = newId('job');
+  const acquired = await deps.slots.acquire({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
+  if (!acquired) {
+    throw new ServiceError('BULK_JOB_ALREADY_ACTIVE', `${BULK_LIMITS.activeJobs} bulk jobs are already queued or running for this account. Wait for one to finish (GET /jobs/{job_id}) or cancel one, then retry.`, {
+      max_active_jobs: BULK_LIMITS.activeJobs,
+    });
+  }
+  const zipKey = request.input.kind === 's3' ? request.input.key : bulkKeys.bundle(account.account_id, jobId);
+  const job: Job = {
+    ...newJob({ job_id: jobId, account_id: account.account_id, job_type: 'bulk', status: 'queued', now }),
+    bundle_type: request.bundle_type,
+    file_count: null,
+    processed_count: 0,
+    success_count: 0,
+    failure_count: 0,
+    pages_total: 0,
+    input_key: zipKey,
+  };
+  const stored: StoredBulkRequest = { bundle_type: request.bundle_type, options: request.options, zip_key: zipKey };
+  const staged: string[] = [];
+  try {
+    if (request.input.kind !== 's3') {
+      const bytes = request.input.kind === 'zip' ? request.input.bytes : await zipOf(request.input.files, now);
+      await deps.blobs.put(zipKey, bytes, ZIP);
+      staged.push(zipKey);
+    }
+    await deps.blobs.put(bulkKeys.request(account.account_id, jobId), Buffer.from(JSON.stringify(stored)), 'application/json');
+    staged.push(bulkKeys.request(account.account_id, jobId));
+    await deps.jobs.put(job);
+  } catch (err) {
+    await Promise.all(staged.map((k) => deps.blobs.delete(k).catch(() => undefined)));
+    await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });
+    throw err;
+  }
+  try {
+    await deps.workflows.start(BULK_WORKFLOW, { job_id: jobId, account_id: account.account_id }, { name: jobId });
+  } catch (err) {
+    deps.log?.(`could not start the bulk workflow for job ${jobId}`, err);
+    await failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.');
+    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged; retry shortly.', { job_id: jobId });
+  }
+  return {
+    job_id: jobId,
+    status: 'queued' as const,
+    job_type: 'bulk' as const,
+    bundle_type: request.bundle_type,
+    message: `The bulk job is queued. Follow it with GET /jobs/${jobId}; per-file results appear at GET /jobs/${jobId}/files and the ZIP of PDFs at GET /jobs/${jobId}/download once it has finished.`,
+  };
+}

@@ -1,0 +1,136 @@
+import type { Clock } from '../clock';
+import { NEVER_DELIVERED, type OutboxEvent } from '../events/events';
+import { newUlid } from '../ids';
+import type { BlobStore, JobRepository } from '../jobs/ports';
+import { LINK_TTL_SECONDS } from '../jobs/storage-layout';
+import type { MessageQueue } from '../jobs/queue';
+import type { HttpClient } from '../net/fetch';
+import { type DeliveryDeps, type SeriesResult, runAttemptSeries } from './delivery';
+import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './ports';
+import type { SecretBox } from './secret-box';
+import { type DeliveryRecord, type Webhook, activeSealedSecrets } from './webhook';
+
+/** How long one worker holds an (event, webhook) pair: longer than a whole series (4 × 10 s + 7 s of waits). */
+export const DELIVERY_LEASE_MS = 90_000;
+/** The sweeper re-sends events still pending after this long (the direct notice had its chance, and any lease ran out). */
+export const SWEEP_AFTER_SECONDS = 120;
+
+export interface DispatchDeps {
+  outbox: Outbox;
+  webhooks: WebhookRepository;
+  deliveries: DeliveryStore;
+  secrets: SecretBox;
+  http: HttpClient;
+  clock: Clock;
+  blobs: Pick<BlobStore, 'signedGetUrl'>;
+  jobs: Pick<JobRepository, 'get'>;
+  sleep?: DeliveryDeps['sleep'];
+  retryDelaysMs?: readonly number[];
+  log?: (message: string, err?: unknown) => void;
+}
+
+/**
+ * The delivered payload: the fields stored with the event (document 2 lists them per kind), a fresh one-hour
+ * link for stored output (`s3_url` + `s3_url_expires_at` on `job.completed` and `bulk.job.*`, `report_url` on
+ * mail merge events), `event_id` and `timestamp` (when the event happened).
+ */
+export async function buildPayload(deps: Pick<DispatchDeps, 'blobs' | 'jobs' | 'clock'>, event: OutboxEvent): Promise<Record<string, unknown>> {
+  const payload: Record<string, unknown> = { event: event.event, ...event.payload, event_id: event.event_id };
+  const kind = event.event;
+  const wantsLink = kind === 'job.completed' || kind.startsWith('bulk.job.') || kind.startsWith('mailmerge.');
+  if (wantsLink) {
+    let link: { url: string; expires_at: string } | null = null;
+    if (event.output_key) {
+      const job = await deps.jobs.get(event.job_id);
+      const name = job?.output?.key === event.output_key ? job.output.name : event.output_key.split('/').pop();
+      const expiresAt = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
+      link = { url: await deps.blobs.signedGetUrl(event.output_key, { expiresInSeconds: LINK_TTL_SECONDS, filename: name }), expires_at: expiresAt };
+    }
+    if (kind.startsWith('mailmerge.')) payload.report_url = link?.url ?? null;
+    else Object.assign(payload, { s3_url: link?.url ?? null, s3_url_expires_at: link?.expires_at ?? null });
+  }
+  payload.timestamp = event.created_at;
+  return payload;
+}
+
+export type DispatchOutcome = 'missing' | 'already_dispatched' | 'dispatched' | 'in_progress';
+
+/**
+ * Fans one outbox event out to the account's active webhooks subscribed to it (`job.timeout` never goes
+ * out). Safe under at-least-once: each (event, webhook) pair is claimed, so a redelivered notice or a swept
+ * event never starts a second series for a pair that finished, and a series taken over after a crash keeps its
+ * delivery id. The event leaves the pending index once every pair has finished.
+ */
+export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): Promise<DispatchOutcome> {
+  const stored = await deps.outbox.get(notice.job_id, notice.event_id);
+  if (!stored) return 'missing';
+  if (!stored.pending) return 'already_dispatched';
+  const { event } = stored;
+  const targets = NEVER_DELIVERED.has(event.event)
+    ? []
+    : (await deps.webhooks.listForAccount(event.account_id)).filter((w) => w.is_active && w.events.includes(event.event));
+
+  // One payload (one signed link) for every webhook of this run, built only when someone is called.
+  let body: Promise<string> | null = null;
+  const payloadBody = () => (body ??= buildPayload(deps, event).then((p) => JSON.stringify(p)));
+  const finished = await Promise.all(targets.map((webhook) => deliverTo(deps, event, webhook, payloadBody)));
+  if (finished.every(Boolean)) {
+    await deps.outbox.markDispatched(event.job_id, event.event_id, deps.clock.now().toISOString());
+    return 'dispatched';
+  }
+  return 'in_progress';
+}
+
+/** One (event, webhook) pair; false when another worker is still delivering it. */
+async function deliverTo(deps: DispatchDeps, event: OutboxEvent, webhook: Webhook, payloadBody: () => Promise<string>): Promise<boolean> {
+  const now = deps.clock.now();
+  const claim = await deps.deliveries.claim({
+    job_id: event.job_id,
+    event_id: event.event_id,
+    webhook_id: webhook.webhook_id,
+    delivery_id: newUlid(),
+    lease_until: new Date(now.getTime() + DELIVERY_LEASE_MS).toISOString(),
+    now: now.toISOString(),
+  });
+  if (claim.state === 'done') return true;
+  if (claim.state === 'busy') return false;
+  const secrets = activeSealedSecrets(webhook, now).map((sealed) => deps.secrets.open(sealed, webhook.webhook_id));
+  const body = await payloadBody();
+  const result: SeriesResult = await runAttemptSeries(
+    { http: deps.http, clock: deps.clock, sleep: deps.sleep },
+    { webhook_id: webhook.webhook_id, url: webhook.url, secrets },
+    { delivery_id: claim.delivery_id, event_type: event.event, body },
+    { retryDelaysMs: deps.retryDelaysMs },
+  );
+  const record: DeliveryRecord = {
+    delivery_id: claim.delivery_id,
+    webhook_id: webhook.webhook_id,
+    account_id: event.account_id,
+    job_id: event.job_id,
+    event_id: event.event_id,
+    event_type: event.event,
+    ...result,
+  };
+  await deps.deliveries.complete(record);
+  if (record.status !== 'success') deps.log?.(`webhook ${webhook.webhook_id} delivery ${record.delivery_id} ${record.status}: ${record.error_message}`);
+  return true;
+}
+
+/**
+ * The sweeper (a scheduled Lambda in AWS, a timer in the local stack): events still pending some time after
+ * they were written — their notice was lost, or the dispatcher failed — are sent to the dispatcher again.
+ */
+export async function sweepOutbox(
+  deps: { outbox: Outbox; queue: MessageQueue<OutboxNotice>; clock: Clock },
+  opts: { olderThanSeconds?: number; perShard?: number } = {},
+): Promise<number> {
+  const before = new Date(deps.clock.now().getTime() - (opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS) * 1000).toISOString();
+  let sent = 0;
+  for (let shard = 0; shard < deps.outbox.shards; shard++) {
+    for (const notice of await deps.outbox.listPending(shard, before, opts.perShard ?? 100)) {
+      await deps.queue.send(notice);
+      sent++;
+    }
+  }
+  return sent;
+}

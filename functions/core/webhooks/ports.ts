@@ -1,0 +1,63 @@
+import type { EventType, OutboxEvent } from '../events/events';
+import type { DeliveryRecord, Webhook } from './webhook';
+
+/** Fields PUT may change (never counters or secrets). */
+export type WebhookChanges = Partial<Pick<Webhook, 'name' | 'url' | 'events' | 'is_active'>> & { updated_at: string };
+
+export type SecretChanges = Pick<Webhook, 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at' | 'updated_at'>;
+
+export interface WebhookRepository {
+  get(webhookId: string): Promise<Webhook | null>;
+  /**
+   * Creates the webhook unless the account already holds `maxAllowed` (checked and counted in the same
+   * write, so concurrent creations cannot pass the limit); `limit` carries the count found.
+   */
+  create(webhook: Webhook, maxAllowed: number): Promise<{ created: true } | { created: false; currentCount: number }>;
+  /** Changes only the given fields (counters written by deliveries meanwhile are kept); null when gone. */
+  update(webhookId: string, changes: WebhookChanges): Promise<Webhook | null>;
+  updateSecrets(webhookId: string, changes: SecretChanges): Promise<Webhook | null>;
+  /** false when no such webhook of this account exists. */
+  delete(accountId: string, webhookId: string): Promise<boolean>;
+  /** Every webhook of the account, newest first (at most the plan's maximum). */
+  listForAccount(accountId: string): Promise<Webhook[]>;
+}
+
+export interface HistoryQuery {
+  limit: number;
+  /** Continue after this delivery id (newest first). */
+  after?: string;
+  status?: DeliveryRecord['status'];
+  eventType?: EventType;
+}
+
+export type ClaimResult = { state: 'claimed'; delivery_id: string } | { state: 'done' } | { state: 'busy' };
+
+/** Delivery series and their history records. */
+export interface DeliveryStore {
+  /**
+   * Takes the (event, webhook) pair for one attempt series: a new claim gets `deliveryId`; a claim whose
+   * worker died (lease over) is taken over keeping its original delivery id; a finished one is `done`; one
+   * another worker is still delivering is `busy`.
+   */
+  claim(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; lease_until: string; now: string }): Promise<ClaimResult>;
+  /** Writes the history record, closes the claim and moves the webhook's counters, in one step (once per series). */
+  complete(record: DeliveryRecord): Promise<void>;
+  listForWebhook(webhookId: string, query: HistoryQuery): Promise<{ records: DeliveryRecord[]; last?: string }>;
+  listForJob(jobId: string, query: HistoryQuery): Promise<{ records: DeliveryRecord[]; last?: string }>;
+}
+
+/** The event outbox as the dispatcher and the sweeper see it. */
+export interface Outbox {
+  get(jobId: string, eventId: string): Promise<{ event: OutboxEvent; pending: boolean } | null>;
+  /** Removes the event from the pending index (it stays stored with the job). */
+  markDispatched(jobId: string, eventId: string, at: string): Promise<void>;
+  /** Pending events of one index shard created before `before`, oldest first. */
+  listPending(shard: number, before: string, limit: number): Promise<{ job_id: string; event_id: string }[]>;
+  readonly shards: number;
+}
+
+/** The dispatcher queue's message: which event to fan out. */
+export interface OutboxNotice {
+  job_id: string;
+  event_id: string;
+}

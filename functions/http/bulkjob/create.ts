@@ -1,0 +1,41 @@
+import { applyPlanRateLimit, requireConversionType, requirePaidPlan } from '../../core/accounts/entitlements';
+import { BULK_LIMITS } from '../../core/bulk/limits';
+import { type BulkRequest, parseBulkForm, parseBulkJson } from '../../core/bulk/requests';
+import { requireBulk, submitBulkJob } from '../../core/bulk/submit';
+import { ServiceError } from '../../core/errors';
+import { bulkDeps } from '../../workers/bulk/deps';
+import { isMultipart, parseMultipart } from '../multipart';
+import { json } from '../responses';
+import { type AuthedRequest, authedRoute } from '../route';
+
+/** JSON, or multipart with repeated `files` parts, optional `paths`, `bundle_type` and `options`. */
+function readRequest(req: AuthedRequest): BulkRequest {
+  const contentType = req.headers['content-type'];
+  if (!isMultipart(contentType)) return parseBulkJson(req.json());
+  const tooLarge = () => new ServiceError('BULK_INLINE_TOO_LARGE', 'Inline files may total 4 MB; upload the ZIP with POST /bulkjob/upload-url instead.', { max_bytes: BULK_LIMITS.inlineBytes });
+  const form = parseMultipart(req.body, contentType, {
+    maxParts: BULK_LIMITS.entries + 10,
+    maxFileBytes: BULK_LIMITS.inlineBytes,
+    maxTotalFileBytes: BULK_LIMITS.inlineBytes,
+    maxFieldBytes: 512 * 1024,
+    refuse: (limit) => (limit === 'file_bytes' || limit === 'total_bytes' ? tooLarge() : undefined),
+  });
+  return parseBulkForm({
+    bundleType: form.text('bundle_type'),
+    options: form.text('options'),
+    paths: form.text('paths'),
+    files: [...form.all('files'), ...form.all('files[]')].map((p) => ({ filename: p.filename, data: p.data })),
+    otherInputs: ['s3_key', 'zip_base64'].filter((f) => form.has(f)),
+  });
+}
+
+/** POST /bulkjob: a ZIP (upload, base64) or inline files of HTML or Markdown → a queued bulk job run by the `bulk` workflow. */
+export const handler = authedRoute('bulkjob.create', async (req) => {
+  const { services, account } = req;
+  const plan = await requirePaidPlan(services.plans, account);
+  requireBulk(plan);
+  const request = readRequest(req);
+  requireConversionType(plan, request.bundle_type);
+  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
+  return json(202, await submitBulkJob(bulkDeps(services), { account, plan, request }));
+});

@@ -1,0 +1,12 @@
+import { cancelJob } from '../../core/bulk/cancel';
+import { loadOwnJob } from '../../core/jobs/access';
+import { bulkDeps } from '../../workers/bulk/deps';
+import { json } from '../responses';
+import { authedRoute } from '../route';
+
+/** POST /jobs/{job_id}/cancel: 200 for a queued bulk job, 202 for a running one, 409 for finished jobs and other job types. */
+export const handler = authedRoute('jobs.cancel', async ({ services, account, params }) => {
+  const job = await loadOwnJob(services.jobs, account.account_id, params.job_id);
+  const outcome = await cancelJob(bulkDeps(services), job);
+  return json(outcome.statusCode, outcome.body);
+});

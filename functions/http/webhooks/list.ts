@@ -1,0 +1,11 @@
+import { listWebhooks } from '../../core/webhooks/manage';
+import { parseWebhookListQuery } from '../../core/webhooks/requests';
+import { json } from '../responses';
+import { authedRoute } from '../route';
+import { pageTokens, webhookDeps } from './deps';
+
+/** GET /accounts/me/webhooks: `webhooks`, `count`, `next_token`; filters `is_active`, `event`; no secrets. */
+export const handler = authedRoute('webhooks.list', async ({ services, account, query }) => {
+  const request = parseWebhookListQuery(query);
+  return json(200, await listWebhooks(webhookDeps(services), pageTokens(services, 'webhooks.v1'), account.account_id, request));
+});

@@ -1,0 +1,28 @@
+/**
+ * Scheduled functions as plain data: the CDK app builds an EventBridge rule and a Lambda for each; the local
+ * stack runs the same handler on a timer (LOCAL_SCHEDULE_INTERVAL_MS overrides the interval, tests only).
+ */
+import type { FunctionProfile, Permission } from './routes';
+
+export interface ScheduleDef {
+  name: string;
+  /** "<file under functions/>#<export>" */
+  handler: string;
+  everyMinutes: number;
+  profile: FunctionProfile;
+  timeoutSeconds: number;
+  permissions: Permission[];
+}
+
+export const SCHEDULES: readonly ScheduleDef[] = [
+  {
+    // Outbox events still pending two minutes after their write (lost notice, failed dispatch) go to the
+    // webhook dispatcher again.
+    name: 'outbox-sweep',
+    handler: 'workers/webhooks/sweep#handler',
+    everyMinutes: 1,
+    profile: 'light',
+    timeoutSeconds: 60,
+    permissions: ['table:read', 'queue:webhooks'],
+  },
+];

@@ -1,0 +1,41 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { services } from '../../composition';
+import { dispatchEvent } from '../../core/webhooks/dispatch';
+import type { OutboxNotice } from '../../core/webhooks/ports';
+
+/**
+ * The webhook dispatcher (SQS-fed in AWS, the in-process queue locally). Each message names one outbox
+ * event; it is fanned out to the account's active webhooks subscribed to it. A message that fails
+ * unexpectedly (database, key) is reported back for redelivery; the claims make a redelivery safe.
+ */
+export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+  const svc = services();
+  const failures: SQSBatchResponse['batchItemFailures'] = [];
+  for (const record of event.Records) {
+    try {
+      const notice = JSON.parse(record.body) as OutboxNotice;
+      if (typeof notice?.job_id !== 'string' || typeof notice.event_id !== 'string') {
+        svc.log.error(`dispatcher: ignoring a malformed message ${record.messageId}`);
+        continue;
+      }
+      await dispatchEvent(
+        {
+          outbox: svc.outbox,
+          webhooks: svc.webhooks,
+          deliveries: svc.webhookDeliveries,
+          secrets: svc.webhookSecrets,
+          http: svc.http,
+          clock: svc.clock,
+          blobs: svc.blobs,
+          jobs: svc.jobs,
+          log: (m, e) => svc.log.info(m, e),
+        },
+        notice,
+      );
+    } catch (err) {
+      svc.log.error(`dispatcher failed on message ${record.messageId}`, err);
+      failures.push({ itemIdentifier: record.messageId });
+    }
+  }
+  return { batchItemFailures: failures };
+}

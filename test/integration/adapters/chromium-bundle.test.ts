@@ -1,0 +1,123 @@
+import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import { bundlePathOf, bundleUrl } from '../../../functions/adapters/chromium/bundle-origin';
+import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { systemResolver } from '../../../functions/adapters/net/dns-resolver';
+import { PrivateTargetAllowlist } from '../../../functions/core/net/allowlist';
+import { NetworkGuard } from '../../../functions/core/net/guard';
+import { parsePdfOptions } from '../../../functions/core/render/options';
+import type { RenderBundle } from '../../../functions/core/render/ports';
+import { png } from '../../support/images';
+import { readPdf } from '../../support/pdf';
+import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../../support/servers';
+
+let remote: TestServer;
+let secret: TestServer;
+let ca: TestCa;
+let browser: ChromiumBrowser;
+let renderer: ChromiumRenderer;
+const options = parsePdfOptions({});
+
+beforeAll(async () => {
+  ca = makeTestCa();
+  // "Remote" https host: allowed through the guard; Chromium is told to accept its test certificate.
+  remote = await httpsServer(ca, (req, res) => {
+    if (req.url === '/remote.png') return res.writeHead(200, { 'Content-Type': 'image/png' }).end(png(7, 5));
+    res.writeHead(404).end();
+  });
+  secret = await httpServer((_req, res) => res.end('secret'));
+  const guard = new NetworkGuard(systemResolver, new PrivateTargetAllowlist(`localhost:${remote.port}`));
+  browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 2, guard, executablePath: process.env.CHROMIUM_PATH, extraArgs: ['--ignore-certificate-errors'] });
+  renderer = new ChromiumRenderer(browser);
+});
+afterAll(async () => {
+  await browser?.close();
+  await remote?.close();
+  await secret?.close();
+});
+
+function bundleOf(files: Record<string, string | Buffer>, documentPath: string, reads: string[] = []): RenderBundle {
+  return {
+    documentPath,
+    read: async (path) => {
+      reads.push(path);
+      const f = files[path];
+      return f === undefined ? null : Buffer.from(f);
+    },
+  };
+}
+
+/** Reports what the page saw as text, so the PDF shows whether each reference resolved. */
+const REPORT = `<p id="out"></p><script>
+  addEventListener('load', () => {
+    const imgs = [...document.images].map((i) => i.id + '=' + i.naturalWidth + 'x' + i.naturalHeight).join(' ');
+    const color = getComputedStyle(document.querySelector('h1')).color;
+    const size = getComputedStyle(document.querySelector('h1')).fontSize;
+    document.getElementById('out').textContent = 'color=' + color + ' size=' + size + ' ' + imgs + ' loc=' + location.href;
+  });
+</script>`;
+
+describe('rendering with a bundle as the page world', () => {
+  it('resolves relative and bundle-root references from the bundle, loads remote https and data:, counts missing files', async () => {
+    const files = {
+      'docs/guide/intro.html': 'unused: the html comes with the request',
+      'docs/css/site.css': 'h1 { color: rgb(10, 20, 30); }',
+      'shared/base.css': 'h1 { font-size: 31px; }',
+      'docs/img/logo.png': png(3, 2),
+    };
+    const html = `<!DOCTYPE html><html><head><link rel="stylesheet" href="../css/site.css"><link rel="stylesheet" href="/shared/base.css">
+      <link rel="stylesheet" href="../css/absent.css"></head><body><h1>Guide</h1>
+      <img id="rel" src="../img/logo.png"><img id="root" src="/docs/img/logo.png"><img id="gone" src="nothing.png"><img id="gone2" src="/nothing.png">
+      <img id="remote" src="https://localhost:${remote.port}/remote.png">
+      <img id="data" src="data:image/png;base64,${png(4, 4).toString('base64')}">${REPORT}</body></html>`;
+    const reads: string[] = [];
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 200, maxMs: 10_000 }, bundle: bundleOf(files, 'docs/guide/intro.html', reads) });
+    const text = (await readPdf(result.pdf))[0].text;
+    expect(text).toContain('color=rgb(10, 20, 30)');
+    expect(text).toContain('size=31px');
+    expect(text).toContain('rel=3x2 root=3x2 gone=0x0 gone2=0x0 remote=7x5 data=4x4');
+    expect(text).toContain('loc=https://bundle.invalid/docs/guide/intro.html');
+    expect(result.missingAssets).toBe(3); // absent.css, nothing.png, /nothing.png
+    expect(result.blockedRequests).toBe(0);
+    expect(result.renderTimeout).toBe(false);
+    expect(remote.hits).toContain('/remote.png');
+    // The document itself comes from the request; the bundle is read only for what the page asked for.
+    expect(reads.sort()).toEqual(['docs/css/absent.css', 'docs/css/site.css', 'docs/guide/nothing.png', 'docs/img/logo.png', 'nothing.png', 'shared/base.css']);
+  });
+
+  it('blocks and counts private, local and file: requests while the page still renders', async () => {
+    const html = `<h1>Blocked</h1><img id="a" src="http://127.0.0.1:${secret.port}/x.png"><img id="b" src="http://localhost:${secret.port}/y.png">
+      <img id="c" src="file:///etc/passwd"><img id="d" src="http://169.254.169.254/latest/meta-data">${REPORT}`;
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 200, maxMs: 10_000 }, bundle: bundleOf({}, 'index.html') });
+    expect((await readPdf(result.pdf))[0].text).toContain('Blocked');
+    expect(result.blockedRequests).toBe(4);
+    expect(result.missingAssets).toBe(0);
+    expect(secret.hits).toEqual([]);
+  });
+
+  it('cannot climb out of the bundle: ".." stops at the bundle root', async () => {
+    const html = `<h1>Up</h1><img id="up" src="../../../../etc/logo.png">${REPORT}`;
+    const reads: string[] = [];
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, bundle: bundleOf({ 'etc/logo.png': png(2, 2) }, 'a/b.html', reads) });
+    expect((await readPdf(result.pdf))[0].text).toContain('up=2x2');
+    expect(reads).toEqual(['etc/logo.png']);
+  });
+
+  it('fails the render when the bundle cannot be read (storage trouble), rather than counting a missing file', async () => {
+    const bundle: RenderBundle = {
+      documentPath: 'a.html',
+      read: async () => {
+        throw new Error('storage unavailable');
+      },
+    };
+    await expect(renderer.render({ html: '<img src="x.png"><p>x</p>', options, timeoutMs: 20_000, bundle })).rejects.toThrow('storage unavailable');
+    // And the browser keeps working for the next document.
+    expect((await renderer.render({ html: '<p>next</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
+  });
+
+  it('names bundle paths with spaces and unicode through percent-encoding', () => {
+    expect(bundleUrl('my docs/ü.html')).toBe('https://bundle.invalid/my%20docs/%C3%BC.html');
+    expect(bundlePathOf('https://bundle.invalid/my%20docs/%C3%BC.html?x=1#top')).toBe('my docs/ü.html');
+    expect(bundlePathOf('https://elsewhere.example/a.html')).toBeNull();
+    expect(bundlePathOf('https://bundle.invalid/dir/')).toBeNull();
+  });
+});

@@ -1,0 +1,79 @@
+/** In-memory bulk pieces for unit tests of functions/core/bulk (the integration tests use the real stack). */
+import type { BulkDeps } from '../../functions/core/bulk/deps';
+import { DEFAULT_BULK_TIMING } from '../../functions/core/bulk/limits';
+import type { BulkProgress } from '../../functions/core/bulk/ports';
+import type { JobFileRow } from '../../functions/core/jobs/files';
+import type { RenderRequest, RenderResult, Renderer } from '../../functions/core/render/ports';
+import { type MemoryChargeStore, type MemoryFiles, type MemoryJobs, memoryWorld } from './memory';
+
+/** Like the DynamoDB adapter: row once + processed_count, attribute updates only while processing. */
+export class MemoryBulkProgress implements BulkProgress {
+  recordCalls = 0;
+  constructor(
+    private readonly jobs: MemoryJobs,
+    private readonly files: MemoryFiles,
+    private readonly ledger: MemoryChargeStore,
+  ) {}
+
+  async recordFile(jobId: string, row: JobFileRow): Promise<boolean> {
+    this.recordCalls++;
+    const job = this.jobs.jobs.get(jobId);
+    if (!job || job.status !== 'processing' || (await this.files.get(jobId, row.index))) return false;
+    await this.files.putAll(jobId, [structuredClone(row)]);
+    job.processed_count = (job.processed_count ?? 0) + 1;
+    return true;
+  }
+
+  async setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }) {
+    const job = this.jobs.jobs.get(jobId);
+    if (!job || job.status !== 'processing') return false;
+    Object.assign(job, counts);
+    return true;
+  }
+
+  async requestCancel(jobId: string) {
+    const job = this.jobs.jobs.get(jobId);
+    if (!job || job.status !== 'processing') return false;
+    job.cancel_requested = true;
+    return true;
+  }
+
+  async chargedUnits(_accountId: string, jobId: string) {
+    return new Set([...this.ledger.ledger.keys()].filter((k) => k.startsWith(`${jobId}#`)).map((k) => k.slice(jobId.length + 1)));
+  }
+}
+
+/** A renderer that prints nothing real: the page count comes from the HTML (`<!-- pages: N -->`) unless `behave` says otherwise. */
+export class FakeRenderer implements Renderer {
+  calls: RenderRequest[] = [];
+  behave: (request: RenderRequest) => Promise<Partial<RenderResult>> | Partial<RenderResult> = () => ({});
+  async render(request: RenderRequest): Promise<RenderResult> {
+    this.calls.push(request);
+    const pages = Number(/<!-- pages: (\d+) -->/.exec(request.html)?.[1] ?? 1);
+    const extra = await this.behave(request);
+    return { pdf: Buffer.from(`%PDF-fake ${request.bundle?.documentPath}`), pages, blockedRequests: 0, renderTimeout: false, missingAssets: 0, ...extra };
+  }
+}
+
+export function bulkWorld(creditsUsd = 5) {
+  const world = memoryWorld(creditsUsd);
+  const renderer = new FakeRenderer();
+  const progress = new MemoryBulkProgress(world.jobs, world.files, world.chargeStore);
+  let now = Date.now();
+  const clock = { now: () => new Date(now) };
+  const deps: BulkDeps = {
+    jobs: world.jobs,
+    files: world.files,
+    blobs: world.blobs,
+    billing: world.billing,
+    clock,
+    slots: world.slots,
+    workflows: world.workflows,
+    accounts: world.accounts,
+    plans: world.plans,
+    renderer,
+    progress,
+    timing: DEFAULT_BULK_TIMING,
+  };
+  return { ...world, renderer, progress, deps, advance: (ms: number) => (now += ms) };
+}

@@ -1,0 +1,116 @@
+/**
+ * ZIP archives for tests, written byte by byte so that hostile ones can be made too: names with `..`,
+ * backslashes or absolute paths, symlink entries, duplicates, lying sizes, chosen compression ratios.
+ */
+import { createHash } from 'node:crypto';
+import { crc32, deflateRawSync } from 'node:zlib';
+import yauzl from 'yauzl';
+
+export interface RawEntry {
+  name: string;
+  data?: Buffer | string;
+  /** 8 (deflate, default for non-empty data) or 0 (stored). */
+  method?: 0 | 8;
+  /** Compressed bytes to write instead of deflating `data` (with `declaredSize`/`crc` to lie about them). */
+  compressed?: Buffer;
+  declaredSize?: number;
+  crc?: number;
+  /** Unix mode in the external attributes, e.g. 0o120777 for a symlink (its data is the link target). */
+  unixMode?: number;
+}
+
+/** A complete ZIP of the given entries, in order. */
+export function rawZip(entries: RawEntry[]): Buffer {
+  const locals: Buffer[] = [];
+  const centrals: Buffer[] = [];
+  let offset = 0;
+  for (const e of entries) {
+    const data = Buffer.from(e.data ?? '');
+    const method = e.method ?? (e.compressed || data.length > 0 ? 8 : 0);
+    const body = e.compressed ?? (method === 8 ? deflateRawSync(data) : data);
+    const size = e.declaredSize ?? data.length;
+    const crc = e.crc ?? crc32(data);
+    const name = Buffer.from(e.name, 'utf8');
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(0x800, 6);
+    local.writeUInt16LE(method, 8);
+    local.writeUInt16LE(0, 10);
+    local.writeUInt16LE(0x21, 12);
+    local.writeUInt32LE(crc >>> 0, 14);
+    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    local.writeUInt16LE(0, 28);
+    const central = Buffer.alloc(46);
+    central.writeUInt32LE(0x02014b50, 0);
+    central.writeUInt16LE(e.unixMode !== undefined ? (3 << 8) | 20 : 20, 4);
+    central.writeUInt16LE(20, 6);
+    central.writeUInt16LE(0x800, 8);
+    central.writeUInt16LE(method, 10);
+    central.writeUInt16LE(0, 12);
+    central.writeUInt16LE(0x21, 14);
+    central.writeUInt32LE(crc >>> 0, 16);
+    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(size, 24);
+    central.writeUInt16LE(name.length, 28);
+    central.writeUInt32LE(e.unixMode !== undefined ? (e.unixMode << 16) >>> 0 : 0, 38);
+    central.writeUInt32LE(offset, 42);
+    locals.push(local, name, body);
+    centrals.push(central, name);
+    offset += local.length + name.length + body.length;
+  }
+  const cd = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(entries.length, 8);
+  end.writeUInt16LE(entries.length, 10);
+  end.writeUInt32LE(cd.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cd, end]);
+}
+
+/** Deterministic incompressible bytes. */
+export function noise(length: number, seed = 'seed'): Buffer {
+  const out = Buffer.alloc(length);
+  let block = createHash('sha256').update(seed).digest();
+  for (let i = 0; i < length; i += 32) {
+    block = createHash('sha256').update(block).digest();
+    block.copy(out, i, 0, Math.min(32, length - i));
+  }
+  return out;
+}
+
+/**
+ * An entry of `size` bytes that deflates to about `size / ratio` bytes: incompressible noise followed by zeros,
+ * the noise length searched so the real ratio lands within ±0.3 of the target.
+ */
+export function ratioEntry(name: string, size: number, ratio: number): RawEntry & { realRatio: number } {
+  let lo = 1;
+  let hi = size;
+  for (let step = 0; step < 40; step++) {
+    const mid = Math.floor((lo + hi) / 2);
+    const data = Buffer.concat([noise(mid, name), Buffer.alloc(size - mid)]);
+    const compressed = deflateRawSync(data, { level: 9 });
+    const real = size / compressed.length;
+    if (Math.abs(real - ratio) < 0.3) return { name, data, compressed, declaredSize: size, crc: crc32(data), realRatio: real };
+    if (real > ratio) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  throw new Error(`could not reach ratio ${ratio} for ${size} bytes`);
+}
+
+/** Names and contents of a ZIP (for checking outputs). */
+export async function unzip(zip: Buffer | Uint8Array): Promise<Map<string, Buffer>> {
+  const file = await yauzl.fromBufferPromise(Buffer.from(zip), { lazyEntries: true });
+  const out = new Map<string, Buffer>();
+  for await (const entry of file.eachEntry()) {
+    const stream = await file.openReadStreamPromise(entry);
+    const chunks: Buffer[] = [];
+    for await (const c of stream) chunks.push(c as Buffer);
+    out.set(entry.fileName, Buffer.concat(chunks));
+  }
+  file.close();
+  return out;
+}

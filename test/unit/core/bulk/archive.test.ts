@@ -1,0 +1,144 @@
+import { deflateRawSync } from 'node:zlib';
+import yazl from 'yazl';
+import { ArchiveError, inspectArchive, readEntry } from '../../../../functions/core/bulk/archive';
+import { rawZip, ratioEntry } from '../../../support/zips';
+
+const MiB = 1024 * 1024;
+
+async function refusal(zip: Buffer) {
+  try {
+    await inspectArchive(zip);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ArchiveError);
+    return { code: (err as ArchiveError).code, details: (err as ArchiveError).details, message: (err as ArchiveError).message };
+  }
+  throw new Error('the archive was accepted');
+}
+
+function yazlZip(files: Record<string, string | Buffer>): Promise<Buffer> {
+  const zip = new yazl.ZipFile();
+  for (const [name, data] of Object.entries(files)) zip.addBuffer(Buffer.from(data), name);
+  zip.end();
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    zip.outputStream.on('data', (c: Buffer) => chunks.push(c));
+    zip.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
+describe('inspectArchive', () => {
+  it('lists the files of an ordinary archive in archive order, leaving out folders and macOS litter', async () => {
+    const zip = rawZip([
+      { name: 'docs/' },
+      { name: 'docs/b.html', data: '<p>b</p>' },
+      { name: 'a.html', data: '<p>a</p>' },
+      { name: 'css/site.css', data: 'p{}', method: 0 },
+      { name: '__MACOSX/docs/._b.html', data: 'xattr' },
+      { name: 'docs/._b.html', data: 'xattr' },
+      { name: '.DS_Store', data: 'finder' },
+      { name: 'docs/.DS_Store', data: 'finder' },
+      { name: './c.html', data: '<p>c</p>' },
+    ]);
+    const archive = await inspectArchive(zip);
+    expect(archive.files.map((f) => [f.path, f.size])).toEqual([
+      ['docs/b.html', 8],
+      ['a.html', 8],
+      ['css/site.css', 3],
+      ['c.html', 8],
+    ]);
+    expect(archive.entryCount).toBe(9);
+    expect(archive.ignored).toBe(4);
+    expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>b</p>');
+    expect((await readEntry(archive, archive.files[2])).toString()).toBe('p{}');
+  });
+
+  it('reads archives written by a standard library (yazl)', async () => {
+    const archive = await inspectArchive(await yazlZip({ 'x/y.md': '# y', 'z.png': Buffer.alloc(100, 7) }));
+    expect(archive.files.map((f) => f.path)).toEqual(['x/y.md', 'z.png']);
+  });
+
+  it.each([
+    ['zip-slip ../', '../evil.html', 'parent_reference'],
+    ['zip-slip inside a path', 'docs/../../evil.html', 'parent_reference'],
+    ['a Windows ..\\ path', '..\\evil.html', 'backslash'],
+    ['a Windows folder path', 'docs\\a.html', 'backslash'],
+    ['an absolute path', '/etc/cron.d/evil', 'absolute'],
+    ['a drive-letter path', 'C:/Windows/evil.html', 'absolute'],
+    ['a control character', 'a\u0000.html', 'control_character'],
+  ])('refuses %s as BULK_ZIP_UNSAFE_ENTRY', async (_name, entryName, reason) => {
+    const result = await refusal(rawZip([{ name: 'ok.html', data: '<p>ok</p>' }, { name: entryName, data: 'x' }]));
+    expect(result).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason } });
+  });
+
+  it('refuses a symlink entry, and so a file written through it', async () => {
+    const zip = rawZip([
+      { name: 'link', data: '/etc', unixMode: 0o120777, method: 0 },
+      { name: 'link/passwd.html', data: '<p>through the link</p>' },
+    ]);
+    expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'symlink', entry: 'link' } });
+    // An ordinary file with Unix permissions is fine.
+    await expect(inspectArchive(rawZip([{ name: 'a.html', data: 'x', unixMode: 0o100644 }]))).resolves.toBeDefined();
+  });
+
+  it('refuses duplicate names (also after normalising ./ and //)', async () => {
+    expect(await refusal(rawZip([{ name: 'a.html', data: '1' }, { name: 'a.html', data: '2' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'duplicate' } });
+    expect(await refusal(rawZip([{ name: 'd/a.html', data: '1' }, { name: './d//a.html', data: '2' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'duplicate' } });
+  });
+
+  it('allows 1000 entries and refuses 1001 with BULK_ZIP_TOO_MANY_ENTRIES', async () => {
+    const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `f${i}.css`, data: 'p{}', method: 0 as const }));
+    expect((await inspectArchive(rawZip(entries(1000)))).files).toHaveLength(1000);
+    expect(await refusal(rawZip(entries(1001)))).toMatchObject({ code: 'BULK_ZIP_TOO_MANY_ENTRIES', details: { entries: 1001, max_entries: 1000 } });
+  });
+
+  it('accepts an entry over 1 MB expanding 99 times and refuses one expanding 101 times (BULK_ZIP_SUSPICIOUS_ENTRY)', async () => {
+    const at99 = ratioEntry('ok.css', 2 * MiB, 99);
+    const at101 = ratioEntry('bomb.css', 2 * MiB, 101);
+    expect(at99.realRatio).toBeLessThan(100);
+    expect(at101.realRatio).toBeGreaterThan(100);
+    expect((await inspectArchive(rawZip([at99]))).files[0].size).toBe(2 * MiB);
+    expect(await refusal(rawZip([at101]))).toMatchObject({ code: 'BULK_ZIP_SUSPICIOUS_ENTRY', details: { entry: 'bomb.css', max_ratio: 100 } });
+  });
+
+  it('does not mind high ratios up to 1 MB (small files compress well)', async () => {
+    const zip = rawZip([{ name: 'zeros.css', data: Buffer.alloc(MiB) }]);
+    expect((await inspectArchive(zip)).files[0].size).toBe(MiB);
+  });
+
+  it('counts real inflated bytes: a bomb declaring a tiny size is still a bomb', async () => {
+    const data = Buffer.alloc(50 * MiB);
+    const zip = rawZip([{ name: 'innocent.html', data, compressed: deflateRawSync(data), declaredSize: 10 }]);
+    expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_SUSPICIOUS_ENTRY', details: { entry: 'innocent.html' } });
+  });
+
+  it('refuses an entry that inflates beyond its declared size as BULK_ZIP_INVALID', async () => {
+    const data = Buffer.from('<p>more than declared</p>');
+    const zip = rawZip([{ name: 'a.html', data, compressed: deflateRawSync(data), declaredSize: 5 }]);
+    expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'size_mismatch' } });
+  });
+
+  it('refuses more than 300 MB expanded (BULK_ZIP_DECOMPRESSED_TOO_LARGE), counting real bytes over many entries', async () => {
+    // 301 entries of 1 MB of zeros: each is allowed (up to 1 MB any ratio is), together they expand past 300 MB,
+    // while the archive itself is about 300 KB and declares nothing unusual.
+    const compressed = deflateRawSync(Buffer.alloc(MiB));
+    const entries = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `part${i}.bin`, data: Buffer.alloc(MiB), compressed }));
+    expect((await inspectArchive(rawZip(entries(300)))).expandedBytes).toBe(300 * MiB);
+    expect(await refusal(rawZip(entries(301)))).toMatchObject({ code: 'BULK_ZIP_DECOMPRESSED_TOO_LARGE', details: { max_bytes: 300 * MiB } });
+  });
+
+  it('refuses what is not a ZIP, damaged data and checksum mismatches as BULK_ZIP_INVALID', async () => {
+    expect(await refusal(Buffer.from('this is not a zip file at all, just text'))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'not_a_zip' } });
+    const good = rawZip([{ name: 'a.html', data: '<p>hello hello hello hello</p>' }]);
+    const damaged = Buffer.from(good);
+    damaged.fill(0xff, 30 + 'a.html'.length, 30 + 'a.html'.length + 6);
+    expect((await refusal(damaged)).code).toBe('BULK_ZIP_INVALID');
+    expect(await refusal(rawZip([{ name: 'a.html', data: 'abc', crc: 1234 }]))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'crc_mismatch' } });
+  });
+
+  it('keeps a nested archive as an ordinary file and never opens it', async () => {
+    const inner = rawZip([{ name: 'inner.html', data: '<p>inner</p>' }, { name: '../escape.html', data: 'x' }]);
+    const archive = await inspectArchive(rawZip([{ name: 'outer.html', data: '<p>outer</p>' }, { name: 'nested/inner.zip', data: inner, method: 0 }]));
+    expect(archive.files.map((f) => f.path)).toEqual(['outer.html', 'nested/inner.zip']);
+    expect(await readEntry(archive, archive.files[1])).toEqual(inner);
+  });
+});

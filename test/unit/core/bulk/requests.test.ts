@@ -1,0 +1,140 @@
+import { isConvertible } from '../../../../functions/core/bulk/limits';
+import { isIgnoredEntry, outputPaths, pathProblem, requestPath } from '../../../../functions/core/bulk/paths';
+import { parseBulkForm, parseBulkJson, parseBulkUploadSize } from '../../../../functions/core/bulk/requests';
+import { MARKDOWN_DEFAULT_MARGIN } from '../../../../functions/core/render/markdown';
+import { lengthToInches } from '../../../../functions/core/render/options';
+
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
+
+function refusal(fn: () => unknown) {
+  try {
+    fn();
+  } catch (err) {
+    const e = err as { code: string; details: Record<string, unknown> };
+    return { code: e.code, details: e.details };
+  }
+  throw new Error('accepted');
+}
+
+describe('paths', () => {
+  it.each([
+    ['', 'empty'],
+    ['./', 'empty'],
+    ['/etc/passwd', 'absolute'],
+    ['C:\\x.html', 'backslash'],
+    ['c:/x.html', 'absolute'],
+    ['a/../../b.html', 'parent_reference'],
+    ['..', 'parent_reference'],
+    ['a\\b.html', 'backslash'],
+    ['a\u0007.html', 'control_character'],
+    ['x'.repeat(1025), 'too_long'],
+  ])('%j is refused (%s)', (path, problem) => {
+    expect(pathProblem(path)).toBe(problem);
+  });
+
+  it('normalises acceptable paths and refuses folders in requests', () => {
+    expect(requestPath('./docs//a.html', 'files[0].path')).toBe('docs/a.html');
+    expect(requestPath('..a/b..html', 'p')).toBe('..a/b..html');
+    expect(refusal(() => requestPath('docs/', 'files[0].path'))).toEqual({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[0].path', path: 'docs/', reason: 'directory' } });
+    expect(refusal(() => requestPath(7, 'files[1].path'))).toMatchObject({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[1].path' } });
+  });
+
+  it('ignores macOS litter only', () => {
+    expect(['__MACOSX/a.html', 'x/__MACOSX/y.css', '._a.html', 'd/._b.png', '.DS_Store', 'd/.DS_Store'].every(isIgnoredEntry)).toBe(true);
+    expect(['a.html', '_MACOSX/a.html', 'a._b.html', '.DS_Store.html', 'x.DS_Store'].some(isIgnoredEntry)).toBe(false);
+  });
+
+  it('knows convertible files by extension, in any case', () => {
+    expect(['a.html', 'b.HTM', 'c/d.Html'].every((p) => isConvertible(p, 'html'))).toBe(true);
+    expect(['a.md', 'b.MARKDOWN'].every((p) => isConvertible(p, 'markdown'))).toBe(true);
+    expect(['a.md', 'a.html.txt', 'x.xhtml', '.html'].some((p) => isConvertible(p, 'html'))).toBe(false);
+  });
+
+  it('names outputs after their inputs with .pdf, keeping every name distinct', () => {
+    expect(outputPaths(['a.html', 'docs/b.htm', 'a.htm', 'a.HTML'], 'html')).toEqual(['a.pdf', 'docs/b.pdf', 'a.htm.pdf', 'a.HTML.pdf']);
+    expect(outputPaths(['a.md', 'a.markdown', 'a.md.pdf.md'], 'markdown')).toEqual(['a.pdf', 'a.markdown.pdf', 'a.md.pdf.pdf']);
+    expect(outputPaths(['x.html', 'x.htm', 'x.htm.html'], 'html')).toEqual(['x.pdf', 'x.htm.pdf', 'x.htm.html.pdf']);
+  });
+});
+
+describe('POST /bulkjob JSON', () => {
+  it('takes one of s3_key, zip_base64 or files, with html as the default bundle type', () => {
+    expect(parseBulkJson({ s3_key: 'uploads/a/bulk/x.zip' })).toMatchObject({ bundle_type: 'html', input: { kind: 's3', key: 'uploads/a/bulk/x.zip' } });
+    expect(parseBulkJson({ bundle_type: 'markdown', zip_base64: `data:application/zip;base64,${b64('PK')}` })).toMatchObject({ bundle_type: 'markdown', input: { kind: 'zip', bytes: Buffer.from('PK') } });
+    const files = parseBulkJson({ files: [{ path: 'a.html', content_base64: b64('<p>a</p>') }, { path: './css/s.css', content_base64: '' }] });
+    expect(files.input).toEqual({ kind: 'files', files: [{ path: 'a.html', bytes: Buffer.from('<p>a</p>') }, { path: 'css/s.css', bytes: Buffer.alloc(0) }] });
+  });
+
+  it('applies only the listed options (others ignored), Markdown getting its default margins', () => {
+    const r = parseBulkJson({ bundle_type: 'markdown', s3_key: 'k', options: { landscape: true, format: 'Letter', store: true, foo: 1 } });
+    expect(r.options).toMatchObject({ landscape: true, paperWidthIn: 8.5 });
+    expect(r.options.margin.top).toBeCloseTo(lengthToInches(MARKDOWN_DEFAULT_MARGIN.top)!);
+    expect(refusal(() => parseBulkJson({ s3_key: 'k', options: { scale: 7 } }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.scale' } });
+  });
+
+  it.each([
+    ['an unknown bundle_type', { bundle_type: 'pdf', s3_key: 'k' }, 'INVALID_BUNDLE_TYPE'],
+    ['no input', { bundle_type: 'html' }, 'INVALID_BULK_INPUT'],
+    ['an empty files array', { files: [] }, 'INVALID_BULK_INPUT'],
+    ['two inputs', { s3_key: 'k', zip_base64: b64('PK') }, 'INVALID_BULK_INPUT'],
+    ['three inputs', { s3_key: 'k', zip_base64: b64('PK'), files: [{ path: 'a.html', content_base64: '' }] }, 'INVALID_BULK_INPUT'],
+    ['an absolute path', { files: [{ path: '/a.html', content_base64: '' }] }, 'INVALID_BULK_PATH'],
+    ['an empty path', { files: [{ path: '', content_base64: '' }] }, 'INVALID_BULK_PATH'],
+    ['a .. path', { files: [{ path: 'x/../../a.html', content_base64: '' }] }, 'INVALID_BULK_PATH'],
+    ['a duplicate path', { files: [{ path: 'a.html', content_base64: '' }, { path: './a.html', content_base64: '' }] }, 'INVALID_BULK_PATH'],
+    ['invalid base64 in zip_base64', { zip_base64: 'not base64!' }, 'INVALID_BASE64'],
+    ['invalid base64 in a file', { files: [{ path: 'a.html', content_base64: '@@@' }] }, 'INVALID_BASE64'],
+    ['a non-string zip_base64', { zip_base64: 12 }, 'INVALID_BASE64'],
+    ['a ZIP over 4 MB', { zip_base64: b64(Buffer.alloc(4 * 1024 * 1024 + 1)) }, 'BULK_INLINE_TOO_LARGE'],
+    ['files over 4 MB in total', { files: [{ path: 'a.html', content_base64: b64(Buffer.alloc(3 * 1024 * 1024)) }, { path: 'b.html', content_base64: b64(Buffer.alloc(1024 * 1024 + 1)) }] }, 'BULK_INLINE_TOO_LARGE'],
+    ['a body that is not an object', [1, 2], 'INVALID_PARAMETER'],
+  ])('refuses %s (%s)', (_name, body, code) => {
+    expect(refusal(() => parseBulkJson(body)).code).toBe(code);
+  });
+
+  it('accepts exactly 4 MB inline', () => {
+    expect(parseBulkJson({ zip_base64: b64(Buffer.alloc(4 * 1024 * 1024)) }).input).toMatchObject({ kind: 'zip' });
+  });
+});
+
+describe('POST /bulkjob multipart', () => {
+  const file = (filename: string | null, data = 'x') => ({ filename, data: Buffer.from(data) });
+
+  it('places files at their paths, or at the top level under their own names without paths', () => {
+    expect(parseBulkForm({ files: [file('a.html'), file('s.css')], paths: '["docs/a.html","css/s.css"]', otherInputs: [] }).input).toMatchObject({
+      files: [{ path: 'docs/a.html' }, { path: 'css/s.css' }],
+    });
+    expect(parseBulkForm({ files: [file('C:\\Users\\me\\a.html'), file('dir/b.md')], bundleType: 'markdown', otherInputs: [] })).toMatchObject({
+      bundle_type: 'markdown',
+      input: { files: [{ path: 'a.html' }, { path: 'b.md' }] },
+    });
+  });
+
+  it.each([
+    ['paths that are not JSON', { files: [file('a.html')], paths: 'a.html', otherInputs: [] }, 'INVALID_BULK_PATHS'],
+    ['paths that are not an array', { files: [file('a.html')], paths: '{"a":1}', otherInputs: [] }, 'INVALID_BULK_PATHS'],
+    ['fewer paths than files', { files: [file('a.html'), file('b.html')], paths: '["a.html"]', otherInputs: [] }, 'INVALID_BULK_PATHS'],
+    ['a path with ..', { files: [file('a.html')], paths: '["../a.html"]', otherInputs: [] }, 'INVALID_BULK_PATH'],
+    ['two files with one name', { files: [file('a.html'), file('a.html')], otherInputs: [] }, 'INVALID_BULK_PATH'],
+    ['a file without a name', { files: [file(null)], otherInputs: [] }, 'INVALID_BULK_PATH'],
+    ['no files', { files: [], otherInputs: [] }, 'INVALID_BULK_INPUT'],
+    ['files and an s3_key field', { files: [file('a.html')], otherInputs: ['s3_key'] }, 'INVALID_BULK_INPUT'],
+    ['options that are not JSON', { files: [file('a.html')], options: '{nope', otherInputs: [] }, 'INVALID_OPTIONS_JSON'],
+    ['a bad bundle_type', { files: [file('a.html')], bundleType: 'docx', otherInputs: [] }, 'INVALID_BUNDLE_TYPE'],
+  ])('refuses %s (%s)', (_name, form, code) => {
+    expect(refusal(() => parseBulkForm(form)).code).toBe(code);
+  });
+});
+
+describe('POST /bulkjob/upload-url body', () => {
+  it('needs a whole number of bytes within the plan limit', () => {
+    expect(parseBulkUploadSize({ content_length_bytes: 50 * 1024 * 1024 }, 50 * 1024 * 1024)).toBe(50 * 1024 * 1024);
+    expect(refusal(() => parseBulkUploadSize({ content_length_bytes: 50 * 1024 * 1024 + 1 }, 50 * 1024 * 1024))).toEqual({
+      code: 'BULK_ZIP_TOO_LARGE',
+      details: { size_bytes: 50 * 1024 * 1024 + 1, max_bytes: 50 * 1024 * 1024 },
+    });
+    for (const body of [{}, { content_length_bytes: 0 }, { content_length_bytes: 1.5 }, { content_length_bytes: '10' }, null]) {
+      expect(refusal(() => parseBulkUploadSize(body, 100))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'content_length_bytes' } });
+    }
+  });
+});

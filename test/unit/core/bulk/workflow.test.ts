@@ -1,0 +1,359 @@
+import { cancelJob } from '../../../../functions/core/bulk/cancel';
+import { decideRows, finishBulkJob, recordBulkJobFailure } from '../../../../functions/core/bulk/finish';
+import { prepareBulkJob } from '../../../../functions/core/bulk/prepare';
+import { renderBulkFile } from '../../../../functions/core/bulk/render-file';
+import type { BulkRequest } from '../../../../functions/core/bulk/requests';
+import type { BundleIndex } from '../../../../functions/core/bulk/storage';
+import { bulkKeys } from '../../../../functions/core/bulk/storage';
+import { submitBulkJob } from '../../../../functions/core/bulk/submit';
+import type { JobFileRow } from '../../../../functions/core/jobs/files';
+import { newJob } from '../../../../functions/core/jobs/job';
+import { parsePdfOptions } from '../../../../functions/core/render/options';
+import { RenderTimeoutError } from '../../../../functions/core/render/ports';
+import { bulkWorld } from '../../../support/bulk-memory';
+import { type RawEntry, rawZip, unzip } from '../../../support/zips';
+
+const options = parsePdfOptions({});
+type World = ReturnType<typeof bulkWorld>;
+
+function page(n: number, body = '') {
+  return `<!-- pages: ${n} --><p>${body}</p>`;
+}
+
+async function submit(w: World, entries: RawEntry[], bundle_type: 'html' | 'markdown' = 'html') {
+  const request: BulkRequest = { bundle_type, options, input: { kind: 'zip', bytes: rawZip(entries) } };
+  return submitBulkJob(w.deps, { account: w.account, plan: w.plan, request });
+}
+
+/** What the state machine does: Prepare, RenderFile for every item (in order here), Finish. */
+async function run(w: World, jobId: string, between?: (index: number) => Promise<void>) {
+  const prepared = await prepareBulkJob(w.deps, { job_id: jobId, account_id: w.account.account_id });
+  for (const index of prepared.items) {
+    await between?.(index);
+    await renderBulkFile(w.deps, { job_id: jobId, index });
+  }
+  if (prepared.status === 'processing') await finishBulkJob(w.deps, { job_id: jobId });
+  return { prepared, job: (await w.jobs.get(jobId))!, rows: await w.files.list(jobId) };
+}
+
+const credits = (w: World) => w.accounts.accounts.get(w.account.account_id)!.credits_micros;
+const charges = (w: World, jobId: string) => [...w.chargeStore.ledger.keys()].filter((k) => k.startsWith(jobId)).sort();
+
+describe('a bulk job from submission to its end', () => {
+  it('converts every file, charges each once, writes the output ZIP with manifest.json, bulk.job.completed, and cleans up', async () => {
+    const w = bulkWorld(1);
+    const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }, { name: 'docs/b.htm', data: page(2) }]);
+    expect(w.workflows.started).toEqual([{ workflow: 'bulk', input: { job_id, account_id: w.account.account_id } }]);
+    expect((await w.jobs.get(job_id))!.status).toBe('queued');
+    const { prepared, job, rows } = await run(w, job_id);
+    expect(prepared).toMatchObject({ status: 'processing', items: [0, 1] });
+    expect(job).toMatchObject({ status: 'completed', file_count: 2, processed_count: 2, success_count: 2, failure_count: 0, pages_total: 3, error_code: null });
+    expect(rows.map((r) => [r.input, r.output, r.status, r.pages])).toEqual([
+      ['a.html', 'a.pdf', 'success', 1],
+      ['docs/b.htm', 'docs/b.pdf', 'success', 2],
+    ]);
+    expect(credits(w)).toBe(1_000_000 - 2 * 10_000);
+    expect(charges(w, job_id)).toEqual([`${job_id}#file#0`, `${job_id}#file#1`]);
+    const zip = await unzip((await w.blobs.get(job.output!.key))!);
+    expect([...zip.keys()]).toEqual(['a.pdf', 'docs/b.pdf', 'manifest.json']);
+    expect(JSON.parse(zip.get('manifest.json')!.toString())).toMatchObject({ job_id, status: 'completed', bundle_type: 'html', count: 2, files: [{ index: 0, output: 'a.pdf' }, { index: 1 }] });
+    expect(w.jobs.events.map((e) => [e.event, e.payload.success_count, e.output_key])).toEqual([['bulk.job.completed', 2, job.output!.key]]);
+    // Only the output is left in storage, and the slot is free again.
+    expect([...w.blobs.objects.keys()]).toEqual([job.output!.key]);
+    expect(w.slots.held.size).toBe(0);
+    // The page is the bundle document at its own path, with the options of the request.
+    expect(w.renderer.calls.map((c) => [c.bundle?.documentPath, c.options, c.networkIdle?.maxMs])).toEqual([
+      ['a.html', options, 20_000],
+      ['docs/b.htm', options, 20_000],
+    ]);
+  });
+
+  it('serves the bundle to the page: assets by path, null for absent ones, and never more than was checked', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'css/site.css', data: 'h1{color:red}' }, { name: 'docs/a.html', data: page(1) }, { name: 'img/x.png', data: Buffer.alloc(300, 1), method: 0 }]);
+    let seen: (string | null)[] = [];
+    w.renderer.behave = async (req) => {
+      seen = await Promise.all(['css/site.css', 'img/x.png', 'docs/a.html', 'nope.css'].map(async (p) => {
+        const data = await req.bundle!.read(p);
+        return data ? Buffer.from(data).toString('latin1').slice(0, 13) : null;
+      }));
+      return { missingAssets: 1 };
+    };
+    const { rows } = await run(w, job_id);
+    expect(seen).toEqual(['h1{color:red}', '\u0001'.repeat(13), page(1).slice(0, 13), null]);
+    expect(rows[0]).toMatchObject({ status: 'success', missing_assets: 1 });
+  });
+
+  it('converts Markdown with front matter removed; HTML files of a Markdown bundle are assets', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.md', data: '---\ntitle: Secret title\n---\n# Heading' }, { name: 'b.markdown', data: 'text' }, { name: 'c.html', data: '<p>asset</p>' }], 'markdown');
+    const { rows } = await run(w, job_id);
+    expect(rows.map((r) => [r.input, r.output])).toEqual([
+      ['a.md', 'a.pdf'],
+      ['b.markdown', 'b.pdf'],
+    ]);
+    const html = w.renderer.calls[0].html;
+    expect(html).toContain('<h1>Heading</h1>');
+    expect(html).not.toContain('title: Secret title');
+  });
+
+  it('skips the file that would pass the page budget and every later file, without charging them (partial_failed)', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: page(60) })).concat([{ name: 'f4.html', data: page(1) }]));
+    const { job, rows } = await run(w, job_id);
+    expect(rows.map((r) => [r.status, r.error_code, r.pages])).toEqual([
+      ['success', null, 60],
+      ['success', null, 60],
+      ['success', null, 60],
+      ['skipped', 'BULK_PAGE_BUDGET_EXCEEDED', 0],
+      ['skipped', 'BULK_PAGE_BUDGET_EXCEEDED', 0],
+    ]);
+    expect(job).toMatchObject({ status: 'partial_failed', success_count: 3, failure_count: 2, pages_total: 180, error_code: null });
+    expect(charges(w, job_id)).toHaveLength(3);
+    expect([...(await unzip((await w.blobs.get(job.output!.key))!)).keys()]).toEqual(['f0.pdf', 'f1.pdf', 'f2.pdf', 'manifest.json']);
+    expect(w.jobs.events.map((e) => e.event)).toEqual(['bulk.job.partial']);
+  });
+
+  it('gives each failing file its code: FILE_TOO_LARGE, PAGE_LIMIT_EXCEEDED, RENDER_TIMEOUT, RENDER_FAILED; render_timeout files still convert', async () => {
+    const w = bulkWorld();
+    const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x61);
+    const { job_id } = await submit(w, [
+      { name: 'big.html', data: big, method: 0 },
+      { name: 'long.html', data: page(101) },
+      { name: 'loop.html', data: '<script>for(;;){}</script>' },
+      { name: 'broken.html', data: '<p>broken</p>' },
+      { name: 'slow.html', data: '<p>slow</p>' },
+    ]);
+    w.renderer.behave = (req) => {
+      if (req.html.includes('for(;;)')) throw new RenderTimeoutError(60_000);
+      if (req.html.includes('broken')) throw new Error('Page crashed');
+      if (req.html.includes('slow')) return { renderTimeout: true, blockedRequests: 2 };
+      return {};
+    };
+    const { job, rows } = await run(w, job_id);
+    expect(rows.map((r) => [r.input, r.status, r.error_code, r.render_timeout, r.blocked_requests])).toEqual([
+      ['big.html', 'failed', 'FILE_TOO_LARGE', false, 0],
+      ['long.html', 'failed', 'PAGE_LIMIT_EXCEEDED', false, 0],
+      ['loop.html', 'failed', 'RENDER_TIMEOUT', false, 0],
+      ['broken.html', 'failed', 'RENDER_FAILED', false, 0],
+      ['slow.html', 'success', null, true, 2],
+    ]);
+    expect(w.renderer.calls.map((c) => c.bundle!.documentPath)).not.toContain('big.html');
+    expect(job).toMatchObject({ status: 'partial_failed', success_count: 1, failure_count: 4, processed_count: 5 });
+    expect(charges(w, job_id)).toEqual([`${job_id}#file#4`]);
+  });
+
+  it('fails the job with BULK_ALL_FILES_FAILED when nothing converted, charging nothing and storing no output', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(101) }]);
+    const { job } = await run(w, job_id);
+    expect(job).toMatchObject({ status: 'failed', error_code: 'BULK_ALL_FILES_FAILED', success_count: 0, failure_count: 1, output: null });
+    expect(charges(w, job_id)).toEqual([]);
+    expect(w.jobs.events.map((e) => [e.event, e.payload.error_code])).toEqual([['bulk.job.failed', 'BULK_ALL_FILES_FAILED']]);
+    expect(w.blobs.objects.size).toBe(0);
+  });
+
+  it.each([
+    ['no convertible file', [{ name: 'a.css', data: 'p{}' }, { name: 'b.md', data: '# md' }], 'BULK_NO_CONVERTIBLE_FILES'],
+    ['201 convertible files', Array.from({ length: 201 }, (_, i) => ({ name: `f${i}.html`, data: 'x' })), 'BULK_FILE_COUNT_EXCEEDED'],
+    ['an unsafe entry', [{ name: '../x.html', data: 'x' }], 'BULK_ZIP_UNSAFE_ENTRY'],
+    ['too many entries', Array.from({ length: 1001 }, (_, i) => ({ name: `f${i}.css`, data: 'x' })), 'BULK_ZIP_TOO_MANY_ENTRIES'],
+  ])('fails at preparation for %s (%s), before any rendering, with nothing charged or kept', async (_n, entries, code) => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, entries as RawEntry[]);
+    const { prepared, job, rows } = await run(w, job_id);
+    expect(prepared).toMatchObject({ status: 'failed', items: [] });
+    expect(job).toMatchObject({ status: 'failed', error_code: code });
+    expect(rows).toEqual([]);
+    expect(w.renderer.calls).toEqual([]);
+    expect(w.blobs.objects.size).toBe(0);
+    expect(w.slots.held.size).toBe(0);
+    expect(w.jobs.events.map((e) => [e.event, e.payload.error_code])).toEqual([['bulk.job.failed', code]]);
+  });
+
+  it('checks the whole job against the balance before rendering (INSUFFICIENT_CREDITS), counting every bucket', async () => {
+    const w = bulkWorld(0.02);
+    const { job_id } = await submit(w, [1, 2, 3].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const { job } = await run(w, job_id);
+    expect(job).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS', file_count: 3, failure_count: 3 });
+    expect(w.renderer.calls).toEqual([]);
+    expect(credits(w)).toBe(20_000);
+
+    // 0.01 of free credits + 0.02 of one-off credits cover three files charged one by one.
+    const v = bulkWorld(0.02);
+    v.accounts.accounts.get(v.account.account_id)!.free_credits_micros = 10_000;
+    const second = await submit(v, [1, 2, 3].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    expect((await run(v, second.job_id)).job).toMatchObject({ status: 'completed', success_count: 3 });
+    expect(v.accounts.accounts.get(v.account.account_id)).toMatchObject({ credits_micros: 0, free_credits_micros: 0 });
+  });
+
+  it('skips files that start after the time budget with TIME_BUDGET_EXCEEDED', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const { rows, job } = await run(w, job_id, async (index) => {
+      if (index === 1) w.advance(16 * 60 * 1000);
+    });
+    expect(rows.map((r) => [r.status, r.error_code])).toEqual([
+      ['success', null],
+      ['skipped', 'TIME_BUDGET_EXCEEDED'],
+      ['skipped', 'TIME_BUDGET_EXCEEDED'],
+    ]);
+    expect(job).toMatchObject({ status: 'partial_failed', success_count: 1 });
+  });
+});
+
+describe('retries', () => {
+  it('a retried render records its file once and counts it once', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }, { name: 'b.html', data: page(1) }]);
+    await prepareBulkJob(w.deps, { job_id });
+    await renderBulkFile(w.deps, { job_id, index: 0 });
+    await renderBulkFile(w.deps, { job_id, index: 0 });
+    expect((await w.jobs.get(job_id))!.processed_count).toBe(1);
+    expect(await w.files.list(job_id)).toHaveLength(1);
+  });
+
+  it('a bundle that cannot be read while the page loads is retried, not recorded as the file failing', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }]);
+    await prepareBulkJob(w.deps, { job_id });
+    // The staged bundle no longer matches what was checked (its checksum differs).
+    const key = bulkKeys.index(w.account.account_id, job_id);
+    const index = JSON.parse((await w.blobs.get(key))!.toString()) as BundleIndex;
+    index.entries['style.css'].crc ^= 1;
+    await w.blobs.put(key, Buffer.from(JSON.stringify(index)), 'application/json');
+    w.renderer.behave = async (req) => {
+      await req.bundle!.read('style.css');
+      return {};
+    };
+    await expect(renderBulkFile(w.deps, { job_id, index: 0 })).rejects.toMatchObject({ name: 'TransientTaskError' });
+    expect(await w.files.list(job_id)).toEqual([]);
+    expect((await w.jobs.get(job_id))!.processed_count).toBe(0);
+  });
+
+  it('a finish that fails after charging (output storage down) and is retried charges nothing twice', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    w.blobs.failPuts.add('/outputs/');
+    w.blobs.failPuts.add(`${job_id}.zip`);
+    await expect(finishBulkJob(w.deps, { job_id })).rejects.toMatchObject({ name: 'TransientTaskError' });
+    expect(charges(w, job_id)).toHaveLength(3);
+    const afterFirst = credits(w);
+    w.blobs.failPuts.clear();
+    expect(await finishBulkJob(w.deps, { job_id })).toEqual({ job_id, status: 'completed' });
+    expect(credits(w)).toBe(afterFirst);
+    expect(credits(w)).toBe(5_000_000 - 30_000);
+    // Once more (a duplicate delivery): nothing changes.
+    expect(await finishBulkJob(w.deps, { job_id })).toEqual({ job_id, status: 'completed' });
+    expect(credits(w)).toBe(afterFirst);
+    expect(w.jobs.events.map((e) => e.event)).toEqual(['bulk.job.completed']);
+  });
+
+  it('a retried finish keeps its decisions even when the balance ran out meanwhile (already charged files stay delivered)', async () => {
+    const w = bulkWorld(0.02);
+    const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    w.blobs.failPuts.add(`${job_id}.zip`);
+    await expect(finishBulkJob(w.deps, { job_id })).rejects.toBeDefined();
+    expect(credits(w)).toBe(0);
+    w.blobs.failPuts.clear();
+    await finishBulkJob(w.deps, { job_id });
+    expect((await w.jobs.get(job_id))!).toMatchObject({ status: 'completed', success_count: 2 });
+  });
+
+  it('records a job whose steps failed for good as failed, with nothing kept', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    await prepareBulkJob(w.deps, { job_id });
+    await renderBulkFile(w.deps, { job_id, index: 0 });
+    expect(await recordBulkJobFailure(w.deps, { job_id, error: { Error: 'States.Timeout' } })).toEqual({ job_id, status: 'failed' });
+    expect((await w.jobs.get(job_id))!).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
+    expect(await w.files.list(job_id)).toEqual([]);
+    expect(w.blobs.objects.size).toBe(0);
+    expect(charges(w, job_id)).toEqual([]);
+  });
+});
+
+describe('cancel', () => {
+  it('cancels a queued job at once: 200, nothing charged, bulk.job.cancelled, and the workflow then does nothing', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    const outcome = await cancelJob(w.deps, (await w.jobs.get(job_id))!);
+    expect(outcome).toEqual({ statusCode: 200, body: { job_id, status: 'cancelled', cancel_requested: true, message: expect.any(String) } });
+    expect(w.slots.held.size).toBe(0);
+    expect(w.blobs.objects.size).toBe(0);
+    const { prepared, job } = await run(w, job_id);
+    expect(prepared.status).toBe('cancelled');
+    expect(job.status).toBe('cancelled');
+    expect(w.renderer.calls).toEqual([]);
+    expect(w.jobs.events.map((e) => e.event)).toEqual(['bulk.job.cancelled']);
+    // Again: harmless.
+    expect((await cancelJob(w.deps, job)).statusCode).toBe(200);
+  });
+
+  it('stops a running job before its next file: made PDFs stay and are charged, the rest are skipped with CANCELLED', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const { job, rows } = await run(w, job_id, async (index) => {
+      if (index === 2) {
+        expect((await cancelJob(w.deps, (await w.jobs.get(job_id))!)).statusCode).toBe(202);
+        const again = await cancelJob(w.deps, (await w.jobs.get(job_id))!);
+        expect(again).toEqual({ statusCode: 202, body: { job_id, status: 'processing', cancel_requested: true, message: expect.any(String) } });
+      }
+    });
+    expect(rows.map((r) => [r.status, r.error_code])).toEqual([
+      ['success', null],
+      ['success', null],
+      ['skipped', 'CANCELLED'],
+      ['skipped', 'CANCELLED'],
+    ]);
+    expect(job).toMatchObject({ status: 'cancelled', cancel_requested: true, success_count: 2, failure_count: 2 });
+    expect(charges(w, job_id)).toHaveLength(2);
+    expect([...(await unzip((await w.blobs.get(job.output!.key))!)).keys()]).toEqual(['f0.pdf', 'f1.pdf', 'manifest.json']);
+    expect(w.jobs.events.map((e) => [e.event, e.payload.success_count, e.output_key])).toEqual([['bulk.job.cancelled', 2, job.output!.key]]);
+  });
+
+  it('refuses finished jobs and other job types with 409 JOB_NOT_CANCELLABLE', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    const { job } = await run(w, job_id);
+    await expect(cancelJob(w.deps, job)).rejects.toMatchObject({ code: 'JOB_NOT_CANCELLABLE', details: { reason: 'finished', status: 'completed' } });
+    for (const type of ['quick', 'long', 'pdfop'] as const) {
+      const other = newJob({ job_id: `job_${type}`, account_id: w.account.account_id, job_type: type, status: 'processing', now: new Date() });
+      await expect(cancelJob(w.deps, other)).rejects.toMatchObject({ code: 'JOB_NOT_CANCELLABLE', details: { reason: 'job_type', job_type: type } });
+    }
+  });
+});
+
+describe('decideRows', () => {
+  const row = (index: number, status: JobFileRow['status'], pages: number): JobFileRow => ({
+    index,
+    input: `f${index}.html`,
+    output: null,
+    status,
+    pages,
+    error_code: status === 'success' ? null : 'RENDER_FAILED',
+    error_message: null,
+    blocked_requests: 0,
+    render_timeout: false,
+    missing_assets: 0,
+  });
+  const bundle = (n: number) => ({ files: Array.from({ length: n }, (_, index) => ({ index, path: `f${index}.html`, size: 1, entry: null })) }) as unknown as BundleIndex;
+
+  it('lets a file land exactly on the budget, and counts failed files as no pages', () => {
+    const rows = decideRows(bundle(4), [row(0, 'success', 100), row(1, 'failed', 0), row(2, 'success', 100), row(3, 'success', 1)], 200);
+    expect(rows.map((r) => [r.status, r.error_code])).toEqual([
+      ['success', null],
+      ['failed', 'RENDER_FAILED'],
+      ['success', null],
+      ['skipped', 'BULK_PAGE_BUDGET_EXCEEDED'],
+    ]);
+  });
+
+  it('records a file whose render was abandoned as RENDER_FAILED', () => {
+    expect(decideRows(bundle(2), [row(0, 'success', 1)], 200)[1]).toMatchObject({ status: 'failed', error_code: 'RENDER_FAILED', input: 'f1.html' });
+  });
+});

@@ -1,0 +1,203 @@
+import { type EventType, type OutboxEvent, jobEvent } from '../../../../functions/core/events/events';
+import { completed, newJob } from '../../../../functions/core/jobs/job';
+import type { HttpClient, HttpRequestSpec } from '../../../../functions/core/net/fetch';
+import { type DispatchDeps, buildPayload, dispatchEvent, sweepOutbox } from '../../../../functions/core/webhooks/dispatch';
+import type { ClaimResult, DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from '../../../../functions/core/webhooks/ports';
+import { SecretBox } from '../../../../functions/core/webhooks/secret-box';
+import { verifyWebhookSignature } from '../../../../functions/core/webhooks/signature';
+import type { DeliveryRecord, Webhook } from '../../../../functions/core/webhooks/webhook';
+
+const box = new SecretBox('unit-test-deployment-key');
+let clockMs = Date.parse('2026-05-01T10:00:00.000Z');
+const clock = { now: () => new Date(clockMs) };
+
+function hook(id: string, changes: Partial<Webhook> = {}, secret = `whsec_${id}`): Webhook {
+  const at = clock.now().toISOString();
+  return {
+    webhook_id: id, account_id: 'acc_1', name: id, url: `https://hooks.example.com/${id}`, events: ['job.completed'], is_active: true,
+    secret_sealed: box.seal(secret, id), previous_secret_sealed: null, previous_secret_expires_at: null, created_at: at, updated_at: at,
+    last_triggered_at: null, last_success_at: null, last_failure_at: null, success_count: 0, failure_count: 0, ...changes,
+  };
+}
+
+class Memory implements WebhookRepository, DeliveryStore, Outbox {
+  hooks: Webhook[] = [];
+  claims = new Map<string, { delivery_id: string; state: 'pending' | 'done'; lease_until: string }>();
+  records: DeliveryRecord[] = [];
+  events = new Map<string, { event: OutboxEvent; pending: boolean }>();
+  readonly shards = 1;
+  async get(jobIdOrWebhook: string, eventId?: string): Promise<any> {
+    if (eventId === undefined) return this.hooks.find((h) => h.webhook_id === jobIdOrWebhook) ?? null;
+    return this.events.get(eventId) ?? null;
+  }
+  async create(): Promise<any> {
+    throw new Error('unused');
+  }
+  async update(): Promise<Webhook | null> {
+    throw new Error('unused');
+  }
+  async updateSecrets(): Promise<Webhook | null> {
+    throw new Error('unused');
+  }
+  async delete(): Promise<boolean> {
+    throw new Error('unused');
+  }
+  async listForAccount(accountId: string) {
+    return this.hooks.filter((h) => h.account_id === accountId);
+  }
+  async claim(input: { event_id: string; webhook_id: string; delivery_id: string; lease_until: string; now: string }): Promise<ClaimResult> {
+    const key = `${input.event_id}#${input.webhook_id}`;
+    const current = this.claims.get(key);
+    if (current?.state === 'done') return { state: 'done' };
+    if (current && current.lease_until >= input.now) return { state: 'busy' };
+    const delivery_id = current?.delivery_id ?? input.delivery_id;
+    this.claims.set(key, { delivery_id, state: 'pending', lease_until: input.lease_until });
+    return { state: 'claimed', delivery_id };
+  }
+  async complete(record: DeliveryRecord) {
+    const claim = this.claims.get(`${record.event_id}#${record.webhook_id}`)!;
+    if (claim.state === 'done' || claim.delivery_id !== record.delivery_id) return;
+    claim.state = 'done';
+    this.records.push(record);
+  }
+  async listForWebhook(): Promise<any> {
+    throw new Error('unused');
+  }
+  async listForJob(): Promise<any> {
+    throw new Error('unused');
+  }
+  async markDispatched(_jobId: string, eventId: string) {
+    this.events.get(eventId)!.pending = false;
+  }
+  async listPending(_shard: number, before: string) {
+    return [...this.events.values()].filter((e) => e.pending && e.event.created_at < before).map((e) => ({ job_id: e.event.job_id, event_id: e.event.event_id }));
+  }
+}
+
+function setup(status = 200) {
+  const memory = new Memory();
+  const sent: HttpRequestSpec[] = [];
+  const http: HttpClient = {
+    async request(spec) {
+      sent.push(spec);
+      return { status, headers: {}, body: Buffer.alloc(0), finalUrl: spec.url, redirects: [] };
+    },
+  };
+  const job = completed(newJob({ job_id: 'job_1', account_id: 'acc_1', job_type: 'long', status: 'processing', mode: 'markdown', now: clock.now() }), clock.now(), {
+    pages: 3,
+    output: { key: 'outputs/acc_1/job_1/job_1.pdf', name: 'report.pdf', content_type: 'application/pdf', size_bytes: 10, expires_at: '2026-06-01T00:00:00.000Z' },
+  });
+  const blobs = { signedGetUrl: jest.fn(async (key: string, opts: { filename?: string }) => `https://bucket.example.com/${key}?name=${opts.filename}`) };
+  const deps: DispatchDeps = { outbox: memory, webhooks: memory, deliveries: memory, secrets: box, http, clock, blobs, jobs: { get: async () => job }, sleep: async () => undefined };
+  const add = (type: EventType) => {
+    const event = jobEvent(type, job, clock.now());
+    memory.events.set(event.event_id, { event, pending: true });
+    return { job_id: event.job_id, event_id: event.event_id };
+  };
+  return { memory, sent, deps, add, blobs, job };
+}
+
+describe('dispatchEvent', () => {
+  it('fans an event out to the active webhooks subscribed to it, each signed with its own secret', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [
+      hook('wh_a'),
+      hook('wh_b', { events: ['job.completed', 'job.failed'] }),
+      hook('wh_off', { is_active: false }),
+      hook('wh_other', { events: ['job.failed'] }),
+      hook('wh_foreign', { account_id: 'acc_2' }),
+    ];
+    const notice = add('job.completed');
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id']).sort()).toEqual(['wh_a', 'wh_b']);
+    for (const s of sent) {
+      const id = s.headers!['X-Webhook-Id'];
+      expect(verifyWebhookSignature(Buffer.from(s.body!), s.headers!['Service-Signature'], `whsec_${id}`, 300, clockMs / 1000)).toBe(true);
+    }
+    expect(memory.records.map((r) => [r.webhook_id, r.status, r.retry_count])).toEqual(expect.arrayContaining([['wh_a', 'success', 0], ['wh_b', 'success', 0]]));
+    expect(memory.events.get(notice.event_id)!.pending).toBe(false);
+    // A redelivered notice does nothing more.
+    expect(await dispatchEvent(deps, notice)).toBe('already_dispatched');
+    expect(sent).toHaveLength(2);
+  });
+
+  it('builds the payload once per event with a fresh signed link, event_id and timestamp', async () => {
+    const { memory, sent, deps, add, blobs, job } = setup();
+    memory.hooks = [hook('wh_a'), hook('wh_b')];
+    const notice = add('job.completed');
+    await dispatchEvent(deps, notice);
+    expect(blobs.signedGetUrl).toHaveBeenCalledTimes(1);
+    const payload = JSON.parse(Buffer.from(sent[0].body!).toString());
+    expect(payload).toEqual({
+      event: 'job.completed', job_id: 'job_1', status: 'completed', job_type: 'long', mode: 'markdown', pages: 3, truncated: false,
+      created_at: job.created_at, completed_at: job.completed_at, event_id: notice.event_id,
+      s3_url: 'https://bucket.example.com/outputs/acc_1/job_1/job_1.pdf?name=report.pdf', s3_url_expires_at: '2026-05-01T11:00:00.000Z',
+      timestamp: '2026-05-01T10:00:00.000Z',
+    });
+    expect(Buffer.from(sent[1].body!).toString()).toBe(Buffer.from(sent[0].body!).toString());
+  });
+
+  it('gives mail merge events a report_url and job.failed no link', async () => {
+    const { deps, job } = setup();
+    const failedEvent = jobEvent('job.failed', { ...job, status: 'failed', error_message: 'x' }, clock.now());
+    expect(await buildPayload(deps, failedEvent)).not.toHaveProperty('s3_url');
+    const campaign = { ...jobEvent('mailmerge.campaign.completed', job, clock.now()), payload: { event: 'mailmerge.campaign.completed', campaign_id: 'cmp_1', sent_count: 3 } };
+    expect(await buildPayload(deps, campaign)).toMatchObject({ campaign_id: 'cmp_1', sent_count: 3, report_url: expect.stringContaining('outputs/acc_1/job_1') });
+  });
+
+  it('never delivers job.timeout, and still takes it out of the outbox', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_t', { events: ['job.timeout'] })];
+    const notice = add('job.timeout');
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent).toHaveLength(0);
+    expect(memory.records).toHaveLength(0);
+    expect(memory.events.get(notice.event_id)!.pending).toBe(false);
+  });
+
+  it('finishes each (event, webhook) pair once; a crashed worker’s pair is taken over with the same delivery id', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_a'), hook('wh_b')];
+    const notice = add('job.completed');
+    // Another worker holds wh_b and is still delivering: wh_a is delivered, the event stays pending.
+    await memory.claim({ event_id: notice.event_id, webhook_id: 'wh_b', delivery_id: '01DEADWORKER0000000000000A', lease_until: new Date(clockMs + 60_000).toISOString(), now: clock.now().toISOString() });
+    expect(await dispatchEvent(deps, notice)).toBe('in_progress');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id'])).toEqual(['wh_a']);
+    expect(memory.events.get(notice.event_id)!.pending).toBe(true);
+    // That worker died; after its lease the pair is taken over, keeping its delivery id; wh_a is not sent again.
+    clockMs += 120_000;
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent.map((s) => [s.headers!['X-Webhook-Id'], s.headers!['X-Webhook-Delivery-Id']])).toEqual([
+      ['wh_a', expect.any(String)],
+      ['wh_b', '01DEADWORKER0000000000000A'],
+    ]);
+    expect(memory.records).toHaveLength(2);
+  });
+
+  it('returns quietly for an event that does not exist', async () => {
+    const { deps } = setup();
+    expect(await dispatchEvent(deps, { job_id: 'job_x', event_id: 'nope' })).toBe('missing');
+  });
+
+  it('signs with the previous secret too during its grace period only', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_r', { previous_secret_sealed: box.seal('whsec_old', 'wh_r'), previous_secret_expires_at: new Date(clockMs + 1000).toISOString() })];
+    await dispatchEvent(deps, add('job.completed'));
+    expect(sent[0].headers!['Service-Signature'].split(',v1=')).toHaveLength(3);
+    clockMs += 1000;
+    await dispatchEvent(deps, add('job.completed'));
+    expect(sent[1].headers!['Service-Signature'].split(',v1=')).toHaveLength(2);
+    expect(verifyWebhookSignature(Buffer.from(sent[1].body!), sent[1].headers!['Service-Signature'], 'whsec_old', 300, clockMs / 1000)).toBe(false);
+  });
+});
+
+describe('sweepOutbox', () => {
+  it('re-sends events still pending two minutes after their write', async () => {
+    const { memory, add } = setup();
+    const notice = add('job.completed');
+    const queue = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void queue.sent.push(m) };
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 119_000) } })).toBe(0);
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 121_000) } })).toBe(1);
+    expect(queue.sent).toEqual([notice]);
+  });
+});

@@ -1,0 +1,108 @@
+import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
+import { NetworkGuard } from '../../../../functions/core/net/guard';
+import {
+  parseCreateWebhook,
+  parseEvents,
+  parseHistoryQuery,
+  parseRotation,
+  parseUpdateWebhook,
+  parseWebhookListQuery,
+  validateWebhookUrl,
+} from '../../../../functions/core/webhooks/requests';
+import { refusal } from '../../../support/errors';
+
+const resolver = { resolve: jest.fn(async () => [{ address: '93.184.216.34', family: 4 as const }]) };
+const guard = new NetworkGuard(resolver, new PrivateTargetAllowlist(undefined));
+
+describe('webhook URL rules (no DNS at registration)', () => {
+  const refused = (url: unknown) => refusal(() => validateWebhookUrl(url, guard));
+
+  it.each([
+    ['missing', undefined],
+    ['not a string', ['https://example.com']],
+    ['empty', ''],
+    ['over 2048 characters', `https://example.com/${'x'.repeat(2029)}`],
+    ['not HTTPS', 'http://example.com/hook'],
+    ['relative', '/hook'],
+    ['credentials', 'https://a:b@example.com/'],
+    ['localhost', 'https://localhost/'],
+    ['localhost with trailing dot', 'https://localhost./'],
+    ['.localhost', 'https://x.localhost/'],
+    ['.local', 'https://nas.local/'],
+    ['.internal', 'https://db.internal/'],
+    ['127.0.0.0/8', 'https://127.255.0.1/'],
+    ['10/8', 'https://10.1.2.3/'],
+    ['172.16/12', 'https://172.20.0.1/'],
+    ['192.168/16', 'https://192.168.0.1/'],
+    ['169.254/16', 'https://169.254.169.254/'],
+    ['100.64/10', 'https://100.127.255.254/'],
+    ['0.0.0.0', 'https://0.0.0.0/'],
+    ['::1', 'https://[::1]/'],
+    ['fc00::/7', 'https://[fdff::1]/'],
+    ['fe80::/10', 'https://[fe80::abcd]/'],
+    ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/'],
+    ['IPv4-mapped hex', 'https://[::ffff:a00:1]/'],
+    ['IPv4-mapped public', 'https://[::ffff:1.1.1.1]/'],
+    ['hex IPv4', 'https://0x7f000001/'],
+    ['decimal IPv4', 'https://2130706433/'],
+    ['octal IPv4', 'https://0177.0.0.1/'],
+    ['short IPv4', 'https://127.1/'],
+  ])('refuses %s', (_what, url) => {
+    const err = refused(url);
+    expect(err.code).toBe('INVALID_WEBHOOK_URL');
+    expect(typeof err.details.reason).toBe('string');
+  });
+
+  it('accepts public HTTPS URLs up to 2048 characters without resolving them', () => {
+    const long = `https://example.com/${'x'.repeat(2048 - 20)}`;
+    expect(long).toHaveLength(2048);
+    for (const url of ['https://example.com/hooks?x=1', 'https://8.8.8.8:8443/', 'https://[2001:4860:4860::8888]/', long]) expect(validateWebhookUrl(url, guard)).toBe(url);
+    expect(resolver.resolve).not.toHaveBeenCalled();
+  });
+
+  it('lets ALLOW_PRIVATE_TARGETS entries through (local tests only)', () => {
+    const local = new NetworkGuard(resolver, new PrivateTargetAllowlist('localhost:8443'));
+    expect(validateWebhookUrl('https://localhost:8443/hook', local)).toBe('https://localhost:8443/hook');
+    expect(() => validateWebhookUrl('https://localhost:8444/hook', local)).toThrow();
+  });
+});
+
+describe('webhook bodies and queries', () => {
+  it('defaults events to job.completed, is_active to true and name to the host', () => {
+    expect(parseCreateWebhook({ url: 'https://hooks.example.com/a' }, guard)).toEqual({ url: 'https://hooks.example.com/a', name: 'hooks.example.com', events: ['job.completed'], is_active: true });
+    expect(parseCreateWebhook({ url: 'https://x.example.com/', name: ' Orders ', events: ['job.failed', 'job.failed'], is_active: false }, guard)).toMatchObject({ name: 'Orders', events: ['job.failed'], is_active: false });
+  });
+
+  it('refuses empty or unknown events with INVALID_EVENTS', () => {
+    for (const events of [[], 'job.completed', null, [null], ['job.done'], ['JOB.COMPLETED']]) expect(refusal(() => parseEvents(events)).code).toBe('INVALID_EVENTS');
+    expect(parseEvents(['job.timeout', 'mailmerge.campaign.cancelled'])).toEqual(['job.timeout', 'mailmerge.campaign.cancelled']);
+  });
+
+  it('takes any subset of fields on update, but not none', () => {
+    expect(parseUpdateWebhook({ is_active: false, unknown: 1 }, guard)).toEqual({ is_active: false });
+    expect(refusal(() => parseUpdateWebhook({}, guard)).code).toBe('INVALID_PARAMETER');
+    expect(refusal(() => parseUpdateWebhook('x', guard)).code).toBe('INVALID_PARAMETER');
+    expect(refusal(() => parseUpdateWebhook({ name: null }, guard)).details.parameter).toBe('name');
+  });
+
+  it('reads grace_period_seconds: whole numbers 0 to 604800, default 86400', () => {
+    expect(parseRotation(undefined)).toEqual({ graceSeconds: 86400 });
+    expect(parseRotation({})).toEqual({ graceSeconds: 86400 });
+    expect(parseRotation({ grace_period_seconds: 0 })).toEqual({ graceSeconds: 0 });
+    expect(parseRotation({ grace_period_seconds: 604800 })).toEqual({ graceSeconds: 604800 });
+    for (const g of [-1, 604801, 2.5, '10', false, Number.NaN]) expect(refusal(() => parseRotation({ grace_period_seconds: g })).details.parameter).toBe('grace_period_seconds');
+    expect(refusal(() => parseRotation([])).code).toBe('INVALID_PARAMETER');
+  });
+
+  it('validates list and history queries', () => {
+    expect(parseWebhookListQuery({})).toEqual({ limit: 50, nextToken: undefined, event: undefined });
+    expect(parseWebhookListQuery({ limit: '100', is_active: 'false', event: 'job.failed', next_token: 'abc' })).toEqual({ limit: 100, isActive: false, event: 'job.failed', nextToken: 'abc' });
+    expect(parseHistoryQuery({ status: 'timeout', event_type: 'bulk.job.partial' })).toMatchObject({ status: 'timeout', eventType: 'bulk.job.partial', limit: 50 });
+    for (const [q, parameter] of [[{ limit: '101' }, 'limit'], [{ limit: '1.5' }, 'limit'], [{ is_active: '1' }, 'is_active'], [{ event: 'x' }, 'event']] as const) {
+      expect(refusal(() => parseWebhookListQuery(q as Record<string, string>)).details.parameter).toBe(parameter);
+    }
+    for (const [q, parameter] of [[{ status: 'pending' }, 'status'], [{ event_type: 'job' }, 'event_type'], [{ limit: '0' }, 'limit']] as const) {
+      expect(refusal(() => parseHistoryQuery(q as Record<string, string>)).details.parameter).toBe(parameter);
+    }
+  });
+});
