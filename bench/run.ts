@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- quickjob|pdftools] [-- --quick]`: benchmarks with baselines measured in the same run on the same
+ * `npm run bench [-- quickjob|pdftools|bulk] [-- --quick]`: benchmarks with baselines measured in the same run on the same
  * machine, printed as tables with ratios. Results are also written to bench/results/latest.json.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { benchQuickjob, formatQuickjob } from './quickjob';
 import { benchPdftools, formatPdftools } from './pdftools';
+import { benchBulk, formatBulk } from './bulk';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -28,6 +29,13 @@ async function main() {
     const r = await benchPdftools({ quick });
     results.pdftools = r;
     process.stdout.write(`\n## pdftools\n${formatPdftools(r)}\n`);
+  }
+
+  if (want('bulk')) {
+    process.stdout.write('bulk: measuring the warm baseline and the service...\n');
+    const r = await benchBulk({ quick });
+    results.bulk = r;
+    process.stdout.write(`\n## bulk\n${formatBulk(r)}\n`);
   }
 
   const dir = path.join(__dirname, 'results');
