@@ -50,7 +50,7 @@ const BASE_ARGS = [
   '--font-render-hinting=none',
 ];
 
-/** One fresh browser context with one blank page, used for exactly one document and then disposed. */
+/** One fresh browser context with one blank page, used for one document (or, with a scope, for several of that scope) and then disposed. */
 export interface PreparedPage {
   browserContextId: string;
   targetId: string;
@@ -66,7 +66,27 @@ export interface PreparedPage {
    * `maxConcurrent` printing slots, then takes a slot again ahead of documents not yet started.
    */
   whileIdle<T>(wait: () => Promise<T>): Promise<T>;
+  /** True when the page already printed a document of its scope (see `withPage`). */
+  reused: boolean;
+  /** Called by the renderer after a clean print: the page may serve the next document of its scope. */
+  markReusable(): void;
 }
+
+/** What the pool knows of a page beyond what the renderer sees. */
+interface PooledPage extends PreparedPage {
+  reusable: boolean;
+  alive(): boolean;
+}
+
+/** A page kept between documents of one scope. */
+interface ParkedPage {
+  scope: string;
+  page: PooledPage;
+  timer: NodeJS.Timeout;
+}
+
+/** How long a page waits for the next document of its scope before its context is disposed. */
+const PARKED_MS = 10_000;
 
 /** Chromium's console reports for local files a page tried to load (it refuses them itself). */
 const LOCAL_FILE_REFUSAL = /(not allowed to load local resource:?|cannot load)\s+file:/i;
@@ -79,13 +99,14 @@ interface Instance {
 
 export class ChromiumBrowser {
   private instance: Promise<Instance> | null = null;
-  private ready: Promise<PreparedPage>[] = [];
+  private ready: Promise<PooledPage>[] = [];
   private closed = false;
   /** Browser contexts this class created (hidden from puppeteer's target handling). */
   private readonly contexts = new Set<string>();
   private readonly crashHandlers = new Map<string, () => void>();
   private active = 0;
   private waiting: (() => void)[] = [];
+  private parked: ParkedPage[] = [];
 
   constructor(private readonly config: ChromiumConfig) {}
 
@@ -127,9 +148,13 @@ export class ChromiumBrowser {
     return this.instance;
   }
 
-  /** Prepared pages nobody will use: their contexts die with the browser, their proxies must be closed. */
+  /** Prepared and parked pages nobody will use: their contexts die with the browser, their proxies must be closed. */
   private discardReady() {
     for (const pending of this.ready.splice(0)) pending.then((page) => page.proxy.close(), () => undefined);
+    for (const { page, timer } of this.parked.splice(0)) {
+      clearTimeout(timer);
+      page.proxy.close().catch(() => undefined);
+    }
   }
 
   private reset(reason: string) {
@@ -141,7 +166,7 @@ export class ChromiumBrowser {
     this.crashHandlers.clear();
   }
 
-  private async prepare(): Promise<PreparedPage> {
+  private async prepare(): Promise<PooledPage> {
     const { root } = await this.getInstance();
     const proxy = await EgressProxy.open(this.config.guard);
     let browserContextId: string;
@@ -163,7 +188,8 @@ export class ChromiumBrowser {
       const crashed = new Promise<never>((_, reject) => {
         this.crashHandlers.set(targetId, () => reject(new Error('the page crashed (out of memory or a renderer fault)')));
       });
-      crashed.catch(() => undefined);
+      let dead = false;
+      crashed.catch(() => (dead = true));
       // A page that calls alert()/confirm() would otherwise wait forever for someone to click.
       session.on('Page.javascriptDialogOpening', () => {
         session.send('Page.handleJavaScriptDialog', { accept: true }).catch(() => undefined);
@@ -175,7 +201,7 @@ export class ChromiumBrowser {
       // Page.enable is what starts the renderer process, the costly part, which is why pages are prepared ahead.
       await Promise.all([session.send('Page.enable'), session.send('Log.enable')]);
       // A page target's main frame has the target's id.
-      return {
+      const page: PooledPage = {
         browserContextId,
         targetId,
         session,
@@ -184,7 +210,14 @@ export class ChromiumBrowser {
         proxy,
         blockedRequests: () => proxy.blocked + localFiles,
         whileIdle: (wait) => wait(), // replaced by withPage, which holds the slot
+        reused: false,
+        reusable: false,
+        markReusable: () => {
+          page.reusable = !dead;
+        },
+        alive: () => !dead,
       };
+      return page;
     } catch (err) {
       this.forget(browserContextId);
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => undefined);
@@ -228,15 +261,24 @@ export class ChromiumBrowser {
   /**
    * Runs `work` on a fresh page in its own browser context, then disposes the context (which also
    * kills a page stuck in a script loop). The pool is refilled in the background.
+   *
+   * With a `scope` (the files of one bulk job: one customer, one bundle), a page whose document printed
+   * cleanly (`markReusable`) is kept for the next document of the same scope for a few seconds instead:
+   * its renderer process is already running, which halves the CPU a document costs. Pages never serve
+   * another scope, and the renderer clears the origin's storage before reusing one.
    */
-  async withPage<T>(work: (page: PreparedPage) => Promise<T>): Promise<T> {
+  async withPage<T>(work: (page: PreparedPage) => Promise<T>, scope?: string): Promise<T> {
     let release = await this.acquireSlot();
     let finished = false;
-    let page: PreparedPage | undefined;
+    let page: PooledPage | undefined;
     try {
-      const next = this.ready.shift();
-      page = next ? await next.catch(() => this.prepare()) : await this.prepare();
-      this.refill();
+      page = scope ? this.unpark(scope) : undefined;
+      if (!page) {
+        const next = this.ready.shift();
+        page = next ? await next.catch(() => this.prepare()) : await this.prepare();
+        this.refill();
+      }
+      page.reusable = false;
       page.whileIdle = async (wait) => {
         release();
         try {
@@ -251,8 +293,45 @@ export class ChromiumBrowser {
       return await work(page);
     } finally {
       finished = true;
-      if (page) await this.dispose(page);
+      if (page && scope && page.reusable && page.alive() && !this.closed && this.contexts.has(page.browserContextId)) this.park(scope, page);
+      else if (page) await this.dispose(page);
       release();
+    }
+  }
+
+  private unpark(scope: string): PooledPage | undefined {
+    for (let i = this.parked.length - 1; i >= 0; i--) {
+      const entry = this.parked[i];
+      if (entry.scope !== scope) continue;
+      this.parked.splice(i, 1);
+      clearTimeout(entry.timer);
+      if (!entry.page.alive()) {
+        this.dispose(entry.page).catch(() => undefined);
+        continue;
+      }
+      entry.page.reused = true;
+      return entry.page;
+    }
+    return undefined;
+  }
+
+  /** Keeps a page for its scope; the oldest parked pages go when more than the pool's size wait. */
+  private park(scope: string, page: PooledPage) {
+    const entry: ParkedPage = {
+      scope,
+      page,
+      timer: setTimeout(() => {
+        const at = this.parked.indexOf(entry);
+        if (at >= 0) this.parked.splice(at, 1);
+        this.dispose(page).catch(() => undefined);
+      }, PARKED_MS),
+    };
+    entry.timer.unref();
+    this.parked.push(entry);
+    while (this.parked.length > this.config.maxConcurrent + this.config.prewarm) {
+      const oldest = this.parked.shift()!;
+      clearTimeout(oldest.timer);
+      this.dispose(oldest.page).catch(() => undefined);
     }
   }
 

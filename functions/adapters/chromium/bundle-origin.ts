@@ -40,6 +40,8 @@ export interface BundleOrigin {
   missing(): number;
   /** The first failure reading the bundle (storage trouble), which fails the render. */
   failure(): unknown;
+  /** Stops answering (the page may go on to another document of its scope). */
+  stop(): Promise<void>;
 }
 
 /**
@@ -78,15 +80,32 @@ export async function serveBundle(session: CDPSession, bundle: RenderBundle, htm
     });
   };
 
-  session.on('Fetch.requestPaused', (event: RequestPaused) => {
+  const onPaused = (event: RequestPaused) => {
     answer(event).catch((err) => {
       // A closed page is no failure of ours; storage trouble is, and fails the render.
       if (!/Target closed|Session closed|Invalid InterceptionId/i.test((err as Error)?.message ?? '')) failure ??= err;
       session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined);
     });
-  });
+  };
+  session.on('Fetch.requestPaused', onPaused);
   await session.send('Fetch.enable', { patterns: [{ urlPattern: `${BUNDLE_ORIGIN}/*`, requestStage: 'Request' }] });
-  return { missing: () => missing.size, failure: () => failure };
+  return {
+    missing: () => missing.size,
+    failure: () => failure,
+    stop: async () => {
+      session.off('Fetch.requestPaused', onPaused);
+      await session.send('Fetch.disable');
+    },
+  };
+}
+
+/**
+ * Before a page serves the next document of its scope: the previous document's cookies, storage, caches
+ * and service workers at the bundle origin are removed, so no file sees what another left behind.
+ */
+export async function clearBundleOrigin(session: CDPSession): Promise<void> {
+  await session.send('Runtime.evaluate', { expression: 'try { sessionStorage.clear() } catch {}' });
+  await Promise.all([session.send('Storage.clearDataForOrigin', { origin: BUNDLE_ORIGIN, storageTypes: 'all' }), session.send('Network.clearBrowserCookies')]);
 }
 
 /**
@@ -94,9 +113,15 @@ export async function serveBundle(session: CDPSession, bundle: RenderBundle, htm
  * rejects when the navigation itself fails.
  */
 export async function openBundleDocument(session: CDPSession, frameId: string, documentPath: string, waitForLoad: string, deadline: number): Promise<void> {
-  const loaded = new Promise<void>((resolve) => session.once('Page.loadEventFired', () => resolve()));
-  const nav = (await session.send('Page.navigate', { url: bundleUrl(documentPath.replace(/^\/+/, '')), frameId })) as { errorText?: string };
-  if (nav.errorText) throw new Error(`the bundle document could not be opened: ${nav.errorText}`);
-  await loaded;
+  let onLoad: () => void = () => undefined;
+  const loaded = new Promise<void>((resolve) => (onLoad = resolve));
+  session.on('Page.loadEventFired', onLoad);
+  try {
+    const nav = (await session.send('Page.navigate', { url: bundleUrl(documentPath.replace(/^\/+/, '')), frameId })) as { errorText?: string };
+    if (nav.errorText) throw new Error(`the bundle document could not be opened: ${nav.errorText}`);
+    await loaded;
+  } finally {
+    session.off('Page.loadEventFired', onLoad);
+  }
   await session.send('Runtime.evaluate', { expression: waitForLoad, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
 }

@@ -3,7 +3,7 @@ import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
-import { type BundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
+import { type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 
 /** Resolves once the document has loaded (images, styles) and its web fonts are ready. */
 const WAIT_FOR_LOAD = `new Promise((resolve) => {
@@ -63,6 +63,10 @@ function networkIdle(session: import('puppeteer-core').CDPSession, inFlight: Set
   });
 }
 
+interface NetworkEvent {
+  requestId: string;
+}
+
 export class ChromiumRenderer implements Renderer {
   constructor(private readonly browser: ChromiumBrowser) {}
 
@@ -79,18 +83,25 @@ export class ChromiumRenderer implements Renderer {
         this.browser.withPage(async (page) => {
           const { session, frameId, crashed } = page;
           if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
+          // A page reused within its scope has counted earlier documents' refusals already.
+          const blockedBefore = page.blockedRequests();
+          const listeners: [string, (e: unknown) => void][] = [];
           const run = (async () => {
             const inFlight = new Set<string>();
             if (request.networkIdle) {
-              session.on('Network.requestWillBeSent', (e: { requestId: string }) => inFlight.add(e.requestId));
-              session.on('Network.loadingFinished', (e: { requestId: string }) => inFlight.delete(e.requestId));
-              session.on('Network.loadingFailed', (e: { requestId: string }) => inFlight.delete(e.requestId));
+              listeners.push(
+                ['Network.requestWillBeSent', (e) => inFlight.add((e as NetworkEvent).requestId)],
+                ['Network.loadingFinished', (e) => inFlight.delete((e as NetworkEvent).requestId)],
+                ['Network.loadingFailed', (e) => inFlight.delete((e as NetworkEvent).requestId)],
+              );
+              for (const [event, listener] of listeners) session.on(event, listener);
               await session.send('Network.enable');
             }
             // A bundle document lives at the bundle origin, which is answered from the bundle (see bundle-origin.ts).
             let origin: BundleOrigin | null = null;
             let loaded: Promise<unknown>;
             if (request.bundle) {
+              if (page.reused) await clearBundleOrigin(session);
               origin = await serveBundle(session, request.bundle, request.html);
               loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
             } else {
@@ -121,13 +132,19 @@ export class ChromiumRenderer implements Renderer {
             }
             if (origin?.failure()) throw origin.failure();
             const pdf = Buffer.from(data, 'base64');
-            const result: RenderResult = { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests(), renderTimeout };
-            if (origin) result.missingAssets = origin.missing();
+            const result: RenderResult = { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
+            if (origin) {
+              result.missingAssets = origin.missing();
+              for (const [event, listener] of listeners) session.off(event, listener);
+              await origin.stop();
+              // A page whose network never went quiet may still be loading: it is not handed to another document.
+              if (!renderTimeout) page.markReusable();
+            }
             return result;
           })();
-          // Leaving withPage disposes the context, which stops a page still running after the deadline.
+          // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.
           return Promise.race([run, crashed, timeout]);
-        }),
+        }, request.bundle?.scope),
       ]);
     } finally {
       clearTimeout(timer);

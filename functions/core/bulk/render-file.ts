@@ -83,6 +83,8 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       networkIdle: { quietMs: BULK_IDLE_QUIET_MS, maxMs: deps.timing.idleMaxSeconds * 1000 },
       bundle: {
         documentPath: file.path,
+        // The job's files may share a warm page one after another (storage cleared in between), never another job's.
+        scope: job.job_id,
         read: (path) =>
           read(path).catch((err) => {
             throw new BundleReadError(err);

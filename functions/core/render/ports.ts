@@ -31,6 +31,11 @@ export interface RenderBundle {
    * gets a 404 and the reference counts in `missingAssets`). A rejection fails the render.
    */
   read(path: string): Promise<Uint8Array | null> | Uint8Array | null;
+  /**
+   * Documents of one scope (the files of one bulk job: one customer, one bundle) may be rendered one after
+   * another in the same browser context, its storage cleared in between; never across scopes.
+   */
+  scope?: string;
 }
 
 export interface RenderResult {

@@ -114,6 +114,44 @@ describe('rendering with a bundle as the page world', () => {
     expect((await renderer.render({ html: '<p>next</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
   });
 
+  it('keeps a cleanly printed page for the next document of its scope only', async () => {
+    const pageOf = (scope: string | undefined, keep: boolean) =>
+      browser.withPage(async (page) => {
+        if (keep) page.markReusable();
+        return { targetId: page.targetId, reused: page.reused };
+      }, scope);
+    const first = await pageOf('job-a', true);
+    expect(await pageOf('job-a', true)).toEqual({ targetId: first.targetId, reused: true });
+    // Another scope, or no scope, never gets it; a page not marked reusable is disposed.
+    expect((await pageOf('job-b', false)).targetId).not.toBe(first.targetId);
+    expect((await pageOf(undefined, true)).targetId).not.toBe(first.targetId);
+    expect((await pageOf('job-a', false)).targetId).toBe(first.targetId);
+    expect((await pageOf('job-a', true)).targetId).not.toBe(first.targetId);
+  });
+
+  it('gives each document of a scope a clean origin and its own counts, on the same warm page', async () => {
+    const pages: string[] = [];
+    const withPage = browser.withPage.bind(browser);
+    const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, scope) => withPage((page) => (pages.push(page.targetId), work(page)), scope));
+    try {
+      const scope = 'job-storage';
+      const report = `<h1>Seen</h1><p id="out"></p><script>document.getElementById('out').textContent =
+        'local=' + localStorage.getItem('k') + ' session=' + sessionStorage.getItem('k') + ' cookie=' + (document.cookie || 'none');</script>`;
+      const writer = `<h1>Writer</h1><img src="http://127.0.0.1:${secret.port}/x.png"><script>localStorage.setItem('k', 'L'); sessionStorage.setItem('k', 'S');
+        document.cookie = 'k=C; path=/; max-age=3600'; document.write('<p>wrote ' + localStorage.getItem('k') + sessionStorage.getItem('k') + document.cookie + '</p>');</script>`;
+      const first = await renderer.render({ html: writer, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 5_000 }, bundle: { ...bundleOf({}, 'a.html'), scope } });
+      expect((await readPdf(first.pdf))[0].text).toContain('wrote LSk=C');
+      expect(first.blockedRequests).toBe(1);
+      const second = await renderer.render({ html: report, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 5_000 }, bundle: { ...bundleOf({}, 'b.html'), scope } });
+      expect((await readPdf(second.pdf))[0].text).toContain('local=null session=null cookie=none');
+      expect(second.blockedRequests).toBe(0);
+      expect(pages).toHaveLength(2);
+      expect(pages[1]).toBe(pages[0]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('names bundle paths with spaces and unicode through percent-encoding', () => {
     expect(bundleUrl('my docs/ü.html')).toBe('https://bundle.invalid/my%20docs/%C3%BC.html');
     expect(bundlePathOf('https://bundle.invalid/my%20docs/%C3%BC.html?x=1#top')).toBe('my docs/ü.html');
