@@ -90,6 +90,27 @@ describe('the charge path against the local transaction shim', () => {
     expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(0.99));
   });
 
+  it('charges many units in batched transactions exactly once, across buckets, even when runs overlap', async () => {
+    const user = await stack.account({ credits_usd: 1, free_credits_usd: 0.25 });
+    const units = Array.from({ length: 120 }, (_, i) => charge(user.account_id, 'job_batch', `file#${i}`));
+    const b = billing();
+    // Two finishes of one job at once (a retried step): each unit is charged once, whoever wins each batch.
+    const done = await Promise.all([b.chargeInOrder(units), b.chargeInOrder(units)]);
+    expect(done).toEqual([120, 120]);
+    expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ free_credits_micros: 0, credits_micros: usdToMicros(0.05), total_pdf_count: 120, total_amount_micros: usdToMicros(1.2) });
+    const entries = (await ledger(user.account_id)) as { unit: string; bucket: string }[];
+    expect(entries).toHaveLength(120);
+    expect(entries.filter((e) => e.bucket === 'free_credits')).toHaveLength(25);
+  });
+
+  it('stops a batched run where the balance ends, charging what it covers', async () => {
+    const user = await stack.account({ credits_usd: 0.07 });
+    const units = Array.from({ length: 10 }, (_, i) => charge(user.account_id, 'job_short', `file#${i}`));
+    expect(await billing().chargeInOrder(units)).toBe(7);
+    expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ credits_micros: 0, total_pdf_count: 7 });
+    expect(await ledger(user.account_id)).toHaveLength(7);
+  });
+
   it('writes nothing when the transaction is cancelled', async () => {
     const user = await stack.account({ credits_usd: 0 });
     await expect(billing().charge(charge(user.account_id, 'job_none'))).rejects.toMatchObject({ code: 'INSUFFICIENT_CREDITS' });

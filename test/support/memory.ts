@@ -1,7 +1,7 @@
 /** In-memory stand-ins for the ports, for unit tests of domain orchestration (integration tests use the real stack). */
-import { type Account, newAccount } from '../../functions/core/accounts/account';
+import { type Account, newAccount, usableAllowanceMicros } from '../../functions/core/accounts/account';
 import type { AccountRepository, PlanRepository } from '../../functions/core/accounts/ports';
-import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, chooseBucket } from '../../functions/core/billing/charging';
+import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, afterDebit, chooseBucket } from '../../functions/core/billing/charging';
 import { type Plan, planCatalogue } from '../../functions/core/billing/plans';
 import type { Clock } from '../../functions/core/clock';
 import type { OutboxEvent } from '../../functions/core/events/events';
@@ -127,6 +127,27 @@ export class MemoryChargeStore implements ChargeStore {
     if (effects.job) await this.jobs.put(effects.job, effects.events ?? []);
     return 'charged';
   }
+  /** Batched commits made (charges written together). */
+  batches = 0;
+  async commitMany(charges: { charge: Charge; bucket: Bucket }[], at: Date): Promise<'charged' | 'conflict'> {
+    if (this.fail) throw this.fail;
+    let a = this.accounts.accounts.get(charges[0].charge.account_id)!;
+    for (const { charge, bucket } of charges) {
+      if (this.ledger.has(`${charge.job_id}#${charge.unit}`) || !bucketCovers(a, bucket, charge.amount_micros, at)) return 'conflict';
+      a = afterDebit(a, bucket, charge.amount_micros);
+      a = { ...a, total_pdf_count: a.total_pdf_count + charge.pdf_count, total_amount_micros: a.total_amount_micros + charge.amount_micros };
+    }
+    for (const { charge } of charges) this.ledger.set(`${charge.job_id}#${charge.unit}`, charge);
+    this.accounts.accounts.set(a.account_id, a);
+    this.batches++;
+    return 'charged';
+  }
+}
+
+/** What the DynamoDB debit's condition checks: the bucket (not necessarily the first choice) still covers the amount. */
+function bucketCovers(a: Account, bucket: Bucket, amount: number, at: Date): boolean {
+  if (bucket === 'subscription') return usableAllowanceMicros(a, at) >= amount;
+  return (bucket === 'free_credits' ? a.free_credits_micros : a.credits_micros) >= amount;
 }
 
 export class MemorySlots implements JobSlots {

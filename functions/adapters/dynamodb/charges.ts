@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { Bucket, Charge, ChargeEffects, ChargeStore, CommitOutcome } from '../../core/billing/charging';
+import { type Bucket, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, MAX_BATCH } from '../../core/billing/charging';
 import type { Dynamo } from './client';
 import { eventItem, jobItem } from './jobs';
 import { keys } from './schema';
@@ -15,6 +15,10 @@ const DEBITS: Record<Bucket, { condition: string; set: string }> = {
   free_credits: { condition: 'free_credits_micros >= :amount', set: 'free_credits_micros = free_credits_micros - :amount' },
   credits: { condition: 'credits_micros >= :amount', set: 'credits_micros = credits_micros - :amount' },
 };
+
+function isCancelled(err: unknown): boolean {
+  return err instanceof TransactionCanceledException || (err as Error)?.name === 'TransactionCanceledException';
+}
 
 /**
  * A charge is one DynamoDB transaction: the ledger entry keyed by (job, unit) must not exist yet, the
@@ -61,12 +65,73 @@ export class DynamoChargeStore implements ChargeStore {
       );
       return 'charged';
     } catch (err) {
-      if (err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException') {
+      if (isCancelled(err)) {
         const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
         if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'already_charged';
         // The bucket no longer covers it, or a concurrent transaction touched the account: re-read and retry.
         return 'bucket_changed';
       }
+      throw err;
+    }
+  }
+
+  /** The ledger entries and one debit of the account covering every bucket's share, in one transaction. */
+  async commitMany(charges: { charge: Charge; bucket: Bucket }[], now: Date): Promise<'charged' | 'conflict'> {
+    if (charges.length === 0) return 'charged';
+    if (charges.length > MAX_BATCH) throw new RangeError(`at most ${MAX_BATCH} charges per transaction`);
+    const accountId = charges[0].charge.account_id;
+    const at = now.toISOString();
+    const share = new Map<Bucket, number>();
+    let count = 0;
+    let amount = 0;
+    for (const { charge, bucket } of charges) {
+      if (charge.account_id !== accountId) throw new TypeError('commitMany takes the charges of one account');
+      share.set(bucket, (share.get(bucket) ?? 0) + charge.amount_micros);
+      count += charge.pdf_count;
+      amount += charge.amount_micros;
+    }
+    const conditions = ['attribute_exists(pk)'];
+    const sets: string[] = [];
+    const values: Record<string, unknown> = { ':count': count, ':total': amount, ':at': at };
+    const names: Record<string, string> = {};
+    for (const [bucket, sum] of share) {
+      // Each bucket's condition and decrement, with its own amount placeholder.
+      const placeholder = `:amount_${bucket}`;
+      conditions.push(DEBITS[bucket].condition.replaceAll(':amount', placeholder));
+      sets.push(DEBITS[bucket].set.replaceAll(':amount', placeholder));
+      values[placeholder] = sum;
+      if (bucket === 'subscription') {
+        Object.assign(values, { ':active': 'active', ':trialing': 'trialing', ':now': at });
+        names['#status'] = 'status';
+      }
+    }
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            ...charges.map(({ charge, bucket }) => ({
+              Put: {
+                TableName: this.db.table,
+                Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            })),
+            {
+              Update: {
+                TableName: this.db.table,
+                Key: keys.account(accountId),
+                ConditionExpression: conditions.join(' AND '),
+                UpdateExpression: `SET ${sets.join(', ')}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :total`,
+                ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+                ExpressionAttributeValues: values,
+              },
+            },
+          ],
+        }),
+      );
+      return 'charged';
+    } catch (err) {
+      if (isCancelled(err)) return 'conflict';
       throw err;
     }
   }

@@ -34,6 +34,21 @@ export interface ChargeEffects {
 /** Persistence for charges: one atomic write of the ledger entry, the debit, the usage counters and the effects. */
 export interface ChargeStore {
   commit(charge: Charge, bucket: Bucket, now: Date, effects?: ChargeEffects): Promise<CommitOutcome>;
+  /**
+   * Several charges of one account in one atomic write: every ledger entry must be new and every bucket
+   * must still cover its share, else nothing is written (`conflict`). At most `MAX_BATCH` charges.
+   */
+  commitMany(charges: { charge: Charge; bucket: Bucket }[], now: Date): Promise<'charged' | 'conflict'>;
+}
+
+/** Charges per batch: a DynamoDB transaction holds 100 items, one of which is the account's debit. */
+export const MAX_BATCH = 50;
+
+/** The account as it is after `amount` was taken from `bucket` (what the store's debit does). */
+export function afterDebit(account: Account, bucket: Bucket, amount: Micros): Account {
+  if (bucket === 'subscription') return { ...account, subscription: { ...account.subscription!, allowance_micros: account.subscription!.allowance_micros - amount } };
+  if (bucket === 'free_credits') return { ...account, free_credits_micros: account.free_credits_micros - amount };
+  return { ...account, credits_micros: account.credits_micros - amount };
 }
 
 /** Rule 1: subscription allowance (while usable), then free credits, then one-off credits; one bucket covers the whole charge. */
@@ -98,5 +113,47 @@ export class Billing {
       if (outcome === 'already_charged') return { outcome, bucket: null };
     }
     throw new Error(`charge for ${charge.job_id}/${charge.unit} kept conflicting after ${MAX_ATTEMPTS} attempts`);
+  }
+
+  /**
+   * Charges of one account in order, with the same outcome as charging them one by one (each unit once,
+   * each from the first bucket covering it), written in batches of up to `MAX_BATCH`. Stops at the first
+   * charge no balance covers and answers how many leading charges are done (charged now or before).
+   * A batch that meets an existing ledger entry or a concurrent debit is done one charge at a time.
+   */
+  async chargeInOrder(charges: Charge[], known?: Account): Promise<number> {
+    if (charges.length === 0) return 0;
+    const accountId = charges[0].account_id;
+    if (charges.some((c) => c.account_id !== accountId)) throw new TypeError('chargeInOrder takes the charges of one account');
+    let account = known?.account_id === accountId ? known : await this.accounts.get(accountId);
+    let done = 0;
+    while (done < charges.length) {
+      const now = this.clock.now();
+      const batch: { charge: Charge; bucket: Bucket }[] = [];
+      let after = account;
+      for (const charge of charges.slice(done, done + MAX_BATCH)) {
+        const bucket = after ? chooseBucket(after, charge.amount_micros, now) : null;
+        if (!bucket || !after) break;
+        batch.push({ charge, bucket });
+        after = afterDebit(after, bucket, charge.amount_micros);
+      }
+      if (batch.length > 1 && (await this.store.commitMany(batch, now)) === 'charged') {
+        done += batch.length;
+        account = after;
+        continue;
+      }
+      // One at a time: the single path re-reads the account, skips units already charged and says when nothing covers one.
+      for (const { charge } of batch.length > 1 ? batch : [{ charge: charges[done] }]) {
+        try {
+          await this.charge(charge);
+        } catch (err) {
+          if (err instanceof ServiceError && err.code === 'INSUFFICIENT_CREDITS') return done;
+          throw err;
+        }
+        done++;
+      }
+      account = await this.accounts.get(accountId);
+    }
+    return done;
   }
 }

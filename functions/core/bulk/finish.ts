@@ -7,7 +7,6 @@
  */
 import { type Charge, insufficientCredits } from '../billing/charging';
 import { type EventType, jobEvent } from '../events/events';
-import { isServiceError } from '../errors';
 import { type JobFileRow, presentFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, type JobStatus } from '../jobs/job';
 import { retentionEnd } from '../jobs/storage-layout';
@@ -101,24 +100,15 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
 
     const rows = decideRows(bundle, await deps.files.list(job.job_id), plan.max_bulk_pages_per_job);
 
-    // Charges, in index order, each once.
+    // Charges, in index order, each once (in batches; units already in the ledger count as done).
     const charged = await deps.progress.chargedUnits(job.account_id, job.job_id);
-    let broke = false;
-    for (const row of rows) {
-      if (row.status !== 'success') continue;
-      const unit = `file#${row.index}`;
-      if (charged.has(unit)) continue;
-      if (!broke) {
-        const charge: Charge = { account_id: job.account_id, job_id: job.job_id, unit, operation: 'pdf', amount_micros: plan.price_per_pdf_micros, pdf_count: 1 };
-        try {
-          await deps.billing.charge(charge, {}, account);
-          continue;
-        } catch (err) {
-          if (!isServiceError(err) || err.code !== 'INSUFFICIENT_CREDITS') throw err;
-          broke = true;
-        }
-      }
-      // The balance ran out (spent elsewhere since the job was checked): this file and later ones are not delivered.
+    const toCharge = rows.filter((r) => r.status === 'success' && !charged.has(`file#${r.index}`));
+    const paid = await deps.billing.chargeInOrder(
+      toCharge.map((r): Charge => ({ account_id: job.account_id, job_id: job.job_id, unit: `file#${r.index}`, operation: 'pdf', amount_micros: plan.price_per_pdf_micros, pdf_count: 1 })),
+      account,
+    );
+    // The balance ran out (spent elsewhere since the job was checked): this file and later ones are not delivered.
+    for (const row of toCharge.slice(paid)) {
       Object.assign(row, {
         status: 'failed',
         pages: 0,

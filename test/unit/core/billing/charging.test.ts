@@ -1,6 +1,6 @@
-import { type Account, newAccount } from '../../../../functions/core/accounts/account';
+import { type Account, newAccount, usableAllowanceMicros } from '../../../../functions/core/accounts/account';
 import type { AccountRepository } from '../../../../functions/core/accounts/ports';
-import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, chooseBucket } from '../../../../functions/core/billing/charging';
+import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, MAX_BATCH, afterDebit, chooseBucket } from '../../../../functions/core/billing/charging';
 import { usdToMicros } from '../../../../functions/core/billing/money';
 import { ServiceError } from '../../../../functions/core/errors';
 
@@ -57,6 +57,22 @@ class MemoryStore implements ChargeStore {
     this.accounts.set(a.account_id, next);
     return 'charged';
   }
+  batches: number[] = [];
+  /** Before a batch is checked: lets a test change the account under it (a concurrent charge). */
+  beforeBatch: () => void = () => undefined;
+  async commitMany(charges: { charge: Charge; bucket: Bucket }[], at: Date): Promise<'charged' | 'conflict'> {
+    this.beforeBatch();
+    let a = this.accounts.get(charges[0].charge.account_id)!;
+    for (const { charge, bucket } of charges) {
+      const covers = bucket === 'subscription' ? usableAllowanceMicros(a, at) : bucket === 'free_credits' ? a.free_credits_micros : a.credits_micros;
+      if (this.ledger.has(`${charge.job_id}#${charge.unit}`) || covers < charge.amount_micros) return 'conflict';
+      a = { ...afterDebit(a, bucket, charge.amount_micros), total_pdf_count: a.total_pdf_count + charge.pdf_count, total_amount_micros: a.total_amount_micros + charge.amount_micros };
+    }
+    for (const { charge } of charges) this.ledger.add(`${charge.job_id}#${charge.unit}`);
+    this.accounts.set(a.account_id, a);
+    this.batches.push(charges.length);
+    return 'charged';
+  }
 }
 
 describe('Billing.charge', () => {
@@ -91,5 +107,64 @@ describe('Billing.charge', () => {
     const err = (await billing.charge(charge('j1')).catch((e) => e)) as ServiceError;
     expect(err.code).toBe('INSUFFICIENT_CREDITS');
     expect(err.details).toMatchObject({ current_balance: 0.005, required_amount: 0.01, subscription_credits_remaining: 0, action_required: 'purchase_credits' });
+  });
+});
+
+describe('Billing.chargeInOrder', () => {
+  const clock = { now: () => now };
+  function setup(a: Account) {
+    const accounts = new Map([[a.account_id, a]]);
+    const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
+    const store = new MemoryStore(accounts);
+    return { accounts, store, billing: new Billing(repo, store, clock) };
+  }
+  const files = (n: number, from = 0): Charge[] =>
+    Array.from({ length: n }, (_, i) => ({ account_id: 'a1', job_id: 'bulk1', unit: `file#${from + i}`, operation: 'pdf' as const, amount_micros: cent, pdf_count: 1 }));
+
+  it('charges in batches with the same buckets as one by one, across bucket boundaries', async () => {
+    const start = account({ subscription: subscription(0.3), free_credits_micros: usdToMicros(0.25), credits_micros: usdToMicros(1) });
+    const batched = setup(start);
+    const single = setup(start);
+    expect(await batched.billing.chargeInOrder(files(120), start)).toBe(120);
+    for (const c of files(120)) await single.billing.charge(c);
+    expect(batched.accounts.get('a1')).toEqual(single.accounts.get('a1'));
+    expect(batched.accounts.get('a1')).toMatchObject({ free_credits_micros: 0, credits_micros: usdToMicros(0.35), total_pdf_count: 120, total_amount_micros: usdToMicros(1.2) });
+    expect(batched.accounts.get('a1')!.subscription!.allowance_micros).toBe(0);
+    expect(batched.store.batches).toEqual([MAX_BATCH, MAX_BATCH, 20]);
+    expect(batched.store.ledger.size).toBe(120);
+  });
+
+  it('stops at the first charge nothing covers and says how many were done', async () => {
+    const { billing, accounts, store } = setup(account({ credits_micros: usdToMicros(0.075) }));
+    expect(await billing.chargeInOrder(files(10))).toBe(7);
+    expect(accounts.get('a1')!.credits_micros).toBe(usdToMicros(0.005));
+    expect(store.ledger.size).toBe(7);
+    expect(await billing.chargeInOrder([])).toBe(0);
+  });
+
+  it('charges nothing twice when some units were charged before (a retried step)', async () => {
+    const { billing, accounts } = setup(account({ credits_micros: usdToMicros(1) }));
+    await billing.charge(files(1, 3)[0]);
+    expect(await billing.chargeInOrder(files(8))).toBe(8);
+    expect(accounts.get('a1')).toMatchObject({ credits_micros: usdToMicros(0.92), total_pdf_count: 8 });
+  });
+
+  it('falls back to one at a time when a concurrent charge changed the balance under a batch', async () => {
+    const { billing, accounts, store } = setup(account({ credits_micros: usdToMicros(0.05) }));
+    let once = true;
+    store.beforeBatch = () => {
+      if (!once) return;
+      once = false;
+      const a = accounts.get('a1')!;
+      accounts.set('a1', { ...a, credits_micros: a.credits_micros - usdToMicros(0.02) }); // spent elsewhere meanwhile
+    };
+    expect(await billing.chargeInOrder(files(5), account({ credits_micros: usdToMicros(0.05) }))).toBe(3);
+    expect(accounts.get('a1')!.credits_micros).toBe(0);
+    expect(store.batches).toEqual([]);
+  });
+
+  it('refuses charges of several accounts', async () => {
+    const { billing } = setup(account({ credits_micros: usdToMicros(1) }));
+    await expect(billing.chargeInOrder([...files(1), { ...files(1)[0], account_id: 'a2' }])).rejects.toThrow(TypeError);
   });
 });
