@@ -9,6 +9,7 @@
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { ZipFile } from 'yazl';
+import { png } from '../test/support/images';
 import { type Measurement, drive, localAccount, startService, table } from './lib';
 
 const BARE_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'];
@@ -19,26 +20,8 @@ const CSS = `body{font-family:sans-serif;margin:32px;color:#223}header{display:f
 header img{width:64px;height:64px}h1{font-size:22px;margin:0}table{border-collapse:collapse;width:100%;margin-top:18px}
 td,th{border:1px solid #ccc;padding:6px;text-align:left}tfoot td{font-weight:bold}`;
 
-/** A small real PNG (a 64×64 logo), made without dependencies. */
-function logoPng(): Buffer {
-  const { deflateSync, crc32 } = require('node:zlib') as typeof import('node:zlib');
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([len, body, crc]);
-  };
-  const size = 64;
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(size, 0);
-  ihdr.writeUInt32BE(size, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const rows = Array.from({ length: size }, (_, y) => Buffer.concat([Buffer.from([0]), ...Array.from({ length: size }, (_, x) => Buffer.from([x * 4, y * 4, 160]))]));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
-}
+/** A small real PNG logo (64×64). */
+const logoPng = () => png(64, 64, [40, 80, 160]);
 
 function invoice(n: number, head: string, logo: string): string {
   const lines = Array.from({ length: 6 }, (_, i) => `<tr><td>Service line ${i + 1}</td><td>${i + 1}</td><td>${((n % 7) + i + 1) * 12.5} EUR</td></tr>`).join('');

@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
-import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
+import { type Dynamo, isConditionalCheckFailed, queryAll, stripKeys } from './client';
 import { GSI1, keys } from './schema';
 
 export class DynamoApiKeyRepository implements ApiKeyRepository {
@@ -34,23 +34,13 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
-    const out: ApiKeyRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.table,
-          IndexName: GSI1,
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.apiKeysOfAccount(accountId) },
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(page.Items ?? []).map((i) => stripKeys<ApiKeyRecord>(i)));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.db, {
+      IndexName: GSI1,
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.apiKeysOfAccount(accountId) },
+      ScanIndexForward: false,
+    });
+    return items.map((i) => stripKeys<ApiKeyRecord>(i));
   }
 
   async delete(accountId: string, apiKeyId: string): Promise<boolean> {

@@ -1,7 +1,7 @@
-import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BulkProgress } from '../../core/bulk/ports';
 import type { JobFileRow } from '../../core/jobs/files';
-import { type Dynamo, isConditionalCheckFailed } from './client';
+import { type Dynamo, isConditionalCheckFailed, queryAll } from './client';
 import { keys } from './schema';
 
 const PROCESSING = { '#status': 'status' };
@@ -81,22 +81,12 @@ export class DynamoBulkProgress implements BulkProgress {
 
   async chargedUnits(accountId: string, jobId: string): Promise<Set<string>> {
     const prefix = keys.charge(accountId, jobId, '');
-    const units = new Set<string>();
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
-          ProjectionExpression: 'sk',
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) units.add(String(item.sk).slice(prefix.sk.length));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return units;
+    const items = await queryAll(this.db, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
+      ProjectionExpression: 'sk',
+      ConsistentRead: true,
+    });
+    return new Set(items.map((item) => String(item.sk).slice(prefix.sk.length)));
   }
 }

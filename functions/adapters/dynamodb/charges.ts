@@ -16,6 +16,17 @@ const DEBITS: Record<Bucket, { condition: string; set: string }> = {
   credits: { condition: 'credits_micros >= :amount', set: 'credits_micros = credits_micros - :amount' },
 };
 
+/** The ledger entry of a charge: written only if the (job, unit) has none yet, which is what makes a charge exactly-once. */
+function ledgerPut(table: string, charge: Charge, bucket: Bucket, at: string) {
+  return {
+    Put: {
+      TableName: table,
+      Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  };
+}
+
 function isCancelled(err: unknown): boolean {
   return err instanceof TransactionCanceledException || (err as Error)?.name === 'TransactionCanceledException';
 }
@@ -41,13 +52,7 @@ export class DynamoChargeStore implements ChargeStore {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
-              Put: {
-                TableName: this.db.table,
-                Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
+            ledgerPut(this.db.table, charge, bucket, at),
             {
               Update: {
                 TableName: this.db.table,
@@ -109,13 +114,7 @@ export class DynamoChargeStore implements ChargeStore {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            ...charges.map(({ charge, bucket }) => ({
-              Put: {
-                TableName: this.db.table,
-                Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            })),
+            ...charges.map(({ charge, bucket }) => ledgerPut(this.db.table, charge, bucket, at)),
             {
               Update: {
                 TableName: this.db.table,

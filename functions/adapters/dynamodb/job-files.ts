@@ -1,6 +1,6 @@
-import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobFileRepository, JobFileRow } from '../../core/jobs/files';
-import { type Dynamo, stripKeys } from './client';
+import { type Dynamo, queryAll, stripKeys } from './client';
 import { keys } from './schema';
 
 const BATCH = 25;
@@ -26,25 +26,15 @@ export class DynamoJobFileRepository implements JobFileRepository {
   }
 
   async list(jobId: string): Promise<JobFileRow[]> {
-    const rows: JobFileRow[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.table,
-          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-          ExpressionAttributeValues: { ':pk': keys.jobFile(jobId, 0).pk, ':prefix': keys.jobFilePrefix },
-          ConsistentRead: true,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const { job_id: _jobId, ...row } = stripKeys<JobFileRow & { job_id: string }>(item);
-        rows.push(row);
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return rows;
+    const items = await queryAll(this.db, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': keys.jobFile(jobId, 0).pk, ':prefix': keys.jobFilePrefix },
+      ConsistentRead: true,
+    });
+    return items.map((item) => {
+      const { job_id: _jobId, ...row } = stripKeys<JobFileRow & { job_id: string }>(item);
+      return row;
+    });
   }
 
   async get(jobId: string, index: number): Promise<JobFileRow | null> {

@@ -11,7 +11,7 @@ import type {
   WebhookRepository,
 } from '../../core/webhooks/ports';
 import type { DeliveryRecord, Webhook } from '../../core/webhooks/webhook';
-import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
+import { type Dynamo, isConditionalCheckFailed, queryAll, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 function cancellationCodes(err: unknown): string[] | null {
@@ -130,23 +130,13 @@ export class DynamoWebhookRepository implements WebhookRepository {
   }
 
   async listForAccount(accountId: string): Promise<Webhook[]> {
-    const out: Webhook[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.table,
-          IndexName: GSI1,
-          KeyConditionExpression: 'gsi1pk = :pk',
-          ExpressionAttributeValues: { ':pk': keys.webhooksOfAccount(accountId) },
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-        }),
-      );
-      out.push(...(page.Items ?? []).map((i) => stripKeys<Webhook>(i)));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    const items = await queryAll(this.db, {
+      IndexName: GSI1,
+      KeyConditionExpression: 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': keys.webhooksOfAccount(accountId) },
+      ScanIndexForward: false,
+    });
+    return items.map((i) => stripKeys<Webhook>(i));
   }
 }
 

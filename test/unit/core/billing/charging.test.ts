@@ -75,14 +75,14 @@ class MemoryStore implements ChargeStore {
   }
 }
 
+function setup(a: Account) {
+  const accounts = new Map([[a.account_id, a]]);
+  const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
+  const store = new MemoryStore(accounts);
+  return { accounts, store, billing: new Billing(repo, store, { now: () => now }) };
+}
+
 describe('Billing.charge', () => {
-  const clock = { now: () => now };
-  function setup(a: Account) {
-    const accounts = new Map([[a.account_id, a]]);
-    const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
-    const store = new MemoryStore(accounts);
-    return { accounts, store, billing: new Billing(repo, store, clock) };
-  }
   const charge = (job: string): Charge => ({ account_id: 'a1', job_id: job, unit: 'pdf', operation: 'pdf', amount_micros: cent, pdf_count: 1 });
 
   it('charges once per (job, unit) and moves the usage counters', async () => {
@@ -111,13 +111,6 @@ describe('Billing.charge', () => {
 });
 
 describe('Billing.chargeInOrder', () => {
-  const clock = { now: () => now };
-  function setup(a: Account) {
-    const accounts = new Map([[a.account_id, a]]);
-    const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
-    const store = new MemoryStore(accounts);
-    return { accounts, store, billing: new Billing(repo, store, clock) };
-  }
   const files = (n: number, from = 0): Charge[] =>
     Array.from({ length: n }, (_, i) => ({ account_id: 'a1', job_id: 'bulk1', unit: `file#${from + i}`, operation: 'pdf' as const, amount_micros: cent, pdf_count: 1 }));
 
