@@ -133,9 +133,9 @@ export class ChromiumRenderer implements Renderer {
             if (origin?.failure()) throw origin.failure();
             const pdf = Buffer.from(data, 'base64');
             const result: RenderResult = { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
+            for (const [event, listener] of listeners) session.off(event, listener);
             if (origin) {
               result.missingAssets = origin.missing();
-              for (const [event, listener] of listeners) session.off(event, listener);
               await origin.stop();
               // A page whose network never went quiet may still be loading: it is not handed to another document.
               if (!renderTimeout) page.markReusable();
