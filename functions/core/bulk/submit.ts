@@ -9,17 +9,17 @@ import { assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
+import { ownUpload } from '../jobs/uploads';
 import { newId } from '../ids';
 import { type Job, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
-import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo } from '../jobs/storage-layout';
+import { UPLOAD_URL_TTL_SECONDS } from '../jobs/storage-layout';
 import { BULK_SLOT_KIND, BULK_WORKFLOW, type BulkDeps } from './deps';
 import { failJob } from './lifecycle';
 import { BULK_LIMITS, BULK_SLOT_LEASE_SECONDS } from './limits';
 import { type BulkRequest, zipTooLarge } from './requests';
 import { type StoredBulkRequest, ZIP, bulkKeys } from './storage';
 
-const DAY_MS = 86_400_000;
 
 /** 403 BULK_NOT_ENABLED unless the plan includes bulk jobs. */
 export function requireBulk(plan: Plan): void {
@@ -47,28 +47,9 @@ export async function createBulkUploadUrl(deps: { blobs: BlobStore; clock: Clock
   };
 }
 
-const ULID_IN_KEY = /\/bulk\/([0-9A-HJKMNP-TV-Z]{26})\.zip$/;
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-function issuedAt(key: string): Date | null {
-  const m = ULID_IN_KEY.exec(key);
-  if (!m) return null;
-  let ms = 0;
-  for (const c of m[1].slice(0, 10)) ms = ms * 32 + CROCKFORD.indexOf(c);
-  return new Date(ms);
-}
-
-/** An uploaded ZIP: the caller's (403 FORBIDDEN), present and less than a day old (404 UPLOAD_NOT_FOUND), within the plan's size. */
+/** An uploaded ZIP: the caller's, present and less than a day old (see ownUpload), within the plan's size. */
 async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, account: Account, plan: Plan, key: string): Promise<void> {
-  if (!keyBelongsTo(key, 'uploads', account.account_id)) {
-    if (key.startsWith(STORAGE_AREAS.uploads.prefix)) throw new ServiceError('FORBIDDEN', 'This s3_key belongs to another account. Upload the ZIP with your own POST /bulkjob/upload-url.', { s3_key: key });
-    throw new ServiceError('UPLOAD_NOT_FOUND', 'No upload exists at this s3_key. Use the s3_key returned by POST /bulkjob/upload-url.', { s3_key: key });
-  }
-  const issued = issuedAt(key);
-  const head = issued ? await deps.blobs.head(key) : null;
-  if (!head || deps.clock.now().getTime() - issued!.getTime() > DAY_MS) {
-    throw new ServiceError('UPLOAD_NOT_FOUND', 'Nothing was uploaded to this s3_key, or the upload expired (uploads are kept one day). Upload the ZIP again.', { s3_key: key });
-  }
+  const head = await ownUpload(deps, account.account_id, key, { subject: 'The ZIP', route: '/bulkjob/upload-url' });
   if (head.size_bytes > maxZipBytes(plan)) throw zipTooLarge(head.size_bytes, maxZipBytes(plan));
 }
 

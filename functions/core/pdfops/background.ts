@@ -13,13 +13,14 @@ import { type Billing, assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
+import { ownUpload } from '../jobs/uploads';
 import { jobEvent } from '../events/events';
 import { newId, newUlid } from '../ids';
 import type { JobFileRepository, JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
-import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey, retentionEnd } from '../jobs/storage-layout';
 import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import { basenameOf } from '../pdf/filenames';
 import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
@@ -36,7 +37,6 @@ export const MAX_ACTIVE_PDF_JOBS = 2;
 /** A slot held longer than this (a job that died without finishing) may be taken again. */
 export const PDF_JOB_LEASE_SECONDS = 30 * 60;
 const PROGRESS_EVERY_MS = 2000;
-const DAY_MS = 86_400_000;
 
 export interface PdfJobDeps {
   jobs: JobRepository;
@@ -55,35 +55,12 @@ export interface PdfJobDeps {
 
 // ---- uploads ----------------------------------------------------------------------------------------
 
-const ULID_TIME = /([0-9A-HJKMNP-TV-Z]{26})\.pdf$/;
-const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-
-/** When an upload key was issued (the ULID in the key), or null when the key carries none. */
-export function uploadIssuedAt(key: string): Date | null {
-  const m = ULID_TIME.exec(key);
-  if (!m) return null;
-  let ms = 0;
-  for (const c of m[1].slice(0, 10)) ms = ms * 32 + CROCKFORD.indexOf(c);
-  return new Date(ms);
-}
-
-/**
- * Checks an uploaded input: owned by the caller (403 FORBIDDEN), present and not past its one-day life
- * (404 UPLOAD_NOT_FOUND), within the size limit. Returns its size.
- */
+/** An uploaded PDF input: the caller's, present and less than a day old (see ownUpload), at most 150 MB. Returns its size. */
 export async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, account: Account, key: string, input: { filename: string; index: number }): Promise<number> {
-  const named = { filename: input.filename, input_index: input.index, s3_key: key };
-  if (!keyBelongsTo(key, 'uploads', account.account_id)) {
-    if (key.startsWith(STORAGE_AREAS.uploads.prefix)) throw new ServiceError('FORBIDDEN', `${input.filename}: this s3_key belongs to another account.`, named);
-    throw new ServiceError('UPLOAD_NOT_FOUND', `${input.filename}: no upload exists at this s3_key. Use the s3_key returned by POST /pdf/upload-url.`, named);
-  }
-  const issued = uploadIssuedAt(key);
-  const head = await deps.blobs.head(key);
-  if (!head || (issued && deps.clock.now().getTime() - issued.getTime() > DAY_MS)) {
-    throw new ServiceError('UPLOAD_NOT_FOUND', `${input.filename}: nothing was uploaded to this s3_key, or the upload expired (uploads are kept one day). Upload the file again.`, named);
-  }
+  const details = { filename: input.filename, input_index: input.index };
+  const head = await ownUpload(deps, account.account_id, key, { subject: input.filename, route: '/pdf/upload-url', details });
   if (head.size_bytes > MAX_UPLOAD_BYTES) {
-    throw new ServiceError('PDF_INPUT_TOO_LARGE', `${input.filename} is larger than 150 MB.`, { ...named, size_bytes: head.size_bytes, max_bytes: MAX_UPLOAD_BYTES });
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', `${input.filename} is larger than 150 MB.`, { ...details, s3_key: key, size_bytes: head.size_bytes, max_bytes: MAX_UPLOAD_BYTES });
   }
   return head.size_bytes;
 }

@@ -8,8 +8,8 @@ import {
   processPdfJob,
   recordPdfJobFailure,
   submitPdfJob,
-  uploadIssuedAt,
 } from '../../../../functions/core/pdfops/background';
+import { uploadIssuedAt } from '../../../../functions/core/jobs/uploads';
 import { parsePdfJobRequest } from '../../../../functions/core/pdfops/requests';
 import { TransientTaskError } from '../../../../functions/core/workflows/ports';
 import { encryptedPdf, simplePdf } from '../../../support/pdf-fixtures';

@@ -1,0 +1,47 @@
+/**
+ * Presigned uploads (bulk ZIPs, background PDF inputs): keys are `uploads/<account>/<kind>/<ulid>.<ext>`, so
+ * the key itself says whose upload it is and when it was issued.
+ */
+import { decodeTime, isValid } from 'ulid';
+import { ServiceError } from '../errors';
+import type { BlobStore } from './ports';
+import { STORAGE_AREAS, keyBelongsTo } from './storage-layout';
+import type { Clock } from '../clock';
+
+const DAY_MS = 86_400_000;
+const LIFETIME_MS = (STORAGE_AREAS.uploads.retentionDays ?? 1) * DAY_MS;
+
+/** When an upload key was issued (the ULID of its file name), or null when the key carries none. */
+export function uploadIssuedAt(key: string): Date | null {
+  const id = key.slice(key.lastIndexOf('/') + 1).replace(/\.[^.]*$/, '');
+  return isValid(id) ? new Date(decodeTime(id)) : null;
+}
+
+export interface UploadRefusal {
+  /** Names the input in messages, e.g. `report.pdf` or `The ZIP`. */
+  subject: string;
+  /** The route that issues upload URLs, for the message's advice. */
+  route: string;
+  /** Details every refusal carries (e.g. `filename`, `input_index`); `s3_key` is added. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The caller's upload at `key`: its own (403 FORBIDDEN for another account's), issued by us, present and within
+ * the uploads' one-day life (404 UPLOAD_NOT_FOUND). Returns what storage says of it; size limits are the caller's.
+ */
+export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accountId: string, key: string, refusal: UploadRefusal) {
+  const details = { ...refusal.details, s3_key: key };
+  if (!keyBelongsTo(key, 'uploads', accountId)) {
+    if (key.startsWith(STORAGE_AREAS.uploads.prefix)) {
+      throw new ServiceError('FORBIDDEN', `${refusal.subject}: this s3_key belongs to another account. Upload with your own POST ${refusal.route}.`, details);
+    }
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: no upload exists at this s3_key. Use the s3_key returned by POST ${refusal.route}.`, details);
+  }
+  const issued = uploadIssuedAt(key);
+  const head = issued ? await deps.blobs.head(key) : null;
+  if (!head || deps.clock.now().getTime() - issued!.getTime() > LIFETIME_MS) {
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: nothing was uploaded to this s3_key, or the upload expired (uploads are kept one day). Upload it again.`, details);
+  }
+  return head;
+}

@@ -1,0 +1,48 @@
+import { encodeTime, ulid } from 'ulid';
+import { ownUpload, uploadIssuedAt } from '../../../../functions/core/jobs/uploads';
+import { MemoryBlobs } from '../../../support/memory';
+
+const now = new Date('2026-11-21T12:00:00Z');
+const clock = { now: () => now };
+const refusal = { subject: 'The ZIP', route: '/bulkjob/upload-url', details: { input_index: 2 } };
+/** A key as POST …/upload-url issues it, `agoMs` before now. */
+const keyOf = (account: string, agoMs = 0) => `uploads/${account}/bulk/${encodeTime(now.getTime() - agoMs, 10)}${ulid().slice(10)}.zip`;
+
+describe('uploadIssuedAt', () => {
+  it('reads the issue time from the ULID of the file name, whatever the extension', () => {
+    expect(uploadIssuedAt(keyOf('acc', 5000))).toEqual(new Date(now.getTime() - 5000));
+    expect(uploadIssuedAt(`uploads/acc/pdf/${encodeTime(now.getTime(), 10)}${ulid().slice(10)}.pdf`)).toEqual(now);
+  });
+  it('is null for keys we never issue', () => {
+    expect(uploadIssuedAt('uploads/acc/bulk/report.zip')).toBeNull();
+    expect(uploadIssuedAt('uploads/acc/bulk/')).toBeNull();
+  });
+});
+
+describe('ownUpload', () => {
+  it("answers storage's facts for the caller's present upload", async () => {
+    const blobs = new MemoryBlobs();
+    const key = keyOf('acc', 3_600_000);
+    await blobs.put(key, Buffer.alloc(42), 'application/zip');
+    expect(await ownUpload({ blobs, clock }, 'acc', key, refusal)).toEqual({ size_bytes: 42, content_type: 'application/zip' });
+  });
+
+  it("refuses another account's upload with 403 FORBIDDEN, even when it exists", async () => {
+    const blobs = new MemoryBlobs();
+    const key = keyOf('other');
+    await blobs.put(key, Buffer.alloc(1), 'application/zip');
+    await expect(ownUpload({ blobs, clock }, 'acc', key, refusal)).rejects.toMatchObject({ code: 'FORBIDDEN', details: { s3_key: key, input_index: 2 } });
+  });
+
+  it.each([
+    ['outside the uploads area', () => 'outputs/acc/x.zip', true],
+    ['never uploaded', () => keyOf('acc'), false],
+    ['older than a day', () => keyOf('acc', 86_400_000 + 1), true],
+    ['not issued by us (no ULID)', () => 'uploads/acc/bulk/mine.zip', true],
+  ])('answers 404 UPLOAD_NOT_FOUND for a key %s', async (_what, key, stored) => {
+    const blobs = new MemoryBlobs();
+    const k = key();
+    if (stored) await blobs.put(k, Buffer.alloc(1), 'application/zip');
+    await expect(ownUpload({ blobs, clock }, 'acc', k, refusal)).rejects.toMatchObject({ code: 'UPLOAD_NOT_FOUND', details: { s3_key: k } });
+  });
+});
