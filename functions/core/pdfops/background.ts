@@ -7,7 +7,6 @@
  * replaced by one failed row naming the input, nothing is charged, and `job.failed` is written with it.
  * Whatever the outcome, the running slot is given back and the uploads it used are deleted.
  */
-import type { AccountRepository, PlanRepository } from '../accounts/ports';
 import type { Account } from '../accounts/account';
 import { type Billing, assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
@@ -27,7 +26,8 @@ import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
 import { type OperationPlan, openInput, planMerge, planSplit, produce } from '../pdf/operations';
 import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
-import { TransientTaskError, type WorkflowStarter } from '../workflows/ports';
+import type { WorkflowJobDeps } from '../workflows/job-deps';
+import { TransientTaskError } from '../workflows/ports';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
@@ -38,17 +38,7 @@ export const MAX_ACTIVE_PDF_JOBS = 2;
 export const PDF_JOB_LEASE_SECONDS = 30 * 60;
 const PROGRESS_EVERY_MS = 2000;
 
-export interface PdfJobDeps {
-  jobs: JobRepository;
-  files: JobFileRepository;
-  blobs: BlobStore;
-  billing: Billing;
-  clock: Clock;
-  slots: JobSlots;
-  workflows: WorkflowStarter;
-  accounts: AccountRepository;
-  plans: PlanRepository;
-  log?: (message: string, err: unknown) => void;
+export interface PdfJobDeps extends WorkflowJobDeps {
   /** Overrides the job time budget (tests). */
   timeoutSeconds?: number;
 }

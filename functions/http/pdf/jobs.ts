@@ -4,12 +4,12 @@ import { submitPdfJob } from '../../core/pdfops/background';
 import { parsePdfJobRequest } from '../../core/pdfops/requests';
 import { json } from '../responses';
 import { authedRoute } from '../route';
-import { jobDeps } from './deps';
+import { pdfJobDeps } from '../../workers/pdfop/deps';
 
 /** POST /pdf/jobs: a background merge (2–100 uploads) or split (1 upload), run by the `pdfop` workflow. */
 export const handler = authedRoute('pdf.jobs', async (req) => {
   const { services, account } = req;
   const plan = await requirePdfTools(services.plans, account);
   const request = parsePdfJobRequest(req.json(), JOB_LIMITS);
-  return json(202, await submitPdfJob(jobDeps(services), { account, plan, request }));
+  return json(202, await submitPdfJob(pdfJobDeps(services), { account, plan, request }));
 });
