@@ -27,6 +27,47 @@ function ledgerPut(table: string, charge: Charge, bucket: Bucket, at: string) {
   };
 }
 
+/**
+ * The account's side of one or more charges: each bucket's share must still be covered (and a subscription
+ * usable), each is decremented, and the usage counters move by the total.
+ */
+function accountDebit(table: string, charges: { charge: Charge; bucket: Bucket }[], at: string) {
+  const accountId = charges[0].charge.account_id;
+  const share = new Map<Bucket, number>();
+  let count = 0;
+  let total = 0;
+  for (const { charge, bucket } of charges) {
+    if (charge.account_id !== accountId) throw new TypeError('the charges of one debit must be of one account');
+    share.set(bucket, (share.get(bucket) ?? 0) + charge.amount_micros);
+    count += charge.pdf_count;
+    total += charge.amount_micros;
+  }
+  const conditions = ['attribute_exists(pk)'];
+  const sets: string[] = [];
+  const values: Record<string, unknown> = { ':count': count, ':total': total, ':at': at };
+  const names: Record<string, string> = {};
+  for (const [bucket, sum] of share) {
+    const placeholder = `:amount_${bucket}`;
+    conditions.push(DEBITS[bucket].condition.replaceAll(':amount', placeholder));
+    sets.push(DEBITS[bucket].set.replaceAll(':amount', placeholder));
+    values[placeholder] = sum;
+    if (bucket === 'subscription') {
+      Object.assign(values, { ':active': 'active', ':trialing': 'trialing', ':now': at });
+      names['#status'] = 'status';
+    }
+  }
+  return {
+    Update: {
+      TableName: table,
+      Key: keys.account(accountId),
+      ConditionExpression: conditions.join(' AND '),
+      UpdateExpression: `SET ${sets.join(', ')}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :total`,
+      ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
 function isCancelled(err: unknown): boolean {
   return err instanceof TransactionCanceledException || (err as Error)?.name === 'TransactionCanceledException';
 }
@@ -41,28 +82,12 @@ export class DynamoChargeStore implements ChargeStore {
 
   async commit(charge: Charge, bucket: Bucket, now: Date, effects: ChargeEffects = {}): Promise<CommitOutcome> {
     const at = now.toISOString();
-    const debit = DEBITS[bucket];
-    const values: Record<string, unknown> = { ':amount': charge.amount_micros, ':count': charge.pdf_count, ':at': at };
-    const names: Record<string, string> = {};
-    if (bucket === 'subscription') {
-      Object.assign(values, { ':active': 'active', ':trialing': 'trialing', ':now': at });
-      names['#status'] = 'status';
-    }
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
             ledgerPut(this.db.table, charge, bucket, at),
-            {
-              Update: {
-                TableName: this.db.table,
-                Key: keys.account(charge.account_id),
-                ConditionExpression: `attribute_exists(pk) AND ${debit.condition}`,
-                UpdateExpression: `SET ${debit.set}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :amount`,
-                ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-                ExpressionAttributeValues: values,
-              },
-            },
+            accountDebit(this.db.table, [{ charge, bucket }], at),
             ...(effects.job ? [{ Put: { TableName: this.db.table, Item: jobItem(effects.job) } }] : []),
             ...(effects.events ?? []).map((event) => ({ Put: { TableName: this.db.table, Item: eventItem(event) } })),
           ],
@@ -84,48 +109,11 @@ export class DynamoChargeStore implements ChargeStore {
   async commitMany(charges: { charge: Charge; bucket: Bucket }[], now: Date): Promise<'charged' | 'conflict'> {
     if (charges.length === 0) return 'charged';
     if (charges.length > MAX_BATCH) throw new RangeError(`at most ${MAX_BATCH} charges per transaction`);
-    const accountId = charges[0].charge.account_id;
     const at = now.toISOString();
-    const share = new Map<Bucket, number>();
-    let count = 0;
-    let amount = 0;
-    for (const { charge, bucket } of charges) {
-      if (charge.account_id !== accountId) throw new TypeError('commitMany takes the charges of one account');
-      share.set(bucket, (share.get(bucket) ?? 0) + charge.amount_micros);
-      count += charge.pdf_count;
-      amount += charge.amount_micros;
-    }
-    const conditions = ['attribute_exists(pk)'];
-    const sets: string[] = [];
-    const values: Record<string, unknown> = { ':count': count, ':total': amount, ':at': at };
-    const names: Record<string, string> = {};
-    for (const [bucket, sum] of share) {
-      // Each bucket's condition and decrement, with its own amount placeholder.
-      const placeholder = `:amount_${bucket}`;
-      conditions.push(DEBITS[bucket].condition.replaceAll(':amount', placeholder));
-      sets.push(DEBITS[bucket].set.replaceAll(':amount', placeholder));
-      values[placeholder] = sum;
-      if (bucket === 'subscription') {
-        Object.assign(values, { ':active': 'active', ':trialing': 'trialing', ':now': at });
-        names['#status'] = 'status';
-      }
-    }
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
-          TransactItems: [
-            ...charges.map(({ charge, bucket }) => ledgerPut(this.db.table, charge, bucket, at)),
-            {
-              Update: {
-                TableName: this.db.table,
-                Key: keys.account(accountId),
-                ConditionExpression: conditions.join(' AND '),
-                UpdateExpression: `SET ${sets.join(', ')}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :total`,
-                ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-                ExpressionAttributeValues: values,
-              },
-            },
-          ],
+          TransactItems: [...charges.map(({ charge, bucket }) => ledgerPut(this.db.table, charge, bucket, at)), accountDebit(this.db.table, charges, at)],
         }),
       );
       return 'charged';
