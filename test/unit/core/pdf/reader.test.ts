@@ -1,5 +1,5 @@
 import { PDFDict, PDFName } from 'pdf-lib';
-import { ServiceError } from '../../../../functions/core/errors';
+import { refusal } from '../../../support/errors';
 import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
@@ -24,15 +24,6 @@ function problemOf(fn: () => unknown): PdfProblem {
   throw new Error('expected a PdfProblem');
 }
 
-function refusalOf(fn: () => unknown): ServiceError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 const input = (bytes: Uint8Array) => ({ bytes, filename: 'in.pdf', index: 3 });
 
@@ -73,7 +64,7 @@ describe('PdfReader', () => {
   ])('refuses %s as INVALID_PDF naming the input', async (_name, make, reason) => {
     const bytes = await make();
     expect(problemOf(() => PdfReader.open(bytes))).toMatchObject({ code: 'INVALID_PDF', reason });
-    const err = refusalOf(() => openInput(input(bytes)));
+    const err = refusal(() => openInput(input(bytes)));
     expect(err.code).toBe('INVALID_PDF');
     expect(err.details).toMatchObject({ filename: 'in.pdf', input_index: 3, reason });
   });
@@ -82,21 +73,21 @@ describe('PdfReader', () => {
     for (const passwords of [{ userPassword: 'secret', ownerPassword: 'owner' }, { userPassword: '', ownerPassword: 'owner' }]) {
       const bytes = await encryptedPdf(passwords);
       expect(PdfReader.open(bytes).encrypted).toBe(true);
-      const err = refusalOf(() => openInput(input(bytes)));
+      const err = refusal(() => openInput(input(bytes)));
       expect(err.code).toBe('PDF_ENCRYPTED');
       expect(err.details).toMatchObject({ filename: 'in.pdf', input_index: 3 });
     }
   });
 
   it('refuses a document without pages', async () => {
-    expect(refusalOf(() => openInput(input(Buffer.from([]))))).toMatchObject({ code: 'INVALID_PDF' });
-    const err = refusalOf(() => openInput(input(Buffer.from(zeroPagePdfSync)))); // built below
+    expect(refusal(() => openInput(input(Buffer.from([]))))).toMatchObject({ code: 'INVALID_PDF' });
+    const err = refusal(() => openInput(input(Buffer.from(zeroPagePdfSync)))); // built below
     expect(err.code).toBe('PDF_NO_PAGES');
   });
 
   it('reports hostile nesting as PDF_TOO_COMPLEX rather than crashing', async () => {
     const bytes = await deeplyNestedPdf();
-    const err = refusalOf(() => {
+    const err = refusal(() => {
       const source = openInput(input(bytes));
       // Touch the page dictionary's every entry, as the copier does.
       for (const [, v] of source.pages[0].dict.entries()) source.reader.resolve(v);
