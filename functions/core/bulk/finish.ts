@@ -6,6 +6,7 @@
  * `bulk.job.*` event, then releases the slot and the staged inputs.
  */
 import { type Charge, insufficientCredits } from '../billing/charging';
+import { mapBounded } from '../concurrency';
 import { type EventType, jobEvent } from '../events/events';
 import { type JobFileRow, presentFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, type JobStatus } from '../jobs/job';
@@ -14,6 +15,7 @@ import { ZipBuilder } from '../pdfops/results';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { failJob, releaseJob } from './lifecycle';
+import { STORAGE_CONCURRENCY } from './limits';
 import { outputPaths } from './paths';
 import type { BulkTaskInput } from './prepare';
 import { type BundleIndex, ZIP, bulkKeys, loadIndex } from './storage';
@@ -144,11 +146,13 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
     };
     if (made.length > 0) {
       const zip = new ZipBuilder();
-      for (const r of made) {
+      // Read in parallel (one GET per PDF), added in index order.
+      const pdfs = await mapBounded(made, STORAGE_CONCURRENCY, async (r) => {
         const pdf = await deps.blobs.get(staged.get(r.index)!);
         if (!pdf) throw new Error(`the staged PDF of ${r.input} is missing`);
-        zip.add(r.output!, pdf, at);
-      }
+        return pdf;
+      });
+      made.forEach((r, i) => zip.add(r.output!, pdfs[i], at));
       zip.add('manifest.json', Buffer.from(JSON.stringify(presentManifest(final, rows), null, 2)), at);
       const data = await zip.finish();
       const key = bulkKeys.output(job.account_id, job.job_id);

@@ -3,25 +3,19 @@
  * ZIP, the job's copy of it, the request, the bundle index, the PDFs made so far) is deleted. A job-level failure also
  * removes any output and rows, so nothing half-written survives, and writes `bulk.job.failed` with the job.
  */
+import { mapBounded } from '../concurrency';
 import { jobEvent } from '../events/events';
 import { type Job, failed } from '../jobs/job';
 import { keyBelongsTo } from '../jobs/storage-layout';
 import { BULK_SLOT_KIND, type BulkDeps } from './deps';
+import { STORAGE_CONCURRENCY } from './limits';
 import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
 
 type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'clock' | 'log'>;
 
 /** Deletes with a bounded number of requests in flight; failures are logged (the bucket's rules clean up later). */
 async function deleteAll(deps: Deps, keys: string[], what: string): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(16, keys.length) }, async () => {
-      while (next < keys.length) {
-        const key = keys[next++];
-        await deps.blobs.delete(key).catch((err) => deps.log?.(`deleting ${key} (${what})`, err));
-      }
-    }),
-  );
+  await mapBounded(keys, STORAGE_CONCURRENCY, (key) => deps.blobs.delete(key).catch((err) => deps.log?.(`deleting ${key} (${what})`, err)));
 }
 
 export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Promise<StoredBulkRequest | null> {

@@ -21,6 +21,9 @@ export const BULK_LIMITS = {
   activeJobs: 2,
 } as const;
 
+/** Storage requests a job step keeps in flight at once (reading staged PDFs, deleting staged inputs). */
+export const STORAGE_CONCURRENCY = 16;
+
 /** Rendering of one file: the page is printed as it stands when the network has not gone idle after 20 s. */
 export const BULK_IDLE_MAX_SECONDS = 20;
 /** How long the network must be quiet to count as idle. */
