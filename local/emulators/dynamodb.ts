@@ -5,7 +5,7 @@
  * Every write (transactions and single-item writes alike) goes through one lock, so a transaction is
  * atomic and isolated relative to everything else; reads go straight to dynalite. A transaction applies its items one by
  * one as conditional single-item writes (dynalite evaluates the conditions), remembering each item's
- * previous state; if any condition fails it restores what it changed and answers
+ * previous state (returned by the write itself); if any condition fails it restores what it changed and answers
  * TransactionCanceledException with per-item CancellationReasons, as DynamoDB does. Production code
  * keeps using real TransactWriteItems; only this emulator knows the difference.
  */
@@ -136,22 +136,17 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     const applied: { table: string; key: Json; before: Json | undefined; kind: string }[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
-      // The previous state is only needed to undo this item if a later one fails: not for the last item,
-      // and not for a put that succeeds only when the item did not exist.
-      const keyNames = await keyAttributes(op.table, auth);
-      const mustNotExist = op.kind === 'Put' && new RegExp(`attribute_not_exists\\(\\s*${keyNames[0]}\\s*\\)`).test(op.body.ConditionExpression ?? '') && !/\bOR\b/i.test(op.body.ConditionExpression ?? '');
-      const needBefore = op.kind === 'ConditionCheck' || (i < ops.length - 1 && !mustNotExist) || op.body.ReturnValuesOnConditionCheckFailure === 'ALL_OLD';
-      const before = needBefore ? await getItem(op.table, op.key, auth) : undefined;
       const { ReturnValuesOnConditionCheckFailure, ...single } = op.body;
-      const res = await call(op.target, single, auth);
+      // The write itself reports the item as it was (ALL_OLD), which is what undoing it needs: no read before it.
+      const res = await call(op.target, { ...single, ReturnValues: 'ALL_OLD' }, auth);
       if (res.status !== 200) {
         for (const a of applied.reverse()) await restore(a.table, a.key, a.before, auth);
         const type = String(JSON.parse(res.body).__type ?? '');
         if (type.endsWith('ConditionalCheckFailedException')) {
+          // A refused write changed nothing, and the lock keeps others out, so this read sees what the condition saw.
+          const current = ReturnValuesOnConditionCheckFailure === 'ALL_OLD' ? await getItem(op.table, op.key, auth) : undefined;
           const reasons = ops.map((_, j) =>
-            j === i
-              ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(ReturnValuesOnConditionCheckFailure === 'ALL_OLD' && before ? { Item: before } : {}) }
-              : { Code: 'None' },
+            j === i ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(current ? { Item: current } : {}) } : { Code: 'None' },
           );
           return errorReply(
             'TransactionCanceledException',
@@ -161,7 +156,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
         }
         return res;
       }
-      applied.push({ table: op.table, key: op.key, before, kind: op.kind });
+      applied.push({ table: op.table, key: op.key, before: JSON.parse(res.body).Attributes, kind: op.kind });
     }
     for (const a of applied) if (a.kind === 'ConditionCheck') await restore(a.table, a.key, a.before, auth);
     return { status: 200, body: '{}' };

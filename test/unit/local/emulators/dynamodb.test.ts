@@ -1,0 +1,136 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+
+const TABLE = 'emulator-test';
+let dynamo: LocalDynamo;
+let client: DynamoDBDocumentClient;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(os.tmpdir(), 'ddb-emulator-'));
+  dynamo = await startLocalDynamo({ dataDir, tableName: TABLE });
+  client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+});
+
+afterAll(async () => {
+  client.destroy();
+  await dynamo.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const key = (id: string) => ({ pk: `T#${id}`, sk: 'ITEM' });
+const read = async (id: string) => (await client.send(new GetCommand({ TableName: TABLE, Key: key(id), ConsistentRead: true }))).Item;
+const put = (id: string, item: Record<string, unknown>) => client.send(new PutCommand({ TableName: TABLE, Item: { ...key(id), ...item } }));
+
+async function cancellation(send: Promise<unknown>) {
+  const err = (await send.then(
+    () => {
+      throw new Error('the transaction went through');
+    },
+    (e: unknown) => e,
+  )) as { name: string; CancellationReasons?: { Code: string; Item?: Record<string, unknown> }[] };
+  expect(err.name).toBe('TransactionCanceledException');
+  return err.CancellationReasons!;
+}
+
+describe('local DynamoDB transactions', () => {
+  it('applies puts, updates and deletes together', async () => {
+    await put('u1', { balance: 10 });
+    await put('d1', { note: 'goes' });
+    await client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Put: { TableName: TABLE, Item: { ...key('p1'), v: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Update: { TableName: TABLE, Key: key('u1'), UpdateExpression: 'SET balance = balance - :n', ConditionExpression: 'balance >= :n', ExpressionAttributeValues: { ':n': 4 } } },
+          { Delete: { TableName: TABLE, Key: key('d1') } },
+        ],
+      }),
+    );
+    expect(await read('p1')).toEqual({ ...key('p1'), v: 1 });
+    expect((await read('u1'))?.balance).toBe(6);
+    expect(await read('d1')).toBeUndefined();
+  });
+
+  it('undoes every earlier item exactly when a later condition fails', async () => {
+    await put('u2', { balance: 10, history: ['a'] });
+    await put('r2', { state: 'before' });
+    await put('x2', { locked: true });
+    const reasons = await cancellation(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('new2'), v: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            { Put: { TableName: TABLE, Item: { ...key('r2'), state: 'after' } } },
+            { Update: { TableName: TABLE, Key: key('u2'), UpdateExpression: 'SET balance = balance - :n', ExpressionAttributeValues: { ':n': 3 } } },
+            { Delete: { TableName: TABLE, Key: key('x2'), ConditionExpression: 'locked = :f', ExpressionAttributeValues: { ':f': false } } },
+          ],
+        }),
+      ),
+    );
+    expect(reasons.map((r) => r.Code)).toEqual(['None', 'None', 'None', 'ConditionalCheckFailed']);
+    expect(await read('new2')).toBeUndefined();
+    expect(await read('r2')).toEqual({ ...key('r2'), state: 'before' });
+    expect(await read('u2')).toEqual({ ...key('u2'), balance: 10, history: ['a'] });
+    expect(await read('x2')).toEqual({ ...key('x2'), locked: true });
+  });
+
+  it('returns the refusing item when asked (ReturnValuesOnConditionCheckFailure: ALL_OLD)', async () => {
+    await put('u3', { balance: 2 });
+    const reasons = await cancellation(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('l3'), v: 1 } } },
+            {
+              Update: {
+                TableName: TABLE,
+                Key: key('u3'),
+                UpdateExpression: 'SET balance = balance - :n',
+                ConditionExpression: 'balance >= :n',
+                ExpressionAttributeValues: { ':n': 5 },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+          ],
+        }),
+      ),
+    );
+    expect(reasons[1]).toMatchObject({ Code: 'ConditionalCheckFailed', Item: { pk: { S: 'T#u3' }, balance: { N: '2' } } });
+    expect(reasons[0].Item).toBeUndefined();
+    expect(await read('l3')).toBeUndefined();
+  });
+
+  it('leaves a condition-checked item exactly as it was, present or absent', async () => {
+    await put('c4', { status: 'active' });
+    await client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { ConditionCheck: { TableName: TABLE, Key: key('c4'), ConditionExpression: '#s = :a', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':a': 'active' } } },
+          { ConditionCheck: { TableName: TABLE, Key: key('absent4'), ConditionExpression: 'attribute_not_exists(pk)' } },
+          { Put: { TableName: TABLE, Item: { ...key('w4'), v: 1 } } },
+        ],
+      }),
+    );
+    expect(await read('c4')).toEqual({ ...key('c4'), status: 'active' });
+    expect(await read('absent4')).toBeUndefined();
+    expect(await read('w4')).toEqual({ ...key('w4'), v: 1 });
+  });
+
+  it('refuses two operations on one item, as DynamoDB does', async () => {
+    await expect(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('same'), v: 1 } } },
+            { Delete: { TableName: TABLE, Key: key('same') } },
+          ],
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ValidationException' });
+    await client.send(new DeleteCommand({ TableName: TABLE, Key: key('same') }));
+  });
+});
