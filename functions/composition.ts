@@ -15,7 +15,7 @@ import type { Renderer } from './core/render/ports';
 import { CognitoIdTokenVerifier } from './adapters/cognito/id-token-verifier';
 import { DynamoAccountRepository } from './adapters/dynamodb/accounts';
 import { DynamoApiKeyRepository } from './adapters/dynamodb/api-keys';
-import { type Dynamo, createDynamo } from './adapters/dynamodb/client';
+import { type Dynamo, type DynamoConfig, createDynamo } from './adapters/dynamodb/client';
 import { DynamoPlanRepository } from './adapters/dynamodb/plans';
 import { DynamoRateLimiter } from './adapters/dynamodb/rate-limiter';
 import { S3BlobStore, createS3Client } from './adapters/s3/blob-store';
@@ -224,6 +224,8 @@ export interface LocalAdapters {
   webhookQueue?: MessageQueue<OutboxNotice>;
   /** DNS answers for the network guard (the local stack's LOCAL_DNS_OVERRIDES, tests only); the system resolver otherwise. */
   resolver?: Resolver;
+  /** Calls the local DynamoDB in-process instead of over loopback HTTP. */
+  dynamoRequestHandler?: DynamoConfig['requestHandler'];
 }
 
 function memo<T>(make: () => T): () => T {
@@ -244,7 +246,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   const httpClient = memo(
     () => new GuardedHttpClient(guard(), { extraCa: config.extraCaFile ? readFileSync(config.extraCaFile, 'utf8') : undefined, userAgent: USER_AGENT }),
   );
-  const dynamo = memo<Dynamo>(() => createDynamo({ tableName: required(config.tableName, 'TABLE_NAME'), region: config.region, endpoint: config.dynamodbEndpoint }));
+  const dynamo = memo<Dynamo>(() => createDynamo({ tableName: required(config.tableName, 'TABLE_NAME'), region: config.region, endpoint: config.dynamodbEndpoint, requestHandler: local.dynamoRequestHandler }));
   const accounts = memo(() => new DynamoAccountRepository(dynamo()));
   const chromium = memo(async () => {
     const { ChromiumBrowser } = await import('./adapters/chromium/browser');

@@ -102,6 +102,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     renderQueue: queues.get('render'),
     webhookQueue: queues.get('webhooks'),
     resolver: resolverFromOverrides(env.LOCAL_DNS_OVERRIDES),
+    dynamoRequestHandler: dynamo.requestHandler,
   });
   setServices(services);
   await services.plans.put(planCatalogue(services.config.priceIds));

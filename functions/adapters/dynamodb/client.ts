@@ -1,4 +1,4 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey } from './schema';
 
@@ -7,6 +7,8 @@ export interface DynamoConfig {
   region: string;
   /** Local stand-in endpoint (dynalite); unset in AWS. */
   endpoint?: string;
+  /** The local stand-in's in-process transport (see local/emulators/dynamodb.ts); unset in AWS. */
+  requestHandler?: DynamoDBClientConfig['requestHandler'];
 }
 
 export interface Dynamo {
@@ -20,6 +22,7 @@ export function createDynamo(config: DynamoConfig): Dynamo {
     ...(config.endpoint
       ? { endpoint: config.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 3 }
       : {}),
+    ...(config.requestHandler ? { requestHandler: config.requestHandler } : {}),
   });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

@@ -7,37 +7,61 @@ import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/
 
 const TABLE = 'emulator-test';
 let dynamo: LocalDynamo;
-let client: DynamoDBDocumentClient;
 let dataDir: string;
+const clients: DynamoDBDocumentClient[] = [];
 
 beforeAll(async () => {
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'ddb-emulator-'));
   dynamo = await startLocalDynamo({ dataDir, tableName: TABLE });
-  client = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
 });
 
 afterAll(async () => {
-  client.destroy();
+  for (const c of clients) c.destroy();
   await dynamo.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const key = (id: string) => ({ pk: `T#${id}`, sk: 'ITEM' });
-const read = async (id: string) => (await client.send(new GetCommand({ TableName: TABLE, Key: key(id), ConsistentRead: true }))).Item;
-const put = (id: string, item: Record<string, unknown>) => client.send(new PutCommand({ TableName: TABLE, Item: { ...key(id), ...item } }));
+// Both ways in: the loopback endpoint (other tools) and the in-process transport (the local service).
+describe.each([
+  ['over the loopback endpoint', 'http'],
+  ['in-process', 'direct'],
+] as const)('local DynamoDB transactions %s', (_name, transport) => {
+  let client: DynamoDBDocumentClient;
+  beforeAll(() => {
+    client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({
+        endpoint: dynamo.endpoint,
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        ...(transport === 'direct' ? { requestHandler: dynamo.requestHandler } : {}),
+      }),
+    );
+    clients.push(client);
+  });
 
-async function cancellation(send: Promise<unknown>) {
-  const err = (await send.then(
-    () => {
-      throw new Error('the transaction went through');
-    },
-    (e: unknown) => e,
-  )) as { name: string; CancellationReasons?: { Code: string; Item?: Record<string, unknown> }[] };
-  expect(err.name).toBe('TransactionCanceledException');
-  return err.CancellationReasons!;
-}
+  const key = (id: string) => ({ pk: `T#${transport}#${id}`, sk: 'ITEM' });
+  const read = async (id: string) => (await client.send(new GetCommand({ TableName: TABLE, Key: key(id), ConsistentRead: true }))).Item;
+  const put = (id: string, item: Record<string, unknown>) => client.send(new PutCommand({ TableName: TABLE, Item: { ...key(id), ...item } }));
 
-describe('local DynamoDB transactions', () => {
+  async function cancellation(send: Promise<unknown>) {
+    const err = (await send.then(
+      () => {
+        throw new Error('the transaction went through');
+      },
+      (e: unknown) => e,
+    )) as { name: string; CancellationReasons?: { Code: string; Item?: Record<string, unknown> }[] };
+    expect(err.name).toBe('TransactionCanceledException');
+    return err.CancellationReasons!;
+  }
+
+  it('answers a refused single write as DynamoDB does', async () => {
+    await put('s0', { v: 1 });
+    await expect(
+      client.send(new PutCommand({ TableName: TABLE, Item: { ...key('s0'), v: 2 }, ConditionExpression: 'attribute_not_exists(pk)' })),
+    ).rejects.toMatchObject({ name: 'ConditionalCheckFailedException' });
+    expect((await read('s0'))?.v).toBe(1);
+  });
+
   it('applies puts, updates and deletes together', async () => {
     await put('u1', { balance: 10 });
     await put('d1', { note: 'goes' });
@@ -99,7 +123,7 @@ describe('local DynamoDB transactions', () => {
         }),
       ),
     );
-    expect(reasons[1]).toMatchObject({ Code: 'ConditionalCheckFailed', Item: { pk: { S: 'T#u3' }, balance: { N: '2' } } });
+    expect(reasons[1]).toMatchObject({ Code: 'ConditionalCheckFailed', Item: { pk: { S: `T#${transport}#u3` }, balance: { N: '2' } } });
     expect(reasons[0].Item).toBeUndefined();
     expect(await read('l3')).toBeUndefined();
   });
