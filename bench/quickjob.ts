@@ -8,7 +8,7 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { markdownToHtml } from '../functions/core/render/markdown';
 import { ONE_PAGE_HTML, tenPageMarkdown } from './documents';
-import { type Measurement, drive, localAccount, startService, table } from './lib';
+import { type Measurement, drive, localAccount, request, startService, table } from './lib';
 
 const BARE_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'];
 
@@ -69,11 +69,11 @@ export async function benchQuickjob(opts: { quick?: boolean } = {}): Promise<Qui
   try {
     const { api_key } = await localAccount(service.baseUrl);
     for (const doc of docs) {
+      const body = JSON.stringify(doc.body);
       const call = async () => {
-        const res = await fetch(`${service.baseUrl}/quickjob`, { method: 'POST', headers: { 'X-API-Key': api_key, 'Content-Type': 'application/json' }, body: JSON.stringify(doc.body) });
-        if (res.status !== 200) throw new Error(`quickjob ${res.status}: ${await res.text()}`);
-        if (doc.name.includes('Markdown')) markdownPages = Number(res.headers.get('x-pdf-pages'));
-        await res.arrayBuffer();
+        const res = await request(`${service.baseUrl}/quickjob`, { method: 'POST', headers: { 'X-API-Key': api_key, 'Content-Type': 'application/json' }, body });
+        if (res.status !== 200) throw new Error(`quickjob ${res.status}: ${res.body.toString()}`);
+        if (doc.name.includes('Markdown')) markdownPages = Number(res.headers['x-pdf-pages']);
       };
       for (const c of [1, 8]) {
         await drive('warmup', c, 16, call);
