@@ -10,9 +10,8 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { ZipFile } from 'yazl';
 import { png } from '../test/support/images';
-import { type Measurement, drive, localAccount, startService, table } from './lib';
+import { BASELINE_ARGS, type Measurement, drive, localAccount, startService, table } from './lib';
 
-const BARE_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'];
 const FILES = 200;
 export const BULK_TARGET_FILES_PER_SECOND = 15;
 
@@ -102,7 +101,7 @@ export async function benchBulk(opts: { quick?: boolean } = {}): Promise<BulkBen
 
   // Baseline first, with the service not running: the same documents, self-contained.
   const inlined = Array.from({ length: FILES }, (_, i) => invoice(i + 1, `<style>${CSS}</style>`, `data:image/png;base64,${logo.toString('base64')}`));
-  const browser: Browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()), headless: 'shell', args: BARE_ARGS });
+  const browser: Browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()), headless: 'shell', args: BASELINE_ARGS });
   const bare = async (html: string) => {
     const context = await browser.createBrowserContext();
     const page = await context.newPage();

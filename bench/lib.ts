@@ -5,6 +5,12 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
+/**
+ * Chromium flags of the bare puppeteer baselines: what a plain script passes, and nothing that makes it slower than
+ * it has to be (shared memory stays in /dev/shm, as the service's does here).
+ */
+export const BASELINE_ARGS = ['--no-sandbox', '--disable-gpu'];
+
 export interface Measurement {
   label: string;
   concurrency: number;

@@ -17,7 +17,7 @@ import puppeteer from 'puppeteer-core';
 import { parseFilenamePattern } from '../functions/core/pdf/filenames';
 import { JOB_LIMITS } from '../functions/core/pdf/limits';
 import { openInput, planMerge, planSplit, produce } from '../functions/core/pdf/operations';
-import { table } from './lib';
+import { BASELINE_ARGS, table } from './lib';
 
 const run = promisify(execFile);
 
@@ -53,7 +53,7 @@ async function renderInputs(dir: string, mergeFiles: number, splitPages: number)
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()),
     headless: 'shell',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    args: BASELINE_ARGS,
   });
   try {
     const page = await browser.newPage();

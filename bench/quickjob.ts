@@ -8,9 +8,7 @@ import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
 import { markdownToHtml } from '../functions/core/render/markdown';
 import { ONE_PAGE_HTML, tenPageMarkdown } from './documents';
-import { type Measurement, drive, localAccount, request, startService, table } from './lib';
-
-const BARE_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'];
+import { BASELINE_ARGS, type Measurement, drive, localAccount, request, startService, table } from './lib';
 
 async function executablePath() {
   return process.env.CHROMIUM_PATH ?? chromium.executablePath();
@@ -40,7 +38,7 @@ export async function benchQuickjob(opts: { quick?: boolean } = {}): Promise<Qui
 
   // Baselines first, with the service not running.
   const exe = await executablePath();
-  const warmBrowser = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BARE_ARGS });
+  const warmBrowser = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BASELINE_ARGS });
   const baselines = new Map<string, { warm: Measurement; launch: Measurement | null }>();
   for (const doc of docs) {
     for (const c of [1, 8]) {
@@ -53,7 +51,7 @@ export async function benchQuickjob(opts: { quick?: boolean } = {}): Promise<Qui
   for (const doc of docs) {
     for (const c of [1, 8]) {
       const launch = await drive(`launch ${doc.name}`, c, opts.quick ? 4 : c === 1 ? 12 : 24, async () => {
-        const b = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BARE_ARGS });
+        const b = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BASELINE_ARGS });
         try {
           await bareRender(b, doc.html);
         } finally {
