@@ -9,6 +9,7 @@ import { assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
+import { startJobWorkflow } from '../workflows/start-job';
 import { ownUpload } from '../jobs/uploads';
 import { newId } from '../ids';
 import { type Job, newJob } from '../jobs/job';
@@ -108,13 +109,7 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
     await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });
     throw err;
   }
-  try {
-    await deps.workflows.start(BULK_WORKFLOW, { job_id: jobId, account_id: account.account_id }, { name: jobId });
-  } catch (err) {
-    deps.log?.(`could not start the bulk workflow for job ${jobId}`, err);
-    await failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.');
-    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged; retry shortly.', { job_id: jobId });
-  }
+  await startJobWorkflow(deps, BULK_WORKFLOW, job, () => failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.'));
   return {
     job_id: jobId,
     status: 'queued' as const,

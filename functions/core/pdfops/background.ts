@@ -28,6 +28,7 @@ import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { TransientTaskError } from '../workflows/ports';
+import { startJobWorkflow } from '../workflows/start-job';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
@@ -92,13 +93,7 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
     await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
     throw err;
   }
-  try {
-    await deps.workflows.start(PDFOP_WORKFLOW, { job_id: jobId, account_id: account.account_id }, { name: jobId });
-  } catch (err) {
-    deps.log?.(`could not start the workflow for job ${jobId}`, err);
-    await finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null);
-    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged; retry shortly.', { job_id: jobId });
-  }
+  await startJobWorkflow(deps, PDFOP_WORKFLOW, job, () => finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null));
   return {
     job_id: jobId,
     status: 'queued' as const,

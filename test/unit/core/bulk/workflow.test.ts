@@ -40,6 +40,22 @@ const credits = (w: World) => w.accounts.accounts.get(w.account.account_id)!.cre
 const charges = (w: World, jobId: string) => [...w.chargeStore.ledger.keys()].filter((k) => k.startsWith(jobId)).sort();
 
 describe('a bulk job from submission to its end', () => {
+  it('records a job whose workflow cannot start as failed, frees its slot and staged inputs, and charges nothing', async () => {
+    const w = bulkWorld();
+    w.workflows.fail = new Error('throttled');
+    const before = credits(w);
+    const err = await submit(w, [{ name: 'a.html', data: page(1) }]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    const [job] = [...w.jobs.jobs.values()];
+    expect(job).toMatchObject({ status: 'failed', error_code: 'SERVICE_UNAVAILABLE' });
+    expect(w.slots.held.size).toBe(0);
+    expect([...w.blobs.objects.keys()]).toEqual([]);
+    expect(credits(w)).toBe(before);
+  });
+
   it('converts every file, charges each once, writes the output ZIP with manifest.json, bulk.job.completed, and cleans up', async () => {
     const w = bulkWorld(1);
     const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }, { name: 'docs/b.htm', data: page(2) }]);

@@ -1,0 +1,22 @@
+import { ServiceError } from '../errors';
+import type { WorkflowJobDeps } from './job-deps';
+
+/**
+ * Starts the workflow that runs a job just recorded as queued; the execution is named after the job, so a
+ * repeated start is not a second run. If it cannot start, `recordFailure` ends the job (freeing what it holds)
+ * and the caller gets 503 SERVICE_UNAVAILABLE: nothing ran, so nothing was charged.
+ */
+export async function startJobWorkflow(
+  deps: Pick<WorkflowJobDeps, 'workflows' | 'log'>,
+  workflow: string,
+  job: { job_id: string; account_id: string },
+  recordFailure: () => Promise<unknown>,
+): Promise<void> {
+  try {
+    await deps.workflows.start(workflow, { job_id: job.job_id, account_id: job.account_id }, { name: job.job_id });
+  } catch (err) {
+    deps.log?.(`could not start the ${workflow} workflow for job ${job.job_id}`, err);
+    await recordFailure();
+    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged; retry shortly.', { job_id: job.job_id });
+  }
+}
