@@ -1,3 +1,4 @@
+import { errorOf } from '../support/errors';
 import { MM_PER_POINT, readPdf } from '../support/pdf';
 import { GIF, jpeg, multipart, png } from '../support/images';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
@@ -19,10 +20,6 @@ function send(fields: Field[], key = user.api_key) {
   return stack.request('POST', '/quickjob', { key, body, headers: { 'Content-Type': contentType } });
 }
 
-async function refusal(res: Response) {
-  const body = await res.json();
-  return { status: res.status, code: body.error?.code, details: body.error?.details };
-}
 
 describe('POST /quickjob with images (multipart)', () => {
   it('puts each image on its own A4 page', async () => {
@@ -76,17 +73,17 @@ describe('POST /quickjob with images (multipart)', () => {
     ['html as multipart', 400, 'INVALID_PARAMETER', [{ name: 'input_type', value: 'html' }, { name: 'html', value: '<p>x</p>' }]],
     ['26 images', 400, 'INVALID_PARAMETER', [{ name: 'input_type', value: 'image' }, ...Array.from({ length: 26 }, (_, i) => image(png(2, 2), `${i}.png`))]],
   ])('%s → %d %s', async (_name, status, code, fields) => {
-    expect(await refusal(await send(fields))).toMatchObject({ status, code });
+    expect(await errorOf(await send(fields))).toMatchObject({ status, code });
   });
 
   it('refuses more than about 4.5 MB of images with 413', async () => {
     const big = Buffer.alloc(1_600_000, 7); // 3 × 1.6 MB: under the 6 MB request cap, over the image budget
     const res = await send([{ name: 'input_type', value: 'image' }, image(big, 'a.png'), image(big, 'b.png'), image(big, 'c.png')]);
-    expect(await refusal(res)).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
+    expect(await errorOf(res)).toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
   });
 
   it('refuses a malformed multipart body', async () => {
     const res = await stack.request('POST', '/quickjob', { key: user.api_key, body: '--nope\r\ngarbage', headers: { 'Content-Type': 'multipart/form-data; boundary=xyz' } });
-    expect(await refusal(res)).toMatchObject({ status: 400, code: 'INVALID_MULTIPART' });
+    expect(await errorOf(res)).toMatchObject({ status: 400, code: 'INVALID_MULTIPART' });
   });
 });

@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { errorOf } from '../support/errors';
 import { readPdf } from '../support/pdf';
 import { png } from '../support/images';
 import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../support/servers';
@@ -76,10 +77,6 @@ async function pdfText(res: Response) {
   return (await readPdf(new Uint8Array(await res.arrayBuffer()))).map((p) => p.text).join(' ');
 }
 
-async function refusal(res: Response) {
-  const body = await res.json();
-  return { status: res.status, code: body.error?.code, details: body.error?.details };
-}
 
 describe('POST /quickjob with input_type url', () => {
   it('converts an HTML page, leaving its relative assets unresolved', async () => {
@@ -110,40 +107,40 @@ describe('POST /quickjob with input_type url', () => {
 
   it('follows up to 5 redirects, re-checking each', async () => {
     expect(await pdfText(await convert(at('/r/5')))).toContain('Remote page');
-    expect(await refusal(await convert(at('/r/6')))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_many_redirects' } });
+    expect(await errorOf(await convert(at('/r/6')))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_many_redirects' } });
   });
 
   it('refuses redirects that leave HTTPS or lead to private addresses', async () => {
-    expect(await refusal(await convert(at('/to-http')))).toMatchObject({ status: 400, code: 'INVALID_URL', details: { reason: 'not_https' } });
-    expect(await refusal(await convert(at('/to-private')))).toMatchObject({ status: 400, code: 'INVALID_URL', details: { reason: 'private_address' } });
-    expect(await refusal(await convert(at('/to-metadata')))).toMatchObject({ status: 400, code: 'INVALID_URL' });
+    expect(await errorOf(await convert(at('/to-http')))).toMatchObject({ status: 400, code: 'INVALID_URL', details: { reason: 'not_https' } });
+    expect(await errorOf(await convert(at('/to-private')))).toMatchObject({ status: 400, code: 'INVALID_URL', details: { reason: 'private_address' } });
+    expect(await errorOf(await convert(at('/to-metadata')))).toMatchObject({ status: 400, code: 'INVALID_URL' });
     expect(privateSite.hits).toEqual([]);
     expect(plain.hits).toEqual([]);
   });
 
   it('maps remote failures to the 422 codes and records a failed job', async () => {
-    const missing = await refusal(await convert(at('/missing')));
+    const missing = await errorOf(await convert(at('/missing')));
     expect(missing).toMatchObject({ status: 422, code: 'URL_FETCH_HTTP_ERROR', details: { status_code: 404 } });
     expect(await stack.services.jobs.get(missing.details.job_id)).toMatchObject({ status: 'failed', error_code: 'URL_FETCH_HTTP_ERROR' });
-    expect(await refusal(await convert(at('/broken')))).toMatchObject({ status: 422, code: 'URL_FETCH_HTTP_ERROR', details: { status_code: 503 } });
-    expect(await refusal(await convert(at('/data.json')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED', details: { content_type: 'application/json' } });
-    expect(await refusal(await convert(at('/noext')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED' });
-    expect(await refusal(await convert('https://no-such-host.invalid/page.html'))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'dns' } });
-    expect(await refusal(await convert(`https://localhost:${closedPort}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'connect' } });
-    expect(await refusal(await convert(`https://localhost:${untrusted.port}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'tls' } });
+    expect(await errorOf(await convert(at('/broken')))).toMatchObject({ status: 422, code: 'URL_FETCH_HTTP_ERROR', details: { status_code: 503 } });
+    expect(await errorOf(await convert(at('/data.json')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED', details: { content_type: 'application/json' } });
+    expect(await errorOf(await convert(at('/noext')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED' });
+    expect(await errorOf(await convert('https://no-such-host.invalid/page.html'))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'dns' } });
+    expect(await errorOf(await convert(`https://localhost:${closedPort}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'connect' } });
+    expect(await errorOf(await convert(`https://localhost:${untrusted.port}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'tls' } });
   });
 
   it('caps the download at 5 MB of decoded bytes, whatever the headers say', async () => {
     for (const path of ['/big', '/chunked-big', '/gzip-bomb']) {
-      expect(await refusal(await convert(at(path)))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_large' } });
+      expect(await errorOf(await convert(at(path)))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_large' } });
     }
-    const lying = await refusal(await convert(at('/lying-length')));
+    const lying = await errorOf(await convert(at('/lying-length')));
     expect(lying.status).toBe(422);
   });
 
   it('gives up on a silent server after 10 seconds', async () => {
     const started = Date.now();
-    expect(await refusal(await convert(at('/slow')))).toMatchObject({ status: 422, code: 'URL_FETCH_TIMEOUT', details: { timeout_seconds: 10 } });
+    expect(await errorOf(await convert(at('/slow')))).toMatchObject({ status: 422, code: 'URL_FETCH_TIMEOUT', details: { timeout_seconds: 10 } });
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 30_000);
 

@@ -3,17 +3,14 @@ import { isIgnoredEntry, outputPaths, pathProblem, requestPath } from '../../../
 import { parseBulkForm, parseBulkJson, parseBulkUploadSize } from '../../../../functions/core/bulk/requests';
 import { MARKDOWN_DEFAULT_MARGIN } from '../../../../functions/core/render/markdown';
 import { lengthToInches } from '../../../../functions/core/render/options';
+import { refusal } from '../../../support/errors';
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
-function refusal(fn: () => unknown) {
-  try {
-    fn();
-  } catch (err) {
-    const e = err as { code: string; details: Record<string, unknown> };
-    return { code: e.code, details: e.details };
-  }
-  throw new Error('accepted');
+/** The refusal's code and details alone, to compare them exactly. */
+function refused(fn: () => unknown) {
+  const { code, details } = refusal(fn);
+  return { code, details };
 }
 
 describe('paths', () => {
@@ -35,8 +32,8 @@ describe('paths', () => {
   it('normalises acceptable paths and refuses folders in requests', () => {
     expect(requestPath('./docs//a.html', 'files[0].path')).toBe('docs/a.html');
     expect(requestPath('..a/b..html', 'p')).toBe('..a/b..html');
-    expect(refusal(() => requestPath('docs/', 'files[0].path'))).toEqual({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[0].path', path: 'docs/', reason: 'directory' } });
-    expect(refusal(() => requestPath(7, 'files[1].path'))).toMatchObject({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[1].path' } });
+    expect(refused(() => requestPath('docs/', 'files[0].path'))).toEqual({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[0].path', path: 'docs/', reason: 'directory' } });
+    expect(refused(() => requestPath(7, 'files[1].path'))).toMatchObject({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[1].path' } });
   });
 
   it('ignores macOS litter only', () => {
@@ -69,7 +66,7 @@ describe('POST /bulkjob JSON', () => {
     const r = parseBulkJson({ bundle_type: 'markdown', s3_key: 'k', options: { landscape: true, format: 'Letter', store: true, foo: 1 } });
     expect(r.options).toMatchObject({ landscape: true, paperWidthIn: 8.5 });
     expect(r.options.margin.top).toBeCloseTo(lengthToInches(MARKDOWN_DEFAULT_MARGIN.top)!);
-    expect(refusal(() => parseBulkJson({ s3_key: 'k', options: { scale: 7 } }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.scale' } });
+    expect(refused(() => parseBulkJson({ s3_key: 'k', options: { scale: 7 } }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.scale' } });
   });
 
   it.each([
@@ -89,7 +86,7 @@ describe('POST /bulkjob JSON', () => {
     ['files over 4 MB in total', { files: [{ path: 'a.html', content_base64: b64(Buffer.alloc(3 * 1024 * 1024)) }, { path: 'b.html', content_base64: b64(Buffer.alloc(1024 * 1024 + 1)) }] }, 'BULK_INLINE_TOO_LARGE'],
     ['a body that is not an object', [1, 2], 'INVALID_PARAMETER'],
   ])('refuses %s (%s)', (_name, body, code) => {
-    expect(refusal(() => parseBulkJson(body)).code).toBe(code);
+    expect(refused(() => parseBulkJson(body)).code).toBe(code);
   });
 
   it('accepts exactly 4 MB inline', () => {
@@ -122,19 +119,19 @@ describe('POST /bulkjob multipart', () => {
     ['options that are not JSON', { files: [file('a.html')], options: '{nope', otherInputs: [] }, 'INVALID_OPTIONS_JSON'],
     ['a bad bundle_type', { files: [file('a.html')], bundleType: 'docx', otherInputs: [] }, 'INVALID_BUNDLE_TYPE'],
   ])('refuses %s (%s)', (_name, form, code) => {
-    expect(refusal(() => parseBulkForm(form)).code).toBe(code);
+    expect(refused(() => parseBulkForm(form)).code).toBe(code);
   });
 });
 
 describe('POST /bulkjob/upload-url body', () => {
   it('needs a whole number of bytes within the plan limit', () => {
     expect(parseBulkUploadSize({ content_length_bytes: 50 * 1024 * 1024 }, 50 * 1024 * 1024)).toBe(50 * 1024 * 1024);
-    expect(refusal(() => parseBulkUploadSize({ content_length_bytes: 50 * 1024 * 1024 + 1 }, 50 * 1024 * 1024))).toEqual({
+    expect(refused(() => parseBulkUploadSize({ content_length_bytes: 50 * 1024 * 1024 + 1 }, 50 * 1024 * 1024))).toEqual({
       code: 'BULK_ZIP_TOO_LARGE',
       details: { size_bytes: 50 * 1024 * 1024 + 1, max_bytes: 50 * 1024 * 1024 },
     });
     for (const body of [{}, { content_length_bytes: 0 }, { content_length_bytes: 1.5 }, { content_length_bytes: '10' }, null]) {
-      expect(refusal(() => parseBulkUploadSize(body, 100))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'content_length_bytes' } });
+      expect(refused(() => parseBulkUploadSize(body, 100))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'content_length_bytes' } });
     }
   });
 });

@@ -1,5 +1,5 @@
 import { PDFDict, PDFName } from 'pdf-lib';
-import { refusal } from '../../../support/errors';
+import { refusal, thrownBy } from '../../../support/errors';
 import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
@@ -14,15 +14,7 @@ import {
   zeroPagePdf,
 } from '../../../support/pdf-fixtures';
 
-function problemOf(fn: () => unknown): PdfProblem {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof PdfProblem) return err;
-    throw err;
-  }
-  throw new Error('expected a PdfProblem');
-}
+const problemOf = (fn: () => unknown) => thrownBy(fn, PdfProblem);
 
 
 const input = (bytes: Uint8Array) => ({ bytes, filename: 'in.pdf', index: 3 });

@@ -1,5 +1,4 @@
 import { newUlid } from '../../../../functions/core/ids';
-import { ServiceError } from '../../../../functions/core/errors';
 import { objectKey } from '../../../../functions/core/jobs/storage-layout';
 import { JOB_LIMITS } from '../../../../functions/core/pdf/limits';
 import {
@@ -13,6 +12,7 @@ import { uploadIssuedAt } from '../../../../functions/core/jobs/uploads';
 import { parsePdfJobRequest } from '../../../../functions/core/pdfops/requests';
 import { TransientTaskError } from '../../../../functions/core/workflows/ports';
 import { encryptedPdf, simplePdf } from '../../../support/pdf-fixtures';
+import { rejection } from '../../../support/errors';
 import { memoryWorld } from '../../../support/memory';
 
 type World = ReturnType<typeof memoryWorld>;
@@ -27,15 +27,6 @@ async function upload(w: World, bytes: Uint8Array, account = w.account.account_i
   return key;
 }
 
-async function refusal(p: Promise<unknown>): Promise<ServiceError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof ServiceError) return err;
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 async function submit(w: World, body: unknown) {
   return submitPdfJob(deps(w), { account: w.account, plan: w.plan, request: parsePdfJobRequest(body, JOB_LIMITS) });
@@ -61,19 +52,19 @@ describe('background merge/split jobs', () => {
     const w = memoryWorld();
     const mine = await upload(w, three);
     const theirs = await upload(w, three, 'someone-else');
-    expect((await refusal(submit(w, { operation: 'split', inputs: [{ s3_key: theirs, filename: 'x.pdf' }], split: { mode: 'each_page' } })))).toMatchObject({
+    expect((await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: theirs, filename: 'x.pdf' }], split: { mode: 'each_page' } })))).toMatchObject({
       code: 'FORBIDDEN',
       details: { filename: 'x.pdf', input_index: 0 },
     });
     const missing = objectKey('uploads', 'acct1', 'pdf', `${newUlid()}.pdf`);
-    expect((await refusal(submit(w, { operation: 'merge', inputs: [{ s3_key: mine, filename: 'a.pdf' }, { s3_key: missing, filename: 'b.pdf' }] }))).details).toMatchObject({ input_index: 1 });
+    expect((await rejection(submit(w, { operation: 'merge', inputs: [{ s3_key: mine, filename: 'a.pdf' }, { s3_key: missing, filename: 'b.pdf' }] }))).details).toMatchObject({ input_index: 1 });
     const old = objectKey('uploads', 'acct1', 'pdf', `${'0'.repeat(10)}${newUlid().slice(10)}.pdf`);
     await w.blobs.put(old, three, 'application/pdf');
     expect(uploadIssuedAt(old)!.getTime()).toBe(0);
-    expect((await refusal(submit(w, { operation: 'split', inputs: [{ s3_key: old, filename: 'old.pdf' }], split: { mode: 'each_page' } }))).code).toBe('UPLOAD_NOT_FOUND');
+    expect((await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: old, filename: 'old.pdf' }], split: { mode: 'each_page' } }))).code).toBe('UPLOAD_NOT_FOUND');
     const poor = memoryWorld(0.015); // 0.02 USD needed for the top band
     const key = await upload(poor, three);
-    expect((await refusal(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }, JOB_LIMITS) }))).code).toBe(
+    expect((await rejection(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }, JOB_LIMITS) }))).code).toBe(
       'INSUFFICIENT_CREDITS',
     );
     expect(w.jobs.jobs.size + poor.jobs.jobs.size).toBe(0);
@@ -84,7 +75,7 @@ describe('background merge/split jobs', () => {
     const body = async () => ({ operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 's.pdf' }], split: { mode: 'each_page' } });
     const first = await submit(w, await body());
     await submit(w, await body());
-    const third = await refusal(submit(w, await body()));
+    const third = await rejection(submit(w, await body()));
     expect(third.code).toBe('PDF_JOB_ALREADY_ACTIVE');
     await processPdfJob(deps(w), { job_id: first.job_id });
     await submit(w, await body());
@@ -93,7 +84,7 @@ describe('background merge/split jobs', () => {
   it('records a job that could not be started as failed and frees its slot', async () => {
     const w = memoryWorld();
     w.workflows.fail = new Error('throttled');
-    const err = await refusal(submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } }));
+    const err = await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } }));
     expect(err.code).toBe('SERVICE_UNAVAILABLE');
     expect([...w.jobs.jobs.values()][0]).toMatchObject({ status: 'failed', error_code: 'SERVICE_UNAVAILABLE' });
     expect(w.slots.held.size).toBe(0);

@@ -1,9 +1,9 @@
-import { ServiceError } from '../../../../functions/core/errors';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
 import { runInstantOp } from '../../../../functions/core/pdfops/instant';
 import type { MergeRequest, SplitRequest } from '../../../../functions/core/pdfops/requests';
 import { simplePdf } from '../../../support/pdf-fixtures';
+import { rejection } from '../../../support/errors';
 import { memoryWorld } from '../../../support/memory';
 
 let six: Uint8Array;
@@ -31,14 +31,6 @@ function deps(w: ReturnType<typeof memoryWorld>, timeoutSeconds?: number) {
   return { jobs: w.jobs, files: w.files, blobs: w.blobs, billing: w.billing, clock: w.clock, timeoutSeconds };
 }
 
-async function refusal(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('instant merge/split', () => {
   it('stores a multi-file split with its ZIP and rows, completes the job and charges once at the page band', async () => {
@@ -65,15 +57,15 @@ describe('instant merge/split', () => {
 
   it('refuses before any work when no balance covers the band, recording nothing', async () => {
     const w = memoryWorld(0.004);
-    const err = await refusal(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge() }));
-    expect((err as ServiceError).code).toBe('INSUFFICIENT_CREDITS');
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge() }));
+    expect(err.code).toBe('INSUFFICIENT_CREDITS');
     expect(w.jobs.jobs.size).toBe(0);
   });
 
   it('a charge that fails after storing removes the stored files and rows and records a failed job', async () => {
     const w = memoryWorld();
     w.chargeStore.fail = new Error('database unavailable');
-    const err = await refusal(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six, true) }));
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six, true) }), Error);
     expect(err.message).toBe('database unavailable');
     expect(w.blobs.objects.size).toBe(0);
     expect(w.files.rows.size).toBe(0);
@@ -85,15 +77,15 @@ describe('instant merge/split', () => {
   it('a storage failure is PDF_GENERATION_FAILED with nothing left behind and nothing charged', async () => {
     const w = memoryWorld();
     w.blobs.failPuts.add('002.pdf');
-    const err = await refusal(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six) }));
-    expect((err as ServiceError).code).toBe('PDF_GENERATION_FAILED');
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six) }));
+    expect(err.code).toBe('PDF_GENERATION_FAILED');
     expect(w.blobs.objects.size).toBe(0);
     expect(w.chargeStore.ledger.size).toBe(0);
   });
 
   it('runs out of time as 408 PDFOP_TIMEOUT, recorded as a timed-out job, not charged', async () => {
     const w = memoryWorld();
-    const err = (await refusal(runInstantOp(deps(w, 0.0001), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true) }))) as ServiceError;
+    const err = await rejection(runInstantOp(deps(w, 0.0001), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true) }));
     expect(err.code).toBe('PDFOP_TIMEOUT');
     expect(err.details).toMatchObject({ timeout_seconds: 0.0001, job_id: expect.any(String) });
     expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'PDFOP_TIMEOUT' });
