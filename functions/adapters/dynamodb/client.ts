@@ -56,4 +56,47 @@ export async function queryAll(db: Dynamo, input: Omit<QueryCommandInput, 'Table
   return items;
 }
 
+/** One page of a newest-first query: the matching items and whether any may follow the last of them. */
+export interface NewestFirstPage {
+  items: Record<string, unknown>[];
+  more: boolean;
+}
+
+/**
+ * Up to `limit` items of a newest-first query, starting after `start`. A filter can leave a DynamoDB page short, so
+ * pages are read until `limit` items match or the query ends; `more` is true when something may follow the last
+ * item returned (the caller builds its cursor from that item, not from the query's own position).
+ */
+export async function queryNewestFirst(
+  db: Dynamo,
+  input: { index?: string; keyCondition: string; filters: string[]; names: Record<string, string>; values: Record<string, unknown> },
+  limit: number,
+  start?: Record<string, unknown>,
+): Promise<NewestFirstPage> {
+  const items: Record<string, unknown>[] = [];
+  let more = false;
+  while (items.length < limit) {
+    const page = await db.doc.send(
+      new QueryCommand({
+        TableName: db.table,
+        IndexName: input.index,
+        KeyConditionExpression: input.keyCondition,
+        FilterExpression: input.filters.length ? input.filters.join(' AND ') : undefined,
+        ExpressionAttributeNames: Object.keys(input.names).length ? input.names : undefined,
+        ExpressionAttributeValues: input.values,
+        ScanIndexForward: false,
+        ExclusiveStartKey: start,
+        Limit: Math.max(limit - items.length, 10),
+      }),
+    );
+    const found = page.Items ?? [];
+    const room = limit - items.length;
+    items.push(...found.slice(0, room));
+    start = page.LastEvaluatedKey;
+    more = found.length > room || !!start;
+    if (!start) break;
+  }
+  return { items, more };
+}
+
 export type { ItemKey };

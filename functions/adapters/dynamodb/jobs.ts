@@ -1,8 +1,8 @@
-import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
-import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
+import { type Dynamo, isConditionalCheckFailed, queryNewestFirst, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 /** The stored form of a job: the job plus its keys (also used inside charge transactions). */
@@ -84,32 +84,11 @@ export class DynamoJobRepository implements JobRepository {
       values[':truncated'] = q.truncated;
       filters.push('truncated = :truncated');
     }
-    const jobs: Job[] = [];
-    let start: Record<string, unknown> | undefined = q.after
+    const start = q.after
       ? { ...keys.job(q.after.job_id), gsi1pk: keys.jobsOfAccount(q.accountId), gsi1sk: keys.jobListPosition(q.after.created_at, q.after.job_id) }
       : undefined;
-    let more = false;
-    while (jobs.length < q.limit) {
-      const page = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.table,
-          IndexName: GSI1,
-          KeyConditionExpression: keyCondition,
-          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-          Limit: Math.max(q.limit - jobs.length, 10),
-        }),
-      );
-      const items = page.Items ?? [];
-      const room = q.limit - jobs.length;
-      jobs.push(...items.slice(0, room).map((item) => stripKeys<Job>(item)));
-      start = page.LastEvaluatedKey;
-      more = items.length > room || !!start;
-      if (!start) break;
-    }
+    const { items, more } = await queryNewestFirst(this.db, { index: GSI1, keyCondition, filters, names, values }, q.limit, start);
+    const jobs = items.map((item) => stripKeys<Job>(item));
     const lastJob = jobs[jobs.length - 1];
     // The next page starts after the last job returned, whatever the underlying query position was.
     return { jobs, last: more && lastJob ? { created_at: lastJob.created_at, job_id: lastJob.job_id } : undefined };

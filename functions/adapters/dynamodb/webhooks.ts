@@ -11,7 +11,7 @@ import type {
   WebhookRepository,
 } from '../../core/webhooks/ports';
 import type { DeliveryRecord, Webhook } from '../../core/webhooks/webhook';
-import { type Dynamo, isConditionalCheckFailed, queryAll, stripKeys } from './client';
+import { type Dynamo, isConditionalCheckFailed, queryAll, queryNewestFirst, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 function cancellationCodes(err: unknown): string[] | null {
@@ -257,30 +257,8 @@ export class DynamoDeliveryStore implements DeliveryStore {
       values[':type'] = q.eventType;
       filters.push('event_type = :type');
     }
-    const records: DeliveryRecord[] = [];
-    let start = where.start;
-    let more = false;
-    while (records.length < q.limit) {
-      const page = await this.db.doc.send(
-        new QueryCommand({
-          TableName: this.db.table,
-          IndexName: where.index,
-          KeyConditionExpression: where.keyCondition,
-          FilterExpression: filters.length ? filters.join(' AND ') : undefined,
-          ExpressionAttributeNames: Object.keys(names).length ? names : undefined,
-          ExpressionAttributeValues: values,
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-          Limit: Math.max(q.limit - records.length, 10),
-        }),
-      );
-      const items = page.Items ?? [];
-      const room = q.limit - records.length;
-      records.push(...items.slice(0, room).map((i) => stripKeys<DeliveryRecord>(i)));
-      start = page.LastEvaluatedKey;
-      more = items.length > room || !!start;
-      if (!start) break;
-    }
+    const { items, more } = await queryNewestFirst(this.db, { index: where.index, keyCondition: where.keyCondition, filters, names, values }, q.limit, where.start);
+    const records = items.map((item) => stripKeys<DeliveryRecord>(item));
     const last = records[records.length - 1];
     // The next page starts after the last record returned, whatever the underlying query position was.
     return { records, last: more && last ? last.delivery_id : undefined };
