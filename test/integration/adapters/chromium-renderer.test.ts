@@ -1,4 +1,5 @@
-import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import { readFileSync } from 'node:fs';
+import { ChromiumBrowser, launchArgs, roomyDevShm } from '../../../functions/adapters/chromium/browser';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { RenderTimeoutError } from '../../../functions/core/render/ports';
@@ -16,6 +17,17 @@ describe('ChromiumRenderer', () => {
     const result = await render('<p>one</p><p style="page-break-before:always">two</p>');
     expect(result.pages).toBe(2);
     expect((await readPdf(result.pdf)).map((p) => p.text)).toEqual(['one', 'two']);
+  });
+
+  it("launches with its own flags, and keeps puppeteer's /dev/shm opt-out only where /dev/shm is small", async () => {
+    await render('<p>warm</p>');
+    const commandLine = readFileSync(`/proc/${await browser.processId()}/cmdline`, 'utf8').split('\0');
+    // puppeteer merges every --disable-features list into one flag.
+    const features = (args: string[]) => args.filter((a) => a.startsWith('--disable-features=')).flatMap((a) => a.slice('--disable-features='.length).split(','));
+    const ours = launchArgs({ onLambda: false, roomyDevShm: roomyDevShm() });
+    expect(commandLine).toEqual(expect.arrayContaining(ours.filter((a) => !a.startsWith('--disable-features='))));
+    expect(features(commandLine)).toEqual(expect.arrayContaining(features(ours)));
+    expect(commandLine.includes('--disable-dev-shm-usage')).toBe(!roomyDevShm());
   });
 
   it('relaunches the browser after it dies', async () => {
