@@ -6,11 +6,9 @@
  * (new context + setContent + pdf per document, 8 at once) printing the same 200 documents with the stylesheet
  * and image inlined (setContent has no origin to resolve them from).
  */
-import chromium from '@sparticuz/chromium';
-import puppeteer, { type Browser } from 'puppeteer-core';
 import { ZipFile } from 'yazl';
 import { png } from '../test/support/images';
-import { BASELINE_ARGS, type Measurement, drive, localAccount, startService, table } from './lib';
+import { type Measurement, bareRender, drive, launchBaselineBrowser, localAccount, startService, table } from './lib';
 
 const FILES = 200;
 export const BULK_TARGET_FILES_PER_SECOND = 15;
@@ -101,14 +99,8 @@ export async function benchBulk(opts: { quick?: boolean } = {}): Promise<BulkBen
 
   // Baseline first, with the service not running: the same documents, self-contained.
   const inlined = Array.from({ length: FILES }, (_, i) => invoice(i + 1, `<style>${CSS}</style>`, `data:image/png;base64,${logo.toString('base64')}`));
-  const browser: Browser = await puppeteer.launch({ executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()), headless: 'shell', args: BASELINE_ARGS });
-  const bare = async (html: string) => {
-    const context = await browser.createBrowserContext();
-    const page = await context.newPage();
-    await page.setContent(html, { waitUntil: 'load' });
-    await page.pdf({ format: 'A4', printBackground: true });
-    await context.close();
-  };
+  const browser = await launchBaselineBrowser();
+  const bare = (html: string) => bareRender(browser, html);
   await drive('warmup', 8, 16, (i) => bare(inlined[i]));
   const warm = await drive('warm baseline', 8, FILES, (i) => bare(inlined[i]));
   await browser.close();

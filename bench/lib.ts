@@ -4,12 +4,30 @@ import { mkdtempSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import chromium from '@sparticuz/chromium';
+import puppeteer, { type Browser } from 'puppeteer-core';
 
 /**
- * Chromium flags of the bare puppeteer baselines: what a plain script passes, and nothing that makes it slower than
- * it has to be (shared memory stays in /dev/shm, as the service's does here).
+ * The browser of the bare puppeteer baselines: what a plain script launches, and nothing that makes it slower than it
+ * has to be (shared memory stays in /dev/shm, as the service's does here).
  */
-export const BASELINE_ARGS = ['--no-sandbox', '--disable-gpu'];
+export async function launchBaselineBrowser(): Promise<Browser> {
+  return puppeteer.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()),
+    headless: 'shell',
+    args: ['--no-sandbox', '--disable-gpu'],
+    ignoreDefaultArgs: ['--disable-dev-shm-usage'],
+  });
+}
+
+/** The bare baseline's document: a new context, setContent, pdf, close. */
+export async function bareRender(browser: Browser, html: string): Promise<void> {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+  await page.setContent(html, { waitUntil: 'load' });
+  await page.pdf({ format: 'A4', printBackground: true });
+  await context.close();
+}
 
 export interface Measurement {
   label: string;
@@ -26,9 +44,8 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i];
 }
 
-/** Runs `task` `count` times with `concurrency` workers; latency per call and overall throughput. */
-export async function drive(label: string, concurrency: number, count: number, task: (i: number) => Promise<void>): Promise<Measurement> {
-  const latencies: number[] = [];
+/** Runs `count` calls of `task` (numbered from `first`) with `concurrency` workers; adds each latency, returns the seconds taken. */
+async function callsOf(concurrency: number, count: number, first: number, task: (i: number) => Promise<void>, latencies: number[]): Promise<number> {
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -37,14 +54,44 @@ export async function drive(label: string, concurrency: number, count: number, t
         const i = next++;
         if (i >= count) return;
         const t = performance.now();
-        await task(i);
+        await task(first + i);
         latencies.push(performance.now() - t);
       }
     }),
   );
-  const elapsed = (performance.now() - started) / 1000;
+  return (performance.now() - started) / 1000;
+}
+
+function measurement(label: string, concurrency: number, count: number, latencies: number[], seconds: number): Measurement {
   latencies.sort((a, b) => a - b);
-  return { label, concurrency, count, p50: percentile(latencies, 50), p95: percentile(latencies, 95), perSecond: count / elapsed };
+  return { label, concurrency, count, p50: percentile(latencies, 50), p95: percentile(latencies, 95), perSecond: count / seconds };
+}
+
+/** Runs `task` `count` times with `concurrency` workers; latency per call and overall throughput. */
+export async function drive(label: string, concurrency: number, count: number, task: (i: number) => Promise<void>): Promise<Measurement> {
+  const latencies: number[] = [];
+  const seconds = await callsOf(concurrency, count, 0, task, latencies);
+  return measurement(label, concurrency, count, latencies, seconds);
+}
+
+/**
+ * Measures several contenders in alternating rounds (A B, B A, A B, ...) of `count / rounds` calls each, so that
+ * drift in the machine's speed during the run reaches them alike. Each gets its latencies over all its rounds and
+ * its throughput as its calls over the time its own rounds took.
+ */
+export async function driveInterleaved(concurrency: number, count: number, rounds: number, contenders: { label: string; task: (i: number) => Promise<void> }[]): Promise<Measurement[]> {
+  const perRound = Math.ceil(count / rounds);
+  const totals = contenders.map(() => ({ latencies: [] as number[], seconds: 0, count: 0 }));
+  for (let round = 0; round < rounds; round++) {
+    const order = contenders.map((_, at) => at);
+    if (round % 2 === 1) order.reverse();
+    for (const at of order) {
+      const total = totals[at];
+      total.seconds += await callsOf(concurrency, perRound, total.count, contenders[at].task, total.latencies);
+      total.count += perRound;
+    }
+  }
+  return contenders.map(({ label }, at) => measurement(label, concurrency, totals[at].count, totals[at].latencies, totals[at].seconds));
 }
 
 /** One keep-alive connection per concurrent caller: the load generator should cost the machine little next to the service. */

@@ -12,12 +12,10 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import chromium from '@sparticuz/chromium';
-import puppeteer from 'puppeteer-core';
 import { parseFilenamePattern } from '../functions/core/pdf/filenames';
 import { JOB_LIMITS } from '../functions/core/pdf/limits';
 import { openInput, planMerge, planSplit, produce } from '../functions/core/pdf/operations';
-import { BASELINE_ARGS, table } from './lib';
+import { launchBaselineBrowser, table } from './lib';
 
 const run = promisify(execFile);
 
@@ -50,11 +48,7 @@ function invoice(label: string, pages: number): string {
 }
 
 async function renderInputs(dir: string, mergeFiles: number, splitPages: number) {
-  const browser = await puppeteer.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()),
-    headless: 'shell',
-    args: BASELINE_ARGS,
-  });
+  const browser = await launchBaselineBrowser();
   try {
     const page = await browser.newPage();
     mkdirSync(path.join(dir, 'merge'), { recursive: true });

@@ -1,26 +1,13 @@
 /**
  * Quick-job benchmark: 1-page HTML and ~10-page Markdown through the local gateway, at concurrency 1 and 8,
  * beside two baselines measured in the same run on the same machine:
- *  - warm: a bare puppeteer script with one warm browser (new context + setContent + pdf per document);
- *  - launch: a browser launched per request.
+ *  - warm: a bare puppeteer script with one warm browser (new context + setContent + pdf per document),
+ *    measured in rounds alternating with the service's, so that the machine's drift reaches both alike;
+ *  - launch: a browser launched per request (far slower; measured once, while the service is idle).
  */
-import chromium from '@sparticuz/chromium';
-import puppeteer, { type Browser } from 'puppeteer-core';
 import { markdownToHtml } from '../functions/core/render/markdown';
 import { ONE_PAGE_HTML, tenPageMarkdown } from './documents';
-import { BASELINE_ARGS, type Measurement, drive, localAccount, request, startService, table } from './lib';
-
-async function executablePath() {
-  return process.env.CHROMIUM_PATH ?? chromium.executablePath();
-}
-
-async function bareRender(browser: Browser, html: string) {
-  const context = await browser.createBrowserContext();
-  const page = await context.newPage();
-  await page.setContent(html, { waitUntil: 'load' });
-  await page.pdf({ format: 'A4', printBackground: true });
-  await context.close();
-}
+import { type Measurement, bareRender, drive, driveInterleaved, launchBaselineBrowser, localAccount, request, startService, table } from './lib';
 
 export interface QuickjobBenchResult {
   rows: { doc: string; concurrency: number; service: Measurement; warm: Measurement; launch: Measurement | null }[];
@@ -34,36 +21,12 @@ export async function benchQuickjob(opts: { quick?: boolean } = {}): Promise<Qui
     { name: '10-page Markdown', html: markdownToHtml(markdown), body: { input_type: 'markdown', markdown } },
   ];
   const n = (c: number) => (opts.quick ? 20 : c === 1 ? 60 : 240);
+  const rounds = opts.quick ? 2 : 6;
   const rows: QuickjobBenchResult['rows'] = [];
-
-  // Baselines first, with the service not running.
-  const exe = await executablePath();
-  const warmBrowser = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BASELINE_ARGS });
-  const baselines = new Map<string, { warm: Measurement; launch: Measurement | null }>();
-  for (const doc of docs) {
-    for (const c of [1, 8]) {
-      await drive('warmup', c, 8, () => bareRender(warmBrowser, doc.html));
-      const warm = await drive(`warm ${doc.name}`, c, n(c), () => bareRender(warmBrowser, doc.html));
-      baselines.set(`${doc.name}|${c}`, { warm, launch: null });
-    }
-  }
-  await warmBrowser.close();
-  for (const doc of docs) {
-    for (const c of [1, 8]) {
-      const launch = await drive(`launch ${doc.name}`, c, opts.quick ? 4 : c === 1 ? 12 : 24, async () => {
-        const b = await puppeteer.launch({ executablePath: exe, headless: 'shell', args: BASELINE_ARGS });
-        try {
-          await bareRender(b, doc.html);
-        } finally {
-          await b.close();
-        }
-      });
-      baselines.get(`${doc.name}|${c}`)!.launch = launch;
-    }
-  }
+  let markdownPages = 0;
 
   const service = await startService();
-  let markdownPages = 0;
+  const warmBrowser = await launchBaselineBrowser();
   try {
     const { api_key } = await localAccount(service.baseUrl);
     for (const doc of docs) {
@@ -73,15 +36,32 @@ export async function benchQuickjob(opts: { quick?: boolean } = {}): Promise<Qui
         if (res.status !== 200) throw new Error(`quickjob ${res.status}: ${res.body.toString()}`);
         if (doc.name.includes('Markdown')) markdownPages = Number(res.headers['x-pdf-pages']);
       };
+      const bare = () => bareRender(warmBrowser, doc.html);
       for (const c of [1, 8]) {
         await drive('warmup', c, 16, call);
-        const measured = await drive(`service ${doc.name}`, c, n(c), call);
-        const base = baselines.get(`${doc.name}|${c}`)!;
-        rows.push({ doc: doc.name, concurrency: c, service: measured, ...base });
+        await drive('warmup', c, 8, bare);
+        const [measured, warm] = await driveInterleaved(c, n(c), rounds, [
+          { label: `service ${doc.name}`, task: call },
+          { label: `warm ${doc.name}`, task: bare },
+        ]);
+        rows.push({ doc: doc.name, concurrency: c, service: measured, warm, launch: null });
       }
     }
   } finally {
+    await warmBrowser.close();
     await service.stop();
+  }
+
+  for (const row of rows) {
+    const html = docs.find((d) => d.name === row.doc)!.html;
+    row.launch = await drive(`launch ${row.doc}`, row.concurrency, opts.quick ? 4 : row.concurrency === 1 ? 12 : 24, async () => {
+      const b = await launchBaselineBrowser();
+      try {
+        await bareRender(b, html);
+      } finally {
+        await b.close();
+      }
+    });
   }
   return { rows, markdownPages };
 }
