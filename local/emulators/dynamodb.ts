@@ -263,15 +263,25 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   };
 }
 
-/** Creates the table from the shared key schema unless it already exists (state survives restarts). */
+/** Creates the table from the shared key schema unless it already exists (state survives restarts), and waits until it is ACTIVE. */
 async function ensureTable(endpoint: string, tableName: string) {
   const { DynamoDBClient, CreateTableCommand, DescribeTableCommand } = await import('@aws-sdk/client-dynamodb');
   const client = new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const status = async () => {
+    try {
+      return (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table?.TableStatus;
+    } catch (err) {
+      if ((err as Error).name === 'ResourceNotFoundException') return undefined;
+      throw err;
+    }
+  };
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-  } catch (err) {
-    if ((err as Error).name !== 'ResourceNotFoundException') throw err;
-    await client.send(new CreateTableCommand(createTableInput(tableName)));
+    if ((await status()) === undefined) await client.send(new CreateTableCommand(createTableInput(tableName)));
+    // dynalite answers CreateTable while the table is still CREATING and refuses item requests until it is ACTIVE.
+    for (const deadline = Date.now() + 10_000; (await status()) !== 'ACTIVE'; ) {
+      if (Date.now() > deadline) throw new Error(`local DynamoDB table ${tableName} did not become ACTIVE`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   } finally {
     client.destroy();
   }

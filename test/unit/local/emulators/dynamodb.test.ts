@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
 
@@ -19,6 +19,21 @@ afterAll(async () => {
   for (const c of clients) c.destroy();
   await dynamo.stop();
   rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('local DynamoDB start-up', () => {
+  it('answers only once its table is ACTIVE (dynalite creates tables asynchronously)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ddb-startup-'));
+    const fresh = await startLocalDynamo({ dataDir: dir, tableName: 'startup-test' });
+    const client = new DynamoDBClient({ endpoint: fresh.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    try {
+      expect((await client.send(new DescribeTableCommand({ TableName: 'startup-test' }))).Table?.TableStatus).toBe('ACTIVE');
+    } finally {
+      client.destroy();
+      await fresh.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 // Both ways in: the loopback endpoint (other tools) and the in-process transport (the local service).
