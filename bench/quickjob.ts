@@ -3,7 +3,7 @@
  * beside two baselines measured in the same run on the same machine:
  *  - warm: a bare puppeteer script with one warm browser (new context + setContent + pdf per document),
  *    measured in rounds alternating with the service's, so that the machine's drift reaches both alike;
- *  - launch: a browser launched per request (far slower; measured once, while the service is idle).
+ *  - launch: a browser launched per request (far slower; measured once, after the service has stopped).
  */
 import { markdownToHtml } from '../functions/core/render/markdown';
 import { ONE_PAGE_HTML, tenPageMarkdown } from './documents';
