@@ -72,6 +72,7 @@ describe('POST /quickjob with images (multipart)', () => {
     ['no input_type', 400, 'MISSING_INPUT_TYPE', [image(png(2, 2), 'a.png')]],
     ['html as multipart', 400, 'INVALID_PARAMETER', [{ name: 'input_type', value: 'html' }, { name: 'html', value: '<p>x</p>' }]],
     ['26 images', 400, 'INVALID_PARAMETER', [{ name: 'input_type', value: 'image' }, ...Array.from({ length: 26 }, (_, i) => image(png(2, 2), `${i}.png`))]],
+    ['40 images', 400, 'INVALID_PARAMETER', [{ name: 'input_type', value: 'image' }, ...Array.from({ length: 40 }, (_, i) => image(png(2, 2), `${i}.png`))]],
   ])('%s → %d %s', async (_name, status, code, fields) => {
     expect(await errorOf(await send(fields))).toMatchObject({ status, code });
   });

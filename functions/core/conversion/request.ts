@@ -1,6 +1,7 @@
 import { CONVERSION_TYPES, type ConversionType } from '../billing/plans';
 import { ServiceError, invalidParameter } from '../errors';
 import { contentMismatch } from '../render/content-sniffer';
+import { parseImageOptions } from '../render/images';
 import { MARKDOWN_DEFAULT_MARGIN } from '../render/markdown';
 import { type PdfOptions, parsePdfOptions } from '../render/options';
 
@@ -106,6 +107,22 @@ export function parseTextOptions(type: 'html' | 'markdown', raw: unknown): PdfOp
   return parsePdfOptions(raw, { defaultMargin: type === 'markdown' ? MARKDOWN_DEFAULT_MARGIN : {} });
 }
 
+/**
+ * URL input's options are read once the fetched type is known (images take fewer options). Options no type
+ * could use are refused up front, before anything is fetched or a job exists, with the HTML reading's error.
+ */
+function assertUsableUrlOptions(raw: unknown): void {
+  try {
+    parseTextOptions('html', raw);
+  } catch (textError) {
+    try {
+      parseImageOptions(raw);
+    } catch {
+      throw textError;
+    }
+  }
+}
+
 /** A JSON conversion request body (quickjob, and the shared part of longjob). */
 export function parseJsonConversion(body: unknown): JsonConversion {
   if (!isObject(body)) throw invalidParameter('body', 'The request body must be a JSON object.');
@@ -114,7 +131,10 @@ export function parseJsonConversion(body: unknown): JsonConversion {
     throw invalidParameter('input_type', 'Image input is sent as multipart/form-data with one "images" part per PNG or JPEG file.');
   }
   const content = parseContent(body, type);
-  if (type === 'url') return { input_type: 'url', url: content, rawOptions: body.options, store: parseStore(body.store) };
+  if (type === 'url') {
+    assertUsableUrlOptions(body.options);
+    return { input_type: 'url', url: content, rawOptions: body.options, store: parseStore(body.store) };
+  }
   const options = parseTextOptions(type, body.options);
   return { input_type: type, content, options, store: parseStore(body.store) };
 }

@@ -116,6 +116,10 @@ export function parsePdfOptions(
   return normalise(parsed.data, defaultMargin);
 }
 
+function definedSides(margin: PdfOptionsInput['margin']): NonNullable<PdfOptionsInput['margin']> {
+  return Object.fromEntries(Object.entries(margin ?? {}).filter(([, v]) => v !== undefined));
+}
+
 function normalise(o: PdfOptionsInput, defaultMargin: NonNullable<PdfOptionsInput['margin']>): PdfOptions {
   const format = o.format === undefined ? 'a4' : o.format === null ? null : o.format.toLowerCase();
   const a4 = PAPER_FORMATS.a4;
@@ -130,7 +134,8 @@ function normalise(o: PdfOptionsInput, defaultMargin: NonNullable<PdfOptionsInpu
 
   const displayHeaderFooter = o.displayHeaderFooter ?? false;
   const roomForBands = displayHeaderFooter ? HEADER_FOOTER_MARGIN_IN : 0;
-  const m = o.margin ?? defaultMargin;
+  // A default margin (images, Markdown) stays on every side the caller did not set.
+  const m = { ...defaultMargin, ...definedSides(o.margin) };
   const side = (v: string | number | undefined, fallback: number) => (v !== undefined ? lengthToInches(v)! : fallback);
   const margin = {
     top: side(m.top, roomForBands),

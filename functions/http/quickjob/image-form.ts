@@ -4,6 +4,12 @@ import { ServiceError, invalidParameter } from '../../core/errors';
 import { MAX_IMAGES, MAX_IMAGE_REQUEST_BYTES, type ImageOptions, parseImageOptions } from '../../core/render/images';
 import { parseMultipart } from '../multipart';
 
+/**
+ * Bounds parsing only: well above 25 images plus the form's fields, so a request with too many images gets the
+ * images limit's own answer (400 INVALID_PARAMETER) rather than a multipart refusal.
+ */
+const MAX_IMAGE_FORM_PARTS = 4 * MAX_IMAGES + 8;
+
 export interface ImageRequest {
   images: UploadedImage[];
   options: ImageOptions;
@@ -12,7 +18,7 @@ export interface ImageRequest {
 
 /** The multipart image request of POST /quickjob: input_type=image, repeated `images`, `options` (JSON text), `store`. */
 export function parseImageForm(body: Buffer, contentType: string | undefined): ImageRequest {
-  const form = parseMultipart(body, contentType, { maxParts: MAX_IMAGES + 8, maxFileBytes: 6 * 1024 * 1024, maxFieldBytes: 64 * 1024 });
+  const form = parseMultipart(body, contentType, { maxParts: MAX_IMAGE_FORM_PARTS, maxFileBytes: 6 * 1024 * 1024, maxFieldBytes: 64 * 1024 });
   const inputType = form.text('input_type')?.trim();
   if (!inputType) throw new ServiceError('MISSING_INPUT_TYPE', 'input_type is required; multipart requests carry input_type=image.');
   if (!(CONVERSION_TYPES as readonly string[]).includes(inputType)) {

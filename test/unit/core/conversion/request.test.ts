@@ -29,6 +29,11 @@ describe('parseJsonConversion (conversion request errors)', () => {
     ['image as JSON', { input_type: 'image' }, 'INVALID_PARAMETER'],
     ['store not boolean', { input_type: 'html', html: '<p>x</p>', store: 'yes' }, 'INVALID_PARAMETER'],
     ['bad option', { input_type: 'html', html: '<p>x</p>', options: { scale: 9 } }, 'INVALID_PARAMETER'],
+    ['url with an option no fetched type could use', { input_type: 'url', url: 'https://example.com/a', options: { format: 'B9' } }, 'INVALID_PARAMETER'],
+    ['url with options not an object', { input_type: 'url', url: 'https://example.com/a', options: 'A4' }, 'INVALID_PARAMETER'],
+    // Images take no scale, so an image behind the URL could still be printed: decided once it is fetched.
+    ['url with an option only images ignore', { input_type: 'url', url: 'https://example.com/a', options: { scale: 9 } }, 'OK'],
+    ['url with an image-only option', { input_type: 'url', url: 'https://example.com/a', options: { fit: 'cover' } }, 'OK'],
     ['body not an object', [1, 2], 'INVALID_PARAMETER'],
     ['body missing', undefined, 'INVALID_PARAMETER'],
   ])('%s → %s', (_name, body, expected) => {

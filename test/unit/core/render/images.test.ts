@@ -47,6 +47,13 @@ describe('image options and layout', () => {
     expect(o.pdf.paperWidthIn).toBeCloseTo(8.27, 1);
   });
 
+  it('keeps 10 mm on the sides a margin option leaves out', () => {
+    const o = parseImageOptions({ margin: { top: '0mm' } });
+    expect(o.pdf.margin.top).toBe(0);
+    expect(o.pdf.margin.left).toBeCloseTo(10 / 25.4);
+    expect(o.pdf.margin.bottom).toBeCloseTo(10 / 25.4);
+  });
+
   it('refuses an unknown fit', () => {
     expect(() => parseImageOptions({ fit: 'stretch' })).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: expect.objectContaining({ parameter: 'options.fit' }) }));
   });

@@ -40,6 +40,12 @@ describe('parsePdfOptions', () => {
     expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate: '<span></span>' }).headerTemplate).toBe('<span></span>');
   });
 
+  it('keeps a default margin on the sides the caller did not set', () => {
+    const o = parsePdfOptions({ margin: { top: '0.5in' } }, { defaultMargin: { top: '1in', right: '1in', bottom: '1in', left: '1in' } });
+    expect(o.margin).toEqual({ top: 0.5, right: 1, bottom: 1, left: 1 });
+    expect(parsePdfOptions({ margin: {} }, { defaultMargin: { left: '1in' } }).margin.left).toBe(1);
+  });
+
   it('ignores keys it does not know', () => {
     expect(() => parsePdfOptions({ fit: 'cover', colour: 'blue' })).not.toThrow();
   });
