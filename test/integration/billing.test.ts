@@ -1,5 +1,5 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamo } from '../../functions/adapters/dynamodb/client';
+import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { type Dynamo, createDynamo } from '../../functions/adapters/dynamodb/client';
 import { DynamoChargeStore } from '../../functions/adapters/dynamodb/charges';
 import { DynamoAccountRepository } from '../../functions/adapters/dynamodb/accounts';
 import { Billing, type Charge } from '../../functions/core/billing/charging';
@@ -109,6 +109,51 @@ describe('the charge path against the local transaction shim', () => {
     expect(await billing().chargeInOrder(units)).toBe(7);
     expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ credits_micros: 0, total_pdf_count: 7 });
     expect(await ledger(user.account_id)).toHaveLength(7);
+  });
+
+  /** Billing whose charge writes lose their reply: after the write reached the table, before it, or through the SDK retrying a committed write. */
+  function billingLosingReplies(lose: 'after' | 'before' | 'retried') {
+    const { config, clock } = stack.services;
+    const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+    const send = (command: unknown) => (db.doc.send as (c: unknown) => Promise<unknown>)(command);
+    const lost = () => Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+    const flaky = {
+      table: db.table,
+      doc: {
+        send: async (command: unknown) => {
+          if (!(command instanceof TransactWriteCommand)) return send(command);
+          if (lose === 'before') throw lost();
+          await send(command);
+          if (lose === 'retried') return send(command);
+          throw lost();
+        },
+      },
+    } as unknown as Dynamo;
+    return new Billing(new DynamoAccountRepository(db), new DynamoChargeStore(flaky), clock);
+  }
+
+  it('knows a charge whose reply was lost committed, and charges it once', async () => {
+    const user = await stack.account({ credits_usd: 1 });
+    expect(await billingLosingReplies('after').charge(charge(user.account_id, 'job_lost_reply'))).toMatchObject({ outcome: 'charged', bucket: 'credits' });
+    expect(await billingLosingReplies('retried').charge(charge(user.account_id, 'job_sdk_retry'))).toMatchObject({ outcome: 'charged' });
+    expect((await billing().charge(charge(user.account_id, 'job_lost_reply'))).outcome).toBe('already_charged');
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(0.98));
+    expect(await ledger(user.account_id)).toHaveLength(2);
+  });
+
+  it('reports a charge that never reached the table as failed, with nothing written', async () => {
+    const user = await stack.account({ credits_usd: 1 });
+    await expect(billingLosingReplies('before').charge(charge(user.account_id, 'job_unsent'))).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(await ledger(user.account_id)).toHaveLength(0);
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(1));
+  });
+
+  it('counts a batch whose reply was lost as charged once', async () => {
+    const user = await stack.account({ credits_usd: 1 });
+    const units = Array.from({ length: 5 }, (_, i) => charge(user.account_id, 'job_lost_batch', `file#${i}`));
+    expect(await billingLosingReplies('after').chargeInOrder(units)).toBe(5);
+    expect(await ledger(user.account_id)).toHaveLength(5);
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(0.95));
   });
 
   it('writes nothing when the transaction is cancelled', async () => {

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type Bucket, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, MAX_BATCH } from '../../core/billing/charging';
 import type { Dynamo } from './client';
 import { eventItem, jobItem } from './jobs';
@@ -16,12 +17,15 @@ const DEBITS: Record<Bucket, { condition: string; set: string }> = {
   credits: { condition: 'credits_micros >= :amount', set: 'credits_micros = credits_micros - :amount' },
 };
 
-/** The ledger entry of a charge: written only if the (job, unit) has none yet, which is what makes a charge exactly-once. */
-function ledgerPut(table: string, charge: Charge, bucket: Bucket, at: string) {
+/**
+ * The ledger entry of a charge: written only if the (job, unit) has none yet, which is what makes a charge exactly-once.
+ * `commit_token` names the write that made it, so a write whose reply was lost can tell whether it committed.
+ */
+function ledgerPut(table: string, charge: Charge, bucket: Bucket, at: string, commitToken: string) {
   return {
     Put: {
       TableName: table,
-      Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at },
+      Item: { ...keys.charge(charge.account_id, charge.job_id, charge.unit), ...charge, bucket, created_at: at, commit_token: commitToken },
       ConditionExpression: 'attribute_not_exists(pk)',
     },
   };
@@ -82,11 +86,12 @@ export class DynamoChargeStore implements ChargeStore {
 
   async commit(charge: Charge, bucket: Bucket, now: Date, effects: ChargeEffects = {}): Promise<CommitOutcome> {
     const at = now.toISOString();
+    const token = randomUUID();
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            ledgerPut(this.db.table, charge, bucket, at),
+            ledgerPut(this.db.table, charge, bucket, at, token),
             accountDebit(this.db.table, [{ charge, bucket }], at),
             ...(effects.job ? [{ Put: { TableName: this.db.table, Item: jobItem(effects.job) } }] : []),
             ...(effects.events ?? []).map((event) => ({ Put: { TableName: this.db.table, Item: eventItem(event) } })),
@@ -97,12 +102,23 @@ export class DynamoChargeStore implements ChargeStore {
     } catch (err) {
       if (isCancelled(err)) {
         const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
-        if (reasons[0]?.Code === 'ConditionalCheckFailed') return 'already_charged';
+        // The SDK's own retry of a write that had committed also lands here: the entry then carries this call's token.
+        if (reasons[0]?.Code === 'ConditionalCheckFailed') return (await this.writtenBy(charge, token).catch(() => false)) ? 'charged' : 'already_charged';
         // The bucket no longer covers it, or a concurrent transaction touched the account: re-read and retry.
         return 'bucket_changed';
       }
+      // A timeout or dropped connection leaves the outcome unknown; the ledger entry says whether it committed.
+      if (await this.writtenBy(charge, token).catch(() => false)) return 'charged';
       throw err;
     }
+  }
+
+  /** True when the charge's ledger entry was written by the call holding `token` (its transaction, all or nothing, committed). */
+  private async writtenBy(charge: Charge, token: string): Promise<boolean> {
+    const { Item } = await this.db.doc.send(
+      new GetCommand({ TableName: this.db.table, Key: keys.charge(charge.account_id, charge.job_id, charge.unit), ConsistentRead: true, ProjectionExpression: 'commit_token' }),
+    );
+    return Item?.commit_token === token;
   }
 
   /** The ledger entries and one debit of the account covering every bucket's share, in one transaction. */
@@ -110,15 +126,17 @@ export class DynamoChargeStore implements ChargeStore {
     if (charges.length === 0) return 'charged';
     if (charges.length > MAX_BATCH) throw new RangeError(`at most ${MAX_BATCH} charges per transaction`);
     const at = now.toISOString();
+    const token = randomUUID();
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
-          TransactItems: [...charges.map(({ charge, bucket }) => ledgerPut(this.db.table, charge, bucket, at)), accountDebit(this.db.table, charges, at)],
+          TransactItems: [...charges.map(({ charge, bucket }) => ledgerPut(this.db.table, charge, bucket, at, token)), accountDebit(this.db.table, charges, at)],
         }),
       );
       return 'charged';
     } catch (err) {
       if (isCancelled(err)) return 'conflict';
+      if (await this.writtenBy(charges[0].charge, token).catch(() => false)) return 'charged';
       throw err;
     }
   }

@@ -33,6 +33,10 @@ export interface ChargeEffects {
 
 /** Persistence for charges: one atomic write of the ledger entry, the debit, the usage counters and the effects. */
 export interface ChargeStore {
+  /**
+   * `charged` only when this call's write committed, also when its reply was lost (the store finds out);
+   * `already_charged` when an earlier call charged the unit.
+   */
   commit(charge: Charge, bucket: Bucket, now: Date, effects?: ChargeEffects): Promise<CommitOutcome>;
   /**
    * Several charges of one account in one atomic write: every ledger entry must be new and every bucket

@@ -24,14 +24,15 @@ export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Pr
 }
 
 /** Gives back the slot and deletes the staged inputs of a job that has ended. Never throws. */
-export async function releaseJob(deps: Deps, job: Job): Promise<void> {
+export async function releaseJob(deps: Deps, job: Job, { keepUpload = false }: { keepUpload?: boolean } = {}): Promise<void> {
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of bulk job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: BULK_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
   const { account_id: acct, job_id: id } = job;
   const index = await loadIndex(deps.blobs, acct, id).catch(() => null);
   const keys = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];
   // The uploaded ZIP is the caller's input for this job only; it goes too (as for merge/split uploads).
-  if (job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) keys.push(job.input_key);
+  // Unless the job never started (the caller retries with the same s3_key).
+  if (!keepUpload && job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) keys.push(job.input_key);
   if (index) for (const f of index.files) if (f.entry) keys.push(bulkKeys.pdf(acct, id, f.index));
   await deleteAll(deps, keys, 'staged input');
 }
@@ -41,13 +42,13 @@ export async function releaseJob(deps: Deps, job: Job): Promise<void> {
  * `bulk.job.failed`, slot and staged inputs released. Returns the job as it ends up (another writer may have
  * finished it first, e.g. a cancel of a queued job).
  */
-export async function failJob(deps: Deps, job: Job, code: string, message: string, changes: Partial<Job> = {}): Promise<Job> {
+export async function failJob(deps: Deps, job: Job, code: string, message: string, changes: Partial<Job> = {}, release: { keepUpload?: boolean } = {}): Promise<Job> {
   await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
   await deps.files.deleteAll(job.job_id);
   const at = deps.clock.now();
   const final = failed(job, at, code, message, { success_count: 0, failure_count: (changes.file_count !== undefined ? changes.file_count : job.file_count) ?? 0, pages_total: 0, output: null, lease_until: null, ...changes });
   const event = jobEvent('bulk.job.failed', final, at, { error_message: message, processed_count: final.processed_count ?? 0 });
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
-  await releaseJob(deps, final);
+  await releaseJob(deps, final, release);
   return final;
 }

@@ -109,7 +109,7 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
     await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });
     throw err;
   }
-  await startJobWorkflow(deps, BULK_WORKFLOW, job, () => failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.'));
+  await startJobWorkflow(deps, BULK_WORKFLOW, job, () => failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.', {}, { keepUpload: true }));
   return {
     job_id: jobId,
     status: 'queued' as const,

@@ -93,7 +93,7 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
     await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
     throw err;
   }
-  await startJobWorkflow(deps, PDFOP_WORKFLOW, job, () => finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null));
+  await startJobWorkflow(deps, PDFOP_WORKFLOW, job, () => finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null, { keepUploads: true }));
   return {
     job_id: jobId,
     status: 'queued' as const,
@@ -118,10 +118,12 @@ async function loadRequest(deps: PdfJobDeps, job: Job): Promise<PdfJobRequest | 
 }
 
 /** Releases the slot and deletes the uploads the job used (and its stored request). Never throws. */
-async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null) {
+async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, { keepUploads = false }: { keepUploads?: boolean } = {}) {
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: PDFOP_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
-  const keys = new Set((request?.inputs ?? []).map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));
+  // A job that never started keeps its uploads: the caller retries with the same s3_keys.
+  const inputs = keepUploads ? [] : (request?.inputs ?? []);
+  const keys = new Set(inputs.map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));
   keys.add(pdfopKeys.request(job.account_id, job.job_id));
   await Promise.all([...keys].map((k) => deps.blobs.delete(k).catch(log(`deleting ${k}`))));
 }
@@ -139,7 +141,15 @@ function inputNames(request: PdfJobRequest | null): string {
 }
 
 /** The failure path: outputs removed, one failed row naming the input, job failed + job.failed, slot and uploads released. */
-async function finishFailed(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, code: string, message: string, culpritName: string | null, timeout = false) {
+async function finishFailed(
+  deps: PdfJobDeps,
+  job: Job,
+  request: PdfJobRequest | null,
+  code: string,
+  message: string,
+  culpritName: string | null,
+  { timeout = false, keepUploads = false }: { timeout?: boolean; keepUploads?: boolean } = {},
+) {
   await removeOutputs(deps, job);
   await deps.files.deleteAll(job.job_id);
   await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), code, message)]);
@@ -149,7 +159,7 @@ async function finishFailed(deps: PdfJobDeps, job: Job, request: PdfJobRequest |
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [jobEvent('job.failed', final, at, { operation: job.operation })]))) {
     return (await deps.jobs.get(job.job_id)) ?? final;
   }
-  await releaseJob(deps, final, request);
+  await releaseJob(deps, final, request, { keepUploads });
   return final;
 }
 
@@ -292,7 +302,7 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
     await progress;
     if (err instanceof PdfDeadlineExceeded) {
       const message = `The job did not finish within ${Math.round((deps.timeoutSeconds ?? JOB_LIMITS.timeoutSeconds) / 60)} minutes; nothing was charged. Split the work into smaller jobs.`;
-      return { job_id: job.job_id, status: (await finishFailed(deps, job, request, 'PDFOP_TIMEOUT', message, null, true)).status };
+      return { job_id: job.job_id, status: (await finishFailed(deps, job, request, 'PDFOP_TIMEOUT', message, null, { timeout: true })).status };
     }
     if (isServiceError(err)) {
       const culprit = typeof err.details.filename === 'string' ? err.details.filename : null;
@@ -318,7 +328,7 @@ export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): P
     timedOut ? 'PDFOP_TIMEOUT' : 'INTERNAL_SERVER_ERROR',
     timedOut ? 'The job ran out of time; nothing was charged. Split the work into smaller jobs.' : 'The job failed on our side; nothing was charged. Submit it again.',
     null,
-    timedOut,
+    { timeout: timedOut },
   );
   return { job_id: final.job_id, status: final.status };
 }

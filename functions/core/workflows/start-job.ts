@@ -17,6 +17,6 @@ export async function startJobWorkflow(
   } catch (err) {
     deps.log?.(`could not start the ${workflow} workflow for job ${job.job_id}`, err);
     await recordFailure();
-    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged; retry shortly.', { job_id: job.job_id });
+    throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged and uploads are kept; retry shortly.', { job_id: job.job_id });
   }
 }

@@ -56,6 +56,18 @@ describe('a bulk job from submission to its end', () => {
     expect(credits(w)).toBe(before);
   });
 
+  it('keeps an uploaded ZIP when the workflow cannot start, so the same s3_key can be submitted again', async () => {
+    const w = bulkWorld();
+    const key = bulkKeys.upload(w.account.account_id);
+    await w.blobs.put(key, rawZip([{ name: 'a.html', data: page(1) }]), 'application/zip');
+    w.workflows.fail = new Error('throttled');
+    const request: BulkRequest = { bundle_type: 'html', options, input: { kind: 's3', key } };
+    await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    expect([...w.blobs.objects.keys()]).toEqual([key]);
+    w.workflows.fail = undefined;
+    await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).resolves.toMatchObject({ status: 'queued' });
+  });
+
   it('converts every file, charges each once, writes the output ZIP with manifest.json, bulk.job.completed, and cleans up', async () => {
     const w = bulkWorld(1);
     const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }, { name: 'docs/b.htm', data: page(2) }]);

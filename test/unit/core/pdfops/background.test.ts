@@ -84,10 +84,13 @@ describe('background merge/split jobs', () => {
   it('records a job that could not be started as failed and frees its slot', async () => {
     const w = memoryWorld();
     w.workflows.fail = new Error('throttled');
-    const err = await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } }));
+    const key = await upload(w, three);
+    const err = await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }));
     expect(err.code).toBe('SERVICE_UNAVAILABLE');
     expect([...w.jobs.jobs.values()][0]).toMatchObject({ status: 'failed', error_code: 'SERVICE_UNAVAILABLE' });
     expect(w.slots.held.size).toBe(0);
+    // The upload stays for a retry with the same s3_key; the job's stored request goes.
+    expect([...w.blobs.objects.keys()]).toEqual([key]);
   });
 
   it('processes a job: every file stored, rows, job.completed with the spec fields, one charge, uploads deleted, slot freed', async () => {
