@@ -9,7 +9,7 @@ import { Deadline, type InputRef, PdfDeadlineExceeded, PdfProblem, culprit, inpu
 import { type PdfWarning, orderWarnings } from './features';
 import { type FilenamePattern, DEFAULT_MERGE_NAME, basenameOf, dedupeFilenames, renderFilename, sanitizeFilename, withPdfExtension } from './filenames';
 import type { PdfToolLimits } from './limits';
-import { type ParsedRange, countSelected, formatPages, resolvePageRange } from './page-ranges';
+import { type ParsedRange, assertWithinDocument, countSelected, formatPages, resolvePageRange } from './page-ranges';
 import { PdfReader, asProblem } from './reader';
 
 export interface PdfInputFile extends InputRef {
@@ -102,6 +102,8 @@ export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: Pd
     const total = source.pages.length;
     inputPages += total;
     const context = { ...culprit(input), parameter: `inputs[${i}].pages` };
+    // A page past the end is the caller's real mistake: say so before counting against the limit.
+    if (input.pages) assertWithinDocument(input.pages, total, context);
     selected += input.pages ? countSelected(input.pages, total) : total;
     if (selected > limits.maxPages) throw pageLimit(limits, selected, input);
     const pages = input.pages ? resolvePageRange(input.pages, total, context) : source.pages.map((_, p) => p + 1);

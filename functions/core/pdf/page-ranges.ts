@@ -86,15 +86,10 @@ export function countSelected(range: ParsedRange, total: number): number {
   return n;
 }
 
-/**
- * The selected 1-based page numbers in written order. A page past the end is 400 PAGE_OUT_OF_RANGE
- * with `details.total_pages`.
- */
-export function resolvePageRange(range: ParsedRange, total: number, context: RangeContext = {}): number[] {
-  const out: number[] = [];
+/** A page past the end is 400 PAGE_OUT_OF_RANGE with `details.total_pages`; checked without expanding the range. */
+export function assertWithinDocument(range: ParsedRange, total: number, context: RangeContext = {}): void {
   for (const p of range.parts) {
-    const to = p.to === 'end' ? total : p.to;
-    const last = Math.max(p.from, to);
+    const last = Math.max(p.from, p.to === 'end' ? total : p.to);
     if (last > total) {
       const token = p.to === 'end' ? `${p.from}-end` : p.from === p.to ? String(p.from) : `${p.from}-${p.to}`;
       throw new ServiceError('PAGE_OUT_OF_RANGE', `Page ${last} is past the end: the document has ${total} page${total === 1 ? '' : 's'}.`, {
@@ -104,6 +99,15 @@ export function resolvePageRange(range: ParsedRange, total: number, context: Ran
         total_pages: total,
       });
     }
+  }
+}
+
+/** The selected 1-based page numbers in written order (a page past the end: see `assertWithinDocument`). */
+export function resolvePageRange(range: ParsedRange, total: number, context: RangeContext = {}): number[] {
+  assertWithinDocument(range, total, context);
+  const out: number[] = [];
+  for (const p of range.parts) {
+    const to = p.to === 'end' ? total : p.to;
     for (let i = p.from; i <= to; i++) out.push(i);
   }
   return out;

@@ -142,6 +142,10 @@ describe('merge', () => {
     const err = await refusal(() => merge([{ bytes: a, filename: 'a.pdf' }, { bytes: b, filename: 'b.pdf', pages: '1-4' }]));
     expect(err.code).toBe('PAGE_OUT_OF_RANGE');
     expect(err.details).toMatchObject({ filename: 'b.pdf', input_index: 1, total_pages: 2, parameter: 'inputs[1].pages' });
+    // Also when the range would pass the page limit as well: the page past the end is the mistake to report.
+    const far = await refusal(() => merge([{ bytes: a, filename: 'a.pdf' }, { bytes: b, filename: 'b.pdf', pages: '1-1000' }], {}, { ...INSTANT_LIMITS, maxPages: 10 }));
+    expect(far.code).toBe('PAGE_OUT_OF_RANGE');
+    expect(far.details).toMatchObject({ filename: 'b.pdf', total_pages: 2, page: 1000 });
   });
 });
 
