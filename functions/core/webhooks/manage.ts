@@ -9,6 +9,7 @@ import type { DeliveryStore, HistoryQuery, WebhookRepository } from './ports';
 import {
   type HistoryRequest,
   type WebhookListRequest,
+  assertPublicWebhookHost,
   parseCreateWebhook,
   parseRotation,
   parseUpdateWebhook,
@@ -19,7 +20,7 @@ import { type Webhook, presentDelivery, presentWebhook } from './webhook';
 export interface WebhookDeps {
   webhooks: WebhookRepository;
   plans: { get(planId: string): Promise<Plan | null>; list(): Promise<Plan[]> };
-  guard: Pick<NetworkGuard, 'checkLiteral'>;
+  guard: Pick<NetworkGuard, 'checkLiteral' | 'approve'>;
   clock: Clock;
 }
 
@@ -38,6 +39,7 @@ export async function loadOwnWebhook(webhooks: WebhookRepository, accountId: str
 /** POST /accounts/me/webhooks: 201 with the plaintext secret (shown now and on rotation only). */
 export async function createWebhook(deps: WebhookDeps & { secrets: SecretBox }, account: Account, body: unknown) {
   const request = parseCreateWebhook(body, deps.guard);
+  await assertPublicWebhookHost(request.url, deps.guard);
   const plan = account.plan_id ? await deps.plans.get(account.plan_id) : null;
   const maxAllowed = plan?.max_webhooks ?? DEFAULT_MAX_WEBHOOKS;
   const now = deps.clock.now().toISOString();
@@ -74,6 +76,7 @@ export async function createWebhook(deps: WebhookDeps & { secrets: SecretBox }, 
 export async function updateWebhook(deps: WebhookDeps, account: Account, webhookId: string, body: unknown) {
   await loadOwnWebhook(deps.webhooks, account.account_id, webhookId);
   const changes = parseUpdateWebhook(body, deps.guard);
+  if (changes.url !== undefined) await assertPublicWebhookHost(changes.url, deps.guard);
   const updated = await deps.webhooks.update(webhookId, { ...changes, updated_at: deps.clock.now().toISOString() });
   if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} was deleted.`, { webhook_id: webhookId });
   return presentWebhook(updated, deps.clock.now());

@@ -1,6 +1,6 @@
 import { EVENT_TYPES, type EventType } from '../events/events';
 import { ServiceError, invalidParameter } from '../errors';
-import type { NetworkGuard } from '../net/guard';
+import { BlockedTargetError, type NetworkGuard } from '../net/guard';
 import type { DeliveryRecord } from './webhook';
 
 export const MAX_URL_LENGTH = 2048;
@@ -44,6 +44,29 @@ export function validateWebhookUrl(value: unknown, guard: UrlChecker): string {
   const verdict = guard.checkLiteral(url.hostname, port);
   if (!verdict.allowed) throw badUrl(verdict.reason, value);
   return value;
+}
+
+/** How long registration waits for DNS before leaving the resolving check to delivery. */
+const REGISTRATION_DNS_WAIT_MS = 2_000;
+
+/**
+ * The resolving half of the URL rules, at registration: a name with a private, loopback or reserved address
+ * among its answers is refused now, not only at delivery (which resolves and checks again on every attempt).
+ * A name that does not resolve (yet), or not within two seconds, is accepted: DNS may be set up after the
+ * webhook, and delivery reports it in the history.
+ */
+export async function assertPublicWebhookHost(url: string, guard: Pick<NetworkGuard, 'approve'>): Promise<void> {
+  const { hostname, port } = new URL(url);
+  let timer: NodeJS.Timeout | undefined;
+  const wait = new Promise<void>((resolve) => (timer = setTimeout(resolve, REGISTRATION_DNS_WAIT_MS)));
+  try {
+    await Promise.race([guard.approve(hostname, port ? Number(port) : 443), wait]);
+  } catch (err) {
+    if (err instanceof BlockedTargetError) throw badUrl(err.reason, url);
+    // ResolveError: not resolvable now; delivery decides.
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** `events`: a non-empty array of subscribable event names (duplicates dropped, order kept). */

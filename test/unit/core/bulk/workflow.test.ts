@@ -64,7 +64,7 @@ describe('a bulk job from submission to its end', () => {
     const request: BulkRequest = { bundle_type: 'html', options, input: { kind: 's3', key } };
     await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     expect([...w.blobs.objects.keys()]).toEqual([key]);
-    w.workflows.fail = undefined;
+    w.workflows.fail = null;
     await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).resolves.toMatchObject({ status: 'queued' });
   });
 

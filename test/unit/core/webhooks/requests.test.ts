@@ -7,6 +7,7 @@ import {
   parseRotation,
   parseUpdateWebhook,
   parseWebhookListQuery,
+  assertPublicWebhookHost,
   validateWebhookUrl,
 } from '../../../../functions/core/webhooks/requests';
 import { refusal } from '../../../support/errors';
@@ -14,7 +15,7 @@ import { refusal } from '../../../support/errors';
 const resolver = { resolve: jest.fn(async () => [{ address: '93.184.216.34', family: 4 as const }]) };
 const guard = new NetworkGuard(resolver, new PrivateTargetAllowlist(undefined));
 
-describe('webhook URL rules (no DNS at registration)', () => {
+describe('webhook URL rules (the literal part)', () => {
   const refused = (url: unknown) => refusal(() => validateWebhookUrl(url, guard));
 
   it.each([
@@ -64,6 +65,35 @@ describe('webhook URL rules (no DNS at registration)', () => {
     const local = new NetworkGuard(resolver, new PrivateTargetAllowlist('localhost:8443'));
     expect(validateWebhookUrl('https://localhost:8443/hook', local)).toBe('https://localhost:8443/hook');
     expect(() => validateWebhookUrl('https://localhost:8444/hook', local)).toThrow();
+  });
+});
+
+describe('webhook URL rules (the resolving part, at registration)', () => {
+  const guardAnswering = (answer: () => Promise<{ address: string; family: 4 | 6 }[]>) => new NetworkGuard({ resolve: answer }, new PrivateTargetAllowlist(undefined));
+
+  it('refuses a name with a private address among its answers', async () => {
+    const guard = guardAnswering(async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.7', family: 4 }]);
+    await expect(assertPublicWebhookHost('https://hooks.example.com/x', guard)).rejects.toMatchObject({ code: 'INVALID_WEBHOOK_URL', details: { reason: expect.stringContaining('10.0.0.7') } });
+  });
+
+  it('accepts a public name, a name that does not resolve yet, and one whose DNS is too slow (delivery checks again)', async () => {
+    await expect(assertPublicWebhookHost('https://hooks.example.com/x', guardAnswering(async () => [{ address: '93.184.216.34', family: 4 }]))).resolves.toBeUndefined();
+    const nxdomain = guardAnswering(async () => Promise.reject(Object.assign(new Error('nope'), { code: 'ENOTFOUND' })));
+    await expect(assertPublicWebhookHost('https://not-yet.example.com/x', nxdomain)).resolves.toBeUndefined();
+    jest.useFakeTimers();
+    try {
+      const pending = assertPublicWebhookHost('https://slow.example.com/x', guardAnswering(() => new Promise(() => undefined)));
+      await jest.advanceTimersByTimeAsync(2_000);
+      await expect(pending).resolves.toBeUndefined();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('lets an allowlisted private target through (ALLOW_PRIVATE_TARGETS)', async () => {
+    const guard = new NetworkGuard({ resolve: async () => [{ address: '127.0.0.1', family: 4 }] }, new PrivateTargetAllowlist('hooks.test:8443'));
+    await expect(assertPublicWebhookHost('https://hooks.test:8443/x', guard)).resolves.toBeUndefined();
+    await expect(assertPublicWebhookHost('https://hooks.test/x', guard)).rejects.toMatchObject({ code: 'INVALID_WEBHOOK_URL' });
   });
 });
 
