@@ -71,6 +71,8 @@ export interface ServiceConfig {
   renderMaxConcurrent: number;
   /** Overrides the 30 s quick-job limit (tests only). */
   quickjobTimeoutSeconds?: number;
+  /** Overrides the 28 s page-counting limit of a long-job submission (set by the CDK app below its gateway's timeout). */
+  longjobSubmissionSeconds?: number;
   /** Overrides the 25 s instant merge/split limit and the background job budget (tests only). */
   pdfopTimeoutSeconds?: number;
   pdfJobTimeoutSeconds?: number;
@@ -140,6 +142,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
     // More documents in flight than cores + 1 only adds contention (measured: 8 at once is slower than 3 on 2 cores).
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : cpus().length + 1),
     quickjobTimeoutSeconds: env.QUICKJOB_TIMEOUT_SECONDS ? Number(env.QUICKJOB_TIMEOUT_SECONDS) : undefined,
+    longjobSubmissionSeconds: env.LONGJOB_SUBMISSION_SECONDS ? Number(env.LONGJOB_SUBMISSION_SECONDS) : undefined,
     pdfopTimeoutSeconds: env.PDFOP_TIMEOUT_SECONDS ? Number(env.PDFOP_TIMEOUT_SECONDS) : undefined,
     pdfJobTimeoutSeconds: env.PDF_JOB_TIMEOUT_SECONDS ? Number(env.PDF_JOB_TIMEOUT_SECONDS) : undefined,
     workflowArns: Object.fromEntries(WORKFLOWS.map((w) => [w.name, env[workflowArnVariable(w.name)] || undefined])),

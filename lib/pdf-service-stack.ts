@@ -65,6 +65,8 @@ export class PdfServiceStack extends Stack {
       BUCKET_NAME: this.storage.bucket.bucketName,
       // The quick limit is 30 s; below a 29 s gateway it must answer (408) before API Gateway gives up.
       QUICKJOB_TIMEOUT_SECONDS: String(Math.min(30, integrationTimeoutSeconds - 2)),
+      // A long-job submission counts pages before answering, then stores, writes and queues: 3 s of room.
+      LONGJOB_SUBMISSION_SECONDS: String(Math.min(28, integrationTimeoutSeconds - 3)),
       ...(props.stripePriceIds?.starter ? { STRIPE_PRICE_STARTER: props.stripePriceIds.starter } : {}),
       ...(props.stripePriceIds?.business ? { STRIPE_PRICE_BUSINESS: props.stripePriceIds.business } : {}),
       // Signs list page tokens; generated at deploy and resolved into the environment by CloudFormation.

@@ -284,6 +284,11 @@ describe('render queue and worker', () => {
     const quick = methods.find((m) => m.method === 'POST' && m.path === '/quickjob')!;
     expect(actionsOf(quick).some((a) => a.startsWith('sqs:'))).toBe(false);
   });
+
+  it('makes synchronous renders answer before the 29 s gateway timeout', () => {
+    const env = functionOf(methods.find((m) => m.method === 'POST' && m.path === '/longjob')!).Properties.Environment.Variables;
+    expect({ quick: env.QUICKJOB_TIMEOUT_SECONDS, longSubmission: env.LONGJOB_SUBMISSION_SECONDS }).toEqual({ quick: '27', longSubmission: '26' });
+  });
 });
 
 describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {

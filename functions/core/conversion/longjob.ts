@@ -66,6 +66,8 @@ export interface LongJobDeps {
   renderer: Renderer;
   queue: MessageQueue<RenderJobMessage>;
   clock: Clock;
+  /** Overrides the 28 s page-counting limit (below a 29 s API gateway it must leave room for the rest). */
+  submissionSeconds?: number;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -85,13 +87,14 @@ export async function submitLongJob(deps: LongJobDeps, input: { account: Account
   assertCanCover(account, plan.price_per_pdf_micros, now);
   const html = request.input_type === 'markdown' ? markdownToHtml(request.content) : request.content;
 
+  const limitSeconds = deps.submissionSeconds ?? LONGJOB_SUBMISSION_SECONDS;
   let pages: number;
   try {
-    ({ pages } = await deps.renderer.render({ html, options: request.options, timeoutMs: LONGJOB_SUBMISSION_SECONDS * 1000 }));
+    ({ pages } = await deps.renderer.render({ html, options: request.options, timeoutMs: limitSeconds * 1000 }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
-      throw new ServiceError('RENDER_TIMEOUT', `Counting the pages took longer than ${LONGJOB_SUBMISSION_SECONDS} seconds, so the document cannot be submitted. Split it into smaller documents.`, {
-        timeout_seconds: LONGJOB_SUBMISSION_SECONDS,
+      throw new ServiceError('RENDER_TIMEOUT', `Counting the pages took longer than ${limitSeconds} seconds, so the document cannot be submitted. Split it into smaller documents.`, {
+        timeout_seconds: limitSeconds,
       });
     }
     if (isServiceError(err)) throw err;

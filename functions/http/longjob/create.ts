@@ -16,7 +16,15 @@ export const handler = authedRoute('longjob.create', async (req) => {
   requireConversionType(plan, request.input_type);
   await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
   const job = await submitLongJob(
-    { jobs: services.jobs, blobs: services.blobs, renderer: services.renderer, queue: services.renderQueue, clock: services.clock, log: (m, e) => services.log.warn(m, e) },
+    {
+      jobs: services.jobs,
+      blobs: services.blobs,
+      renderer: services.renderer,
+      queue: services.renderQueue,
+      clock: services.clock,
+      submissionSeconds: services.config.longjobSubmissionSeconds,
+      log: (m, e) => services.log.warn(m, e),
+    },
     { account, plan, request },
   );
   return json(202, {
