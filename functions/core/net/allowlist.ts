@@ -1,5 +1,8 @@
 import { normalizeHost } from './host-rules';
 
+/** What `localhost` names on every machine: an entry for it also covers these addresses. */
+const LOOPBACK_OF_LOCALHOST = ['127.0.0.1', '::1'];
+
 /**
  * ALLOW_PRIVATE_TARGETS: comma-separated `host` or `host:port` entries (IPv6 as `[::1]:8443`) that the rules
  * let through. It is the only way past them; the CDK app never sets it.
@@ -12,11 +15,12 @@ export class PrivateTargetAllowlist {
       .split(',')
       .map((e) => e.trim())
       .filter(Boolean)
-      .map((entry) => {
+      .flatMap((entry) => {
         const m = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(entry);
         const host = m ? normalizeHost(m[1]) : null;
         if (!m || !host) throw new Error(`ALLOW_PRIVATE_TARGETS entry "${entry}" is not host or host:port`);
-        return { host, port: m[2] ? Number(m[2]) : null };
+        const port = m[2] ? Number(m[2]) : null;
+        return [host, ...(host === 'localhost' ? LOOPBACK_OF_LOCALHOST : [])].map((h) => ({ host: h, port }));
       });
   }
 

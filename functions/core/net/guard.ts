@@ -53,9 +53,12 @@ export class NetworkGuard {
     if (!Number.isInteger(port) || port < 1 || port > 65535) throw new BlockedTargetError(host, `port ${port} is not valid`);
     const allowlisted = this.allowlist.allows(host, port);
 
+    let nameRefusal: string | null = null;
     if (!allowlisted) {
       const name = classifyHostName(host);
-      if (!name.allowed) throw new BlockedTargetError(host, name.reason!);
+      // Such a name gets through only to an address the allowlist names; without an allowlist it is not even resolved.
+      if (!name.allowed && this.allowlist.empty) throw new BlockedTargetError(host, name.reason!);
+      if (!name.allowed) nameRefusal = name.reason!;
     }
 
     let addresses: ResolvedAddress[];
@@ -65,14 +68,18 @@ export class NetworkGuard {
       try {
         addresses = await this.resolver.resolve(host);
       } catch (err) {
+        if (nameRefusal) throw new BlockedTargetError(host, nameRefusal);
         throw new ResolveError(host, (err as { code?: string }).code ?? 'ERESOLVE');
       }
-      if (addresses.length === 0) throw new ResolveError(host, 'ENODATA');
+      if (addresses.length === 0) throw nameRefusal ? new BlockedTargetError(host, nameRefusal) : new ResolveError(host, 'ENODATA');
     }
 
     if (!allowlisted) {
+      // Answers the allowlist names are the operator's own targets: when there are any, only they are connected to.
+      const listed = addresses.filter(({ address }) => this.allowlist.allows(address, port));
+      if (listed.length > 0) return { host, port, addresses: listed };
+      if (nameRefusal) throw new BlockedTargetError(host, nameRefusal);
       for (const { address } of addresses) {
-        if (this.allowlist.allows(address, port)) continue;
         const verdict = classifyAddress(address);
         if (!verdict.allowed) {
           throw new BlockedTargetError(host, isIP(host) ? `address is ${verdict.range}` : `resolves to ${address} (${verdict.range})`);
@@ -91,7 +98,8 @@ export class NetworkGuard {
     if (!host) return { allowed: false, reason: 'not a valid host' };
     if (this.allowlist.allows(host, port)) return { allowed: true };
     const name = classifyHostName(host);
-    if (!name.allowed) return { allowed: false, reason: name.reason! };
+    // With an allowlist, an internal name may resolve to a listed address: `approve` decides once it has resolved.
+    if (!name.allowed) return this.allowlist.empty ? { allowed: false, reason: name.reason! } : { allowed: true };
     if (isIP(host)) {
       const verdict = classifyAddress(host);
       if (!verdict.allowed) return { allowed: false, reason: `address is ${verdict.range}` };

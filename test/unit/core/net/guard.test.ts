@@ -100,9 +100,26 @@ describe('NetworkGuard', () => {
     const { guard: g } = guard({ localhost: [v4('127.0.0.1')], 'svc.test.example': [v4('10.1.1.1')] }, 'localhost:8443, 10.1.1.1');
     await expect(g.approve('localhost', 8443)).resolves.toMatchObject({ addresses: [v4('127.0.0.1')] });
     await expect(g.approve('localhost', 9000)).rejects.toBeInstanceOf(BlockedTargetError);
-    await expect(g.approve('127.0.0.1', 8443)).rejects.toBeInstanceOf(BlockedTargetError);
+    await expect(g.approve('10.0.0.1', 8443)).rejects.toBeInstanceOf(BlockedTargetError);
     await expect(g.approve('svc.test.example', 25)).resolves.toBeDefined();
     expect(() => new PrivateTargetAllowlist('http://x')).toThrow();
+  });
+
+  it('reads a localhost entry as its loopback addresses too', async () => {
+    const { guard: g } = guard({}, 'localhost:8443');
+    await expect(g.approve('127.0.0.1', 8443)).resolves.toMatchObject({ addresses: [v4('127.0.0.1')] });
+    await expect(g.approve('[::1]', 8443)).resolves.toMatchObject({ addresses: [v6('::1')] });
+    await expect(g.approve('127.0.0.2', 8443)).rejects.toBeInstanceOf(BlockedTargetError);
+  });
+
+  it('lets a name through to the listed addresses among its answers, and connects to those only', async () => {
+    const answers = { localhost: [v6('::1'), v4('127.0.0.1')], 'svc.example.com': [v4('93.184.216.34'), v4('10.1.1.1')], 'nas.local': new Error('ENOTFOUND') };
+    const { guard: g } = guard(answers, '127.0.0.1:8443, 10.1.1.1');
+    // An internal name is resolved only because an allowlist exists, and passes only to a listed address.
+    await expect(g.approve('localhost', 8443)).resolves.toEqual({ host: 'localhost', port: 8443, addresses: [v4('127.0.0.1')] });
+    await expect(g.approve('localhost', 9000)).rejects.toThrow(/host name localhost is internal/);
+    await expect(g.approve('nas.local', 8443)).rejects.toBeInstanceOf(BlockedTargetError);
+    await expect(g.approve('svc.example.com', 443)).resolves.toMatchObject({ addresses: [v4('10.1.1.1')] });
   });
 
   it('checks literals without DNS for stored URLs', () => {
@@ -110,5 +127,7 @@ describe('NetworkGuard', () => {
     expect(g.checkLiteral('hooks.example.com', 443)).toEqual({ allowed: true });
     expect(g.checkLiteral('[::ffff:10.0.0.1]', 443).allowed).toBe(false);
     expect(g.checkLiteral('service.internal', 443).allowed).toBe(false);
+    // With an allowlist an internal name may resolve to a listed address, which only `approve` can tell.
+    expect(guard({}, '127.0.0.1:8443').guard.checkLiteral('localhost', 8443)).toEqual({ allowed: true });
   });
 });

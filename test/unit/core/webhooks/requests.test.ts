@@ -61,10 +61,16 @@ describe('webhook URL rules (the literal part)', () => {
     expect(resolver.resolve).not.toHaveBeenCalled();
   });
 
-  it('lets ALLOW_PRIVATE_TARGETS entries through (local tests only)', () => {
+  it('lets ALLOW_PRIVATE_TARGETS entries through (local tests only)', async () => {
     const local = new NetworkGuard(resolver, new PrivateTargetAllowlist('localhost:8443'));
-    expect(validateWebhookUrl('https://localhost:8443/hook', local)).toBe('https://localhost:8443/hook');
-    expect(() => validateWebhookUrl('https://localhost:8444/hook', local)).toThrow();
+    const register = async (url: string) => {
+      const checked = validateWebhookUrl(url, local);
+      await assertPublicWebhookHost(checked, local);
+      return checked;
+    };
+    await expect(register('https://localhost:8443/hook')).resolves.toBe('https://localhost:8443/hook');
+    // The literal check leaves an internal name to the resolving one when an allowlist exists; that one refuses it.
+    await expect(register('https://localhost:8444/hook')).rejects.toMatchObject({ code: 'INVALID_WEBHOOK_URL' });
   });
 });
 
