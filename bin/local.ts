@@ -2,8 +2,9 @@
 import { startLocalStack } from '../local/stack';
 
 async function main() {
-  const port = Number(process.env.PORT ?? 3000);
-  const dataDir = process.env.DATA_DIR ?? '.data';
+  // Empty values mean unset, as in a shell's `PORT= npm start`.
+  const port = Number(process.env.PORT || 3000);
+  const dataDir = process.env.DATA_DIR || '.data';
   process.env.LOG_LEVEL ??= 'warn';
   // Lambda runs Node 22; locally Node 20 is supported and the SDK's upgrade notice is noise.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Subscription, type SubscriptionStatus, newAccount } from '../functions/core/accounts/account';
 import { createApiKey } from '../functions/core/auth/manage-keys';
-import { STANDARD_PLAN_ID } from '../functions/core/billing/plans';
+import { PRICE_PER_PDF_MICROS, STANDARD_PLAN_ID } from '../functions/core/billing/plans';
 import { usdToMicros } from '../functions/core/billing/money';
 import { ServiceError, invalidParameter } from '../functions/core/errors';
 import type { Services } from '../functions/composition';
@@ -31,7 +31,8 @@ async function parseSubscription(raw: unknown, svc: Services, now: Date): Promis
   const s = raw as Record<string, unknown>;
   if (typeof s.name !== 'string' || !s.name) throw invalidParameter('subscription.name', 'subscription.name is required.');
   if (!Number.isInteger(s.monthly_pdfs) || (s.monthly_pdfs as number) < 0) throw invalidParameter('subscription.monthly_pdfs', 'subscription.monthly_pdfs must be a whole number.');
-  const price = usd(s.price, 'subscription.price');
+  // Without a price, the allowance covers monthly_pdfs at the per-PDF price (2,000 PDFs → 20 USD).
+  const price = s.price === undefined || s.price === null ? (s.monthly_pdfs as number) * PRICE_PER_PDF_MICROS : usd(s.price, 'subscription.price');
   const status = (s.status ?? 'active') as SubscriptionStatus;
   if (!SUBSCRIPTION_STATUSES.includes(status)) throw invalidParameter('subscription.status', `subscription.status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}.`);
   let periodEnd = new Date(now.getTime() + 30 * DAY_MS);

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
@@ -46,7 +47,12 @@ describe('local contract', () => {
       expect(billing).toMatchObject({ subscription_credits_remaining: 100, subscription_pdfs_remaining: 10000, free_credits_remaining: 0.5, credits_balance: 0 });
       expect(billing.subscription).toMatchObject({ name: 'Business', status: 'active', monthly_pdfs: 10000, price: 100, active: true });
 
-      for (const bad of [{ plan_id: 'gold' }, { credits_usd: -1 }, { subscription: { name: 'x' } }, { email: 'nope' }]) {
+      // Without a price the allowance covers monthly_pdfs at 0.01 USD each.
+      const unpriced = await (await post({ subscription: { name: 'Starter', monthly_pdfs: 2000 } })).json();
+      const unpricedBilling = (await (await fetch(`${stack.baseUrl}/me`, { headers: { 'X-API-Key': unpriced.api_key } })).json()).billing;
+      expect(unpricedBilling).toMatchObject({ subscription_credits_remaining: 20, subscription_pdfs_remaining: 2000 });
+
+      for (const bad of [{ plan_id: 'gold' }, { credits_usd: -1 }, { subscription: { name: 'x' } }, { subscription: { name: 'x', monthly_pdfs: 5, price: -1 } }, { email: 'nope' }]) {
         const res = await post(bad);
         expect(res.status).toBe(400);
         expect((await res.json()).error.code).toBe('INVALID_PARAMETER');
@@ -56,4 +62,67 @@ describe('local contract', () => {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('`npm start` prints its URL once and stops, Chromium included, when the npm process is signalled', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-npm-start-'));
+    let npm: ChildProcess | undefined;
+    try {
+      npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      npm.stdout!.on('data', (chunk) => (out += chunk));
+      const baseUrl = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`npm start printed no URL: ${out}`)), 60_000);
+        npm!.stdout!.on('data', () => {
+          const m = /^PDF service listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
+        });
+      });
+      const account = await (await fetch(`${baseUrl}/_local/accounts`, { method: 'POST', body: '{"credits_usd":1}' })).json();
+      const pdf = await fetch(`${baseUrl}/quickjob`, { method: 'POST', headers: { 'X-API-Key': account.api_key, 'Content-Type': 'application/json' }, body: JSON.stringify({ input_type: 'html', html: '<p>x</p>' }) });
+      expect(pdf.status).toBe(200);
+      const tree = descendants(npm.pid!);
+      expect(tree.length).toBeGreaterThan(3); // sh or tsx, node, Chromium's processes
+
+      npm.kill('SIGTERM');
+      const deadline = Date.now() + 20_000;
+      while (Date.now() < deadline && tree.some(alive)) await new Promise((r) => setTimeout(r, 200));
+      expect(tree.filter(alive)).toEqual([]);
+      expect(out.match(/listening on/g)).toHaveLength(1);
+    } finally {
+      // Whatever is left (a failed assertion above) must not outlive the test.
+      if (npm?.pid) for (const pid of [npm.pid, ...descendants(npm.pid)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });
+
+/** Every process below `root` now (found through /proc, so they are known even if they outlive their parent). */
+function descendants(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = parentOf.get(pid); p; p = parentOf.get(p)) if (p === root) return true;
+    return false;
+  };
+  return [...parentOf.keys()].filter(below);
+}
+
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'; // a zombie has exited
+  } catch {
+    return false;
+  }
+}
