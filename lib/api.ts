@@ -18,7 +18,8 @@ export interface ApiProps {
 /** A VTL body for a gateway response in the service's error envelope. */
 function template(def: GatewayResponseDef): string {
   const value = (text: string) => (text.startsWith('$authorizer.') ? `"$context.authorizer.${text.slice('$authorizer.'.length)}"` : JSON.stringify(text));
-  return `{"error":{"code":${value(def.code)},"message":${value(def.message)},"details":{}}}`;
+  const details = Object.entries(def.details ?? {}).map(([key, text]) => `${JSON.stringify(key)}:${value(text)}`);
+  return `{"error":{"code":${value(def.code)},"message":${value(def.message)},"details":{${details.join(',')}}}}`;
 }
 
 /** The REST API, built from the route table: one method per row, the shared REQUEST authorizer, and our gateway responses. */

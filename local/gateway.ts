@@ -87,7 +87,8 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, reque
 function sendGatewayResponse(res: http.ServerResponse, type: GatewayResponseType, requestId: string, authorizerContext: Record<string, unknown> = {}) {
   const def = gatewayResponse(type);
   const fill = (text: string) => text.replace(/^\$authorizer\.(\w+)$/, (_, key) => String(authorizerContext[key] ?? ''));
-  sendJson(res, def.status ?? 400, { error: { code: fill(def.code), message: fill(def.message), details: {} } }, requestId);
+  const details = Object.fromEntries(Object.entries(def.details ?? {}).map(([key, text]) => [key, fill(text)]));
+  sendJson(res, def.status ?? 400, { error: { code: fill(def.code), message: fill(def.message), details } }, requestId);
 }
 
 function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLarge: true; drained: boolean }> {

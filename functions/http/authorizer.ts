@@ -29,7 +29,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
   if (!route || route.access === 'none') {
-    return policy('Deny', 'anonymous', event.methodArn, { error_code: 'NOT_FOUND', error_message: 'No such route.' });
+    return policy('Deny', 'anonymous', event.methodArn, { error_code: 'NOT_FOUND', error_message: 'No such route.', error_reason: 'no_route' });
   }
   try {
     const principal = await authenticate(
@@ -44,7 +44,8 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
     });
   } catch (err) {
     if (isServiceError(err) && err.code === 'UNAUTHORIZED') {
-      return policy('Deny', 'anonymous', event.methodArn, { error_code: err.code, error_message: templateSafe(err.message) });
+      const reason = typeof err.details?.reason === 'string' ? err.details.reason : 'invalid_credential';
+      return policy('Deny', 'anonymous', event.methodArn, { error_code: err.code, error_message: templateSafe(err.message), error_reason: templateSafe(reason) });
     }
     svc.log.error('authorizer failed', err);
     throw new Error('authorizer failure');

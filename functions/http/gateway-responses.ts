@@ -22,11 +22,13 @@ export interface GatewayResponseDef {
   status?: number;
   code: string;
   message: string;
+  /** `details` keys and their (template) values; none means `details: {}`. */
+  details?: Record<string, string>;
 }
 
 export const GATEWAY_RESPONSES: GatewayResponseDef[] = [
   // The authorizer denies with a reason in its context; a refused credential is a 401, as the spec says.
-  { type: 'ACCESS_DENIED', status: 401, code: '$authorizer.error_code', message: '$authorizer.error_message' },
+  { type: 'ACCESS_DENIED', status: 401, code: '$authorizer.error_code', message: '$authorizer.error_message', details: { reason: '$authorizer.error_reason' } },
   { type: 'UNAUTHORIZED', status: 401, code: 'UNAUTHORIZED', message: 'Missing or invalid credential.' },
   { type: 'MISSING_AUTHENTICATION_TOKEN', status: 404, code: 'NOT_FOUND', message: 'No such route. Check the method and path against the API reference.' },
   { type: 'RESOURCE_NOT_FOUND', status: 404, code: 'NOT_FOUND', message: 'No such route. Check the method and path against the API reference.' },
@@ -44,4 +46,4 @@ export function gatewayResponse(type: GatewayResponseType): GatewayResponseDef {
 }
 
 /** Authorizer context keys the ACCESS_DENIED template reads. */
-export const DENY_CONTEXT_KEYS = ['error_code', 'error_message'] as const;
+export const DENY_CONTEXT_KEYS = ['error_code', 'error_message', 'error_reason'] as const;

@@ -137,7 +137,7 @@ describe('CDK app', () => {
     template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
       ResponseType: 'ACCESS_DENIED',
       StatusCode: '401',
-      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('\\$context\\.authorizer\\.error_code') },
+      ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"details":\\{"reason":"\\$context\\.authorizer\\.error_reason"\\}') },
     });
     for (const [type, status] of [['MISSING_AUTHENTICATION_TOKEN', '404'], ['REQUEST_TOO_LARGE', '413'], ['THROTTLED', '429'], ['DEFAULT_5XX', undefined]]) {
       template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: type, ...(status ? { StatusCode: status } : {}) });

@@ -31,12 +31,14 @@ async function token(overrides: { claims?: Record<string, unknown>; iss?: string
     .sign(await importJWK(key, 'RS256'));
 }
 
-async function expect401(res: Response, reason?: RegExp) {
+async function expect401(res: Response, message?: RegExp, reason?: string) {
   expect(res.status).toBe(401);
   const { error } = await res.json();
   expect(error.code).toBe('UNAUTHORIZED');
   expect(typeof error.message).toBe('string');
-  if (reason) expect(error.message).toMatch(reason);
+  if (message) expect(error.message).toMatch(message);
+  // The authorizer's reason survives the gateway's ACCESS_DENIED response.
+  expect(error.details.reason).toEqual(reason ?? expect.stringMatching(/^[a-z_]+$/));
 }
 
 describe('credentials', () => {
@@ -58,19 +60,19 @@ describe('credentials', () => {
   });
 
   it('refuses API keys on ID-token-only routes, so a key cannot manage keys', async () => {
-    await expect401(await stack.request('GET', '/accounts/me/api-keys', { key: user.api_key }), /only a dashboard ID token/);
+    await expect401(await stack.request('GET', '/accounts/me/api-keys', { key: user.api_key }), /only a dashboard ID token/, 'id_token_required');
     await expect401(await stack.request('POST', '/accounts/me/api-keys', { key: user.api_key, json: { name: 'escalate' } }));
     await expect401(await stack.request('GET', '/plans', { headers: { Authorization: `Bearer ${user.api_key}` } }));
   });
 
   it('refuses a missing credential', async () => {
-    await expect401(await stack.request('GET', '/me'));
+    await expect401(await stack.request('GET', '/me'), undefined, 'missing_credential');
     await expect401(await stack.request('GET', '/me', { headers: { Authorization: 'Basic dXNlcjpwYXNz' } }));
   });
 
   it('refuses unknown, malformed and revoked keys', async () => {
     await expect401(await stack.request('GET', '/me', { key: `${user.api_key.slice(0, -1)}${user.api_key.endsWith('A') ? 'B' : 'A'}` }));
-    await expect401(await stack.request('GET', '/me', { key: 'pk_not-a-key' }));
+    await expect401(await stack.request('GET', '/me', { key: 'pk_not-a-key' }), undefined, 'invalid_api_key');
     await expect401(await stack.request('GET', '/me', { key: 'x'.repeat(5000) }));
 
     const created = await (await stack.request('POST', '/accounts/me/api-keys', { token: user.id_token, json: { name: 'short-lived' } })).json();
@@ -82,12 +84,12 @@ describe('credentials', () => {
 
   it('refuses an expired token, saying so', async () => {
     const expired = await token({ exp: Math.floor(Date.now() / 1000) - 60 });
-    await expect401(await stack.request('GET', '/me', { token: expired }), /expired/);
+    await expect401(await stack.request('GET', '/me', { token: expired }), /expired/, 'token_expired');
   });
 
   it('refuses a token from another issuer, for another client, or of the wrong use', async () => {
     await expect401(await stack.request('GET', '/me', { token: await token({ iss: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Attacker' }) }));
-    await expect401(await stack.request('GET', '/me', { token: await token({ aud: 'some-other-client' }) }));
+    await expect401(await stack.request('GET', '/me', { token: await token({ aud: 'some-other-client' }) }), undefined, 'invalid_token');
     await expect401(await stack.request('GET', '/me', { token: await token({ claims: { token_use: 'access' } }) }));
   });
 

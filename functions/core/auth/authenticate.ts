@@ -47,6 +47,7 @@ export async function authenticate(deps: AuthenticateDeps, access: Exclude<Route
       access === 'token'
         ? 'This route needs a dashboard ID token: Authorization: Bearer <ID token>.'
         : 'Send an API key (X-API-Key: pk_… or Authorization: Bearer pk_…) or a dashboard ID token (Authorization: Bearer <ID token>).',
+      { reason: 'missing_credential' },
     );
   }
   if (credential.type === 'api_key') {
