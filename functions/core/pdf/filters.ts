@@ -6,8 +6,19 @@ import { inflateSync, constants as zlib } from 'node:zlib';
 import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRawStream, decodePDFRawStream } from 'pdf-lib';
 import { PdfProblem } from './errors';
 
-/** Decoded structure streams larger than this are refused as too complex (a decompression bomb guard). */
-export const MAX_DECODED_STRUCTURE_BYTES = 256 * 1024 * 1024;
+/**
+ * All structure streams of one document together may decode to at most this much; beyond it the file is refused
+ * as too complex. A per-document budget, not per stream: a small file can name one compressed stream many times
+ * (object streams, hybrid xref sections), and each decode costs memory and time.
+ */
+export const MAX_DECODED_STRUCTURE_BYTES = 128 * 1024 * 1024;
+
+/** Reads a decoder in pieces this size, so the budget is checked while decoding rather than after. */
+const DECODE_CHUNK_BYTES = 1024 * 1024;
+
+function tooLarge(): PdfProblem {
+  return new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', `The document's structure streams expand beyond ${MAX_DECODED_STRUCTURE_BYTES / 1024 / 1024} MB.`);
+}
 
 type Lookup = (obj: unknown) => unknown;
 
@@ -66,32 +77,50 @@ export function unpredict(data: Uint8Array, params: { predictor: number; colors:
   return out;
 }
 
-function inflate(data: Uint8Array): Uint8Array {
+function inflate(data: Uint8Array, maxBytes: number): Uint8Array {
+  if (maxBytes <= 0) throw tooLarge();
   try {
     // Z_SYNC_FLUSH tolerates a missing end-of-stream marker, which many writers omit.
-    return inflateSync(data, { finishFlush: zlib.Z_SYNC_FLUSH, maxOutputLength: MAX_DECODED_STRUCTURE_BYTES });
+    return inflateSync(data, { finishFlush: zlib.Z_SYNC_FLUSH, maxOutputLength: maxBytes });
   } catch (err) {
-    if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', 'A structure stream expands beyond 256 MB.');
-    }
+    if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
     throw new PdfProblem('INVALID_PDF', 'bad_stream', 'A compressed structure stream is damaged.');
   }
 }
 
+/** pdf-lib's decoders for any other filter chain, pulled a piece at a time so a bomb stops at `maxBytes`. */
+function decodeWithPdfLib(stream: PDFRawStream, maxBytes: number): Uint8Array {
+  const decoder = decodePDFRawStream(stream);
+  let total = 0;
+  for (;;) {
+    const piece = decoder.getBytes(DECODE_CHUNK_BYTES).length;
+    total += piece;
+    if (total > maxBytes) throw tooLarge();
+    if (piece < DECODE_CHUNK_BYTES) break;
+  }
+  // Everything is decoded and buffered now; reading from the start again costs no decoding.
+  decoder.reset();
+  const all = decoder.getBytes(total);
+  return new Uint8Array(all.buffer, all.byteOffset, all.byteLength);
+}
+
 /**
- * Decodes a structure stream (xref or object stream). FlateDecode (with predictors) uses native zlib;
- * other filters fall back to pdf-lib's decoders.
+ * Decodes a structure stream (xref or object stream) to at most `maxBytes` (what is left of the document's
+ * budget). FlateDecode (with predictors) uses native zlib; other filters and chains use pdf-lib's decoders.
  */
-export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup): Uint8Array {
+export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup, maxBytes: number): Uint8Array {
   const dict = stream.dict;
   const filterObj = lookup(dict.get(PDFName.of('Filter')));
   const parmsObj = lookup(dict.get(PDFName.of('DecodeParms')));
   const filters = filterObj instanceof PDFName ? [filterObj] : filterObj instanceof PDFArray ? filterObj.asArray().map(lookup) : [];
   const parms = parmsObj instanceof PDFDict ? [parmsObj] : parmsObj instanceof PDFArray ? parmsObj.asArray().map(lookup) : [];
   let data: Uint8Array = stream.contents;
-  if (filters.length === 0) return data;
+  if (filters.length === 0) {
+    if (data.length > maxBytes) throw tooLarge();
+    return data;
+  }
   if (filters.length === 1 && filters[0] === PDFName.of('FlateDecode')) {
-    data = inflate(data);
+    data = inflate(data, maxBytes);
     const p = parms[0];
     if (p instanceof PDFDict) {
       const predictor = num(lookup(p.get(PDFName.of('Predictor'))), 1);
@@ -107,9 +136,7 @@ export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup): Uin
     return data;
   }
   try {
-    const decoded = decodePDFRawStream(stream).decode();
-    if (decoded.length > MAX_DECODED_STRUCTURE_BYTES) throw new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', 'A structure stream expands beyond 256 MB.');
-    return decoded;
+    return decodeWithPdfLib(stream, maxBytes);
   } catch (err) {
     if (err instanceof PdfProblem) throw err;
     throw new PdfProblem('INVALID_PDF', 'bad_stream', 'A structure stream uses an unsupported or damaged encoding.');

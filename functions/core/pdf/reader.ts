@@ -23,7 +23,7 @@ import {
   PDFString,
 } from 'pdf-lib';
 import { PdfProblem } from './errors';
-import { decodeStructureStream } from './filters';
+import { MAX_DECODED_STRUCTURE_BYTES, decodeStructureStream } from './filters';
 import { ObjectParser } from './parser';
 
 type XrefEntry = { kind: 'offset'; offset: number; gen: number } | { kind: 'compressed'; stream: number; index: number } | { kind: 'free' };
@@ -110,6 +110,8 @@ export class PdfReader {
   private pageList: PageInfo[] | null = null;
   private pageTreeNodes: Set<PDFRef> | null = null;
   private resolving = 0;
+  /** Structure-stream bytes decoded so far, repeats included (see MAX_DECODED_STRUCTURE_BYTES). */
+  private decodedBytes = 0;
 
   private constructor(readonly bytes: Uint8Array) {
     this.context = PDFContext.create();
@@ -162,6 +164,7 @@ export class PdfReader {
   private readXrefChain(first: number, headerOffset: number): PDFDict {
     const merged = PDFDict.withContext(this.context);
     const seen = new Set<number>();
+    const seenStreams = new Set<number>();
     let offset: number | undefined = first;
     let newest = true;
     while (offset !== undefined) {
@@ -176,8 +179,11 @@ export class PdfReader {
       }
       for (const [key, value] of section.trailer.entries()) if (!merged.has(key)) merged.set(key, value);
       const stm = section.trailer.get(N.XRefStm);
-      // A hybrid file's stream section adds the objects its classic table leaves out (or marks free).
-      if (stm instanceof PDFNumber) this.readXrefSection(stm.asNumber(), true);
+      // A hybrid file's stream section adds the objects its classic table leaves out (or marks free); each is read once.
+      if (stm instanceof PDFNumber && !seenStreams.has(stm.asNumber())) {
+        seenStreams.add(stm.asNumber());
+        this.readXrefSection(stm.asNumber(), true);
+      }
       const prev = section.trailer.get(N.Prev);
       offset = prev instanceof PDFNumber ? prev.asNumber() : undefined;
       newest = false;
@@ -245,6 +251,13 @@ export class PdfReader {
     return trailer instanceof PDFDict ? { trailer } : null;
   }
 
+  /** A structure stream's bytes, charged to the document's decoding budget. */
+  private decode(stream: PDFRawStream): Uint8Array {
+    const data = decodeStructureStream(stream, (o) => this.resolve(o as PDFObject), MAX_DECODED_STRUCTURE_BYTES - this.decodedBytes);
+    this.decodedBytes += data.length;
+    return data;
+  }
+
   private readXrefStream(stream: PDFRawStream, overrideFree: boolean) {
     const dict = stream.dict;
     const w = dict.get(N.W);
@@ -255,7 +268,7 @@ export class PdfReader {
     const indexObj = dict.get(N.Index);
     const index =
       indexObj instanceof PDFArray ? indexObj.asArray().map((x) => (x instanceof PDFNumber ? x.asNumber() : 0)) : [0, size instanceof PDFNumber ? size.asNumber() : 0];
-    const data = decodeStructureStream(stream, (o) => this.resolve(o as PDFObject));
+    const data = this.decode(stream);
     const rowLength = widths[0] + widths[1] + widths[2];
     if (rowLength === 0) return;
     let pos = 0;
@@ -350,7 +363,7 @@ export class PdfReader {
     if (!objStm) {
       const stream = this.lookupRef(PDFRef.of(streamNum));
       if (!(stream instanceof PDFRawStream)) return null;
-      const data = decodeStructureStream(stream, (o) => this.resolve(o as PDFObject));
+      const data = this.decode(stream);
       const n = this.resolve(stream.dict.get(N.N));
       const first = this.resolve(stream.dict.get(N.First));
       if (!(n instanceof PDFNumber) || !(first instanceof PDFNumber)) return null;

@@ -1,6 +1,7 @@
-import { PDFDict, PDFName } from 'pdf-lib';
+import { deflateSync } from 'node:zlib';
+import { PDFDict, PDFName, PDFRef } from 'pdf-lib';
 import { refusal, thrownBy } from '../../../support/errors';
-import { unpredict } from '../../../../functions/core/pdf/filters';
+import { MAX_DECODED_STRUCTURE_BYTES, unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
 import { PdfProblem } from '../../../../functions/core/pdf/errors';
@@ -18,6 +19,29 @@ const problemOf = (fn: () => unknown) => thrownBy(fn, PdfProblem);
 
 
 const input = (bytes: Uint8Array) => ({ bytes, filename: 'in.pdf', index: 3 });
+
+/** A one-page PDF whose catalog, page tree and page are plain objects, followed by `tail(offsets)` (the hostile part). */
+function hostilePdf(tail: (offsets: number[], at: number) => string | Buffer): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.5\n')];
+  const offsets: number[] = [];
+  const add = (text: string | Buffer) => parts.push(Buffer.isBuffer(text) ? text : Buffer.from(text, 'latin1'));
+  const length = () => parts.reduce((n, p) => n + p.length, 0);
+  for (const [n, body] of [[1, '<< /Type /Catalog /Pages 2 0 R >>'], [2, '<< /Type /Pages /Kids [3 0 R] /Count 1 >>'], [3, '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>']] as const) {
+    offsets[n] = length();
+    add(`${n} 0 obj\n${body}\nendobj\n`);
+  }
+  add(tail(offsets, length()));
+  return Buffer.concat(parts);
+}
+
+function streamObject(num: number, dict: string, data: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${num} 0 obj\n<< ${dict} /Length ${data.length} >>\nstream\n`, 'latin1'), data, Buffer.from('\nendstream\nendobj\n', 'latin1')]);
+}
+
+function classicXref(offsets: number[], extraTrailer: string, prev?: number): string {
+  const rows = offsets.slice(1).map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('');
+  return `xref\n0 ${offsets.length}\n0000000000 65535 f \n${rows}trailer\n<< /Size ${offsets.length} /Root 1 0 R${extraTrailer}${prev !== undefined ? ` /Prev ${prev}` : ''} >>\n`;
+}
 
 describe('PdfReader', () => {
   it('reads pages of a classic-xref file and of an object-stream/xref-stream file', async () => {
@@ -75,6 +99,64 @@ describe('PdfReader', () => {
     expect(refusal(() => openInput(input(Buffer.from([]))))).toMatchObject({ code: 'INVALID_PDF' });
     const err = refusal(() => openInput(input(Buffer.from(zeroPagePdfSync)))); // built below
     expect(err.code).toBe('PDF_NO_PAGES');
+  });
+
+  it('stops a decompression bomb in a filter chain while decoding it, within the document budget', () => {
+    // Two Flate layers: pdf-lib's decoders would inflate it all before any size check.
+    const inner = deflateSync(Buffer.alloc(MAX_DECODED_STRUCTURE_BYTES + 1024 * 1024), { level: 1 });
+    const bomb = hostilePdf((_offsets, at) =>
+      Buffer.concat([streamObject(4, '/Type /XRef /Size 5 /W [1 4 2] /Root 1 0 R /Filter [/FlateDecode /FlateDecode]', deflateSync(inner)), Buffer.from(`startxref\n${at}\n%%EOF\n`)]),
+    );
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    expect(problemOf(() => PdfReader.open(bomb))).toMatchObject({ code: 'PDF_TOO_COMPLEX', reason: 'structure_too_large' });
+  });
+
+  it('charges every decode to one budget: many sections naming one stream decode it once, many streams stop at the budget', () => {
+    // 20 classic sections all pointing at the same 8 MB xref stream (a hybrid file's /XRefStm): read once.
+    const eightMb = deflateSync(Buffer.alloc(8 * 1024 * 1024));
+    const hybrid = hostilePdf((offsets, at) => {
+      let text = streamObject(4, '/Type /XRef /Size 5 /W [1 4 2] /Index [4 1] /Filter /FlateDecode', eightMb).toString('latin1');
+      let prev: number | undefined;
+      for (let i = 0; i < 20; i++) {
+        const here = at + text.length;
+        text += classicXref(i === 19 ? offsets : [], ` /XRefStm ${at}`, prev);
+        prev = here;
+      }
+      return Buffer.from(`${text}startxref\n${prev}\n%%EOF\n`, 'latin1');
+    });
+    const reader = PdfReader.open(hybrid);
+    expect(reader.pages()).toHaveLength(1);
+    expect((reader as unknown as { decodedBytes: number }).decodedBytes).toBe(8 * 1024 * 1024);
+
+    // Eight object streams of 20 MB each: every object read from one costs its stream's decode, and together they pass the budget.
+    const spread = hostilePdf((offsets, at) => {
+      const streams: Buffer[] = [];
+      let pos = at;
+      const streamOffsets: number[] = [];
+      for (let i = 0; i < 8; i++) {
+        const header = `${20 + i} 0 `;
+        const body = deflateSync(Buffer.concat([Buffer.from(`${header}<< /Pad true >>`), Buffer.alloc(20 * 1024 * 1024, 0x20)]));
+        streamOffsets.push(pos);
+        const obj = streamObject(10 + i, `/Type /ObjStm /N 1 /First ${header.length} /Filter /FlateDecode`, body);
+        streams.push(obj);
+        pos += obj.length;
+      }
+      const row = (type: number, a: number, b: number) => Buffer.from([type, (a >>> 24) & 255, (a >>> 16) & 255, (a >>> 8) & 255, a & 255, (b >>> 8) & 255, b & 255]);
+      const rows = [row(0, 0, 65535), ...[1, 2, 3].map((n) => row(1, offsets[n], 0))];
+      for (let n = 4; n < 28; n++) {
+        if (n >= 10 && n < 18) rows.push(row(1, streamOffsets[n - 10], 0));
+        else if (n >= 20) rows.push(row(2, 10 + (n - 20), 0));
+        else if (n === 4) rows.push(row(1, pos, 0));
+        else rows.push(row(0, 0, 0));
+      }
+      const xref = streamObject(4, '/Type /XRef /Size 28 /W [1 4 2] /Root 1 0 R', Buffer.concat(rows));
+      return Buffer.concat([...streams, xref, Buffer.from(`startxref\n${pos}\n%%EOF\n`)]);
+    });
+    const many = PdfReader.open(spread);
+    const read = (n: number) => many.context.lookup(PDFRef.of(n));
+    for (let n = 20; n < 26; n++) expect(read(n)).toBeInstanceOf(PDFDict); // 6 × 20 MB = 120 MB, within 128 MB
+    expect(read(20)).toBeInstanceOf(PDFDict); // a stream already decoded is not charged again
+    expect(problemOf(() => read(26))).toMatchObject({ code: 'PDF_TOO_COMPLEX', reason: 'structure_too_large' });
   });
 
   it('reports hostile nesting as PDF_TOO_COMPLEX rather than crashing', async () => {
