@@ -17,13 +17,14 @@ export interface CheckedImages {
 }
 
 /** Checks every image; unusable ones are skipped, and if none is usable the first one's code refuses the request. */
-export function checkImages(images: UploadedImage[]): CheckedImages {
+export async function checkImages(images: UploadedImage[]): Promise<CheckedImages> {
   const result: CheckedImages = { usable: [], skipped: [] };
-  images.forEach((image, index) => {
-    const check = checkImage(image.bytes);
+  // One at a time: each check may inflate hundreds of MB of scanlines (counted, not kept), so no need to run them at once.
+  for (const [index, image] of images.entries()) {
+    const check = await checkImage(image.bytes);
     if (check.ok) result.usable.push({ bytes: image.bytes, type: check.type });
     else result.skipped.push({ index, filename: image.filename, code: check.code, message: check.message });
-  });
+  }
   if (result.usable.length === 0) throw noUsableImages(result.skipped);
   return result;
 }
@@ -42,7 +43,7 @@ export function urlDocument(http: HttpClient, url: URL, rawOptions: unknown): ()
     const doc = await fetchDocument(http, url);
     if (doc.kind === 'image') {
       const options = parseImageOptions(rawOptions);
-      const check = checkImage(doc.body);
+      const check = await checkImage(doc.body);
       if (!check.ok) throw new ServiceError(check.code, `The image at the URL cannot be used: ${check.message}`, { url: doc.finalUrl });
       return { html: imagesToHtml([{ bytes: doc.body, type: check.type }], options), options: options.pdf };
     }

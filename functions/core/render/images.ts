@@ -1,4 +1,4 @@
-import { crc32, inflateSync } from 'node:zlib';
+import { crc32, createInflate } from 'node:zlib';
 import { ServiceError, invalidParameter } from '../errors';
 import { type PdfOptions, parsePdfOptions } from './options';
 
@@ -36,7 +36,7 @@ function pngRawLength(width: number, height: number, bitsPerPixel: number, inter
 
 const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 
-function checkPng(buf: Buffer): ImageCheck {
+async function checkPng(buf: Buffer): Promise<ImageCheck> {
   let offset = 8;
   let width = 0;
   let height = 0;
@@ -71,14 +71,35 @@ function checkPng(buf: Buffer): ImageCheck {
   if (!width) return bad('The PNG has no header chunk.');
   if (!sawEnd) return bad('The PNG is truncated (no IEND chunk).');
   if (idat.length === 0) return bad('The PNG has no image data.');
-  try {
-    // Bounded to the size the header promises: a compression bomb stops at that limit.
-    const pixels = inflateSync(Buffer.concat(idat), { maxOutputLength: expected + 1 });
-    if (pixels.length !== expected) return bad('The PNG image data does not match its dimensions.');
-  } catch {
-    return bad('The PNG image data is corrupt.');
-  }
+  const verdict = await inflatedLength(Buffer.concat(idat), expected);
+  if (verdict === 'corrupt') return bad('The PNG image data is corrupt.');
+  if (verdict !== expected) return bad('The PNG image data does not match its dimensions.');
   return { ok: true, type: 'png', width, height };
+}
+
+/**
+ * The length zlib `data` inflates to, counted as it streams and kept nowhere (a 10000×10000 image can be 800 MB of
+ * scanlines); counting stops past `limit`, where a compression bomb stops too. Inflation runs off the event loop.
+ */
+function inflatedLength(data: Buffer, limit: number): Promise<number | 'corrupt'> {
+  return new Promise((resolve) => {
+    const inflater = createInflate();
+    let total = 0;
+    let settled = false;
+    const settle = (result: number | 'corrupt') => {
+      if (settled) return;
+      settled = true;
+      inflater.destroy();
+      resolve(result);
+    };
+    inflater.on('data', (chunk: Buffer) => {
+      total += chunk.length;
+      if (total > limit) settle(total);
+    });
+    inflater.on('end', () => settle(total));
+    inflater.on('error', () => settle('corrupt'));
+    inflater.end(data);
+  });
 }
 
 const SOF_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
@@ -114,7 +135,7 @@ function checkJpeg(buf: Buffer): ImageCheck {
 }
 
 /** Checks one uploaded image: PNG or JPEG by magic bytes, at most 5 MB and 10000×10000, structurally sound. */
-export function checkImage(bytes: Buffer): ImageCheck {
+export async function checkImage(bytes: Buffer): Promise<ImageCheck> {
   if (bytes.length > MAX_IMAGE_BYTES) return tooLarge(`The image is ${bytes.length} bytes; the limit is ${MAX_IMAGE_BYTES} (5 MB).`);
   if (bytes.length >= 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE)) return checkPng(bytes);
   if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return checkJpeg(bytes);

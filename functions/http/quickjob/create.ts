@@ -11,10 +11,10 @@ import { parseImageForm } from './image-form';
 type Mode = 'html' | 'markdown' | 'url' | 'image';
 
 /** Reads the request into what the job will print; validation refusals happen here, before any job exists. */
-function readRequest(req: AuthedRequest): { mode: Mode; store: boolean; prepare: () => Promise<PreparedDocument> } {
+async function readRequest(req: AuthedRequest): Promise<{ mode: Mode; store: boolean; prepare: () => Promise<PreparedDocument> }> {
   if (isMultipart(req.headers['content-type'])) {
     const form = parseImageForm(req.body, req.headers['content-type']);
-    return { mode: 'image', store: form.store, prepare: imageDocument(checkImages(form.images), form.options) };
+    return { mode: 'image', store: form.store, prepare: imageDocument(await checkImages(form.images), form.options) };
   }
   const request = parseJsonConversion(req.json());
   if (request.input_type === 'url') {
@@ -47,7 +47,7 @@ function respond(result: QuickJobResult) {
 export const handler = authedRoute('quickjob.create', async (req) => {
   const { services, account } = req;
   const plan = await requirePaidPlan(services.plans, account);
-  const { mode, store, prepare } = readRequest(req);
+  const { mode, store, prepare } = await readRequest(req);
   requireConversionType(plan, mode);
   await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
   const result = await runQuickJob(

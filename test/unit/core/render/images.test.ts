@@ -3,44 +3,44 @@ import { MAX_IMAGE_BYTES, checkImage, imagesToHtml, parseImageOptions } from '..
 import { GIF, jpeg, png, pngChunk } from '../../../support/images';
 
 describe('checkImage', () => {
-  it('accepts PNG and JPEG and reads their dimensions', () => {
-    expect(checkImage(png(30, 20))).toEqual({ ok: true, type: 'png', width: 30, height: 20 });
-    expect(checkImage(jpeg())).toEqual({ ok: true, type: 'jpeg', width: 120, height: 80 });
+  it('accepts PNG and JPEG and reads their dimensions', async () => {
+    expect(await checkImage(png(30, 20))).toEqual({ ok: true, type: 'png', width: 30, height: 20 });
+    expect(await checkImage(jpeg())).toEqual({ ok: true, type: 'jpeg', width: 120, height: 80 });
   });
 
-  it('refuses other formats by their bytes, whatever the file is called', () => {
-    expect(checkImage(GIF)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
-    expect(checkImage(Buffer.from('%PDF-1.7'))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
+  it('refuses other formats by their bytes, whatever the file is called', async () => {
+    expect(await checkImage(GIF)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
+    expect(await checkImage(Buffer.from('%PDF-1.7'))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
   });
 
-  it('refuses truncated and damaged images', () => {
+  it('refuses truncated and damaged images', async () => {
     const good = png(30, 20);
-    expect(checkImage(good.subarray(0, good.length - 20))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(await checkImage(good.subarray(0, good.length - 20))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
     const flipped = Buffer.from(good);
     flipped[40] ^= 0xff;
-    expect(checkImage(flipped)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(await checkImage(flipped)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
     const j = jpeg();
-    expect(checkImage(j.subarray(0, 300))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
-    expect(checkImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(await checkImage(j.subarray(0, 300))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(await checkImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
   });
 
-  it('refuses a PNG whose pixel data does not match its header (a decompression bomb stops at the promised size)', () => {
+  it('refuses a PNG whose pixel data does not match its header (a decompression bomb stops at the promised size)', async () => {
     const honest = png(10, 10);
     const header = honest.subarray(0, 8 + 25); // signature + IHDR chunk (10×10 RGB)
     const bomb = Buffer.concat([header, pngChunk('IDAT', deflateSync(Buffer.alloc(50 * 1024 * 1024))), pngChunk('IEND', Buffer.alloc(0))]);
-    expect(checkImage(bomb)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(await checkImage(bomb)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
   });
 
-  it('refuses images over 10000 pixels on a side or over 5 MB', () => {
-    expect(checkImage(png(10_001, 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
-    expect(checkImage(png(1, 10_001))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
-    expect(checkImage(Buffer.alloc(MAX_IMAGE_BYTES + 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
-    expect(checkImage(png(10_000, 1)).ok).toBe(true);
+  it('refuses images over 10000 pixels on a side or over 5 MB', async () => {
+    expect(await checkImage(png(10_001, 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect(await checkImage(png(1, 10_001))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect(await checkImage(Buffer.alloc(MAX_IMAGE_BYTES + 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect((await checkImage(png(10_000, 1))).ok).toBe(true);
   });
 });
 
 describe('image options and layout', () => {
-  it('defaults to A4, 10 mm margins and contain', () => {
+  it('defaults to A4, 10 mm margins and contain', async () => {
     const o = parseImageOptions(undefined);
     expect(o.fit).toBe('contain');
     expect(o.pdf.margin.top).toBeCloseTo(10 / 25.4);
