@@ -1,4 +1,5 @@
 import { Marked } from 'marked';
+import { invalidParameter } from '../errors';
 
 /** A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. */
 const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
@@ -9,17 +10,29 @@ export function stripFrontMatter(markdown: string): { body: string; frontMatter:
   return { body: markdown.slice(m[0].length), frontMatter: m[1] };
 }
 
+/**
+ * `text` without the trailing characters in `chars`, by a backwards scan: a regex such as /[ \t]*$/ retries from
+ * every position of a long run and takes quadratic time on hostile input.
+ */
+function trimEnd(text: string, chars: string): string {
+  let end = text.length;
+  while (end > 0 && chars.includes(text[end - 1])) end--;
+  return text.slice(0, end);
+}
+
 /** The `title:` scalar of a front-matter block, if it has a simple one. */
 function frontMatterTitle(frontMatter: string | null): string | null {
   if (!frontMatter) return null;
-  const m = /^title:[ \t]*(.+?)[ \t]*$/m.exec(frontMatter);
-  if (!m) return null;
-  return m[1].replace(/^(['"])(.*)\1$/, '$2');
+  const m = /^title:[ \t]*([^\n]*)$/m.exec(frontMatter);
+  const value = m ? trimEnd(m[1], ' \t\r') : '';
+  if (!value) return null;
+  return value.replace(/^(['"])(.*)\1$/, '$2');
 }
 
 function firstHeading(markdown: string): string | null {
-  const m = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(markdown);
-  return m ? m[1].replace(/[*_`]/g, '') : null;
+  const m = /^#{1,6}[ \t]+([^\n]*)$/m.exec(markdown);
+  const text = m ? trimEnd(m[1], ' \t\r#') : '';
+  return text ? text.replace(/[*_`]/g, '') : null;
 }
 
 export function escapeHtml(text: string): string {
@@ -73,7 +86,14 @@ const markdown = new Marked({ gfm: true, breaks: false, async: false });
 export function markdownToHtml(source: string): string {
   const { body, frontMatter } = stripFrontMatter(source);
   const title = frontMatterTitle(frontMatter) ?? firstHeading(body) ?? 'Document';
-  const content = markdown.parse(body) as string;
+  let content: string;
+  try {
+    content = markdown.parse(body) as string;
+  } catch (err) {
+    // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
+    if (err instanceof RangeError) throw invalidParameter('markdown', 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
+    throw err;
+  }
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>${MARKDOWN_STYLESHEET}</style></head>

@@ -1,6 +1,10 @@
 import { PDFDocument } from 'pdf-lib';
 
-const PAGES_DICT_COUNT = /\/Type\s*\/Pages\b[^>]*?\/Count\s+(\d+)|\/Count\s+(\d+)[^>]*?\/Type\s*\/Pages\b/g;
+/**
+ * `/Count` within the same dictionary as `/Type /Pages`. The gap between them is bounded: unbounded, a document
+ * title full of "/Count 1 " made this take quadratic time (Chromium's page-tree nodes are short; kids are at most 8).
+ */
+const PAGES_DICT_COUNT = /\/Type\s*\/Pages\b[^>]{0,1024}?\/Count\s+(\d+)|\/Count\s+(\d+)[^>]{0,1024}?\/Type\s*\/Pages\b/g;
 
 /**
  * Page count of a PDF we just printed. Chromium writes its page tree uncompressed, so the root

@@ -23,4 +23,15 @@ describe('markdown', () => {
   it('escapes the title taken from the first heading', () => {
     expect(markdownToHtml('# <script>x</script>')).toContain('<title>&lt;script&gt;x&lt;/script&gt;</title>');
   });
+
+  it('takes titles without trailing blanks or closing #s, also from hostile lines (no regex backtracking over them)', () => {
+    expect(markdownToHtml('## Results  ##  \n\ntext')).toContain('<title>Results</title>');
+    expect(markdownToHtml('---\ntitle: Plan   \n---\nbody')).toContain('<title>Plan</title>');
+    expect(markdownToHtml(`# a${' '.repeat(100_000)}x`)).toContain(`<title>a${' '.repeat(100_000)}x</title>`);
+    expect(markdownToHtml(`---\ntitle: a${' '.repeat(100_000)}x\n---\nbody`)).toContain('x</title>');
+  });
+
+  it('refuses Markdown nested too deeply to convert as INVALID_PARAMETER, not a crash', () => {
+    expect(() => markdownToHtml(`${'>'.repeat(6000)} x`)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: expect.objectContaining({ parameter: 'markdown' }) }));
+  });
 });

@@ -13,4 +13,9 @@ describe('countPdfPages', () => {
     const bytes = await doc.save({ useObjectStreams: true });
     expect(await countPdfPages(bytes)).toBe(3);
   });
+
+  it('reads the count of the page-tree dictionary, not text elsewhere that looks like one', async () => {
+    const hostileTitle = Buffer.from(`%PDF-1.4\n1 0 obj\n<</Title (${'/Count 1 '.repeat(50_000)})>>\nendobj\n2 0 obj\n<</Type /Pages /Kids [3 0 R] /Count 2>>\nendobj\n`, 'latin1');
+    expect(await countPdfPages(hostileTitle)).toBe(2);
+  });
 });
