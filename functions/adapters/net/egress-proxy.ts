@@ -94,6 +94,12 @@ export class EgressProxy {
             up.pipe(res);
           },
         );
+        // Tracked like tunnels, so closing the proxy when the document ends also ends a response still streaming.
+        upstream.on('socket', (socket) => {
+          this.sockets.add(socket);
+          socket.on('close', () => this.sockets.delete(socket));
+        });
+        res.on('close', () => upstream.destroy());
         upstream.on('error', () => {
           if (!res.headersSent) res.writeHead(502);
           res.end();

@@ -11,11 +11,22 @@ let secret: TestServer;
 let redirector: TestServer;
 let browser: ChromiumBrowser;
 let renderer: ChromiumRenderer;
+/** Streams of /endless the server has seen end (the proxy must end them when the document is done). */
+let endlessClosed = 0;
 
 beforeAll(async () => {
   secret = await httpServer((_req, res) => res.end('secret'));
   redirector = await httpServer((req, res) => {
     if (req.url === '/page.css') return res.writeHead(200, { 'Content-Type': 'text/css' }).end('body { color: rgb(1, 2, 3); }');
+    if (req.url === '/endless') {
+      res.writeHead(200, { 'Content-Type': 'text/plain' });
+      const tick = setInterval(() => res.write('x'.repeat(1024)), 20);
+      res.on('close', () => {
+        clearInterval(tick);
+        endlessClosed++;
+      });
+      return;
+    }
     res.writeHead(302, { Location: `http://127.0.0.1:${secret.port}/after-redirect` }).end();
   });
   // Only the redirector is allowed; the secret server stays private.
@@ -65,6 +76,14 @@ describe('page sub-requests go through the network guard', () => {
     const result = await renderer.render({ html: `<link rel="stylesheet" href="http://localhost:${redirector.port}/page.css"><p>styled</p>`, options, timeoutMs: 20_000, networkIdle: { quietMs: 200, maxMs: 10_000 } });
     expect(redirector.hits).toContain('/page.css');
     expect(result.blockedRequests).toBe(0);
+  });
+
+  it('ends a plain-http response still streaming when its document is done (no upstream connection outlives it)', async () => {
+    const result = await renderer.render({ html: `<p>streaming</p><script>fetch('http://localhost:${redirector.port}/endless')</script>`, options, timeoutMs: 20_000 });
+    expect(result.pdf.length).toBeGreaterThan(0);
+    const deadline = Date.now() + 5_000;
+    while (endlessClosed === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(endlessClosed).toBe(1);
   });
 
   it('refuses WebSockets to private targets', async () => {
