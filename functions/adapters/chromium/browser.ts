@@ -54,6 +54,9 @@ const BASE_ARGS = [
   // With --disable-gpu the GPU process only composites in software; run it as a thread of the browser process so
   // each new renderer's compositor set-up is not a round of cross-process messages (a few % of a document's CPU).
   '--in-process-gpu',
+  // window.open() and target=_blank would make pages (and, with noopener, renderer processes) nobody prints:
+  // a thousand of them from one small document exhausted memory. Documents get exactly one page.
+  '--block-new-web-contents',
 ];
 
 /** Below this, /dev/shm (64 MB in a default Docker container; absent on Lambda) could run out under parallel documents. */

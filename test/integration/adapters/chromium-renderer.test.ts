@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { ChromiumBrowser, launchArgs, roomyDevShm } from '../../../functions/adapters/chromium/browser';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
@@ -28,6 +28,22 @@ describe('ChromiumRenderer', () => {
     expect(commandLine).toEqual(expect.arrayContaining(ours.filter((a) => !a.startsWith('--disable-features='))));
     expect(features(commandLine)).toEqual(expect.arrayContaining(features(ours)));
     expect(commandLine.includes('--disable-dev-shm-usage')).toBe(!roomyDevShm());
+  });
+
+  it('gives a document no second page: window.open and target=_blank create nothing, and printing is not held up', async () => {
+    await render('<p>warm</p>');
+    const root = (await browser.processId())!;
+    const processes = () => childrenOf(root).length;
+    const before = processes();
+    const result = await render(
+      `<p>opener</p><a id="a" href="about:blank" target="_blank">x</a><script>
+        for (let i = 0; i < 40; i++) window.open('about:blank', '_blank', 'noopener');
+        window.open('about:blank');
+        document.getElementById('a').click();
+      </script>`,
+    );
+    expect((await readPdf(result.pdf))[0].text).toContain('opener');
+    expect(processes()).toBeLessThanOrEqual(before + 2); // the document's own renderer (and a prepared one), not 40 more
   });
 
   it('relaunches the browser after it dies', async () => {
@@ -70,3 +86,23 @@ describe('ChromiumRenderer', () => {
     expect((await readPdf(second.pdf))[0].text).toMatch(/^name=empty cookie=(empty|blocked)$/);
   });
 });
+
+/** Live processes below `root` (through /proc). */
+function childrenOf(root: number): number[] {
+  const parentOf = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z') parentOf.set(Number(entry), Number(fields[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const below = (pid: number): boolean => {
+    for (let p = parentOf.get(pid); p; p = parentOf.get(p)) if (p === root) return true;
+    return false;
+  };
+  return [...parentOf.keys()].filter(below);
+}
