@@ -32,6 +32,8 @@ export interface GatewayOptions {
   localRoutes: LocalRoute[];
   /** Platform throttle (token bucket), like API Gateway's stage throttling. */
   throttle: { ratePerSecond: number; burst: number };
+  /** Time allowed to send a whole request (default 30 s); a client trickling a body must not hold its buffers for long. */
+  requestTimeoutMs?: number;
 }
 
 function lambdaContext(functionName: string, requestId: string, timeoutMs: number): Context {
@@ -226,7 +228,9 @@ export function createGateway(opts: GatewayOptions): http.Server {
     return null;
   }
 
-  return http.createServer(async (req, res) => {
+  const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
+  // Node checks request deadlines on this interval (30 s by default, which would double the limit).
+  const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.floor(requestTimeoutMs / 10)) }, async (req, res) => {
     const requestId = randomUUID();
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -270,4 +274,8 @@ export function createGateway(opts: GatewayOptions): http.Server {
       sendGatewayResponse(res, 'DEFAULT_5XX', requestId);
     }
   });
+  // Node would wait 300 s for a slow body (every connection holding up to 6 MB meanwhile); it answers 408 and closes.
+  server.requestTimeout = requestTimeoutMs;
+  server.headersTimeout = Math.min(requestTimeoutMs, 15_000);
+  return server;
 }

@@ -110,6 +110,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const server: http.Server = createGateway({
     services,
     throttle: { ratePerSecond: Number(env.LOCAL_THROTTLE_RPS ?? 1000), burst: Number(env.LOCAL_THROTTLE_BURST ?? 2000) },
+    requestTimeoutMs: env.LOCAL_REQUEST_TIMEOUT_MS ? Number(env.LOCAL_REQUEST_TIMEOUT_MS) : undefined,
     localRoutes: [
       { method: 'POST', path: '/_local/accounts', handle: (_p, body) => createLocalAccount(services, issuer, body) },
       { method: 'POST', path: '/_local/accounts/{account_id}/token', handle: (p) => mintLocalToken(services, issuer, p.account_id) },

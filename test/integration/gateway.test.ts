@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { ROUTES } from '../../functions/routes';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
@@ -86,6 +87,27 @@ describe('platform throttle', () => {
       expect((await res.json()).error.code).toBe('THROTTLED');
     } finally {
       await throttled.stop();
+    }
+  });
+});
+
+describe('slow clients', () => {
+  it('answers a request whose body stalls with 408 and closes the connection, instead of holding it for minutes', async () => {
+    const slow = await startTestStack({ LOCAL_REQUEST_TIMEOUT_MS: '1000' });
+    try {
+      const { port } = new URL(slow.baseUrl);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      let reply = '';
+      socket.on('data', (chunk) => (reply += chunk));
+      socket.write('POST /quickjob HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"input_type":');
+      const closed = await new Promise<boolean>((resolve) => {
+        socket.on('close', () => resolve(true));
+        setTimeout(() => resolve(false), 10_000);
+      });
+      expect(closed).toBe(true);
+      expect(reply).toMatch(/^HTTP\/1\.1 408/);
+    } finally {
+      await slow.stop();
     }
   });
 });
