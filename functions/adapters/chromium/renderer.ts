@@ -1,4 +1,4 @@
-import { invalidParameter } from '../../core/errors';
+import { ServiceError, invalidParameter } from '../../core/errors';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
@@ -27,9 +27,38 @@ function printParameters(o: PdfOptions) {
     headerTemplate: o.headerTemplate,
     footerTemplate: o.footerTemplate,
     preferCSSPageSize: o.preferCSSPageSize,
-    // One message instead of a stream: documents here are at most a few MB, and streaming costs two more round trips.
-    transferMode: 'ReturnAsBase64' as const,
+    // Read in pieces (see readPdf): one base64 message of a few hundred MB would exceed what a string can hold.
+    transferMode: 'ReturnAsStream' as const,
   };
+}
+
+/** Larger PDFs are refused: a few canvases can make hundreds of MB, more than a render function can hold. */
+export const MAX_PDF_BYTES = 200 * 1024 * 1024;
+/** One IO.read: a typical document arrives in a single read. */
+const READ_BYTES = 8 * 1024 * 1024;
+
+/** The printed PDF from its stream handle, refused past MAX_PDF_BYTES. */
+async function readPdf(session: import('puppeteer-core').CDPSession, handle: string, maxBytes: number): Promise<Buffer> {
+  const pieces: Buffer[] = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { data, base64Encoded, eof } = await session.send('IO.read', { handle, size: READ_BYTES });
+      const piece = Buffer.from(data, base64Encoded ? 'base64' : 'latin1');
+      total += piece.length;
+      if (total > maxBytes) {
+        throw new ServiceError('PDF_GENERATION_FAILED', `The PDF would be larger than ${Math.round(maxBytes / 1024 / 1024)} MB. Use smaller images or canvases, or options.pageRanges.`, {
+          reason: 'output_too_large',
+          max_bytes: maxBytes,
+        });
+      }
+      pieces.push(piece);
+      if (eof) break;
+    }
+  } finally {
+    session.send('IO.close', { handle }).catch(() => undefined);
+  }
+  return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }
 
 /** Chromium's refusals of a page range are the caller's mistake, not a render failure. */
@@ -68,7 +97,10 @@ interface NetworkEvent {
 }
 
 export class ChromiumRenderer implements Renderer {
-  constructor(private readonly browser: ChromiumBrowser) {}
+  constructor(
+    private readonly browser: ChromiumBrowser,
+    private readonly limits: { maxPdfBytes: number } = { maxPdfBytes: MAX_PDF_BYTES },
+  ) {}
 
   async render(request: RenderRequest): Promise<RenderResult> {
     const deadline = Date.now() + request.timeoutMs;
@@ -124,14 +156,14 @@ export class ChromiumRenderer implements Renderer {
             } else {
               await loaded;
             }
-            let data: string;
+            let stream: string;
             try {
-              ({ data } = await session.send('Page.printToPDF', printParameters(request.options)));
+              ({ stream } = (await session.send('Page.printToPDF', printParameters(request.options))) as { stream: string });
             } catch (err) {
               throw mapPrintError(err);
             }
+            const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (origin?.failure()) throw origin.failure();
-            const pdf = Buffer.from(data, 'base64');
             const result: RenderResult = { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
             for (const [event, listener] of listeners) session.off(event, listener);
             if (origin) {

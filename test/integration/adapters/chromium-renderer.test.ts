@@ -46,6 +46,13 @@ describe('ChromiumRenderer', () => {
     expect(processes()).toBeLessThanOrEqual(before + 2); // the document's own renderer (and a prepared one), not 40 more
   });
 
+  it('refuses a PDF over the size limit while reading it, and keeps working', async () => {
+    const small = new ChromiumRenderer(browser, { maxPdfBytes: 20_000 });
+    const pages = Array.from({ length: 30 }, (_, i) => `<p style="break-after: page">page ${i} ${'text '.repeat(200)}</p>`).join('');
+    await expect(small.render({ html: pages, options, timeoutMs: 20_000 })).rejects.toMatchObject({ code: 'PDF_GENERATION_FAILED', details: { reason: 'output_too_large', max_bytes: 20_000 } });
+    expect((await small.render({ html: '<p>small</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
+  });
+
   it('relaunches the browser after it dies', async () => {
     await render('<p>warm</p>');
     const pid = await browser.processId();
