@@ -45,20 +45,57 @@ export interface BundleOrigin {
 }
 
 /**
+ * What one document may be served from its bundle. Each answer travels base64-encoded in one CDP message (about
+ * three copies of the file in memory at once), so a 100 MB asset fetched 40 times had run the process out of memory.
+ */
+export const BUNDLE_SERVING_LIMITS = {
+  /** A larger file is not served (the request fails, as a download would). */
+  assetBytes: 32 * 1024 * 1024,
+  /** Everything served to one document, repeats included; later requests fail. */
+  documentBytes: 256 * 1024 * 1024,
+  /** Answers being prepared at once. */
+  concurrent: 4,
+};
+
+/**
  * Starts answering the page's requests to the bundle origin; `html` is served at the document's own path.
  * Must run before the page navigates.
  */
-export async function serveBundle(session: CDPSession, bundle: RenderBundle, html: string): Promise<BundleOrigin> {
+export async function serveBundle(session: CDPSession, bundle: RenderBundle, html: string, limits = BUNDLE_SERVING_LIMITS): Promise<BundleOrigin> {
   const documentPath = bundle.documentPath.replace(/^\/+/, '');
   const documentBody = Buffer.from(html, 'utf8');
   const missing = new Set<string>();
+  /** Paths whose file is over the asset limit: refused again without reading. */
+  const oversized = new Set<string>();
+  /** Reads in progress, shared by requests for the same path. */
+  const reading = new Map<string, Promise<Uint8Array | null>>();
+  let served = 0;
   let failure: unknown = null;
+
+  const read = (path: string): Promise<Uint8Array | null> => {
+    let pending = reading.get(path);
+    if (!pending) {
+      pending = Promise.resolve(bundle.read(path));
+      const done = () => reading.delete(path);
+      pending.then(done, done);
+      reading.set(path, pending);
+    }
+    return pending;
+  };
+
+  const refuse = (event: RequestPaused) => session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'BlockedByResponse' });
 
   const answer = async (event: RequestPaused) => {
     const path = bundlePathOf(event.request.url);
+    if (path !== null && oversized.has(path)) return refuse(event);
     let body: Uint8Array | null = null;
     if (path === documentPath) body = documentBody;
-    else if (path !== null) body = await bundle.read(path);
+    else if (path !== null) body = await read(path);
+    if (body !== null && (body.byteLength > limits.assetBytes || served + body.byteLength > limits.documentBytes)) {
+      if (body.byteLength > limits.assetBytes) oversized.add(path!);
+      return refuse(event);
+    }
+    if (body !== null) served += body.byteLength;
     if (body === null) {
       missing.add(path ?? event.request.url);
       await session.send('Fetch.fulfillRequest', {
@@ -80,12 +117,27 @@ export async function serveBundle(session: CDPSession, bundle: RenderBundle, htm
     });
   };
 
+  let active = 0;
+  const waiting: RequestPaused[] = [];
+  const next = () => {
+    while (active < limits.concurrent && waiting.length > 0) {
+      const event = waiting.shift()!;
+      active++;
+      answer(event)
+        .catch((err) => {
+          // A closed page is no failure of ours; storage trouble is, and fails the render.
+          if (!/Target closed|Session closed|Invalid InterceptionId/i.test((err as Error)?.message ?? '')) failure ??= err;
+          session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined);
+        })
+        .finally(() => {
+          active--;
+          next();
+        });
+    }
+  };
   const onPaused = (event: RequestPaused) => {
-    answer(event).catch((err) => {
-      // A closed page is no failure of ours; storage trouble is, and fails the render.
-      if (!/Target closed|Session closed|Invalid InterceptionId/i.test((err as Error)?.message ?? '')) failure ??= err;
-      session.send('Fetch.failRequest', { requestId: event.requestId, errorReason: 'Failed' }).catch(() => undefined);
-    });
+    waiting.push(event);
+    next();
   };
   session.on('Fetch.requestPaused', onPaused);
   await session.send('Fetch.enable', { patterns: [{ urlPattern: `${BUNDLE_ORIGIN}/*`, requestStage: 'Request' }] });

@@ -3,7 +3,7 @@ import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
-import { type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
+import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 
 /** Resolves once the document has loaded (images, styles) and its web fonts are ready. */
 const WAIT_FOR_LOAD = `new Promise((resolve) => {
@@ -99,7 +99,7 @@ interface NetworkEvent {
 export class ChromiumRenderer implements Renderer {
   constructor(
     private readonly browser: ChromiumBrowser,
-    private readonly limits: { maxPdfBytes: number } = { maxPdfBytes: MAX_PDF_BYTES },
+    private readonly limits: { maxPdfBytes: number; bundleServing: typeof BUNDLE_SERVING_LIMITS } = { maxPdfBytes: MAX_PDF_BYTES, bundleServing: BUNDLE_SERVING_LIMITS },
   ) {}
 
   async render(request: RenderRequest): Promise<RenderResult> {
@@ -134,7 +134,7 @@ export class ChromiumRenderer implements Renderer {
             let loaded: Promise<unknown>;
             if (request.bundle) {
               if (page.reused) await clearBundleOrigin(session);
-              origin = await serveBundle(session, request.bundle, request.html);
+              origin = await serveBundle(session, request.bundle, request.html, this.limits.bundleServing);
               loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
             } else {
               await session.send('Page.setDocumentContent', { frameId, html: request.html });

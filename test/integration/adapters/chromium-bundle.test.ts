@@ -102,6 +102,25 @@ describe('rendering with a bundle as the page world', () => {
     expect(reads).toEqual(['etc/logo.png']);
   });
 
+  it('serves a file asked for many times with one read at a time, and refuses files or totals over the serving limits', async () => {
+    const limited = new ChromiumRenderer(browser, { maxPdfBytes: 10 * 1024 * 1024, bundleServing: { assetBytes: 200_000, documentBytes: 1_000_000, concurrent: 2 } });
+    const reads: string[] = [];
+    const files = { 'big.bin': Buffer.alloc(300_000, 1), 'mid.bin': Buffer.alloc(150_000, 2) };
+    const html = `<h1>Limits</h1><p id="out"></p><script>
+      const size = (p) => fetch(p).then((r) => r.arrayBuffer()).then((b) => b.byteLength, () => 'refused');
+      Promise.all([...Array(10)].map((_, i) => size('big.bin?' + i)).concat([...Array(10)].map((_, i) => size('mid.bin?' + i))))
+        .then((sizes) => { document.getElementById('out').textContent = sizes.join(' '); });
+    </script>`;
+    const result = await limited.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 300, maxMs: 10_000 }, bundle: bundleOf(files, 'index.html', reads) });
+    const sizes = (await readPdf(result.pdf))[0].text.split(/\s+/).filter((t) => /^\d+$|^refused$/.test(t));
+    // big.bin is over the asset limit: refused every time, read only until it is known to be oversized.
+    expect(sizes.slice(0, 10)).toEqual(Array(10).fill('refused'));
+    expect(reads.filter((p) => p === 'big.bin').length).toBeLessThanOrEqual(2);
+    // mid.bin fits, but only six copies fit the document's budget (the page itself is a few hundred bytes of it).
+    expect(sizes.slice(10).filter((x) => x === '150000')).toHaveLength(6);
+    expect(sizes.slice(10).filter((x) => x === 'refused')).toHaveLength(4);
+  });
+
   it('fails the render when the bundle cannot be read (storage trouble), rather than counting a missing file', async () => {
     const bundle: RenderBundle = {
       documentPath: 'a.html',

@@ -1,5 +1,6 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { ChromiumBrowser, launchArgs, roomyDevShm } from '../../../functions/adapters/chromium/browser';
+import { BUNDLE_SERVING_LIMITS } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { RenderTimeoutError } from '../../../functions/core/render/ports';
@@ -47,7 +48,7 @@ describe('ChromiumRenderer', () => {
   });
 
   it('refuses a PDF over the size limit while reading it, and keeps working', async () => {
-    const small = new ChromiumRenderer(browser, { maxPdfBytes: 20_000 });
+    const small = new ChromiumRenderer(browser, { maxPdfBytes: 20_000, bundleServing: BUNDLE_SERVING_LIMITS });
     const pages = Array.from({ length: 30 }, (_, i) => `<p style="break-after: page">page ${i} ${'text '.repeat(200)}</p>`).join('');
     await expect(small.render({ html: pages, options, timeoutMs: 20_000 })).rejects.toMatchObject({ code: 'PDF_GENERATION_FAILED', details: { reason: 'output_too_large', max_bytes: 20_000 } });
     expect((await small.render({ html: '<p>small</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
