@@ -1,8 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
+import { alive, descendants } from '../support/processes';
 
 describe('local contract', () => {
   it('keeps accounts, keys and jobs under DATA_DIR across a restart', async () => {
@@ -98,31 +99,3 @@ describe('local contract', () => {
     }
   }, 90_000);
 });
-
-/** Every process below `root` now (found through /proc, so they are known even if they outlive their parent). */
-function descendants(root: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      parentOf.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const below = (pid: number): boolean => {
-    for (let p = parentOf.get(pid); p; p = parentOf.get(p)) if (p === root) return true;
-    return false;
-  };
-  return [...parentOf.keys()].filter(below);
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'; // a zombie has exited
-  } catch {
-    return false;
-  }
-}

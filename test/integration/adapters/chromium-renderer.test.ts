@@ -1,10 +1,11 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { ChromiumBrowser, launchArgs, roomyDevShm } from '../../../functions/adapters/chromium/browser';
 import { BUNDLE_SERVING_LIMITS } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { RenderTimeoutError } from '../../../functions/core/render/ports';
 import { readPdf } from '../../support/pdf';
+import { descendants } from '../../support/processes';
 
 const browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 4, executablePath: process.env.CHROMIUM_PATH });
 const renderer = new ChromiumRenderer(browser);
@@ -34,7 +35,7 @@ describe('ChromiumRenderer', () => {
   it('gives a document no second page: window.open and target=_blank create nothing, and printing is not held up', async () => {
     await render('<p>warm</p>');
     const root = (await browser.processId())!;
-    const processes = () => childrenOf(root).length;
+    const processes = () => descendants(root).length;
     const before = processes();
     const result = await render(
       `<p>opener</p><a id="a" href="about:blank" target="_blank">x</a><script>
@@ -94,23 +95,3 @@ describe('ChromiumRenderer', () => {
     expect((await readPdf(second.pdf))[0].text).toMatch(/^name=empty cookie=(empty|blocked)$/);
   });
 });
-
-/** Live processes below `root` (through /proc). */
-function childrenOf(root: number): number[] {
-  const parentOf = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[0] !== 'Z') parentOf.set(Number(entry), Number(fields[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const below = (pid: number): boolean => {
-    for (let p = parentOf.get(pid); p; p = parentOf.get(p)) if (p === root) return true;
-    return false;
-  };
-  return [...parentOf.keys()].filter(below);
-}
