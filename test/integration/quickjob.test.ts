@@ -123,6 +123,15 @@ describe('POST /quickjob with Markdown', () => {
     const job = await (await stack.request('GET', `/jobs/${res.headers.get('x-job-id')}`, { key: user.api_key })).json();
     expect(job.mode).toBe('markdown');
   });
+
+  it('refuses Markdown that keeps the parser backtracking past its deadline with 400, charging nothing', async () => {
+    const before = await stack.services.accounts.get(user.account_id);
+    const res = await quick({ input_type: 'markdown', markdown: '*a_'.repeat(11_000) });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'markdown', reason: 'conversion_deadline' } });
+    const after = await stack.services.accounts.get(user.account_id);
+    expect(after!.credits_micros).toBe(before!.credits_micros);
+  });
 });
 
 describe('POST /quickjob with store: true', () => {

@@ -72,10 +72,11 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
   }
   if (!source) throw new TransientTaskError(`${file.path} of bulk job ${job.job_id} is missing from its bundle`);
   const text = source.toString('utf8').replace(/^\uFEFF/, '');
-  const html = bundle.bundle_type === 'markdown' ? markdownToHtml(text) : text;
 
   let result;
   try {
+    // Inside the try: Markdown the parser refuses (nested too deeply, over its deadline) fails this file, not the job.
+    const html = bundle.bundle_type === 'markdown' ? markdownToHtml(text) : text;
     result = await deps.renderer.render({
       html,
       options: bundle.options,

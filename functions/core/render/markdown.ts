@@ -1,3 +1,4 @@
+import { Script, createContext } from 'node:vm';
 import { Marked } from 'marked';
 import { invalidParameter } from '../errors';
 
@@ -80,18 +81,43 @@ export const MARKDOWN_DEFAULT_MARGIN = { top: '18mm', right: '16mm', bottom: '18
 const markdown = new Marked({ gfm: true, breaks: false, async: false });
 
 /**
+ * How long parsing may take. marked's inline rules backtrack quadratically on some inputs (32 KB of `*a_` repeated
+ * takes over 10 s), and the parse is synchronous: without a deadline one small request would hold a Lambda, or the
+ * whole local server, for minutes. Ordinary Markdown parses at several MB per second, so the budget grows with size.
+ */
+export function markdownDeadlineMs(length: number): number {
+  return 1000 + Math.ceil((length / 1_000_000) * 500);
+}
+
+/** `vm`'s watchdog is the one way to interrupt a synchronous call (a regex included) in this thread. */
+const parseInDeadline = new Script('parse()', { filename: 'markdown-parse' });
+const parseContext = createContext({ parse: null as null | (() => string) });
+
+function parseWithDeadline(body: string, deadlineMs: number): string {
+  parseContext.parse = () => markdown.parse(body) as string;
+  try {
+    return parseInDeadline.runInContext(parseContext, { timeout: deadlineMs }) as string;
+  } finally {
+    parseContext.parse = null;
+  }
+}
+
+/**
  * Markdown → a complete HTML document with the default stylesheet. Raw HTML inside the Markdown is kept
  * (it renders in the same sandboxed page as HTML input). The title comes from front matter or the first heading.
  */
-export function markdownToHtml(source: string): string {
+export function markdownToHtml(source: string, deadlineMs = markdownDeadlineMs(source.length)): string {
   const { body, frontMatter } = stripFrontMatter(source);
   const title = frontMatterTitle(frontMatter) ?? firstHeading(body) ?? 'Document';
   let content: string;
   try {
-    content = markdown.parse(body) as string;
+    content = parseWithDeadline(body, deadlineMs);
   } catch (err) {
     // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
     if (err instanceof RangeError) throw invalidParameter('markdown', 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
+    if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+      throw invalidParameter('markdown', `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack; escape the markers (\\*, \\_) or send the text as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
+    }
     throw err;
   }
   return `<!DOCTYPE html>

@@ -125,6 +125,18 @@ describe('a bulk job from submission to its end', () => {
     expect(html).not.toContain('title: Secret title');
   });
 
+  it('fails a Markdown file the parser refuses (nested too deeply) as RENDER_FAILED, and converts the rest', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'deep.md', data: `${'>'.repeat(6000)} x` }, { name: 'ok.md', data: '# fine' }], 'markdown');
+    const { job, rows } = await run(w, job_id);
+    expect(rows.map((r) => [r.input, r.status, r.error_code])).toEqual([
+      ['deep.md', 'failed', 'RENDER_FAILED'],
+      ['ok.md', 'success', null],
+    ]);
+    expect(rows[0].error_message).toMatch(/nests too deeply/);
+    expect(job.status).toBe('partial_failed');
+  });
+
   it('skips the file that would pass the page budget and every later file, without charging them (partial_failed)', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: page(60) })).concat([{ name: 'f4.html', data: page(1) }]));

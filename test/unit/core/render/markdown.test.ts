@@ -1,4 +1,4 @@
-import { markdownToHtml, stripFrontMatter } from '../../../../functions/core/render/markdown';
+import { markdownDeadlineMs, markdownToHtml, stripFrontMatter } from '../../../../functions/core/render/markdown';
 
 describe('markdown', () => {
   it('removes a leading YAML front-matter block and takes the title from it', () => {
@@ -33,5 +33,18 @@ describe('markdown', () => {
 
   it('refuses Markdown nested too deeply to convert as INVALID_PARAMETER, not a crash', () => {
     expect(() => markdownToHtml(`${'>'.repeat(6000)} x`)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: expect.objectContaining({ parameter: 'markdown' }) }));
+  });
+
+  it('stops a parse that overruns its deadline and refuses it as INVALID_PARAMETER', () => {
+    // 32 KB of `*a_` keeps marked backtracking for seconds; a 1 ms deadline must interrupt it mid-regex.
+    const hostile = '*a_'.repeat(11_000);
+    expect(() => markdownToHtml(hostile, 1)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'markdown', reason: 'conversion_deadline', deadline_ms: 1 } }));
+    // The shared parse context is left clean: the next document converts normally.
+    expect(markdownToHtml('# Next\n\n*fine*')).toContain('<em>fine</em>');
+  });
+
+  it('gives larger documents a longer deadline', () => {
+    expect(markdownDeadlineMs(0)).toBe(1000);
+    expect(markdownDeadlineMs(6_000_000)).toBe(4000);
   });
 });
