@@ -84,11 +84,16 @@ describe('POST /longjob', () => {
     expect(mailsTo('quiet@example.com')).toEqual([]);
   });
 
-  it('refuses over 100 pages at submission, creating no job', async () => {
-    const html = Array.from({ length: 101 }, (_, i) => `<div style="page-break-after:always">P${i}</div>`).join('');
+  it('refuses over 100 pages at submission, creating no job; a longer document is printed only to page 101', async () => {
+    const html = Array.from({ length: 3000 }, (_, i) => `<div style="page-break-after:always">P${i}</div>`).join('');
     const res = await submit({ input_type: 'html', html });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 101, max_pages: 100 } });
+    const { error } = await res.json();
+    expect(error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages_at_least: 101, max_pages: 100 } });
+    expect(error.message).toContain('more than 100 pages');
+    // With pageRanges the caller's pages are printed and counted exactly.
+    const ranged = await submit({ input_type: 'html', html, options: { pageRanges: '1-120' } });
+    expect((await ranged.json()).error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 120, max_pages: 100 } });
   });
 
   it.each<[string, unknown, string]>([

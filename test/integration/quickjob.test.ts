@@ -189,6 +189,16 @@ describe('POST /quickjob refusals', () => {
     expect(after!.credits_micros).toBe(before!.credits_micros);
   });
 
+  it('refuses a document longer than /longjob takes without printing it all, and without suggesting /longjob', async () => {
+    const html = Array.from({ length: 5000 }, (_, i) => `<div style="page-break-after:always">P${i}</div>`).join('');
+    const res = await quick({ input_type: 'html', html });
+    expect(res.status).toBe(400);
+    const { error } = await res.json();
+    expect(error.code).toBe('PAGE_LIMIT_EXCEEDED');
+    expect(error.details).toEqual({ job_id: expect.stringMatching(/^job_/), pages_at_least: 101, max_pages: 25 });
+    expect(error.message).toMatch(/more than 100 pages.*Split the document/);
+  });
+
   it.each<[string, number, string, unknown]>([
     ['empty body', 400, 'INVALID_PARAMETER', undefined],
     ['no input_type', 400, 'MISSING_INPUT_TYPE', { html: '<p>x</p>' }],

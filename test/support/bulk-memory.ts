@@ -50,8 +50,11 @@ export class FakeRenderer implements Renderer {
   async render(request: RenderRequest): Promise<RenderResult> {
     this.calls.push(request);
     const pages = Number(/<!-- pages: (\d+) -->/.exec(request.html)?.[1] ?? 1);
+    // Like Chromium with the page window: printing stops after maxPages + 1 pages.
+    const windowed = request.maxPages !== undefined && !request.options.pageRanges;
+    const printed = windowed ? Math.min(pages, request.maxPages! + 1) : pages;
     const extra = await this.behave(request);
-    return { pdf: Buffer.from(`%PDF-fake ${request.bundle?.documentPath}`), pages, blockedRequests: 0, renderTimeout: false, missingAssets: 0, ...extra };
+    return { pdf: Buffer.from(`%PDF-fake ${request.bundle?.documentPath}`), pages: printed, blockedRequests: 0, renderTimeout: false, missingAssets: 0, ...(windowed ? { morePages: pages > request.maxPages! } : {}), ...extra };
   }
 }
 

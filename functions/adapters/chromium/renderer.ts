@@ -1,6 +1,7 @@
 import { ServiceError, invalidParameter } from '../../core/errors';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
+import { pageWindow } from '../../core/render/page-window';
 import { type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
@@ -11,7 +12,7 @@ const WAIT_FOR_LOAD = `new Promise((resolve) => {
   else addEventListener('load', () => resolve(), { once: true });
 }).then(() => document.fonts && document.fonts.ready).then(() => 1)`;
 
-function printParameters(o: PdfOptions) {
+function printParameters(o: PdfOptions, pageRanges: string) {
   return {
     landscape: o.landscape,
     displayHeaderFooter: o.displayHeaderFooter,
@@ -23,7 +24,7 @@ function printParameters(o: PdfOptions) {
     marginBottom: o.margin.bottom,
     marginLeft: o.margin.left,
     marginRight: o.margin.right,
-    pageRanges: o.pageRanges,
+    pageRanges,
     headerTemplate: o.headerTemplate,
     footerTemplate: o.footerTemplate,
     preferCSSPageSize: o.preferCSSPageSize,
@@ -157,14 +158,17 @@ export class ChromiumRenderer implements Renderer {
               await loaded;
             }
             let stream: string;
+            const pageRanges = pageWindow(request);
             try {
-              ({ stream } = (await session.send('Page.printToPDF', printParameters(request.options))) as { stream: string });
+              ({ stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges))) as { stream: string });
             } catch (err) {
               throw mapPrintError(err);
             }
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (origin?.failure()) throw origin.failure();
-            const result: RenderResult = { pdf, pages: await countPdfPages(pdf), blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
+            const pages = await countPdfPages(pdf);
+            const result: RenderResult = { pdf, pages, blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
+            if (request.maxPages !== undefined && pageRanges !== request.options.pageRanges) result.morePages = pages > request.maxPages;
             for (const [event, listener] of listeners) session.off(event, listener);
             if (origin) {
               result.missingAssets = origin.missing();

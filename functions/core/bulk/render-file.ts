@@ -7,6 +7,7 @@
 import { isServiceError } from '../errors';
 import type { JobFileRow } from '../jobs/files';
 import { markdownToHtml } from '../render/markdown';
+import { pageCountFacts } from '../render/page-window';
 import { RenderTimeoutError } from '../render/ports';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
@@ -82,6 +83,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       options: bundle.options,
       timeoutMs: deps.timing.fileTimeoutSeconds * 1000,
       networkIdle: { quietMs: BULK_IDLE_QUIET_MS, maxMs: deps.timing.idleMaxSeconds * 1000 },
+      maxPages: BULK_LIMITS.pagesPerFile,
       bundle: {
         documentPath: file.path,
         // The job's files may share a warm page one after another (storage cleared in between), never another job's.
@@ -102,11 +104,12 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
     return record({ error_code: 'RENDER_FAILED', error_message: `${file.path} could not be converted: ${why}` });
   }
   const facts = { blocked_requests: result.blockedRequests, render_timeout: result.renderTimeout, missing_assets: result.missingAssets ?? 0 };
-  if (result.pages > BULK_LIMITS.pagesPerFile) {
+  if (result.morePages || result.pages > BULK_LIMITS.pagesPerFile) {
+    const count = pageCountFacts(result, BULK_LIMITS.pagesPerFile);
     return record({
       ...facts,
       error_code: 'PAGE_LIMIT_EXCEEDED',
-      error_message: `${file.path} has ${result.pages} pages; a file of a bulk job may have at most ${BULK_LIMITS.pagesPerFile}. Split it, or use options.pageRanges.`,
+      error_message: `${file.path} has ${count.text}; a file of a bulk job may have at most ${BULK_LIMITS.pagesPerFile}. Split it, or use options.pageRanges.`,
     });
   }
   const key = bulkKeys.pdf(job.account_id, job.job_id, index);

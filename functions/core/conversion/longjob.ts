@@ -14,6 +14,7 @@ import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../notifications/j
 import type { Mailer } from '../notifications/ports';
 import { markdownToHtml } from '../render/markdown';
 import type { PdfOptions } from '../render/options';
+import { pageCountFacts } from '../render/page-window';
 import { RenderTimeoutError, type Renderer } from '../render/ports';
 import { parseJsonConversion } from './request';
 
@@ -89,8 +90,9 @@ export async function submitLongJob(deps: LongJobDeps, input: { account: Account
 
   const limitSeconds = deps.submissionSeconds ?? LONGJOB_SUBMISSION_SECONDS;
   let pages: number;
+  let morePages: boolean | undefined;
   try {
-    ({ pages } = await deps.renderer.render({ html, options: request.options, timeoutMs: limitSeconds * 1000 }));
+    ({ pages, morePages } = await deps.renderer.render({ html, options: request.options, timeoutMs: limitSeconds * 1000, maxPages: LONGJOB_MAX_PAGES }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       throw new ServiceError('RENDER_TIMEOUT', `Counting the pages took longer than ${limitSeconds} seconds, so the document cannot be submitted. Split it into smaller documents.`, {
@@ -101,9 +103,10 @@ export async function submitLongJob(deps: LongJobDeps, input: { account: Account
     deps.log?.('long job submission render failed', err);
     throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed while counting pages. Retry; if it keeps failing, simplify the document.');
   }
-  if (pages > LONGJOB_MAX_PAGES) {
-    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF would have ${pages} pages; long jobs allow ${LONGJOB_MAX_PAGES}. Split the document, or use options.pageRanges.`, {
-      pages,
+  if (morePages || pages > LONGJOB_MAX_PAGES) {
+    const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
+    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF would have ${count.text}; long jobs allow ${LONGJOB_MAX_PAGES}. Split the document, or use options.pageRanges.`, {
+      ...count.details,
       max_pages: LONGJOB_MAX_PAGES,
     });
   }
@@ -182,8 +185,9 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
 
   let pdf: Uint8Array;
   let pages: number;
+  let morePages: boolean | undefined;
   try {
-    ({ pdf, pages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs }));
+    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs, maxPages: LONGJOB_MAX_PAGES }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${Math.round(timeoutMs / 60_000)} minutes.`), 'timeout');
@@ -192,8 +196,9 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
     const code = isServiceError(err) ? err.code : 'PDF_GENERATION_FAILED';
     return finish(failed(claimed, deps.clock.now(), code, isServiceError(err) ? err.message : 'The renderer failed to produce a PDF.'), 'failed');
   }
-  if (pages > LONGJOB_MAX_PAGES) {
-    return finish(failed(claimed, deps.clock.now(), 'PAGE_LIMIT_EXCEEDED', `The PDF has ${pages} pages; long jobs allow ${LONGJOB_MAX_PAGES}.`, { pages }), 'failed');
+  if (morePages || pages > LONGJOB_MAX_PAGES) {
+    const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
+    return finish(failed(claimed, deps.clock.now(), 'PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; long jobs allow ${LONGJOB_MAX_PAGES}.`, morePages ? {} : { pages }), 'failed');
   }
 
   const name = `${jobId}.pdf`;

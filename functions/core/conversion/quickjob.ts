@@ -9,7 +9,9 @@ import type { BlobStore, JobRepository } from '../jobs/ports';
 import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
 import { markdownToHtml } from '../render/markdown';
 import type { PdfOptions } from '../render/options';
+import { pageCountFacts } from '../render/page-window';
 import { RenderTimeoutError, type Renderer } from '../render/ports';
+import { LONGJOB_MAX_PAGES } from './longjob';
 
 export const QUICKJOB_MAX_PAGES = 25;
 export const QUICKJOB_TIMEOUT_SECONDS = 30;
@@ -75,11 +77,13 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
 
   let pdf: Uint8Array;
   let pages: number;
+  let morePages: boolean | undefined;
   try {
     const document = await input.prepare();
     const remainingMs = timeoutSeconds * 1000 - (deps.clock.now().getTime() - started.getTime());
     if (remainingMs <= 0) throw new RenderTimeoutError(0);
-    ({ pdf, pages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs }));
+    // Counted up to the long-job limit, so a refusal says whether /longjob would take the document.
+    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       await recordFailure('QUICKJOB_TIMEOUT', `Rendering took longer than ${timeoutSeconds} seconds.`, true);
@@ -98,13 +102,17 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF. Retry; if it keeps failing, simplify the document or use /longjob.', { job_id: job.job_id });
   }
 
-  if (pages > QUICKJOB_MAX_PAGES) {
-    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${pages} pages; quick jobs allow ${QUICKJOB_MAX_PAGES}.`);
-    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF has ${pages} pages; /quickjob allows ${QUICKJOB_MAX_PAGES}. Use /longjob (up to 100 pages) or options.pageRanges.`, {
+  if (morePages || pages > QUICKJOB_MAX_PAGES) {
+    const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
+    const longjobFits = !morePages && pages <= LONGJOB_MAX_PAGES;
+    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; quick jobs allow ${QUICKJOB_MAX_PAGES}.`);
+    const advice = longjobFits ? `Use /longjob (up to ${LONGJOB_MAX_PAGES} pages) or options.pageRanges.` : 'Split the document, or choose pages with options.pageRanges.';
+    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; /quickjob allows ${QUICKJOB_MAX_PAGES}. ${advice}`, {
       job_id: job.job_id,
-      pages,
+      ...count.details,
       max_pages: QUICKJOB_MAX_PAGES,
-      suggestion: 'use_longjob_endpoint',
+      // /longjob would refuse it too: no suggestion to send it there.
+      ...(longjobFits ? { suggestion: 'use_longjob_endpoint' } : {}),
     });
   }
 

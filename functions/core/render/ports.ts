@@ -18,6 +18,12 @@ export interface RenderRequest {
    * references resolve; other requests go through the network guard as usual. Absent by default.
    */
   bundle?: RenderBundle;
+  /**
+   * The most pages the caller could accept. Without `options.pageRanges`, printing stops after `maxPages + 1`
+   * pages and the result says `morePages`: a 10,000-page document is refused after a few seconds of layout
+   * instead of being printed for minutes only to be refused.
+   */
+  maxPages?: number;
 }
 
 /** The synthetic origin a bundle document is rendered at (`.invalid` can never resolve to a real host). */
@@ -47,6 +53,8 @@ export interface RenderResult {
   renderTimeout: boolean;
   /** With `bundle`: distinct bundle paths the page asked for that the bundle does not have. */
   missingAssets?: number;
+  /** With `maxPages`: the document has more pages than that; `pdf` and `pages` cover only the first `maxPages + 1`. */
+  morePages?: boolean;
 }
 
 /** Turns HTML into PDF. Implemented by the Chromium adapter; domain code sees only this. */

@@ -55,6 +55,17 @@ describe('ChromiumRenderer', () => {
     expect((await small.render({ html: '<p>small</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
   });
 
+  it('with maxPages prints no more than one page past it (unless pageRanges chose the pages) and says the document has more', async () => {
+    const pages = (n: number) => Array.from({ length: n }, (_, i) => `<p style="break-after: page">page ${i + 1}</p>`).join('');
+    expect(await renderer.render({ html: pages(3), options, timeoutMs: 20_000, maxPages: 5 })).toMatchObject({ pages: 3, morePages: false });
+    const long = await renderer.render({ html: pages(40), options, timeoutMs: 20_000, maxPages: 5 });
+    expect(long).toMatchObject({ pages: 6, morePages: true });
+    expect((await readPdf(long.pdf)).map((p) => p.text)).toEqual(['page 1', 'page 2', 'page 3', 'page 4', 'page 5', 'page 6']);
+    const chosen = await renderer.render({ html: pages(40), options: parsePdfOptions({ pageRanges: '2-9' }), timeoutMs: 20_000, maxPages: 5 });
+    expect(chosen.pages).toBe(8);
+    expect(chosen.morePages).toBeUndefined();
+  });
+
   it('relaunches the browser after it dies', async () => {
     await render('<p>warm</p>');
     const pid = await browser.processId();
