@@ -69,6 +69,8 @@ export interface ServiceConfig {
   chromiumPackDir?: string;
   renderPrewarm: number;
   renderMaxConcurrent: number;
+  /** A document's renderer process over this resident memory is killed and the document fails (0: no cap). */
+  renderMaxPageMemoryMb: number;
   /** Overrides the 30 s quick-job limit (tests only). */
   quickjobTimeoutSeconds?: number;
   /** Overrides the 28 s page-counting limit of a long-job submission (set by the CDK app below its gateway's timeout). */
@@ -141,6 +143,8 @@ export function configFromEnv(env = process.env): ServiceConfig {
     renderPrewarm: intEnv('RENDER_PREWARM', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : 2),
     // More documents in flight than cores + 1 only adds contention (measured: 8 at once is slower than 3 on 2 cores).
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : cpus().length + 1),
+    // A 2 GB render Lambda needs ~0.5 GB for the browser and Node; locally several documents share the machine.
+    renderMaxPageMemoryMb: intEnv('RENDER_MAX_PAGE_MEMORY_MB', env.AWS_LAMBDA_FUNCTION_NAME ? 1024 : 1536),
     quickjobTimeoutSeconds: env.QUICKJOB_TIMEOUT_SECONDS ? Number(env.QUICKJOB_TIMEOUT_SECONDS) : undefined,
     longjobSubmissionSeconds: env.LONGJOB_SUBMISSION_SECONDS ? Number(env.LONGJOB_SUBMISSION_SECONDS) : undefined,
     pdfopTimeoutSeconds: env.PDFOP_TIMEOUT_SECONDS ? Number(env.PDFOP_TIMEOUT_SECONDS) : undefined,
@@ -259,6 +263,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
       packDir: config.chromiumPackDir,
       prewarm: config.renderPrewarm,
       maxConcurrent: config.renderMaxConcurrent,
+      maxPageMemoryBytes: config.renderMaxPageMemoryMb * 2 ** 20,
       guard: guard(),
       log: (message, err) => log.warn(message, err),
     });

@@ -1,7 +1,9 @@
 import { statfsSync } from 'node:fs';
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
+import { ServiceError } from '../../core/errors';
 import type { NetworkGuard } from '../../core/net/guard';
 import { EgressProxy } from '../net/egress-proxy';
+import { RendererMemoryWatch } from './memory-watch';
 
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
@@ -17,6 +19,8 @@ export interface ChromiumConfig {
    * a proxy that refuses everything (documents must not reach the network unguarded).
    */
   guard?: NetworkGuard;
+  /** A document's renderer process using more resident memory than this is killed (the document fails). Off when unset. */
+  maxPageMemoryBytes?: number;
   extraArgs?: string[];
   log?: (message: string, err?: unknown) => void;
 }
@@ -138,8 +142,27 @@ export class ChromiumBrowser {
   private active = 0;
   private waiting: (() => void)[] = [];
   private parked: ParkedPage[] = [];
+  private readonly memoryWatch: RendererMemoryWatch | null;
 
-  constructor(private readonly config: ChromiumConfig) {}
+  constructor(private readonly config: ChromiumConfig) {
+    this.memoryWatch = config.maxPageMemoryBytes ? new RendererMemoryWatch(config.maxPageMemoryBytes, () => this.rendererProcesses(), config.log) : null;
+  }
+
+  private async rendererProcesses(): Promise<number[]> {
+    if (!this.instance) return [];
+    const { root } = await this.instance;
+    const { processInfo } = (await root.send('SystemInfo.getProcessInfo')) as { processInfo: { type: string; id: number }[] };
+    return processInfo.filter((p) => p.type === 'renderer').map((p) => p.id);
+  }
+
+  private crashError(): Error {
+    if (!this.memoryWatch?.claimKill()) return new Error('the page crashed (out of memory or a renderer fault)');
+    const mb = Math.round(this.memoryWatch.capBytes / 2 ** 20);
+    return new ServiceError('PDF_GENERATION_FAILED', `The document used more than ${mb} MB of memory while rendering and was stopped. Use smaller images, canvases or data in its scripts.`, {
+      reason: 'memory_limit',
+      max_memory_mb: mb,
+    });
+  }
 
   private async executablePath(): Promise<string> {
     if (this.config.executablePath) return this.config.executablePath;
@@ -219,7 +242,7 @@ export class ChromiumBrowser {
       const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
       const session = root.connection()!.session(sessionId)!;
       const crashed = new Promise<never>((_, reject) => {
-        this.crashHandlers.set(targetId, () => reject(new Error('the page crashed (out of memory or a renderer fault)')));
+        this.crashHandlers.set(targetId, () => reject(this.crashError()));
       });
       let dead = false;
       crashed.catch(() => (dead = true));
@@ -304,6 +327,7 @@ export class ChromiumBrowser {
     let release = await this.acquireSlot();
     let finished = false;
     let page: PooledPage | undefined;
+    this.memoryWatch?.documentOpened();
     try {
       page = scope ? this.unpark(scope) : undefined;
       if (!page) {
@@ -326,6 +350,7 @@ export class ChromiumBrowser {
       return await work(page);
     } finally {
       finished = true;
+      this.memoryWatch?.documentClosed();
       if (page && scope && page.reusable && page.alive() && !this.closed && this.contexts.has(page.browserContextId)) this.park(scope, page);
       else if (page) await this.dispose(page);
       release();

@@ -66,6 +66,22 @@ describe('ChromiumRenderer', () => {
     expect(chosen.morePages).toBeUndefined();
   });
 
+  it('stops a document whose renderer passes the memory cap (typed arrays escape V8\'s heap limit), and keeps working', async () => {
+    const capped = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, maxPageMemoryBytes: 400 * 2 ** 20, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const cappedRenderer = new ChromiumRenderer(capped);
+      // 1.5 GB held by the page: without the cap it prints fine, so only the watch can make this fail.
+      const hog = '<script>window.keep = []; for (let i = 0; i < 15; i++) keep.push(new Uint8Array(100 * 2 ** 20).fill(1));</script><p>hog</p>';
+      await expect(cappedRenderer.render({ html: hog, options, timeoutMs: 20_000 })).rejects.toMatchObject({
+        code: 'PDF_GENERATION_FAILED',
+        details: { reason: 'memory_limit', max_memory_mb: 400 },
+      });
+      expect((await cappedRenderer.render({ html: '<p>after</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('relaunches the browser after it dies', async () => {
     await render('<p>warm</p>');
     const pid = await browser.processId();

@@ -1,0 +1,56 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { RendererMemoryWatch } from '../../../../functions/adapters/chromium/memory-watch';
+
+/** A process holding about `mb` MB of touched memory; prints "ready" once it does. */
+async function holding(mb: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-e', `globalThis.b = Buffer.alloc(${mb} * 2 ** 20, 1); console.log('ready'); setInterval(() => {}, 1000);`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await once(child.stdout!, 'data');
+  return child;
+}
+
+describe('RendererMemoryWatch', () => {
+  const children: ChildProcess[] = [];
+  afterAll(() => children.forEach((c) => c.kill('SIGKILL')));
+
+  it('kills the processes over the cap, leaves the others, and attributes one crash per kill', async () => {
+    const big = await holding(160);
+    const small = await holding(1);
+    children.push(big, small);
+    const logged: string[] = [];
+    const watch = new RendererMemoryWatch(100 * 2 ** 20, async () => [big.pid!, small.pid!, 999_999_999], (m) => logged.push(m));
+    const exited = once(big, 'exit');
+    await watch.scan();
+    expect((await exited)[1]).toBe('SIGKILL');
+    expect(small.exitCode).toBeNull();
+    expect(small.signalCode).toBeNull();
+    expect(logged).toEqual([expect.stringMatching(new RegExp(`renderer ${big.pid} used \\d+ MB \\(cap 100 MB\\)`))]);
+    expect(watch.claimKill()).toBe(true);
+    expect(watch.claimKill()).toBe(false);
+  });
+
+  it('measures only while documents are open', async () => {
+    jest.useFakeTimers();
+    try {
+      let asked = 0;
+      const watch = new RendererMemoryWatch(2 ** 30, async () => {
+        asked++;
+        return [];
+      });
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(asked).toBe(0);
+      watch.documentOpened();
+      watch.documentOpened();
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(asked).toBe(4);
+      watch.documentClosed();
+      await jest.advanceTimersByTimeAsync(500);
+      expect(asked).toBe(6); // one document is still open
+      watch.documentClosed();
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(asked).toBe(6);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});
