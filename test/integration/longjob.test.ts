@@ -91,9 +91,11 @@ describe('POST /longjob', () => {
     const { error } = await res.json();
     expect(error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages_at_least: 101, max_pages: 100 } });
     expect(error.message).toContain('more than 100 pages');
-    // With pageRanges the caller's pages are printed and counted exactly.
-    const ranged = await submit({ input_type: 'html', html, options: { pageRanges: '1-120' } });
-    expect((await ranged.json()).error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 120, max_pages: 100 } });
+    // A selection is cut the same way; one that fits is counted exactly.
+    const ranged = await submit({ input_type: 'html', html, options: { pageRanges: '5-10000' } });
+    expect((await ranged.json()).error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages_at_least: 101, max_pages: 100 } });
+    const fits = await submit({ input_type: 'html', html, options: { pageRanges: '1-50, 2000-2050' } });
+    expect((await fits.json()).error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 101, max_pages: 100 } });
   });
 
   it.each<[string, unknown, string]>([

@@ -67,6 +67,7 @@ function mapPrintError(err: unknown): unknown {
   const message = (err as Error)?.message ?? '';
   if (/page range syntax error/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges could not be read; use pages and ranges such as "1-3, 5".');
   if (/page range exceeds page count/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document.');
+  if (/page range is invalid/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges has a range that ends before it starts; write ranges low to high, from page 1.');
   return err;
 }
 

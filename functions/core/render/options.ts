@@ -36,6 +36,39 @@ const PAGE_RANGES = /^\s*(\d+\s*(-\s*\d*)?|-\s*\d+)(\s*,\s*(\d+\s*(-\s*\d*)?|-\s
 
 const TEMPLATE_MAX = 100_000;
 
+/** The [first, last] pages of each comma-separated part of a pageRanges string PAGE_RANGES accepts (open end: Infinity). */
+function rangeParts(text: string): [number, number][] {
+  return text.split(',').map((part): [number, number] => {
+    const [from, to] = part.split('-').map((bound) => bound.trim());
+    const first = from === '' ? 1 : Number(from);
+    return [first, to === undefined ? first : to === '' ? Infinity : Number(to)];
+  });
+}
+
+/** Why a pageRanges string PAGE_RANGES accepts still cannot be printed, if it cannot. */
+function pageRangesProblem(text: string): string | null {
+  for (const [first, last] of rangeParts(text)) {
+    if (first === 0 || last === 0) return 'pages are numbered from 1';
+    if (first > last) return `${first}-${last} ends before it starts; write ranges low to high`;
+  }
+  return null;
+}
+
+/**
+ * The pages a valid pageRanges string selects, as Chromium prints them: ascending, each page once, as merged
+ * [first, last] spans (last Infinity for an open end such as "8-"); null for a string that is not valid.
+ */
+export function pageSpans(text: string): [number, number][] | null {
+  if (!PAGE_RANGES.test(text) || pageRangesProblem(text)) return null;
+  const merged: [number, number][] = [];
+  for (const [first, last] of rangeParts(text).sort((a, b) => a[0] - b[0])) {
+    const previous = merged[merged.length - 1];
+    if (previous && first <= previous[1] + 1) previous[1] = Math.max(previous[1], last);
+    else merged.push([first, last]);
+  }
+  return merged;
+}
+
 export const pdfOptionsSchema = z.object({
   format: z
     .union([z.string(), z.null()])
@@ -56,6 +89,10 @@ export const pdfOptionsSchema = z.object({
   pageRanges: z
     .string()
     .refine((v) => v.trim() === '' || PAGE_RANGES.test(v), { message: 'expected pages and ranges such as "1-3, 5, 8-"' })
+    .superRefine((v, ctx) => {
+      const problem = v.trim() === '' || !PAGE_RANGES.test(v) ? null : pageRangesProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
     .optional(),
   displayHeaderFooter: z.boolean().optional(),
   headerTemplate: z.string().max(TEMPLATE_MAX).optional(),

@@ -1,9 +1,25 @@
+import { pageSpans } from './options';
 import type { RenderRequest, RenderResult } from './ports';
 
-/** The page range to print: no more than `maxPages + 1` pages, unless the caller chose pages itself. */
+/**
+ * The page range to print: the caller's selection (all pages without `pageRanges`) cut after `maxPages + 1`
+ * pages. A selection that fits is returned as it came, so Chromium still reports pages beyond the document.
+ */
 export function pageWindow(request: Pick<RenderRequest, 'options' | 'maxPages'>): string {
-  if (request.options.pageRanges || request.maxPages === undefined) return request.options.pageRanges;
-  return `1-${request.maxPages + 1}`;
+  const chosen = request.options.pageRanges;
+  if (request.maxPages === undefined) return chosen;
+  const spans = chosen ? pageSpans(chosen) : [[1, Infinity] as [number, number]];
+  if (!spans) return chosen; // not valid: Chromium's refusal becomes the caller's INVALID_PARAMETER
+  let room = request.maxPages + 1;
+  if (spans.reduce((sum, [first, last]) => sum + (last - first + 1), 0) <= room) return chosen;
+  const kept: string[] = [];
+  for (const [first, last] of spans) {
+    if (room === 0) break;
+    const end = Math.min(last, first + room - 1);
+    kept.push(end === first ? `${first}` : `${first}-${end}`);
+    room -= end - first + 1;
+  }
+  return kept.join(', ');
 }
 
 /** A render's page count for messages and error details: exact, or "more than maxPages" when printing stopped early. */

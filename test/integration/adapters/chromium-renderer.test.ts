@@ -55,15 +55,19 @@ describe('ChromiumRenderer', () => {
     expect((await small.render({ html: '<p>small</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
   });
 
-  it('with maxPages prints no more than one page past it (unless pageRanges chose the pages) and says the document has more', async () => {
+  it('with maxPages prints no more than one page past it (of the document or of a pageRanges selection) and says there is more', async () => {
     const pages = (n: number) => Array.from({ length: n }, (_, i) => `<p style="break-after: page">page ${i + 1}</p>`).join('');
     expect(await renderer.render({ html: pages(3), options, timeoutMs: 20_000, maxPages: 5 })).toMatchObject({ pages: 3, morePages: false });
     const long = await renderer.render({ html: pages(40), options, timeoutMs: 20_000, maxPages: 5 });
     expect(long).toMatchObject({ pages: 6, morePages: true });
     expect((await readPdf(long.pdf)).map((p) => p.text)).toEqual(['page 1', 'page 2', 'page 3', 'page 4', 'page 5', 'page 6']);
-    const chosen = await renderer.render({ html: pages(40), options: parsePdfOptions({ pageRanges: '2-9' }), timeoutMs: 20_000, maxPages: 5 });
-    expect(chosen.pages).toBe(8);
-    expect(chosen.morePages).toBeUndefined();
+    // A selection is cut the same way; one that fits prints as chosen.
+    const chosen = await renderer.render({ html: pages(40), options: parsePdfOptions({ pageRanges: '30-, 2' }), timeoutMs: 20_000, maxPages: 5 });
+    expect(chosen).toMatchObject({ pages: 6, morePages: true });
+    expect((await readPdf(chosen.pdf)).map((p) => p.text)).toEqual(['page 2', 'page 30', 'page 31', 'page 32', 'page 33', 'page 34']);
+    const fits = await renderer.render({ html: pages(40), options: parsePdfOptions({ pageRanges: '2-4' }), timeoutMs: 20_000, maxPages: 5 });
+    expect(fits.pages).toBe(3);
+    expect(fits.morePages).toBeUndefined();
   });
 
   it('stops a document whose renderer passes the memory cap (typed arrays escape V8\'s heap limit), and keeps working', async () => {

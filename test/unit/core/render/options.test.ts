@@ -59,6 +59,8 @@ describe('parsePdfOptions', () => {
     [{ landscape: 'yes' }, 'options.landscape'],
     [{ printBackground: 1 }, 'options.printBackground'],
     [{ pageRanges: 'first' }, 'options.pageRanges'],
+    [{ pageRanges: '5-3' }, 'options.pageRanges'],
+    [{ pageRanges: '0-2' }, 'options.pageRanges'],
     [{ margin: { left: '150mm', right: '150mm' } }, 'options.margin'],
   ])('refuses %j naming %s', (raw, parameter) => {
     const err = refusal(() => parsePdfOptions(raw));
