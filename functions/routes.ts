@@ -101,6 +101,8 @@ export const ROUTES: readonly RouteDef[] = [
   r('plans.list', 'GET', '/plans', T, 'http/plans/list#handler', 'Plans', 'light', undefined, READ),
   r('plans.get', 'GET', '/plans/{plan_id}', T, 'http/plans/get#handler', 'One plan', 'light', undefined, READ),
   r('stripe.webhook', 'POST', '/stripe/webhook', NONE, 'http/stripe/webhook#handler', 'Stripe events', 'standard', undefined, STRIPE_WRITE),
+  // Not in the spec: the description of this API, built from this table (see functions/http/openapi).
+  r('openapi.get', 'GET', '/openapi.json', NONE, 'http/openapi/get#handler', 'This API as an OpenAPI 3.1 document', 'light', undefined, []),
 
   // PDF tools (document 2)
   r('pdf.merge', 'POST', '/pdf/merge', KT, 'http/pdf/merge#handler', 'Merge 2–20 PDFs', 'pdf', 29, PDF_OP),

@@ -51,6 +51,11 @@ const statuses: Record<number, string[]> = {
 };
 for (const [status, codes] of Object.entries(statuses)) for (const code of codes) STATUS_BY_CODE[code] = Number(status);
 
+/** Every spec error code by HTTP status (for the OpenAPI document). */
+export function codesByStatus(): Record<number, readonly string[]> {
+  return statuses;
+}
+
 export function statusForCode(code: string): number | undefined {
   return STATUS_BY_CODE[code];
 }

@@ -50,6 +50,15 @@ describe('local gateway', () => {
     }
   });
 
+  it('serves its OpenAPI document without a credential, listing every route', async () => {
+    const res = await stack.request('GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    const doc = await res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    for (const route of ROUTES) expect(doc.paths[route.path]?.[route.method.toLowerCase()]?.operationId).toBe(route.id);
+  });
+
   it('answers CORS preflights for the dashboard', async () => {
     const res = await stack.request('OPTIONS', '/quickjob', { headers: { Origin: 'https://dashboard.example.com', 'Access-Control-Request-Method': 'POST' } });
     expect(res.status).toBe(204);

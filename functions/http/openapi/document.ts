@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import { pdfOptionsSchema } from '../../core/render/options';
+import { type RouteDef, ROUTES } from '../../routes';
+import { codesByStatus } from '../errors';
+
+type Json = Record<string, unknown>;
+
+/** Which security schemes a route accepts (the authorizer: a key wins over a token when both are sent). */
+const SECURITY: Record<RouteDef['access'], Json[]> = {
+  key_or_token: [{ ApiKeyHeader: [] }, { ApiKeyBearer: [] }, { IdToken: [] }],
+  token: [{ IdToken: [] }],
+  none: [],
+};
+
+/** Statuses every route can answer besides its own: bad input, credentials, gateway limits, failures. */
+function commonResponses(route: RouteDef): Record<string, Json> {
+  const ref = (status: number) => ({ $ref: `#/components/responses/Error${status}` });
+  const responses: Record<string, Json> = { 400: ref(400), 429: ref(429), 500: ref(500) };
+  if (route.access !== 'none') Object.assign(responses, { 401: ref(401), 403: ref(403) });
+  if (route.path.includes('{')) responses[404] = ref(404);
+  if (route.method === 'POST' || route.method === 'PUT') responses[413] = ref(413);
+  return responses;
+}
+
+function operation(route: RouteDef): Json {
+  const parameters = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const built = route.handler !== null;
+  return {
+    operationId: route.id,
+    summary: route.summary,
+    tags: [route.path.split('/')[1]],
+    ...(parameters.length ? { parameters } : {}),
+    security: SECURITY[route.access],
+    ...(built ? {} : { description: 'Not built yet: answers 501 NOT_IMPLEMENTED.', 'x-implemented': false }),
+    ...(REQUEST_BODIES[route.id] ? { requestBody: { required: true, content: REQUEST_BODIES[route.id] } } : {}),
+    responses: {
+      ...(built ? { [route.id === 'longjob.create' ? 202 : 200]: { description: 'Success (see the README for the body of each route).' } } : { 501: { $ref: '#/components/responses/Error501' } }),
+      ...commonResponses(route),
+    },
+  };
+}
+
+const schemaRef = (name: string) => ({ schema: { $ref: `#/components/schemas/${name}` } });
+
+/** Request bodies described so far (the README has the rest). */
+const REQUEST_BODIES: Record<string, Json> = {
+  'quickjob.create': { 'application/json': schemaRef('QuickJobRequest'), 'multipart/form-data': schemaRef('QuickJobImageForm') },
+  'longjob.create': { 'application/json': schemaRef('LongJobRequest') },
+};
+
+const CONVERSION_BASE = {
+  input_type: { type: 'string', enum: ['html', 'markdown', 'url'] },
+  html: { type: 'string', description: 'With input_type html; up to 5 MB.' },
+  markdown: { type: 'string', description: 'With input_type markdown; leading YAML front matter is removed.' },
+  options: { $ref: '#/components/schemas/PdfOptions' },
+};
+
+/**
+ * This API as an OpenAPI 3.1 document, built from the route table (paths, credentials, what is not built yet),
+ * the error map (every code under its status) and the zod options schema, so it cannot drift from them.
+ */
+export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
+  const paths: Record<string, Record<string, Json>> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+
+  const errorResponses: Record<string, Json> = {};
+  for (const [status, codes] of Object.entries(codesByStatus())) {
+    errorResponses[`Error${status}`] = {
+      description: `Codes: ${codes.join(', ')}.`,
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
+  }
+
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'PDF service',
+      version: '1',
+      description: 'HTML, Markdown, URLs and images to PDF; PDF tools; jobs, billing and webhooks. Every refusal is { error: { code, message, details } }.',
+    },
+    paths,
+    components: {
+      securitySchemes: {
+        ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (pk_…).' },
+        ApiKeyBearer: { type: 'http', scheme: 'bearer', bearerFormat: 'pk_…', description: 'An API key sent as Authorization: Bearer pk_….' },
+        IdToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A Cognito ID token of the dashboard.' },
+      },
+      responses: errorResponses,
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: {
+              type: 'object',
+              required: ['code', 'message', 'details'],
+              properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } },
+            },
+          },
+        },
+        PdfOptions: z.toJSONSchema(pdfOptionsSchema, { io: 'input', unrepresentable: 'any' }),
+        QuickJobRequest: {
+          type: 'object',
+          required: ['input_type'],
+          properties: {
+            ...CONVERSION_BASE,
+            url: { type: 'string', format: 'uri', description: 'With input_type url: a public HTTPS address.' },
+            store: { type: 'boolean', description: 'Answer JSON with a one-hour download link instead of the PDF.' },
+          },
+        },
+        LongJobRequest: {
+          type: 'object',
+          required: ['input_type'],
+          properties: {
+            input_type: { type: 'string', enum: ['html', 'markdown'] },
+            html: CONVERSION_BASE.html,
+            markdown: CONVERSION_BASE.markdown,
+            options: CONVERSION_BASE.options,
+            email_notification: { type: 'boolean', description: 'false turns the ready/failed email off for this job.' },
+            webhook_url: { type: 'string', format: 'uri', description: 'Checked (HTTPS only) and otherwise ignored: webhooks are registered under /accounts/me/webhooks.' },
+          },
+        },
+        QuickJobImageForm: {
+          type: 'object',
+          required: ['input_type', 'images'],
+          properties: {
+            input_type: { type: 'string', enum: ['image'] },
+            images: { type: 'array', items: { type: 'string', format: 'binary' }, description: 'PNG or JPEG files, one page each (the field repeated, up to 25).' },
+            options: { type: 'string', description: 'JSON: format, margin (10mm default), fit (contain, cover, fill, none), landscape.' },
+            store: { type: 'string', enum: ['true', 'false'] },
+          },
+        },
+      },
+    },
+  };
+}
