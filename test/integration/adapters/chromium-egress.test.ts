@@ -13,13 +13,21 @@ let browser: ChromiumBrowser;
 let renderer: ChromiumRenderer;
 /** Streams of /endless the server has seen end (the proxy must end them when the document is done). */
 let endlessClosed = 0;
+/** Resolves once /endless has started streaming: /after-endless.css answers only then, which holds the page's load. */
+let endlessStarted: () => void;
+const endlessStreaming = new Promise<void>((resolve) => (endlessStarted = resolve));
 
 beforeAll(async () => {
   secret = await httpServer((_req, res) => res.end('secret'));
   redirector = await httpServer((req, res) => {
     if (req.url === '/page.css') return res.writeHead(200, { 'Content-Type': 'text/css' }).end('body { color: rgb(1, 2, 3); }');
+    if (req.url === '/after-endless.css') {
+      endlessStreaming.then(() => res.writeHead(200, { 'Content-Type': 'text/css' }).end('p { color: blue; }'));
+      return;
+    }
     if (req.url === '/endless') {
       res.writeHead(200, { 'Content-Type': 'text/plain' });
+      endlessStarted();
       const tick = setInterval(() => res.write('x'.repeat(1024)), 20);
       res.on('close', () => {
         clearInterval(tick);
@@ -79,7 +87,9 @@ describe('page sub-requests go through the network guard', () => {
   });
 
   it('ends a plain-http response still streaming when its document is done (no upstream connection outlives it)', async () => {
-    const result = await renderer.render({ html: `<p>streaming</p><script>fetch('http://localhost:${redirector.port}/endless')</script>`, options, timeoutMs: 20_000 });
+    // The stylesheet holds the document's load until the stream has begun, so the print cannot come first.
+    const html = `<p>streaming</p><script>fetch('http://localhost:${redirector.port}/endless')</script><link rel="stylesheet" href="http://localhost:${redirector.port}/after-endless.css">`;
+    const result = await renderer.render({ html, options, timeoutMs: 20_000 });
     expect(result.pdf.length).toBeGreaterThan(0);
     const deadline = Date.now() + 5_000;
     while (endlessClosed === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
