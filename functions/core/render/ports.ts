@@ -19,9 +19,9 @@ export interface RenderRequest {
    */
   bundle?: RenderBundle;
   /**
-   * The most pages the caller could accept. Without `options.pageRanges`, printing stops after `maxPages + 1`
-   * pages and the result says `morePages`: a 10,000-page document is refused after a few seconds of layout
-   * instead of being printed for minutes only to be refused.
+   * The most pages the caller could accept. Printing stops after `maxPages + 1` pages of the document (or of a
+   * larger `options.pageRanges` selection) and the result says `morePages`: a 10,000-page document is refused
+   * after a few seconds of layout instead of being printed for minutes only to be refused.
    */
   maxPages?: number;
 }
@@ -53,7 +53,7 @@ export interface RenderResult {
   renderTimeout: boolean;
   /** With `bundle`: distinct bundle paths the page asked for that the bundle does not have. */
   missingAssets?: number;
-  /** With `maxPages`: the document has more pages than that; `pdf` and `pages` cover only the first `maxPages + 1`. */
+  /** With `maxPages`: the document (or selection) has more pages than that; `pdf` and `pages` cover only the first `maxPages + 1`. */
   morePages?: boolean;
 }
 

@@ -34,11 +34,20 @@ function operation(route: RouteDef): Json {
     ...(built ? {} : { description: 'Not built yet: answers 501 NOT_IMPLEMENTED.', 'x-implemented': false }),
     ...(REQUEST_BODIES[route.id] ? { requestBody: { required: true, content: REQUEST_BODIES[route.id] } } : {}),
     responses: {
-      ...(built ? { [route.id === 'longjob.create' ? 202 : 200]: { description: 'Success (see the README for the body of each route).' } } : { 501: { $ref: '#/components/responses/Error501' } }),
+      ...(built ? { [SUCCESS_STATUS[route.id] ?? 200]: { description: 'Success (see the README for the body of each route).' } } : { 501: { $ref: '#/components/responses/Error501' } }),
       ...commonResponses(route),
     },
   };
 }
+
+/** Routes that do not answer 200 on success: accepted jobs and created resources. */
+const SUCCESS_STATUS: Record<string, number> = {
+  'longjob.create': 202,
+  'bulkjob.create': 202,
+  'pdf.jobs': 202,
+  'apiKeys.create': 201,
+  'webhooks.create': 201,
+};
 
 const schemaRef = (name: string) => ({ schema: { $ref: `#/components/schemas/${name}` } });
 

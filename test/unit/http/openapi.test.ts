@@ -26,6 +26,12 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('gives accepted jobs and created resources their own success status', () => {
+    expect(Object.keys(doc.paths['/longjob'].post.responses)).toContain('202');
+    expect(Object.keys(doc.paths['/accounts/me/api-keys'].post.responses)).toContain('201');
+    expect(Object.keys(doc.paths['/quickjob'].post.responses)).toContain('200');
+  });
+
   it('marks routes not built yet with their 501 answer, and only those', () => {
     for (const route of ROUTES) {
       const op = doc.paths[route.path][route.method.toLowerCase()];
