@@ -75,6 +75,14 @@ describe('parsePdfOptions', () => {
 
   it('accepts Chromium page-range syntax', () => {
     expect(parsePdfOptions({ pageRanges: '1-3, 5, 8-' }).pageRanges).toBe('1-3, 5, 8-');
+    expect(parsePdfOptions({ pageRanges: ' -2 , 4 - 6,9 - ' }).pageRanges).toBe('-2 , 4 - 6,9 -');
+  });
+
+  it('reads hostile page ranges part by part, without backtracking over their spaces', () => {
+    // One regex over the whole list took minutes on 30 KB of "1 ,1 ,…" followed by a bad part.
+    expect(refusal(() => parsePdfOptions({ pageRanges: `${'1 ,'.repeat(100_000)} x` })).details.parameter).toBe('options.pageRanges');
+    expect(refusal(() => parsePdfOptions({ pageRanges: `1${' '.repeat(100_000)}x` })).details.parameter).toBe('options.pageRanges');
+    expect(parsePdfOptions({ pageRanges: `${'1 ,'.repeat(100_000)} 2` }).pageRanges).toMatch(/ 2$/);
   });
 });
 
