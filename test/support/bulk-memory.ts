@@ -3,6 +3,7 @@ import type { BulkDeps } from '../../functions/core/bulk/deps';
 import { DEFAULT_BULK_TIMING } from '../../functions/core/bulk/limits';
 import type { BulkProgress } from '../../functions/core/bulk/ports';
 import type { JobFileRow } from '../../functions/core/jobs/files';
+import { pageWindow } from '../../functions/core/render/page-window';
 import type { RenderRequest, RenderResult, Renderer } from '../../functions/core/render/ports';
 import { type MemoryChargeStore, type MemoryFiles, type MemoryJobs, memoryWorld } from './memory';
 
@@ -50,8 +51,8 @@ export class FakeRenderer implements Renderer {
   async render(request: RenderRequest): Promise<RenderResult> {
     this.calls.push(request);
     const pages = Number(/<!-- pages: (\d+) -->/.exec(request.html)?.[1] ?? 1);
-    // Like Chromium with the page window: printing stops after maxPages + 1 pages.
-    const windowed = request.maxPages !== undefined && !request.options.pageRanges;
+    // Like Chromium with the page window: printing stops after maxPages + 1 pages (the fake ignores selections).
+    const windowed = request.maxPages !== undefined && pageWindow(request) !== request.options.pageRanges;
     const printed = windowed ? Math.min(pages, request.maxPages! + 1) : pages;
     const extra = await this.behave(request);
     return { pdf: Buffer.from(`%PDF-fake ${request.bundle?.documentPath}`), pages: printed, blockedRequests: 0, renderTimeout: false, missingAssets: 0, ...(windowed ? { morePages: pages > request.maxPages! } : {}), ...extra };
