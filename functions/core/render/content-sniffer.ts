@@ -4,8 +4,12 @@
  */
 export type SniffedType = 'html' | 'markdown' | 'pdf' | 'image' | 'url' | 'binary' | 'text';
 
-const HTML_DOCUMENT = /^\s*(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype\s+html|<html[\s>])/i;
-const HTML_TAG = /<(\/?)(html|head|body|div|span|p|h[1-6]|table|thead|tbody|tr|td|th|ul|ol|li|a|img|br|hr|strong|em|b|i|section|article|header|footer|main|nav|style|script|link|meta|title|pre|code|blockquote|svg|form|input|button|label|figure|canvas|iframe)\b[^>]*>/gi;
+/*
+ * Every pattern here runs over the whole payload (up to 5 MB) of every conversion, so none may backtrack: a
+ * repeated part stops at the next character that could start another match (`[^<>]*`, not `[^>]*`), or a run
+ * of "<a" without ">" made each "<" scan to the end (100 KB took 22 s).
+ */
+const HTML_TAG = /<(\/?)(html|head|body|div|span|p|h[1-6]|table|thead|tbody|tr|td|th|ul|ol|li|a|img|br|hr|strong|em|b|i|section|article|header|footer|main|nav|style|script|link|meta|title|pre|code|blockquote|svg|form|input|button|label|figure|canvas|iframe)\b[^<>]*>/gi;
 const URL_ONLY = /^\s*https?:\/\/\S+\s*$/i;
 const BASE64_IMAGE = /^\s*(data:image\/[a-z+.-]+;base64,|iVBORw0KGgo|\/9j\/)[A-Za-z0-9+/=\s]*$/;
 
@@ -14,13 +18,41 @@ const MARKDOWN_SIGNALS: RegExp[] = [
   /^(```|~~~)/m, // fenced code
   /^[ \t]*[-*+][ \t]+\S/m, // bullet list
   /^[ \t]*\d+\.[ \t]+\S/m, // ordered list
-  /\[[^\]\n]+\]\([^)\s]+\)/, // link
-  /!\[[^\]\n]*\]\([^)\s]+\)/, // image
+  /\[[^[\]\n]+\]\([^()[\s]+\)/, // link
+  /!\[[^[\]\n]*\]\([^()[\s]+\)/, // image
   /(\*\*|__)[^*_\n]+\1/, // bold
   /^>[ \t]?\S/m, // block quote
   /^\|?[ \t]*:?-{3,}:?[ \t]*\|/m, // table rule
   /^(-{3,}|\*{3,})[ \t]*$/m, // thematic break
 ];
+
+const BLANKS = /\s*/y;
+const DOCUMENT_START = /^(<!doctype\s+html|<html[\s>])/i;
+
+function skipBlanks(text: string, from: number): number {
+  BLANKS.lastIndex = from;
+  BLANKS.exec(text);
+  return BLANKS.lastIndex;
+}
+
+/**
+ * True when `text` starts (after blanks, an XML declaration and comments) with a doctype or `<html>`. A scan, not
+ * one regex: a lazy comment pattern under `*` backtracked exponentially on "<!----><!---->…" (25 of them: 0.4 s).
+ */
+export function looksLikeHtmlDocument(text: string): boolean {
+  let at = skipBlanks(text, 0);
+  if (text.startsWith('<?xml', at)) {
+    const end = text.indexOf('>', at);
+    if (end < 0) return false;
+    at = skipBlanks(text, end + 1);
+  }
+  while (text.startsWith('<!--', at)) {
+    const end = text.indexOf('-->', at + 4);
+    if (end < 0) return false;
+    at = skipBlanks(text, end + 3);
+  }
+  return DOCUMENT_START.test(text.slice(at, at + 16));
+}
 
 export function markdownSignalCount(text: string): number {
   return MARKDOWN_SIGNALS.reduce((n, re) => n + (re.test(text) ? 1 : 0), 0);
@@ -38,7 +70,7 @@ export function sniffContent(text: string): SniffedType {
   const controls = head.match(/[\u0000-\u0008\u000e-\u001f]/g)?.length ?? 0;
   if (controls > 0 && controls / Math.max(1, head.length) > 0.01) return 'binary';
   if (URL_ONLY.test(text)) return 'url';
-  if (HTML_DOCUMENT.test(head)) return 'html';
+  if (looksLikeHtmlDocument(head)) return 'html';
   const tags = htmlTagCount(text);
   const md = markdownSignalCount(text);
   if (tags > 0 && tags >= md) return 'html';
@@ -55,5 +87,5 @@ export function contentMismatch(declared: 'html' | 'markdown', text: string): Sn
     return htmlTagCount(text) === 0 && markdownSignalCount(text) >= 2 ? 'markdown' : null;
   }
   // Markdown may embed HTML fragments; a whole HTML document is the mistake.
-  return HTML_DOCUMENT.test(text.slice(0, 8192)) ? 'html' : null;
+  return looksLikeHtmlDocument(text.slice(0, 8192)) ? 'html' : null;
 }

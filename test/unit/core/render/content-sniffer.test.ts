@@ -1,4 +1,4 @@
-import { contentMismatch, sniffContent } from '../../../../functions/core/render/content-sniffer';
+import { contentMismatch, looksLikeHtmlDocument, sniffContent } from '../../../../functions/core/render/content-sniffer';
 
 describe('content sniffing', () => {
   it('accepts HTML as HTML and prose as either type', () => {
@@ -24,5 +24,21 @@ describe('content sniffing', () => {
     expect(contentMismatch('markdown', 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==')).toBe('image');
     expect(contentMismatch('html', 'https://example.com/page.html')).toBe('url');
     expect(sniffContent('\u0000\u0001\u0002\u0003binary\u0004')).toBe('binary');
+  });
+
+  it('finds a whole document behind an XML declaration and comments, and not behind an unclosed comment', () => {
+    expect(looksLikeHtmlDocument('  <?xml version="1.0"?>\n<!-- a --> <!----><!DOCTYPE html><p>x')).toBe(true);
+    expect(looksLikeHtmlDocument('<!-- a --><HTML lang="en">')).toBe(true);
+    expect(looksLikeHtmlDocument('<!-- never closed <html>')).toBe(false);
+    expect(looksLikeHtmlDocument('<!--><html>')).toBe(false); // "<!-->" does not close the comment it opens
+    expect(looksLikeHtmlDocument('# Title\n<html>')).toBe(false);
+  });
+
+  it('sniffs hostile payloads without backtracking (each took seconds to hours with the old patterns)', () => {
+    // A test that hangs fails by jest's timeout; these are the shapes that made the old patterns quadratic or worse.
+    for (const hostile of ['<a'.repeat(500_000), '[x'.repeat(500_000), '![x'.repeat(300_000), '[a]('.repeat(250_000), `${'<!---->'.repeat(2000)}x`, '<!-- --> '.repeat(2000)]) {
+      expect(['html', 'markdown', 'text']).toContain(sniffContent(hostile));
+      expect(contentMismatch('markdown', hostile)).toBeNull();
+    }
   });
 });
