@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { ServiceError } from '../../../../functions/core/errors';
+import { optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
+
+function refusal(run: () => unknown): ServiceError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof ServiceError) return err;
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+const body = z
+  .object({
+    name: optional(z.string().trim().min(1).max(5)),
+    size: optional(z.number().int().min(1)),
+    tags: optional(z.array(z.enum(['a', 'b'])).min(1)),
+    nested: optional(z.object({ depth: z.number() })),
+    page: optional(queryInteger(1, 100)),
+  })
+  .superRefine((value, ctx) => {
+    if (value.name === 'both' && value.size !== undefined) refuse(ctx, new ServiceError('CONFLICTING_FIELDS', 'name "both" takes no size'), { rank: -1 });
+  });
+
+describe('parseRequest', () => {
+  it('returns the parsed value; absent and null both leave a field undefined', () => {
+    expect(parseRequest(body, { name: ' ab ', size: null })).toEqual({ name: 'ab', size: undefined, tags: undefined, nested: undefined, page: undefined });
+  });
+
+  it('refuses a body that is not a JSON object, with the example', () => {
+    for (const input of [null, [], 'x', 3]) {
+      const err = refusal(() => parseRequest(body, input, { example: '{"name": "x"}' }));
+      expect(err.code).toBe('INVALID_PARAMETER');
+      expect(err.details).toEqual({ parameter: 'body' });
+      expect(err.message).toContain('{"name": "x"}');
+    }
+  });
+
+  it.each([
+    [{ name: 3 }, 'name', 'expected a string'],
+    [{ name: '   ' }, 'name', 'at least 1 character'],
+    [{ name: 'toolong' }, 'name', 'at most 5 characters'],
+    [{ size: 1.5 }, 'size', 'expected an int'],
+    [{ tags: [] }, 'tags', 'at least 1 item'],
+    [{ tags: ['c'] }, 'tags.0', 'one of "a", "b"'],
+    [{ nested: {} }, 'nested.depth', 'required'],
+    [{ page: '0' }, 'page', 'whole number from 1 to 100'],
+    [{ page: '1e2' }, 'page', 'whole number from 1 to 100'],
+  ])('%j → INVALID_PARAMETER naming %s', (input, parameter, words) => {
+    const err = refusal(() => parseRequest(body, input));
+    expect(err.code).toBe('INVALID_PARAMETER');
+    expect(err.details).toEqual({ parameter });
+    expect(err.message).toContain(words);
+  });
+
+  it('reports fields in the schema order, whatever order the client sent them in', () => {
+    expect(refusal(() => parseRequest(body, { tags: 'x', name: 3 })).details).toEqual({ parameter: 'name' });
+  });
+
+  it('a ranked refusal comes before the fields', () => {
+    const ranked = z
+      .object({ a: z.string(), b: z.string() })
+      .superRefine((v, ctx) => {
+        if ((v as { b?: unknown }).b === 'conflict') refuse(ctx, new ServiceError('CONFLICTING_FIELDS', 'no'), { rank: -1 });
+      }, { when: () => true });
+    // The refinement runs despite `a` failing, and its rank puts it first.
+    expect(refusal(() => parseRequest(ranked, { a: 1, b: 'conflict' })).code).toBe('CONFLICTING_FIELDS');
+    expect(refusal(() => parseRequest(ranked, { a: 1, b: 'fine' })).details).toEqual({ parameter: 'a' });
+  });
+
+  it('a refusal carried by a refinement is thrown as it is', () => {
+    const err = refusal(() => parseRequest(body, { name: 'both', size: 2 }));
+    expect(err.code).toBe('CONFLICTING_FIELDS');
+  });
+
+  it('refusals give a field its spec code and see the value sent there', () => {
+    const seen: unknown[] = [];
+    const err = refusal(() =>
+      parseRequest(body, { tags: ['c'] }, { refusals: { tags: (value) => (seen.push(value), new ServiceError('INVALID_TAGS', 'bad tags', { invalid: value })) } }),
+    );
+    expect(err.code).toBe('INVALID_TAGS');
+    expect(seen).toEqual([['c']]);
+  });
+
+  it('the longest refusal path wins, and a prefix names nested parameters', () => {
+    const refusals = { nested: () => new ServiceError('NESTED', 'n'), 'nested.depth': () => new ServiceError('DEPTH', 'd') };
+    expect(refusal(() => parseRequest(body, { nested: { depth: 'x' } }, { refusals })).code).toBe('DEPTH');
+    expect(refusal(() => parseRequest(body, { nested: 'x' }, { refusals })).code).toBe('NESTED');
+    expect(refusal(() => parseRequest(body, { size: 0 }, { prefix: 'options' })).details).toEqual({ parameter: 'options.size' });
+  });
+
+  it('a query integer shows as an integer in JSON Schema', () => {
+    const schema = z.toJSONSchema(z.object({ page: queryInteger(1, 100) }), { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, unknown> };
+    expect(schema.properties.page).toEqual({ type: 'integer', minimum: 1, maximum: 100 });
+  });
+});
