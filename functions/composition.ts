@@ -103,6 +103,8 @@ export interface ServiceConfig {
   webhookQueueUrl?: string;
   /** WEBHOOK_SECRETS_KEY: encrypts webhook signing secrets at rest (functions that create, rotate or sign). */
   webhookSecretsKey?: string;
+  /** RESPONSE_CONTRACT=strict (the test stack): every answer is checked against the OpenAPI document's schemas. */
+  checkResponseContract: boolean;
 }
 
 export interface StripeSettings {
@@ -173,6 +175,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
     },
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
     webhookSecretsKey: env.WEBHOOK_SECRETS_KEY || undefined,
+    checkResponseContract: env.RESPONSE_CONTRACT === 'strict',
   };
 }
 

@@ -24,7 +24,7 @@ export async function startTestStack(env: Record<string, string> = {}): Promise<
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   process.env.LOG_LEVEL ??= 'error';
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-test-'));
-  const stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1', ...env } });
+  const stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1', RESPONSE_CONTRACT: 'strict', ...env } });
   const request: TestStack['request'] = (method, route, init = {}) => {
     const headers: Record<string, string> = { ...init.headers };
     if (init.key) headers['X-API-Key'] = init.key;

@@ -2,8 +2,34 @@ import { z } from 'zod';
 import { pdfOptionsSchema } from '../../core/render/options';
 import { type RouteDef, ROUTES } from '../../routes';
 import { codesByStatus } from '../errors';
+import { RESPONSE_SCHEMAS, errorBodySchema } from './responses';
 
 type Json = Record<string, unknown>;
+
+const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+
+/**
+ * A zod schema as an OpenAPI schema: named parts (`.meta({ id })`) move to components.schemas and are referenced
+ * from there; zod's implementation details (the date-time regex, safe-integer bounds) are left out.
+ */
+export function openApiSchema(schema: z.ZodType, components: Record<string, Json>, io: 'input' | 'output'): Json {
+  const converted = z.toJSONSchema(schema, {
+    io,
+    unrepresentable: 'any',
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
+      for (const bound of ['minimum', 'maximum'] as const) if (SAFE_INTEGER_BOUNDS.has(jsonSchema[bound] as number)) delete jsonSchema[bound];
+    },
+  }) as Json;
+  const text = JSON.stringify(converted).replaceAll('"#/$defs/', '"#/components/schemas/');
+  const { $schema: _, $defs, ...body } = JSON.parse(text) as Json & { $defs?: Record<string, Json> };
+  Object.assign(components, $defs ?? {});
+  const id = z.globalRegistry.get(schema)?.id;
+  if (typeof id !== 'string') return body;
+  // A named schema comes back as a reference to its own definition, which $defs already moved into components.
+  if (body.$ref !== `#/components/schemas/${id}`) components[id] = body;
+  return { $ref: `#/components/schemas/${id}` };
+}
 
 /** Which security schemes a route accepts (the authorizer: a key wins over a token when both are sent). */
 const SECURITY: Record<RouteDef['access'], Json[]> = {
@@ -22,7 +48,13 @@ function commonResponses(route: RouteDef): Record<string, Json> {
   return responses;
 }
 
-function operation(route: RouteDef): Json {
+function successBody(route: RouteDef, components: Record<string, Json>): Json {
+  const schema = RESPONSE_SCHEMAS[route.id];
+  if (!schema) return { description: 'Success (see the README for the body of this route).' };
+  return { description: 'Success.', content: { 'application/json': { schema: openApiSchema(schema, components, 'output') } } };
+}
+
+function operation(route: RouteDef, components: Record<string, Json>): Json {
   const parameters = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
   const built = route.handler !== null;
   return {
@@ -34,7 +66,7 @@ function operation(route: RouteDef): Json {
     ...(built ? {} : { description: 'Not built yet: answers 501 NOT_IMPLEMENTED.', 'x-implemented': false }),
     ...(REQUEST_BODIES[route.id] ? { requestBody: { required: true, content: REQUEST_BODIES[route.id] } } : {}),
     responses: {
-      ...(built ? { [SUCCESS_STATUS[route.id] ?? 200]: { description: 'Success (see the README for the body of each route).' } } : { 501: { $ref: '#/components/responses/Error501' } }),
+      ...(built ? { [SUCCESS_STATUS[route.id] ?? 200]: successBody(route, components) } : { 501: { $ref: '#/components/responses/Error501' } }),
       ...commonResponses(route),
     },
   };
@@ -70,13 +102,15 @@ const CONVERSION_BASE = {
  */
 export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
   const paths: Record<string, Record<string, Json>> = {};
-  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  const schemas: Record<string, Json> = {};
+  for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, schemas);
 
+  const errorSchema = openApiSchema(errorBodySchema, schemas, 'output');
   const errorResponses: Record<string, Json> = {};
   for (const [status, codes] of Object.entries(codesByStatus())) {
     errorResponses[`Error${status}`] = {
       description: `Codes: ${codes.join(', ')}.`,
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+      content: { 'application/json': { schema: errorSchema } },
     };
   }
 
@@ -96,17 +130,7 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
       },
       responses: errorResponses,
       schemas: {
-        Error: {
-          type: 'object',
-          required: ['error'],
-          properties: {
-            error: {
-              type: 'object',
-              required: ['code', 'message', 'details'],
-              properties: { code: { type: 'string' }, message: { type: 'string' }, details: { type: 'object' } },
-            },
-          },
-        },
+        ...schemas,
         PdfOptions: z.toJSONSchema(pdfOptionsSchema, { io: 'input', unrepresentable: 'any' }),
         QuickJobRequest: {
           type: 'object',

@@ -1,7 +1,10 @@
 import { openApiDocument } from '../../../functions/http/openapi/document';
 import { codesByStatus } from '../../../functions/http/errors';
 import { PDF_OPTION_KEYS } from '../../../functions/core/render/options';
-import { ROUTES } from '../../../functions/routes';
+import { ROUTES, routeById } from '../../../functions/routes';
+import { RESPONSE_SCHEMAS, UNDESCRIBED_RESPONSES } from '../../../functions/http/openapi/responses';
+import { contractViolation } from '../../../functions/http/openapi/contract';
+import { json, pdf } from '../../../functions/http/responses';
 
 type Json = Record<string, any>;
 const doc = openApiDocument() as Json;
@@ -53,5 +56,57 @@ describe('the OpenAPI document', () => {
   it('describes every PDF option from the schema that validates it', () => {
     expect(Object.keys(doc.components.schemas.PdfOptions.properties).sort()).toEqual([...PDF_OPTION_KEYS].sort());
     expect(doc.components.schemas.PdfOptions.properties.scale).toMatchObject({ minimum: 0.1, maximum: 2 });
+  });
+
+  it('documents the success body of every built route, or lists it as not described yet', () => {
+    for (const route of ROUTES.filter((r) => r.handler !== null)) {
+      const described = route.id in RESPONSE_SCHEMAS;
+      const listed = (UNDESCRIBED_RESPONSES as readonly string[]).includes(route.id);
+      expect([route.id, described !== listed]).toEqual([route.id, true]);
+    }
+    const job = doc.paths['/jobs/{job_id}'].get.responses['200'].content['application/json'].schema;
+    expect(job).toEqual({ $ref: '#/components/schemas/Job' });
+    expect(doc.components.schemas.Job.properties.status.enum).toContain('partial_failed');
+    expect(doc.components.schemas.Job.properties.created_at).toEqual({ type: 'string', format: 'date-time', description: 'ISO 8601 time (UTC).' });
+  });
+});
+
+describe('the response contract (RESPONSE_CONTRACT=strict)', () => {
+  const jobsGet = routeById('jobs.get');
+  const job = {
+    job_id: 'job_1',
+    status: 'completed',
+    job_type: 'quick',
+    mode: 'html',
+    pages: 1,
+    truncated: false,
+    created_at: '2026-11-22T10:00:00.000Z',
+    completed_at: '2026-11-22T10:00:01.000Z',
+    timeout_occurred: false,
+    error_message: null,
+    error_code: null,
+  };
+
+  it('passes a body that matches the documented schema', () => {
+    expect(contractViolation(jobsGet, json(200, job))).toBeNull();
+  });
+
+  it('names a field that drifted, a field missing and a field not documented', () => {
+    expect(contractViolation(jobsGet, json(200, { ...job, pages: '1' }))).toMatch(/jobs\.get answered 200 .*pages/);
+    const { truncated: _, ...withoutTruncated } = job;
+    expect(contractViolation(jobsGet, json(200, withoutTruncated))).toMatch(/truncated/);
+    expect(contractViolation(jobsGet, json(200, { ...job, internal_key: 'x' }))).toMatch(/internal_key/);
+  });
+
+  it('holds every refusal to the error envelope', () => {
+    const envelope = { error: { code: 'JOB_NOT_FOUND', message: 'No job.', details: { job_id: 'x' } } };
+    expect(contractViolation(jobsGet, json(404, envelope))).toBeNull();
+    expect(contractViolation(jobsGet, json(404, { error: { code: 'JOB_NOT_FOUND', message: 'No job.' } }))).toMatch(/details/);
+    expect(contractViolation(jobsGet, json(500, { message: 'boom' }))).toMatch(/error/);
+  });
+
+  it('leaves PDF answers and routes without a documented body alone', () => {
+    expect(contractViolation(routeById('quickjob.create'), pdf(new Uint8Array([37, 80, 68, 70]), {}))).toBeNull();
+    expect(contractViolation(routeById('jobs.files'), json(200, { anything: true }))).toBeNull();
   });
 });

@@ -1,0 +1,31 @@
+import type { z } from 'zod';
+import type { RouteDef } from '../../routes';
+import type { HttpResponse } from '../responses';
+import { RESPONSE_SCHEMAS, errorBodySchema } from './responses';
+
+/** The schema a response must match: the error envelope for refusals, the route's documented body for JSON success. */
+function schemaFor(route: RouteDef, response: HttpResponse): z.ZodType | undefined {
+  if (response.statusCode >= 400) return errorBodySchema;
+  const json = /^application\/json/i.test(response.headers?.['Content-Type'] ?? '');
+  return json && response.statusCode < 300 ? RESPONSE_SCHEMAS[route.id] : undefined;
+}
+
+/**
+ * How a response breaks the OpenAPI document, or null when it keeps to it (or the route has no documented body).
+ * Run on every answer by the test stack (RESPONSE_CONTRACT=strict), never in AWS: a presenter that drifts from the
+ * document fails the integration tests instead of surprising a client.
+ */
+export function contractViolation(route: RouteDef, response: HttpResponse): string | null {
+  const schema = schemaFor(route, response);
+  if (!schema) return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(typeof response.body === 'string' ? response.body : Buffer.from(response.body ?? '').toString('utf8'));
+  } catch {
+    return `${route.id} answered ${response.statusCode} with a body that is not JSON`;
+  }
+  const parsed = schema.safeParse(body);
+  if (parsed.success) return null;
+  const problems = parsed.error.issues.slice(0, 5).map((issue) => `${issue.path.join('.') || '(body)'}: ${issue.message}`);
+  return `${route.id} answered ${response.statusCode} off its documented schema: ${problems.join('; ')}`;
+}
