@@ -233,6 +233,66 @@ const uploadUrl = z
 const acceptedJob = (jobType: 'bulk' | 'pdfop', extra: z.ZodRawShape) =>
   z.strictObject({ job_id: z.string(), status: z.literal('queued'), job_type: z.literal(jobType), ...extra, message: z.string() });
 
+const fileRow = z
+  .strictObject({
+    index: count,
+    input: z.string().meta({ description: 'Input path or file name (merge: the input names in merge order).' }),
+    output: z.string().nullable().meta({ description: 'Output file name; null when nothing was produced.' }),
+    status: z.enum(['success', 'failed', 'skipped']),
+    pages: count,
+    error_code: z.string().nullable(),
+    error_message: z.string().nullable(),
+    blocked_requests: count,
+    render_timeout: z.boolean(),
+    missing_assets: count,
+    page_range: z.string().nullable().optional().meta({ description: 'Merge/split rows: the pages this output holds.' }),
+    size_bytes: count.optional(),
+    warnings: z.array(z.string()).optional(),
+  })
+  .meta({ id: 'JobFile' });
+
+const pdfOperationResult = z
+  .strictObject({
+    job_id: z.string(),
+    operation: z.enum(['pdf_merge', 'pdf_split']),
+    status: z.literal('completed'),
+    input_pages: count,
+    output_count: count,
+    outputs: z.array(
+      z.strictObject({
+        index: count,
+        name: z.string(),
+        pages: count,
+        page_range: z.string().nullable().optional(),
+        size_bytes: count.optional(),
+        warnings: z.array(z.string()),
+        download_url: z.url().nullable(),
+      }),
+    ),
+    zip_url: z.url().nullable().meta({ description: 'A multi-file split as one ZIP.' }),
+    download_url_expires_at: timestamp,
+    warnings: z.array(z.string()),
+  })
+  .meta({ id: 'PdfOperationResult', description: 'Stored outputs (with "store": true, several outputs, or a large one); otherwise the PDF itself.' });
+
+const credits = z
+  .strictObject({
+    credits: z.strictObject({
+      credits_balance: usd,
+      free_credits_remaining: usd,
+      subscription_credits_remaining: usd,
+      subscription_pdfs_remaining: count,
+      total_available: usd,
+      pdfs_available: count.meta({ description: 'PDFs the balances pay for (one bucket covers a whole charge).' }),
+      price_per_pdf: usd,
+      currency: z.literal('USD'),
+      bucket_order: z.array(z.enum(['subscription', 'free_credits', 'credits'])).meta({ description: 'The order charges draw on the balances.' }),
+    }),
+    packs: z.array(z.strictObject({ price_id: z.string(), amount: usd, currency: z.literal('USD'), pdfs: count })),
+    purchases: z.array(z.strictObject({ purchase_id: z.string(), amount: usd, source: z.string(), reference: z.string(), created_at: timestamp })),
+  })
+  .meta({ id: 'Credits' });
+
 const history = z.strictObject({ history: z.array(delivery), count, next_token: nextToken });
 
 /** The success body of each route that answers JSON (routes missing here are described in the README). */
@@ -267,6 +327,12 @@ export const RESPONSE_SCHEMAS: Record<string, z.ZodType> = {
   'pdf.uploadUrl': uploadUrl,
   'bulkjob.create': acceptedJob('bulk', { bundle_type: z.string() }),
   'pdf.jobs': acceptedJob('pdfop', { operation: z.enum(['merge', 'split']) }),
+  'jobs.files': z.strictObject({ job_id: z.string(), status: z.enum(JOB_STATUSES), bundle_type: z.string().nullable(), count, files: z.array(fileRow) }),
+  'jobs.fileDownload': jobDownloadSchema.omit({}).extend({ file_index: count, name: z.string().nullable() }),
+  'jobs.cancel': z.strictObject({ job_id: z.string(), status: z.enum(['cancelled', 'processing']), cancel_requested: z.literal(true), message: z.string() }),
+  'pdf.merge': pdfOperationResult,
+  'pdf.split': pdfOperationResult,
+  'account.credits': credits,
 };
 
 /**
@@ -274,14 +340,8 @@ export const RESPONSE_SCHEMAS: Record<string, z.ZodType> = {
  * fails when a route answers JSON without being in one of the two lists.
  */
 export const UNDESCRIBED_RESPONSES = [
-  'jobs.files',
-  'jobs.fileDownload',
-  'jobs.cancel',
-  'account.credits',
   'subscription.change',
   'stripe.webhook',
-  'pdf.merge',
-  'pdf.split',
   'pdf.inspect',
   'openapi.get',
 ] as const;
