@@ -1,10 +1,13 @@
+import { z } from 'zod';
 import { ServiceError, invalidParameter } from '../errors';
 import { newId } from '../ids';
+import { optional, parseRequest } from '../validation';
 import { generateApiKey } from './api-keys';
 import type { ApiKeyRecord, ApiKeyRepository } from './ports';
 
 export const MAX_API_KEYS_PER_ACCOUNT = 50;
 const MAX_NAME_LENGTH = 100;
+const DEFAULT_KEY_NAME = 'API key';
 
 /** An API key as listings show it: never the key or its hash. */
 export function presentApiKey(record: ApiKeyRecord) {
@@ -17,15 +20,21 @@ export function presentApiKey(record: ApiKeyRecord) {
   };
 }
 
+/** Body of POST /accounts/me/api-keys (the body itself may be left out). */
+export const createApiKeyBodySchema = z.object({
+  name: optional(z.string().max(MAX_NAME_LENGTH).trim().min(1)).meta({
+    description: `A label shown in key listings: at most ${MAX_NAME_LENGTH} characters as sent, not blank; surrounding spaces are trimmed. Default (absent or null): "${DEFAULT_KEY_NAME}".`,
+  }),
+});
+
+/** The key's name from the body of POST /accounts/me/api-keys: 400 INVALID_PARAMETER (`body` or `name`) otherwise. */
 export function parseKeyName(body: unknown): string {
-  if (body === undefined || body === null) return 'API key';
-  if (typeof body !== 'object' || Array.isArray(body)) throw invalidParameter('body', 'Send a JSON object such as {"name": "production"}.');
-  const name = (body as Record<string, unknown>).name;
-  if (name === undefined || name === null) return 'API key';
-  if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME_LENGTH) {
-    throw invalidParameter('name', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`);
-  }
-  return name.trim();
+  if (body === undefined || body === null) return DEFAULT_KEY_NAME;
+  const { name } = parseRequest(createApiKeyBodySchema, body, {
+    example: '{"name": "production"}',
+    refusals: { name: () => invalidParameter('name', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`) },
+  });
+  return name ?? DEFAULT_KEY_NAME;
 }
 
 /** Creates a key; the plaintext exists only in this return value. */

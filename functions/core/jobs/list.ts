@@ -1,5 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 import { invalidParameter } from '../errors';
+import { parseRequest, queryInteger } from '../validation';
 import { JOB_STATUSES, JOB_TYPES, type Job, type JobStatus, type JobType } from './job';
 import type { JobListQuery, JobRepository } from './ports';
 
@@ -20,34 +22,45 @@ export interface JobListRequest {
   nextToken?: string;
 }
 
+const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
+
+/** Query of GET /jobs. */
+export const jobListQuerySchema = z.object({
+  limit: queryInteger(1, MAX_LIST_LIMIT)
+    .optional()
+    .meta({ description: `Jobs per page, a whole number from 1 to ${MAX_LIST_LIMIT}. Default ${DEFAULT_LIST_LIMIT}.` }),
+  status: z.enum(JOB_STATUSES).optional().meta({ description: 'Lists only jobs in this status. Default: all.' }),
+  job_type: z.enum(JOB_TYPES).optional().meta({ description: 'Lists only jobs of this type. Default: all.' }),
+  truncated: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((value) => (value === undefined ? undefined : value === 'true'))
+    .meta({ description: 'true lists only jobs whose output was truncated, false only the others. Default: all.' }),
+  month: z.string().regex(MONTH).optional().meta({ description: 'Lists only jobs created in this month (UTC), as YYYY-MM, e.g. 2026-11. Default: all.' }),
+  next_token: z
+    .string()
+    .optional()
+    .transform((token) => token || undefined)
+    .meta({ description: "The previous page's next_token, unchanged, with the same filters; absent or empty for the first page." }),
+});
+
 /** Validates the query string of GET /jobs: 400 INVALID_PARAMETER naming the parameter. */
 export function parseJobListQuery(query: Record<string, string>): JobListRequest {
-  let limit = DEFAULT_LIST_LIMIT;
-  if (query.limit !== undefined) {
-    limit = /^\d{1,3}$/.test(query.limit) ? Number(query.limit) : NaN;
-    if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
-      throw invalidParameter('limit', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`, { min: 1, max: MAX_LIST_LIMIT });
-    }
-  }
+  const q = parseRequest(jobListQuerySchema, query, {
+    refusals: {
+      limit: () => invalidParameter('limit', `limit must be a whole number from 1 to ${MAX_LIST_LIMIT} (default ${DEFAULT_LIST_LIMIT}).`, { min: 1, max: MAX_LIST_LIMIT }),
+      status: () => invalidParameter('status', `status must be one of ${JOB_STATUSES.join(', ')}.`, { allowed: JOB_STATUSES }),
+      job_type: () => invalidParameter('job_type', `job_type must be one of ${JOB_TYPES.join(', ')}.`, { allowed: JOB_TYPES }),
+      truncated: () => invalidParameter('truncated', 'truncated must be true or false.'),
+      month: () => invalidParameter('month', 'month must be YYYY-MM (creation month in UTC), e.g. 2026-11.'),
+    },
+  });
   const filters: JobListFilters = {};
-  if (query.status !== undefined) {
-    if (!(JOB_STATUSES as readonly string[]).includes(query.status)) throw invalidParameter('status', `status must be one of ${JOB_STATUSES.join(', ')}.`, { allowed: JOB_STATUSES });
-    filters.status = query.status as JobStatus;
-  }
-  if (query.job_type !== undefined) {
-    if (!(JOB_TYPES as readonly string[]).includes(query.job_type)) throw invalidParameter('job_type', `job_type must be one of ${JOB_TYPES.join(', ')}.`, { allowed: JOB_TYPES });
-    filters.jobType = query.job_type as JobType;
-  }
-  if (query.truncated !== undefined) {
-    if (query.truncated !== 'true' && query.truncated !== 'false') throw invalidParameter('truncated', 'truncated must be true or false.');
-    filters.truncated = query.truncated === 'true';
-  }
-  if (query.month !== undefined) {
-    if (!/^\d{4}-(0[1-9]|1[0-2])$/.test(query.month)) throw invalidParameter('month', 'month must be YYYY-MM (creation month in UTC), e.g. 2026-11.');
-    filters.month = query.month;
-  }
-  const nextToken = query.next_token === undefined || query.next_token === '' ? undefined : query.next_token;
-  return { limit, filters, nextToken };
+  if (q.status !== undefined) filters.status = q.status;
+  if (q.job_type !== undefined) filters.jobType = q.job_type;
+  if (q.truncated !== undefined) filters.truncated = q.truncated;
+  if (q.month !== undefined) filters.month = q.month;
+  return { limit: q.limit ?? DEFAULT_LIST_LIMIT, filters, nextToken: q.next_token };
 }
 
 type Position = NonNullable<JobListQuery['after']>;

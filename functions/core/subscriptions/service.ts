@@ -1,9 +1,11 @@
+import { z } from 'zod';
 import type { Account, Subscription } from '../accounts/account';
 import type { AccountRepository, PlanRepository } from '../accounts/ports';
 import { STANDARD_PLAN_ID } from '../billing/plans';
 import type { CreditPack } from '../billing/packs';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
+import { parseRequest } from '../validation';
 import { SubscriptionCatalog } from './catalog';
 import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, ProviderSubscription } from './ports';
 import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
@@ -50,6 +52,13 @@ export function noActiveSubscription(account: Account): ServiceError {
     { subscription_status: account.subscription?.status ?? null },
   );
 }
+
+/** Body of POST /accounts/me/subscription/change. */
+export const changeSubscriptionBodySchema = z.object({
+  price_id: z.string().min(1).meta({
+    description: 'The price id of the plan to move to, one of those GET /accounts/me/subscription/plans lists. A higher-priced plan applies at once (prorated); a lower-priced one from the next renewal; the plan in effect cancels a scheduled downgrade.',
+  }),
+});
 
 /**
  * Subscriptions and purchases: what a payment-provider event does to an account, and the subscription
@@ -255,12 +264,15 @@ export class SubscriptionService {
    */
   async change(account: Account, body: unknown): Promise<{ account: Account; result: ChangeResult }> {
     const provider = this.provider();
-    const priceId = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).price_id : undefined;
     const catalog = await this.catalog();
     const offered = catalog.offered();
-    if (typeof priceId !== 'string' || !priceId) {
-      throw invalidParameter('price_id', 'Send {"price_id": "<price id>"}; GET /accounts/me/subscription/plans lists them.', { allowed: offered.map((t) => t.price_id) });
-    }
+    // A body that is not an object is read as one without price_id: the refusal names price_id and lists the plans.
+    const input = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {};
+    const { price_id: priceId } = parseRequest(changeSubscriptionBodySchema, input, {
+      refusals: {
+        price_id: () => invalidParameter('price_id', 'Send {"price_id": "<price id>"}; GET /accounts/me/subscription/plans lists them.', { allowed: offered.map((t) => t.price_id) }),
+      },
+    });
     const target = offered.find((t) => t.price_id === priceId);
     if (!target) {
       throw invalidParameter('price_id', `${priceId} is not a subscription plan on offer. Use one of: ${offered.map((t) => t.price_id).join(', ')}.`, {

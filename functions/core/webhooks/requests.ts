@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import { EVENT_TYPES, type EventType } from '../events/events';
 import { ServiceError, invalidParameter } from '../errors';
 import { BlockedTargetError, type NetworkGuard } from '../net/guard';
+import { type Refuser, optional, parseRequest, queryInteger, refuse } from '../validation';
 import type { DeliveryRecord } from './webhook';
 
 export const MAX_URL_LENGTH = 2048;
@@ -22,28 +24,58 @@ function badUrl(reason: string, url?: unknown): ServiceError {
   );
 }
 
+/** INVALID_WEBHOOK_URL for a `url` that is missing, not a string, empty or too long (the schema's own checks). */
+const urlRefusal: Refuser = (value) => {
+  if (value === undefined || value === null) return badUrl('url is required');
+  if (typeof value !== 'string') return badUrl('url must be a string');
+  if (value.length === 0) return badUrl('url is empty');
+  return badUrl(`url is ${value.length} characters long`, value);
+};
+
+/** Why a URL of acceptable length is still refused, if it is: not absolute, not HTTPS, credentials, or its host. */
+function urlProblem(value: string, guard: UrlChecker | undefined): string | null {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'not a valid absolute URL';
+  }
+  if (url.protocol !== 'https:') return `the scheme is ${url.protocol.replace(/:$/, '')}, not https`;
+  if (url.username || url.password) return 'URLs with a user name or password are not allowed';
+  if (!guard) return null;
+  const verdict = guard.checkLiteral(url.hostname, url.port ? Number(url.port) : 443);
+  return verdict.allowed ? null : verdict.reason;
+}
+
+/**
+ * The `url` field. With a guard, the network guard's DNS-free rules run inside the schema, so a refused host
+ * stands where the URL stands among a request's problems; without one (the documented schema) only its shape.
+ */
+function webhookUrl(guard?: UrlChecker) {
+  return z
+    .string()
+    .min(1)
+    .max(MAX_URL_LENGTH)
+    .superRefine((value, ctx) => {
+      if (value.length === 0 || value.length > MAX_URL_LENGTH) return; // min/max said it
+      const problem = urlProblem(value, guard);
+      if (problem) refuse(ctx, badUrl(problem, value));
+    })
+    .meta({
+      description:
+        `Where deliveries are POSTed: an absolute https:// URL of 1 to ${MAX_URL_LENGTH} characters, without a user name or password, ` +
+        'whose host is public: localhost, .localhost, .local and .internal names and private, loopback, link-local, CGNAT, reserved ' +
+        'or IPv4-mapped addresses (in any notation) are refused with 400 INVALID_WEBHOOK_URL, and so is a name that resolves to one.',
+    });
+}
+
 /**
  * The URL rules of document 2: HTTPS, 1 to 2048 characters, no credentials, and a host the network guard's
  * DNS-free rules accept (no localhost / .localhost / .local / .internal names, no private, loopback,
  * link-local, CGNAT, reserved or IPv4-mapped addresses in any notation). Names are resolved again at delivery.
  */
 export function validateWebhookUrl(value: unknown, guard: UrlChecker): string {
-  if (value === undefined || value === null) throw badUrl('url is required');
-  if (typeof value !== 'string') throw badUrl('url must be a string');
-  if (value.length === 0) throw badUrl('url is empty');
-  if (value.length > MAX_URL_LENGTH) throw badUrl(`url is ${value.length} characters long`, value);
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw badUrl('not a valid absolute URL', value);
-  }
-  if (url.protocol !== 'https:') throw badUrl(`the scheme is ${url.protocol.replace(/:$/, '')}, not https`, value);
-  if (url.username || url.password) throw badUrl('URLs with a user name or password are not allowed', value);
-  const port = url.port ? Number(url.port) : 443;
-  const verdict = guard.checkLiteral(url.hostname, port);
-  if (!verdict.allowed) throw badUrl(verdict.reason, value);
-  return value;
+  return parseRequest(z.object({ url: webhookUrl(guard) }), { url: value }, { refusals: { url: urlRefusal } }).url;
 }
 
 /** How long registration waits for DNS before leaving the resolving check to delivery. */
@@ -70,36 +102,76 @@ export async function assertPublicWebhookHost(url: string, guard: Pick<NetworkGu
 }
 
 /** `events`: a non-empty array of subscribable event names (duplicates dropped, order kept). */
-export function parseEvents(value: unknown): EventType[] {
+const eventsSchema = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1)
+  .transform((events) => [...new Set(events)]);
+
+const EVENTS_DESCRIPTION = `The events to deliver: a non-empty array of event names (duplicates are dropped); unknown names are refused with 400 INVALID_EVENTS.`;
+
+/** INVALID_EVENTS for whatever was sent as `events`: not a non-empty array, or naming unknown events. */
+const eventsRefusal: Refuser = (value) => {
   const allowed = EVENT_TYPES as readonly string[];
   if (!Array.isArray(value) || value.length === 0) {
-    throw new ServiceError('INVALID_EVENTS', 'events must be a non-empty array of event names, e.g. ["job.completed", "job.failed"].', { allowed: EVENT_TYPES });
+    return new ServiceError('INVALID_EVENTS', 'events must be a non-empty array of event names, e.g. ["job.completed", "job.failed"].', { allowed: EVENT_TYPES });
   }
   const invalid = value.filter((e) => typeof e !== 'string' || !allowed.includes(e));
-  if (invalid.length > 0) {
-    throw new ServiceError('INVALID_EVENTS', `Unknown event name${invalid.length > 1 ? 's' : ''}: ${invalid.map((e) => JSON.stringify(e)).join(', ')}. See details.allowed.`, {
-      invalid,
-      allowed: EVENT_TYPES,
-    });
-  }
-  return [...new Set(value as EventType[])];
+  return new ServiceError('INVALID_EVENTS', `Unknown event name${invalid.length > 1 ? 's' : ''}: ${invalid.map((e) => JSON.stringify(e)).join(', ')}. See details.allowed.`, {
+    invalid,
+    allowed: EVENT_TYPES,
+  });
+};
+
+/** `events` on its own: the event names, deduplicated in order, or 400 INVALID_EVENTS. */
+export function parseEvents(value: unknown): EventType[] {
+  return parseRequest(z.object({ events: eventsSchema }), { events: value }, { refusals: { events: eventsRefusal } }).events;
 }
 
-function object(body: unknown, example: string): Record<string, unknown> {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidParameter('body', `Send a JSON object, e.g. ${example}.`);
-  return body as Record<string, unknown>;
+/** `name`: trimmed, 1 to 100 characters. */
+const nameSchema = z.string().trim().min(1).max(MAX_NAME_LENGTH);
+const nameRefusal: Refuser = () => invalidParameter('name', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`);
+const activeRefusal: Refuser = () => invalidParameter('is_active', 'is_active must be true or false.');
+
+const bodyRefusals = { url: urlRefusal, name: nameRefusal, events: eventsRefusal, is_active: activeRefusal };
+
+/** Body of POST /accounts/me/webhooks. Problems are reported in this order: url, name, events, is_active. */
+function createWebhookBody(guard?: UrlChecker) {
+  return z.object({
+    url: webhookUrl(guard),
+    name: optional(nameSchema).meta({
+      description: `A label for the webhook, 1 to ${MAX_NAME_LENGTH} characters after trimming. Default (absent or null): the URL's host name.`,
+    }),
+    events: optional(eventsSchema).meta({ description: `${EVENTS_DESCRIPTION} Default (absent or null): ["job.completed"].` }),
+    is_active: optional(z.boolean()).meta({ description: 'Whether events are delivered; false pauses the webhook. Default (absent or null): true.' }),
+  });
 }
 
-function parseName(value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '' || value.trim().length > MAX_NAME_LENGTH) {
-    throw invalidParameter('name', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`);
-  }
-  return value.trim();
+/** Body of PUT /accounts/me/webhooks/{webhook_id}: any of the fields, at least one; null is refused. */
+function updateWebhookBody(guard?: UrlChecker) {
+  return z
+    .object({
+      name: nameSchema.optional().meta({ description: `A new label, 1 to ${MAX_NAME_LENGTH} characters after trimming. Absent: unchanged.` }),
+      url: webhookUrl(guard).optional(),
+      events: eventsSchema.optional().meta({ description: `${EVENTS_DESCRIPTION} Replaces the current list. Absent: unchanged.` }),
+      is_active: z.boolean().optional().meta({ description: 'true delivers events, false pauses the webhook. Absent: unchanged.' }),
+    })
+    .superRefine((body, ctx) => {
+      if (Object.values(body).every((value) => value === undefined)) refuse(ctx, invalidParameter('body', 'Send at least one of name, url, events, is_active.'));
+    })
+    .meta({ description: 'Send at least one of the fields; the others stay as they are. null is refused (leave the field out instead).' });
 }
 
-function parseActive(value: unknown): boolean {
-  if (typeof value !== 'boolean') throw invalidParameter('is_active', 'is_active must be true or false.');
-  return value;
+/** The documented bodies (the URL's host rules run when a request is parsed: they need the network guard). */
+export const createWebhookBodySchema = createWebhookBody();
+export const updateWebhookBodySchema = updateWebhookBody();
+
+/** The schemas that validate requests, with the guard's host check inside the `url` field; built once per guard. */
+const guarded = new WeakMap<UrlChecker, { create: typeof createWebhookBodySchema; update: typeof updateWebhookBodySchema }>();
+
+function schemasFor(guard: UrlChecker) {
+  let schemas = guarded.get(guard);
+  if (!schemas) guarded.set(guard, (schemas = { create: createWebhookBody(guard), update: updateWebhookBody(guard) }));
+  return schemas;
 }
 
 export interface CreateWebhookRequest {
@@ -111,59 +183,77 @@ export interface CreateWebhookRequest {
 
 /** POST /accounts/me/webhooks. `name` defaults to the URL's host. */
 export function parseCreateWebhook(body: unknown, guard: UrlChecker): CreateWebhookRequest {
-  const b = object(body, '{"url": "https://example.com/hooks/pdf", "events": ["job.completed"]}');
-  const url = validateWebhookUrl(b.url, guard);
+  const b = parseRequest(schemasFor(guard).create, body, {
+    refusals: bodyRefusals,
+    example: '{"url": "https://example.com/hooks/pdf", "events": ["job.completed"]}',
+  });
   return {
-    url,
-    name: b.name === undefined || b.name === null ? new URL(url).hostname : parseName(b.name),
-    events: b.events === undefined || b.events === null ? [...DEFAULT_EVENTS] : parseEvents(b.events),
-    is_active: b.is_active === undefined || b.is_active === null ? true : parseActive(b.is_active),
+    url: b.url,
+    name: b.name ?? new URL(b.url).hostname,
+    events: b.events ?? [...DEFAULT_EVENTS],
+    is_active: b.is_active ?? true,
   };
 }
 
 /** PUT /accounts/me/webhooks/{id}: any of name, url, events, is_active (at least one). */
 export function parseUpdateWebhook(body: unknown, guard: UrlChecker): Partial<CreateWebhookRequest> {
-  const b = object(body, '{"is_active": false}');
-  const out: Partial<CreateWebhookRequest> = {};
-  if (b.name !== undefined) out.name = parseName(b.name);
-  if (b.url !== undefined) out.url = validateWebhookUrl(b.url, guard);
-  if (b.events !== undefined) out.events = parseEvents(b.events);
-  if (b.is_active !== undefined) out.is_active = parseActive(b.is_active);
-  if (Object.keys(out).length === 0) throw invalidParameter('body', 'Send at least one of name, url, events, is_active.');
-  return out;
+  const b = parseRequest(schemasFor(guard).update, body, { refusals: bodyRefusals, example: '{"is_active": false}' });
+  return Object.fromEntries(Object.entries(b).filter(([, value]) => value !== undefined));
 }
+
+/** Body of POST …/rotate-secret (the body itself may be left out). */
+export const rotateSecretBodySchema = z.object({
+  grace_period_seconds: optional(z.number().int().min(0).max(MAX_GRACE_SECONDS)).meta({
+    description: `How long the old secret keeps signing deliveries (a second v1 signature), in whole seconds from 0 (revoke it now) to ${MAX_GRACE_SECONDS} (7 days). Default (absent or null): ${DEFAULT_GRACE_SECONDS} (1 day).`,
+  }),
+});
 
 /** POST …/rotate-secret: optional `grace_period_seconds`, a whole number 0 to 604800 (default 86400). */
 export function parseRotation(body: unknown): { graceSeconds: number } {
   if (body === undefined) return { graceSeconds: DEFAULT_GRACE_SECONDS };
-  const b = object(body, '{"grace_period_seconds": 3600}');
-  const g = b.grace_period_seconds;
-  if (g === undefined || g === null) return { graceSeconds: DEFAULT_GRACE_SECONDS };
-  if (typeof g !== 'number' || !Number.isInteger(g) || g < 0 || g > MAX_GRACE_SECONDS) {
-    throw invalidParameter('grace_period_seconds', `grace_period_seconds must be a whole number from 0 (revoke the old secret now) to ${MAX_GRACE_SECONDS} (7 days); default ${DEFAULT_GRACE_SECONDS}.`, {
-      min: 0,
-      max: MAX_GRACE_SECONDS,
-    });
-  }
-  return { graceSeconds: g };
+  const b = parseRequest(rotateSecretBodySchema, body, {
+    example: '{"grace_period_seconds": 3600}',
+    refusals: {
+      grace_period_seconds: () =>
+        invalidParameter(
+          'grace_period_seconds',
+          `grace_period_seconds must be a whole number from 0 (revoke the old secret now) to ${MAX_GRACE_SECONDS} (7 days); default ${DEFAULT_GRACE_SECONDS}.`,
+          { min: 0, max: MAX_GRACE_SECONDS },
+        ),
+    },
+  });
+  return { graceSeconds: b.grace_period_seconds ?? DEFAULT_GRACE_SECONDS };
 }
 
-function parseLimit(value: string | undefined): number {
-  if (value === undefined) return DEFAULT_PAGE_SIZE;
-  const n = /^\d{1,3}$/.test(value) ? Number(value) : NaN;
-  if (!(n >= 1 && n <= MAX_PAGE_SIZE)) {
-    throw invalidParameter('limit', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`, { min: 1, max: MAX_PAGE_SIZE });
-  }
-  return n;
-}
+const limitQuery = queryInteger(1, MAX_PAGE_SIZE)
+  .optional()
+  .meta({ description: `Rows per page, a whole number from 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.` });
 
-function parseEventFilter(name: string, value: string | undefined): EventType | undefined {
-  if (value === undefined) return undefined;
-  if (!(EVENT_TYPES as readonly string[]).includes(value)) throw invalidParameter(name, `${name} must be one of ${EVENT_TYPES.join(', ')}.`, { allowed: EVENT_TYPES });
-  return value as EventType;
-}
+const nextTokenQuery = z
+  .string()
+  .optional()
+  .transform((token) => token || undefined)
+  .meta({ description: "The previous page's next_token, unchanged, with the same filters; absent or empty for the first page." });
 
-const token = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
+const limitRefusal: Refuser = () =>
+  invalidParameter('limit', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`, { min: 1, max: MAX_PAGE_SIZE });
+
+const eventFilterRefusal =
+  (name: string): Refuser =>
+  () =>
+    invalidParameter(name, `${name} must be one of ${EVENT_TYPES.join(', ')}.`, { allowed: EVENT_TYPES });
+
+/** Query of GET /accounts/me/webhooks. */
+export const webhookListQuerySchema = z.object({
+  limit: limitQuery,
+  is_active: z
+    .enum(['true', 'false'])
+    .optional()
+    .transform((value) => (value === undefined ? undefined : value === 'true'))
+    .meta({ description: 'true lists only active webhooks, false only paused ones. Default: all.' }),
+  event: z.enum(EVENT_TYPES).optional().meta({ description: 'Lists only webhooks subscribed to this event. Default: all.' }),
+  next_token: nextTokenQuery,
+});
 
 export interface WebhookListRequest {
   limit: number;
@@ -174,14 +264,24 @@ export interface WebhookListRequest {
 
 /** GET /accounts/me/webhooks query: `is_active`, `event`, `limit`, `next_token`. */
 export function parseWebhookListQuery(query: Record<string, string>): WebhookListRequest {
-  const out: WebhookListRequest = { limit: parseLimit(query.limit), nextToken: token(query.next_token) };
-  if (query.is_active !== undefined) {
-    if (query.is_active !== 'true' && query.is_active !== 'false') throw invalidParameter('is_active', 'is_active must be true or false.');
-    out.isActive = query.is_active === 'true';
-  }
-  out.event = parseEventFilter('event', query.event);
+  const q = parseRequest(webhookListQuerySchema, query, {
+    refusals: { limit: limitRefusal, is_active: activeRefusal, event: eventFilterRefusal('event') },
+  });
+  const out: WebhookListRequest = { limit: q.limit ?? DEFAULT_PAGE_SIZE, nextToken: q.next_token, event: q.event };
+  if (q.is_active !== undefined) out.isActive = q.is_active;
   return out;
 }
+
+/** Query of GET /accounts/me/webhooks/{webhook_id}/history and GET /jobs/{job_id}/webhooks/history. */
+export const historyQuerySchema = z.object({
+  limit: limitQuery,
+  status: z
+    .enum(DELIVERY_STATUSES)
+    .optional()
+    .meta({ description: 'Lists only deliveries that ended this way: success, failed (refused, an error or a non-2xx answer) or timeout. Default: all.' }),
+  event_type: z.enum(EVENT_TYPES).optional().meta({ description: 'Lists only deliveries of this event. Default: all.' }),
+  next_token: nextTokenQuery,
+});
 
 export interface HistoryRequest {
   limit: number;
@@ -192,13 +292,15 @@ export interface HistoryRequest {
 
 /** History query (webhook and job routes): `status`, `event_type`, `limit`, `next_token`. */
 export function parseHistoryQuery(query: Record<string, string>): HistoryRequest {
-  const out: HistoryRequest = { limit: parseLimit(query.limit), nextToken: token(query.next_token) };
-  if (query.status !== undefined) {
-    if (!(DELIVERY_STATUSES as readonly string[]).includes(query.status)) {
-      throw invalidParameter('status', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`, { allowed: DELIVERY_STATUSES });
-    }
-    out.status = query.status as DeliveryRecord['status'];
-  }
-  out.eventType = parseEventFilter('event_type', query.event_type);
+  const q = parseRequest(historyQuerySchema, query, {
+    refusals: {
+      limit: limitRefusal,
+      status: () => invalidParameter('status', `status must be one of ${DELIVERY_STATUSES.join(', ')}.`, { allowed: DELIVERY_STATUSES }),
+      event_type: eventFilterRefusal('event_type'),
+    },
+  });
+  const out: HistoryRequest = { limit: q.limit ?? DEFAULT_PAGE_SIZE, nextToken: q.next_token };
+  if (q.status !== undefined) out.status = q.status;
+  out.eventType = q.event_type;
   return out;
 }

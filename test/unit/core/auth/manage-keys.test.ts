@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { createApiKeyBodySchema, parseKeyName } from '../../../../functions/core/auth/manage-keys';
+import { refusal } from '../../../support/errors';
+
+describe('parseKeyName', () => {
+  it('defaults to "API key" for no body, an empty object and a null name; trims the name', () => {
+    for (const body of [undefined, null, {}, { name: null }]) expect(parseKeyName(body)).toBe('API key');
+    expect(parseKeyName({ name: '  production ', other: 1 })).toBe('production');
+  });
+
+  it('refuses a body that is not an object with INVALID_PARAMETER body', () => {
+    for (const body of ['x', 3, [], true]) expect(refusal(() => parseKeyName(body)).details).toEqual({ parameter: 'body' });
+  });
+
+  it('refuses a blank, non-string or too long name (measured as sent) with INVALID_PARAMETER name', () => {
+    expect(parseKeyName({ name: 'k'.repeat(100) })).toBe('k'.repeat(100));
+    for (const name of ['', '   ', 7, ['a'], 'k'.repeat(101), ` ${'k'.repeat(99)}  `]) {
+      const err = refusal(() => parseKeyName({ name }));
+      expect(err.code).toBe('INVALID_PARAMETER');
+      expect(err.details).toEqual({ parameter: 'name' });
+    }
+  });
+
+  it('documents the name', () => {
+    const json = z.toJSONSchema(createApiKeyBodySchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    expect(json.properties.name.description).toContain('API key');
+  });
+});
