@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Account } from '../accounts/account';
 import type { AccountRepository } from '../accounts/ports';
 import { assertCanCover, type Billing } from '../billing/charging';
@@ -13,10 +14,11 @@ import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layou
 import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../notifications/job-emails';
 import type { Mailer } from '../notifications/ports';
 import { markdownToHtml } from '../render/markdown';
-import type { PdfOptions } from '../render/options';
+import { type PdfOptions, pdfOptionsSchema } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
 import { RenderTimeoutError, type Renderer } from '../render/ports';
-import { parseJsonConversion } from './request';
+import { type Refuser, optional, parseRequest } from '../validation';
+import { conversionFields, conversionRefusals, parseTextOptions, withContentRules } from './request';
 
 export const LONGJOB_MAX_PAGES = 100;
 /** The submission render that counts pages must finish within about 28 s (the request waits for it). */
@@ -33,32 +35,57 @@ export interface LongJobRequest {
   email_notification?: boolean;
 }
 
-/** POST /longjob body: HTML or Markdown only, `email_notification` boolean, `webhook_url` validated then ignored. */
+function isHttpsUrl(text: string): boolean {
+  try {
+    return new URL(text).protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Route longjob.create, application/json. Loose, so that a `url` (or any content field) that does not belong is
+ * still seen by the content rules (400 WRONG_FIELD_PROVIDED); other unknown fields are ignored.
+ */
+export const longjobBodySchema = withContentRules(
+  z
+    .object({
+      input_type: z.enum(['html', 'markdown']).meta({ description: 'What is converted: html or markdown (URLs and images go to /quickjob).' }),
+      html: conversionFields.html,
+      markdown: conversionFields.markdown,
+      options: optional(pdfOptionsSchema.loose()).meta({ description: 'PDF options, as for quickjob HTML/Markdown (absent or null: the defaults).' }),
+      store: conversionFields.store.meta({ description: 'Accepted for symmetry with /quickjob and ignored: a long job always keeps its PDF. When sent, a boolean.' }),
+      email_notification: optional(z.boolean()).meta({
+        description: "false skips the ready/failed email for this job; absent or null follows the account's settings (true cannot switch on emails turned off there).",
+      }),
+      webhook_url: optional(z.string().refine(isHttpsUrl)).meta({
+        description: 'Checked (an https:// URL, else 400 INVALID_WEBHOOK_URL) and otherwise ignored: webhooks are registered with POST /accounts/me/webhooks.',
+        format: 'uri',
+      }),
+    })
+    .loose(),
+).meta({ description: 'An asynchronous conversion of HTML or Markdown (up to 100 pages).' });
+
+const longjobRefusals: Record<string, Refuser> = {
+  input_type: (value, issue) =>
+    value === 'url' || value === 'image'
+      ? new ServiceError('INVALID_INPUT_TYPE', `Long jobs convert HTML or Markdown; send input_type "${value}" to /quickjob.`, { input_type: value, allowed: ['html', 'markdown'] })
+      : conversionRefusals.input_type(value, issue),
+  email_notification: () => invalidParameter('email_notification', 'email_notification must be true or false (or left out to follow the account settings).'),
+  webhook_url: (value) =>
+    new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: value }),
+};
+
+/** POST /longjob body: HTML or Markdown only (the quickjob rules and order), then email_notification, then webhook_url. */
 export function parseLongJobRequest(body: unknown): LongJobRequest {
-  const b = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : null;
-  if (b && (b.input_type === 'url' || b.input_type === 'image')) {
-    throw new ServiceError('INVALID_INPUT_TYPE', `Long jobs convert HTML or Markdown; send input_type "${b.input_type}" to /quickjob.`, {
-      input_type: b.input_type,
-      allowed: ['html', 'markdown'],
-    });
-  }
-  const request = parseJsonConversion(body);
-  if (request.input_type === 'url') throw new ServiceError('INVALID_INPUT_TYPE', 'Long jobs convert HTML or Markdown.', { allowed: ['html', 'markdown'] });
-  const notify = b!.email_notification;
-  if (notify !== undefined && notify !== null && typeof notify !== 'boolean') {
-    throw invalidParameter('email_notification', 'email_notification must be true or false (or left out to follow the account settings).');
-  }
-  const hook = b!.webhook_url;
-  if (hook !== undefined && hook !== null) {
-    let ok = false;
-    try {
-      ok = typeof hook === 'string' && new URL(hook).protocol === 'https:';
-    } catch {
-      ok = false;
-    }
-    if (!ok) throw new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: hook });
-  }
-  return { input_type: request.input_type, content: request.content, options: request.options, ...(typeof notify === 'boolean' ? { email_notification: notify } : {}) };
+  const request = parseRequest(longjobBodySchema, body, { refusals: longjobRefusals, example: '{"input_type": "html", "html": "<p>Hello</p>"}' });
+  const type = request.input_type;
+  return {
+    input_type: type,
+    content: request[type]!,
+    options: parseTextOptions(type, request.options),
+    ...(request.email_notification !== undefined ? { email_notification: request.email_notification } : {}),
+  };
 }
 
 export interface LongJobDeps {

@@ -1,15 +1,17 @@
-import { CONVERSION_TYPES, type ConversionType } from '../billing/plans';
-import { ServiceError, invalidParameter } from '../errors';
+import { z } from 'zod';
+import { CONVERSION_TYPES } from '../billing/plans';
+import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { contentMismatch } from '../render/content-sniffer';
-import { parseImageOptions } from '../render/images';
+import { imageOptionsSchema, parseImageOptions } from '../render/images';
 import { MARKDOWN_DEFAULT_MARGIN } from '../render/markdown';
-import { type PdfOptions, parsePdfOptions } from '../render/options';
+import { type PdfOptions, parsePdfOptions, pdfOptionsSchema } from '../render/options';
+import { type Refuser, optional, parseRequest, refuse } from '../validation';
 
 /** Inline content (HTML or Markdown) may be up to 5 MB. */
 export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
 
-const CONTENT_FIELDS = { html: 'html', markdown: 'markdown', url: 'url' } as const;
-type ContentField = keyof typeof CONTENT_FIELDS;
+const CONTENT_FIELDS = ['html', 'markdown', 'url'] as const;
+type ContentField = (typeof CONTENT_FIELDS)[number];
 
 export interface TextConversion {
   input_type: 'html' | 'markdown';
@@ -28,79 +30,13 @@ export interface UrlConversion {
 
 export type JsonConversion = TextConversion | UrlConversion;
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** The `input_type` checks shared by every conversion route. */
-export function parseInputType(body: Record<string, unknown>): ConversionType {
-  const t = body.input_type;
-  if (t === undefined || t === null || t === '') {
-    throw new ServiceError('MISSING_INPUT_TYPE', `input_type is required: one of ${CONVERSION_TYPES.join(', ')}.`);
+/** 400 MISSING_INPUT_TYPE or INVALID_INPUT_TYPE for an `input_type` no conversion route takes; null for one some route takes. */
+export function inputTypeRefusal(value: unknown, missingMessage = `input_type is required: one of ${CONVERSION_TYPES.join(', ')}.`): ServiceError | null {
+  if (value === undefined || value === null || value === '') return new ServiceError('MISSING_INPUT_TYPE', missingMessage);
+  if (typeof value !== 'string' || !(CONVERSION_TYPES as readonly string[]).includes(value)) {
+    return new ServiceError('INVALID_INPUT_TYPE', `input_type must be one of ${CONVERSION_TYPES.join(', ')}.`, { input_type: value, allowed: CONVERSION_TYPES });
   }
-  if (typeof t !== 'string' || !(CONVERSION_TYPES as readonly string[]).includes(t)) {
-    throw new ServiceError('INVALID_INPUT_TYPE', `input_type must be one of ${CONVERSION_TYPES.join(', ')}.`, {
-      input_type: t,
-      allowed: CONVERSION_TYPES,
-    });
-  }
-  return t as ConversionType;
-}
-
-/** `store` is an optional boolean. */
-export function parseStore(value: unknown): boolean {
-  if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') throw invalidParameter('store', 'store must be true or false.');
-  return value;
-}
-
-/**
- * The content field checks, in the order a client can act on them: conflicting fields, a field that
- * does not belong to input_type, the missing field, its type, emptiness, size, and finally content
- * that plainly is something else.
- */
-function parseContent(body: Record<string, unknown>, type: 'html' | 'markdown' | 'url'): string {
-  if (body.html !== undefined && body.markdown !== undefined) {
-    throw new ServiceError('CONFLICTING_FIELDS', 'Send either html or markdown, not both.', { fields: ['html', 'markdown'] });
-  }
-  const wrong = (Object.keys(CONTENT_FIELDS) as ContentField[]).filter((f) => f !== type && body[f] !== undefined);
-  if (wrong.length > 0) {
-    throw new ServiceError('WRONG_FIELD_PROVIDED', `input_type is "${type}", so send the content in "${type}", not in "${wrong[0]}".`, {
-      field: wrong[0],
-      input_type: type,
-      expected_field: type,
-    });
-  }
-  const value = body[type];
-  if (type === 'url') {
-    if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
-      throw new ServiceError('MISSING_URL', 'url is required for input_type "url": a public https:// address.');
-    }
-    if (typeof value !== 'string') throw new ServiceError('INVALID_URL', 'url must be a string holding an https:// address.', { url: value });
-    return value.trim();
-  }
-  if (value === undefined || value === null) {
-    throw new ServiceError('MISSING_CONTENT_FIELD', `input_type is "${type}", so the "${type}" field is required.`, { field: type });
-  }
-  if (typeof value !== 'string') throw invalidParameter(type, `${type} must be a string.`);
-  if (value.trim() === '') throw new ServiceError('EMPTY_CONTENT_FIELD', `The "${type}" field is empty.`, { field: type });
-  const size = Buffer.byteLength(value, 'utf8');
-  if (size > MAX_CONTENT_BYTES) {
-    throw new ServiceError('INPUT_SIZE_EXCEEDED', `${type} is ${size} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (5 MB). Use /bulkjob with an uploaded ZIP for bigger documents.`, {
-      field: type,
-      size_bytes: size,
-      max_bytes: MAX_CONTENT_BYTES,
-    });
-  }
-  const detected = contentMismatch(type, value);
-  if (detected) {
-    const hint = detected === 'html' || detected === 'markdown' || detected === 'url' ? ` Send it with input_type "${detected}".` : '';
-    throw new ServiceError('CONTENT_TYPE_MISMATCH', `The ${type} field looks like ${detected} content, not ${type}.${hint}`, {
-      input_type: type,
-      detected_type: detected,
-    });
-  }
-  return value;
+  return null;
 }
 
 export function parseTextOptions(type: 'html' | 'markdown', raw: unknown): PdfOptions {
@@ -123,18 +59,135 @@ function assertUsableUrlOptions(raw: unknown): void {
   }
 }
 
-/** A JSON conversion request body (quickjob, and the shared part of longjob). */
-export function parseJsonConversion(body: unknown): JsonConversion {
-  if (!isObject(body)) throw invalidParameter('body', 'The request body must be a JSON object.');
-  const type = parseInputType(body);
-  if (type === 'image') {
-    throw invalidParameter('input_type', 'Image input is sent as multipart/form-data with one "images" part per PNG or JPEG file.');
+const textField = (type: 'html' | 'markdown', what: string) =>
+  z
+    .string()
+    .nullish()
+    .meta({ description: `${what}, with input_type "${type}" (required then, refused otherwise). Up to 5 MB (UTF-8); must not be blank, and must not plainly be another type's content.` });
+
+/** The fields of a JSON conversion body, in the order their own problems are reported. */
+export const conversionFields = {
+  input_type: z.enum(['html', 'markdown', 'url']).meta({ description: 'What is converted: html, markdown or url. Images are sent as multipart/form-data instead.' }),
+  html: textField('html', 'The HTML document'),
+  markdown: textField('markdown', 'The Markdown document (GitHub flavour; leading YAML front matter is removed and its title used)'),
+  url: z
+    .string()
+    .trim()
+    .nullish()
+    .meta({
+      description:
+        'With input_type "url" (required then, refused otherwise): a public https:// address, fetched server-side (≤ 5 redirects, 10 s, 5 MB) and converted by its Content-Type.',
+      format: 'uri',
+    }),
+  options: optional(z.union([pdfOptionsSchema.loose(), imageOptionsSchema.loose()])).meta({
+    description: 'PDF options (absent or null: the defaults). A URL that serves an image takes the image options (format, margin, landscape, width, height, fit) instead.',
+  }),
+  store: optional(z.boolean()).meta({ description: 'true stores the PDF and answers JSON with a one-hour download link instead of the PDF. Default false.' }),
+};
+
+/*
+ * The content rules of the spec's error table, as ranked refusals. They wait for a valid input_type (whose own
+ * problems are the first ones), then come ahead of every field's type: conflicting fields, a field that does not
+ * belong to input_type, the missing field; its type (the field's own schema); then emptiness, size, and content that
+ * plainly is something else. Options follow (their reading depends on input_type, so it happens here too, ranked
+ * just ahead of the options field), then store.
+ */
+const RANK = { conflicting: -6, wrongField: -5, missing: -4, empty: -3, size: -2, mismatch: -1 } as const;
+
+interface RuleContext {
+  /** The input types the schema's input_type takes: the rules wait for one of them. */
+  types: readonly unknown[];
+  optionsRank: number;
+}
+
+function contentRules(body: Record<string, unknown>, ctx: z.RefinementCtx, { types, optionsRank }: RuleContext): void {
+  const type = body.input_type;
+  if (!types.includes(type) || (type !== 'html' && type !== 'markdown' && type !== 'url')) return;
+  if (body.html !== undefined && body.markdown !== undefined) {
+    return refuse(ctx, new ServiceError('CONFLICTING_FIELDS', 'Send either html or markdown, not both.', { fields: ['html', 'markdown'] }), { rank: RANK.conflicting });
   }
-  const content = parseContent(body, type);
+  const wrong = CONTENT_FIELDS.find((field: ContentField) => field !== type && body[field] !== undefined);
+  if (wrong) {
+    const message = `input_type is "${type}", so send the content in "${type}", not in "${wrong}".`;
+    return refuse(ctx, new ServiceError('WRONG_FIELD_PROVIDED', message, { field: wrong, input_type: type, expected_field: type }), { rank: RANK.wrongField });
+  }
+  const value = body[type];
   if (type === 'url') {
-    assertUsableUrlOptions(body.options);
-    return { input_type: 'url', url: content, rawOptions: body.options, store: parseStore(body.store) };
+    if (value === undefined || value === null || value === '') {
+      return refuse(ctx, new ServiceError('MISSING_URL', 'url is required for input_type "url": a public https:// address.'), { rank: RANK.missing });
+    }
+    return checkOptions(ctx, optionsRank, () => assertUsableUrlOptions(body.options));
   }
-  const options = parseTextOptions(type, body.options);
-  return { input_type: type, content, options, store: parseStore(body.store) };
+  if (value === undefined || value === null) {
+    return refuse(ctx, new ServiceError('MISSING_CONTENT_FIELD', `input_type is "${type}", so the "${type}" field is required.`, { field: type }), { rank: RANK.missing });
+  }
+  if (typeof value === 'string') {
+    const problem = contentProblem(type, value);
+    if (problem) return refuse(ctx, problem.error, { rank: RANK[problem.rank] });
+  }
+  checkOptions(ctx, optionsRank, () => parseTextOptions(type, body.options));
+}
+
+/** Emptiness, size and content sniffing of html or markdown. */
+function contentProblem(type: 'html' | 'markdown', value: string): { error: ServiceError; rank: keyof typeof RANK } | null {
+  if (value.trim() === '') return { rank: 'empty', error: new ServiceError('EMPTY_CONTENT_FIELD', `The "${type}" field is empty.`, { field: type }) };
+  const size = Buffer.byteLength(value, 'utf8');
+  if (size > MAX_CONTENT_BYTES) {
+    const message = `${type} is ${size} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (5 MB). Use /bulkjob with an uploaded ZIP for bigger documents.`;
+    return { rank: 'size', error: new ServiceError('INPUT_SIZE_EXCEEDED', message, { field: type, size_bytes: size, max_bytes: MAX_CONTENT_BYTES }) };
+  }
+  const detected = contentMismatch(type, value);
+  if (!detected) return null;
+  const hint = detected === 'html' || detected === 'markdown' || detected === 'url' ? ` Send it with input_type "${detected}".` : '';
+  const message = `The ${type} field looks like ${detected} content, not ${type}.${hint}`;
+  return { rank: 'mismatch', error: new ServiceError('CONTENT_TYPE_MISMATCH', message, { input_type: type, detected_type: detected }) };
+}
+
+/** Reads the options as input_type will use them; their refusal (INVALID_PARAMETER options.<key>) joins the issues. */
+function checkOptions(ctx: z.RefinementCtx, rank: number, read: () => unknown): void {
+  try {
+    read();
+  } catch (err) {
+    if (!isServiceError(err)) throw err;
+    refuse(ctx, err, { path: ['options'], rank });
+  }
+}
+
+/**
+ * Adds the content rules to a conversion body's object schema (which must hold every content field it refuses:
+ * as a field, or by being loose). They run even when a field failed, so they guard every type they read.
+ */
+export function withContentRules<T extends z.ZodObject<{ input_type: z.ZodEnum }>>(schema: T): T {
+  const rules: RuleContext = { types: schema.shape.input_type.options, optionsRank: Object.keys(schema.shape).indexOf('options') - 0.5 };
+  return schema.superRefine((body, ctx) => contentRules(body as Record<string, unknown>, ctx, rules), { when: () => true });
+}
+
+/** Route quickjob.create, application/json: HTML, Markdown or URL input. */
+export const quickjobBodySchema = withContentRules(z.object(conversionFields)).meta({
+  description: 'A synchronous conversion: exactly one of html, markdown or url, matching input_type.',
+});
+
+/** Spec codes for a conversion body's own field problems: input_type, and a url that is not a string. */
+export const conversionRefusals: Record<string, Refuser> = {
+  input_type: (value) =>
+    inputTypeRefusal(value) ??
+    (value === 'image'
+      ? invalidParameter('input_type', 'Image input is sent as multipart/form-data with one "images" part per PNG or JPEG file.')
+      : invalidParameter('input_type', `input_type must be one of ${CONVERSION_TYPES.join(', ')}.`)),
+  url: (value) => new ServiceError('INVALID_URL', 'url must be a string holding an https:// address.', { url: value }),
+};
+
+const EXAMPLE = '{"input_type": "html", "html": "<p>Hello</p>"}';
+
+/**
+ * A JSON conversion request body (quickjob), refused in the spec's order: MISSING_INPUT_TYPE / INVALID_INPUT_TYPE,
+ * CONFLICTING_FIELDS, WRONG_FIELD_PROVIDED, MISSING_CONTENT_FIELD / MISSING_URL, the field's type, EMPTY_CONTENT_FIELD,
+ * INPUT_SIZE_EXCEEDED, CONTENT_TYPE_MISMATCH, then options (INVALID_PARAMETER options.<key>), then store.
+ */
+export function parseJsonConversion(body: unknown): JsonConversion {
+  const request = parseRequest(quickjobBodySchema, body, { refusals: conversionRefusals, example: EXAMPLE });
+  const store = request.store ?? false;
+  if (request.input_type === 'url') return { input_type: 'url', url: request.url!, rawOptions: request.options, store };
+  const type = request.input_type;
+  return { input_type: type, content: request[type]!, options: parseTextOptions(type, request.options), store };
 }

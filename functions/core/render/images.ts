@@ -1,6 +1,8 @@
 import { crc32, createInflate } from 'node:zlib';
-import { ServiceError, invalidParameter } from '../errors';
-import { type PdfOptions, parsePdfOptions } from './options';
+import { z } from 'zod';
+import { ServiceError } from '../errors';
+import { parseRequest } from '../validation';
+import { type PdfOptions, normalisePdfOptions, pdfOptionsSchema } from './options';
 
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 export const MAX_IMAGE_SIDE = 10_000;
@@ -150,14 +152,36 @@ export interface ImageOptions {
   fit: Fit;
 }
 
+const IMAGE_MARGIN = { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' };
+const PAGE_KEYS = { format: true, margin: true, landscape: true, width: true, height: true } as const;
+const page = pdfOptionsSchema.shape;
+
+/**
+ * The options of image input (the multipart `options` JSON, or a URL that serves an image): the page and how each
+ * image fills it. Other keys are ignored.
+ */
+export const imageOptionsSchema = z
+  .object({
+    format: page.format,
+    margin: page.margin.meta({ description: 'Page margins by side (top, right, bottom, left), each a length such as "10mm". Default 10mm on every side.' }),
+    landscape: page.landscape,
+    width: page.width,
+    height: page.height,
+    fit: z
+      .enum(FITS)
+      .optional()
+      .meta({ description: 'How each image fills the printable area: contain (default: whole image, kept in proportion), cover (fills it, cropped), fill (stretched) or none (natural size, centred).' }),
+  })
+  .meta({ description: 'Image options: one page per image. Unknown keys are ignored.' });
+
 /** Image options: format (A4), margin (10 mm on every side), fit (contain), landscape; other keys are ignored. */
 export function parseImageOptions(raw: unknown): ImageOptions {
-  if (raw === undefined || raw === null) raw = {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParameter('options', 'options must be a JSON object.');
-  const { format, margin, landscape, width, height, fit = 'contain' } = raw as Record<string, unknown>;
-  const pdf = parsePdfOptions({ format, margin, landscape, width, height }, { defaultMargin: { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' } });
-  if (!FITS.includes(fit as Fit)) throw invalidParameter('options.fit', `options.fit must be one of ${FITS.join(', ')}.`);
-  return { pdf, fit: fit as Fit };
+  const read = { prefix: 'options', example: '{"fit": "cover", "format": "Letter"}' };
+  // The page first, with its margin checks, then fit: the order the refusals always had.
+  const pageOptions = parseRequest(imageOptionsSchema.pick(PAGE_KEYS), raw ?? {}, read);
+  const pdf = normalisePdfOptions(pageOptions, IMAGE_MARGIN);
+  const { fit = 'contain' } = parseRequest(imageOptionsSchema.pick({ fit: true }), raw ?? {}, read);
+  return { pdf, fit };
 }
 
 const OBJECT_FIT: Record<Fit, string> = { contain: 'contain', cover: 'cover', fill: 'fill', none: 'none' };

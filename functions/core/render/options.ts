@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { invalidParameter } from '../errors';
+import { parseRequest } from '../validation';
 
 /** Paper sizes in inches (portrait), as Chromium's print dialog knows them. */
 export const PAPER_FORMATS: Record<string, { width: number; height: number }> = {
@@ -27,9 +28,10 @@ export function lengthToInches(value: string | number): number | null {
   return Number(m[1]) / UNIT_PER_INCH[(m[2] ?? 'px').toLowerCase()];
 }
 
-const length = z.union([z.string(), z.number()]).refine((v) => lengthToInches(v) !== null, {
-  message: 'expected a length such as "10mm", "0.5in", "1cm" or "20px"',
-});
+const LENGTH_HINT = 'a length such as "10mm", "0.5in", "1cm" or "20px" (a bare number is CSS pixels)';
+const length = z
+  .union([z.string(), z.number()], { error: `expected ${LENGTH_HINT}` })
+  .refine((v) => lengthToInches(v) !== null, { message: `expected ${LENGTH_HINT}` });
 
 /** One part of Chromium's page-range syntax ("1-5, 8, 11-13"; open ends "3-", "-2"), already trimmed. */
 const RANGE_PART = /^(?:\d+(?:\s*-\s*\d*)?|-\s*\d+)$/;
@@ -77,35 +79,65 @@ export function pageSpans(text: string): [number, number][] | null {
   return merged;
 }
 
-export const pdfOptionsSchema = z.object({
-  format: z
-    .union([z.string(), z.null()])
-    .refine((v) => v === null || v.toLowerCase() in PAPER_FORMATS, {
-      message: 'expected a paper format (A0 to A6, Letter, Legal, Tabloid, Ledger), or null together with width/height',
-    })
-    .optional(),
-  margin: z
-    .object({ top: length.optional(), right: length.optional(), bottom: length.optional(), left: length.optional() })
-    .strict()
-    .optional(),
-  printBackground: z.boolean().optional(),
-  scale: z.number().min(0.1).max(2).optional(),
-  landscape: z.boolean().optional(),
-  preferCSSPageSize: z.boolean().optional(),
-  width: length.optional(),
-  height: length.optional(),
-  pageRanges: z
-    .string()
-    .refine((v) => v.trim() === '' || isRangeSyntax(v), { message: 'expected pages and ranges such as "1-3, 5, 8-"' })
-    .superRefine((v, ctx) => {
-      const problem = v.trim() === '' || !isRangeSyntax(v) ? null : pageRangesProblem(v);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .optional(),
-  displayHeaderFooter: z.boolean().optional(),
-  headerTemplate: z.string().max(TEMPLATE_MAX).optional(),
-  footerTemplate: z.string().max(TEMPLATE_MAX).optional(),
-});
+const FORMAT_HINT = 'expected a paper format (A0 to A6, Letter, Legal, Tabloid, Ledger), or null together with width/height';
+
+const side = (name: string) => length.optional().meta({ description: `The ${name} margin: ${LENGTH_HINT}.` });
+
+/**
+ * The `options` object of HTML and Markdown conversions (quickjob, longjob, bulk): Chromium's print options.
+ * Unknown keys are ignored; `parsePdfOptions` validates it and applies the defaults.
+ */
+export const pdfOptionsSchema = z
+  .object({
+    format: z
+      .union([z.string(), z.null()], { error: FORMAT_HINT })
+      .refine((v) => v === null || v.toLowerCase() in PAPER_FORMATS, { message: FORMAT_HINT })
+      .optional()
+      .meta({
+        description:
+          'Paper format, case-insensitive: A0–A6, Letter, Legal, Tabloid or Ledger. Default A4. A set format wins over width/height, so send null with width and height for a custom size.',
+      }),
+    margin: z
+      .object({ top: side('top'), right: side('right'), bottom: side('bottom'), left: side('left') })
+      .strict()
+      .optional()
+      .meta({
+        description:
+          'Page margins by side (top, right, bottom, left; other keys are refused). Default 0, Markdown 18mm/16mm; with displayHeaderFooter an unset top or bottom is 15mm. They must leave room for content.',
+      }),
+    printBackground: z.boolean().optional().meta({ description: 'Print background colours and images. Default true.' }),
+    scale: z.number().min(0.1).max(2).optional().meta({ description: 'Zoom of the page rendering, 0.1 to 2. Default 1.' }),
+    landscape: z.boolean().optional().meta({ description: 'Print in landscape orientation. Default false.' }),
+    preferCSSPageSize: z.boolean().optional().meta({ description: "Let the page's CSS @page size win over format/width/height. Default false." }),
+    width: length.optional().meta({ description: `Custom paper width (only with format: null): ${LENGTH_HINT}. Default the A4 width.` }),
+    height: length.optional().meta({ description: `Custom paper height (only with format: null): ${LENGTH_HINT}. Default the A4 height.` }),
+    pageRanges: z
+      .string()
+      .refine((v) => v.trim() === '' || isRangeSyntax(v), { message: 'expected pages and ranges such as "1-3, 5, 8-"' })
+      .superRefine((v, ctx) => {
+        const problem = v.trim() === '' || !isRangeSyntax(v) ? null : pageRangesProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional()
+      .meta({ description: 'Pages to print, numbered from 1, such as "1-3, 5, 8-" (open ends allowed). Default: all pages.' }),
+    displayHeaderFooter: z
+      .boolean()
+      .optional()
+      .meta({ description: 'Print headerTemplate and footerTemplate. Default false; when true, the default header shows the date and title and the default footer "page / pages".' }),
+    headerTemplate: z
+      .string()
+      .max(TEMPLATE_MAX)
+      .optional()
+      .meta({
+        description: `HTML of the header, up to ${TEMPLATE_MAX} characters; elements with class pageNumber, totalPages, date, title or url are filled in. Set an explicit font-size; send an empty element to print only the footer.`,
+      }),
+    footerTemplate: z
+      .string()
+      .max(TEMPLATE_MAX)
+      .optional()
+      .meta({ description: `HTML of the footer, up to ${TEMPLATE_MAX} characters; the same classes as headerTemplate are filled in. Default "page / pages".` }),
+  })
+  .meta({ description: 'PDF options. Unknown keys are ignored.' });
 
 export type PdfOptionsInput = z.infer<typeof pdfOptionsSchema>;
 
@@ -139,33 +171,29 @@ export const HEADER_FOOTER_MARGIN_IN = 15 / 25.4;
 export const PDF_OPTION_KEYS = Object.keys(pdfOptionsSchema.shape) as (keyof PdfOptionsInput)[];
 
 /**
- * Validates and normalises the `options` object of a conversion. Unknown keys are ignored (as for bulk);
- * a wrong value is 400 INVALID_PARAMETER naming `options.<key>`.
+ * Validates and normalises the `options` object of a conversion (absent or null: every default). Unknown keys are
+ * ignored (as for bulk); a wrong value is 400 INVALID_PARAMETER naming `options.<key>`.
  */
 export function parsePdfOptions(
   raw: unknown,
-  { parameterPrefix = 'options', defaultMargin = {} }: { parameterPrefix?: string; defaultMargin?: NonNullable<PdfOptionsInput['margin']> } = {},
+  { parameterPrefix = 'options', defaultMargin = {} }: { parameterPrefix?: string; defaultMargin?: PdfMarginInput } = {},
 ): PdfOptions {
-  if (raw === undefined || raw === null) raw = {};
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw invalidParameter(parameterPrefix, `${parameterPrefix} must be a JSON object.`);
-  }
-  const picked: Record<string, unknown> = {};
-  for (const key of PDF_OPTION_KEYS) if (key in raw) picked[key] = (raw as Record<string, unknown>)[key];
-  const parsed = pdfOptionsSchema.safeParse(picked);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const parameter = [parameterPrefix, ...issue.path.map(String)].join('.');
-    throw invalidParameter(parameter, `${parameter}: ${issue.message}.`);
-  }
-  return normalise(parsed.data, defaultMargin);
+  const input = parseRequest(pdfOptionsSchema, raw ?? {}, { prefix: parameterPrefix, example: '{"format": "Letter", "margin": {"top": "10mm"}}' });
+  return normalisePdfOptions(input, defaultMargin);
 }
 
-function definedSides(margin: PdfOptionsInput['margin']): NonNullable<PdfOptionsInput['margin']> {
+type PdfMarginInput = NonNullable<PdfOptionsInput['margin']>;
+
+function definedSides(margin: PdfOptionsInput['margin']): PdfMarginInput {
   return Object.fromEntries(Object.entries(margin ?? {}).filter(([, v]) => v !== undefined));
 }
 
-function normalise(o: PdfOptionsInput, defaultMargin: NonNullable<PdfOptionsInput['margin']>): PdfOptions {
+/**
+ * Applies the defaults to options that passed their schema (every length in inches) and checks what needs them
+ * together: a paper with a size, and margins that leave room for content (400 INVALID_PARAMETER). A default margin
+ * (images, Markdown) stays on every side the caller did not set.
+ */
+export function normalisePdfOptions(o: Partial<PdfOptionsInput>, defaultMargin: PdfMarginInput = {}): PdfOptions {
   const format = o.format === undefined ? 'a4' : o.format === null ? null : o.format.toLowerCase();
   const a4 = PAPER_FORMATS.a4;
   // The spec: a set format wins over width/height, so custom sizes need `format: null`.

@@ -1,7 +1,9 @@
-import { CONVERSION_TYPES } from '../../core/billing/plans';
+import { z } from 'zod';
+import { inputTypeRefusal } from '../../core/conversion/request';
 import type { UploadedImage } from '../../core/conversion/sources';
 import { ServiceError, invalidParameter } from '../../core/errors';
 import { MAX_IMAGES, MAX_IMAGE_REQUEST_BYTES, type ImageOptions, parseImageOptions } from '../../core/render/images';
+import { type Refuser, parseRequest, refuse } from '../../core/validation';
 import { parseMultipart } from '../multipart';
 
 /**
@@ -16,38 +18,118 @@ export interface ImageRequest {
   store: boolean;
 }
 
+const notHere = (field: string) =>
+  z
+    .never()
+    .optional()
+    .meta({ description: `Not accepted with images (400 WRONG_FIELD_PROVIDED): ${field} input is sent as a JSON body.` });
+
+const isUpload = (value: unknown): value is UploadedImage => typeof value === 'object' && value !== null && Buffer.isBuffer((value as UploadedImage).bytes);
+
+/**
+ * Route quickjob.create, multipart/form-data: the image form, its fields in the order their problems are reported.
+ * Text fields are read as UTF-8; `options` is JSON text, validated as image options (imageOptionsSchema) after the
+ * other fields.
+ */
+export const quickjobImageFormSchema = z
+  .object({
+    input_type: z
+      .string()
+      .trim()
+      .pipe(z.literal('image'))
+      .meta({ description: 'Always "image" in a multipart request (HTML, Markdown and URLs are sent as JSON).', enum: ['image'] }),
+    html: notHere('HTML'),
+    markdown: notHere('Markdown'),
+    url: notHere('URL'),
+    images: z
+      .array(z.custom<UploadedImage>(isUpload).meta({ type: 'string', format: 'binary', description: 'A PNG or JPEG file (up to 5 MB and 10000×10000 pixels).' }))
+      .min(1)
+      .max(MAX_IMAGES)
+      .superRefine((images, ctx) => {
+        const total = images.reduce((n, image) => n + (isUpload(image) ? image.bytes.length : 0), 0);
+        if (total <= MAX_IMAGE_REQUEST_BYTES) return;
+        const message = `The images total ${total} bytes; a request carries about 4.5 MB of images. Split them across requests.`;
+        refuse(ctx, new ServiceError('PAYLOAD_TOO_LARGE', message, { total_bytes: total, max_bytes: MAX_IMAGE_REQUEST_BYTES }));
+      })
+      .meta({
+        description: `The images, one page each in this order: the field repeated, 1 to ${MAX_IMAGES} files, about 4.5 MB in all. Unusable ones are skipped (X-PDF-Pages counts the pages made).`,
+      }),
+    options: z
+      .string()
+      .transform((text, ctx) => {
+        if (text.trim() === '') return undefined;
+        try {
+          return JSON.parse(text) as unknown;
+        } catch {
+          refuse(ctx, new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send an object such as {"fit":"cover"}.'));
+          return z.NEVER;
+        }
+      })
+      .optional()
+      .meta({
+        description: 'Image options as JSON text, e.g. {"fit": "cover", "format": "Letter"}: format (A4), margin (10mm each side), landscape, width, height, fit (contain). Blank: the defaults.',
+        contentMediaType: 'application/json',
+      }),
+    store: z
+      .string()
+      .trim()
+      .toLowerCase()
+      .refine((text) => text === 'true' || text === 'false' || text === '')
+      .transform((text) => text === 'true')
+      .optional()
+      .meta({ description: '"true" stores the PDF and answers JSON with a one-hour download link instead of the PDF. Default "false".', enum: ['true', 'false'] }),
+  })
+  .meta({ description: 'Image input: PNG and JPEG files to one PDF, one page per image.' });
+
+/** A text field whose part was malformed (sent twice) carries its INVALID_MULTIPART refusal as its value. */
+const orMalformed =
+  (refuser: Refuser): Refuser =>
+  (value, issue) =>
+    value instanceof ServiceError ? value : refuser(value, issue);
+
+const wrongField = (field: string): Refuser => () =>
+  new ServiceError('WRONG_FIELD_PROVIDED', `input_type is "image", so send files in "images", not "${field}".`, { field, input_type: 'image', expected_field: 'images' });
+
+const imageFormRefusals: Record<string, Refuser> = {
+  input_type: orMalformed((value) => {
+    const type = typeof value === 'string' ? value.trim() : value;
+    return (
+      inputTypeRefusal(type, 'input_type is required; multipart requests carry input_type=image.') ??
+      invalidParameter('input_type', `input_type "${String(type)}" is sent as a JSON body; multipart/form-data is only for images.`)
+    );
+  }),
+  html: wrongField('html'),
+  markdown: wrongField('markdown'),
+  url: wrongField('url'),
+  images: (value, issue) =>
+    issue.code === 'too_small'
+      ? new ServiceError('MISSING_IMAGES', 'Attach one or more PNG or JPEG files as "images" parts.')
+      : invalidParameter('images', `At most ${MAX_IMAGES} images per request; send the rest in another request.`, {
+          max_images: MAX_IMAGES,
+          received: Array.isArray(value) ? value.length : 0,
+        }),
+  options: orMalformed((value, issue) => invalidParameter('options', `options must be JSON text (${issue.message}).`)),
+  store: orMalformed(() => invalidParameter('store', 'store must be the text "true" or "false".')),
+};
+
 /** The multipart image request of POST /quickjob: input_type=image, repeated `images`, `options` (JSON text), `store`. */
 export function parseImageForm(body: Buffer, contentType: string | undefined): ImageRequest {
   const form = parseMultipart(body, contentType, { maxParts: MAX_IMAGE_FORM_PARTS, maxFileBytes: 6 * 1024 * 1024, maxFieldBytes: 64 * 1024 });
-  const inputType = form.text('input_type')?.trim();
-  if (!inputType) throw new ServiceError('MISSING_INPUT_TYPE', 'input_type is required; multipart requests carry input_type=image.');
-  if (!(CONVERSION_TYPES as readonly string[]).includes(inputType)) {
-    throw new ServiceError('INVALID_INPUT_TYPE', `input_type must be one of ${CONVERSION_TYPES.join(', ')}.`, { input_type: inputType, allowed: CONVERSION_TYPES });
-  }
-  if (inputType !== 'image') throw invalidParameter('input_type', `input_type "${inputType}" is sent as a JSON body; multipart/form-data is only for images.`);
-  for (const field of ['html', 'markdown', 'url']) {
-    if (form.has(field)) throw new ServiceError('WRONG_FIELD_PROVIDED', `input_type is "image", so send files in "images", not "${field}".`, { field, input_type: 'image', expected_field: 'images' });
-  }
-  const images = form.all('images').map((p) => ({ filename: p.filename, bytes: p.data }));
-  if (images.length === 0) throw new ServiceError('MISSING_IMAGES', 'Attach one or more PNG or JPEG files as "images" parts.');
-  if (images.length > MAX_IMAGES) throw invalidParameter('images', `At most ${MAX_IMAGES} images per request; send the rest in another request.`, { max_images: MAX_IMAGES, received: images.length });
-  const total = images.reduce((n, i) => n + i.bytes.length, 0);
-  if (total > MAX_IMAGE_REQUEST_BYTES) {
-    throw new ServiceError('PAYLOAD_TOO_LARGE', `The images total ${total} bytes; a request carries about 4.5 MB of images. Split them across requests.`, {
-      total_bytes: total,
-      max_bytes: MAX_IMAGE_REQUEST_BYTES,
-    });
-  }
-  const optionsText = form.text('options');
-  let rawOptions: unknown;
-  if (optionsText !== undefined && optionsText.trim() !== '') {
+  const text = (name: string): string | ServiceError | undefined => {
     try {
-      rawOptions = JSON.parse(optionsText);
-    } catch {
-      throw new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send an object such as {"fit":"cover"}.');
+      return form.text(name);
+    } catch (err) {
+      if (err instanceof ServiceError) return err;
+      throw err;
     }
-  }
-  const storeText = form.text('store')?.trim().toLowerCase();
-  if (storeText !== undefined && storeText !== 'true' && storeText !== 'false' && storeText !== '') throw invalidParameter('store', 'store must be the text "true" or "false".');
-  return { images, options: parseImageOptions(rawOptions), store: storeText === 'true' };
+  };
+  const fields = {
+    input_type: text('input_type'),
+    ...Object.fromEntries(['html', 'markdown', 'url'].filter((field) => form.has(field)).map((field) => [field, true])),
+    images: form.all('images').map((part): UploadedImage => ({ filename: part.filename, bytes: part.data })),
+    options: text('options'),
+    store: text('store'),
+  };
+  const request = parseRequest(quickjobImageFormSchema, fields, { refusals: imageFormRefusals });
+  return { images: request.images, options: parseImageOptions(request.options), store: request.store ?? false };
 }

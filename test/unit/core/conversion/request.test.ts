@@ -1,5 +1,7 @@
-import { MAX_CONTENT_BYTES, parseJsonConversion } from '../../../../functions/core/conversion/request';
+import { z } from 'zod';
+import { MAX_CONTENT_BYTES, parseJsonConversion, quickjobBodySchema } from '../../../../functions/core/conversion/request';
 import type { ServiceError } from '../../../../functions/core/errors';
+import { refusal } from '../../../support/errors';
 
 function code(body: unknown): string {
   try {
@@ -49,5 +51,51 @@ describe('parseJsonConversion (conversion request errors)', () => {
     expect(r).toMatchObject({ input_type: 'markdown', content: '# Hi', store: true });
     // Markdown gets a readable default margin; an explicit margin wins.
     expect(r.input_type === 'markdown' && r.options.margin.top).toBeGreaterThan(0.5);
+  });
+});
+
+describe('parseJsonConversion (precedence and field types)', () => {
+  const refused = (body: unknown) => refusal(() => parseJsonConversion(body));
+
+  it.each<[string, unknown, string, Record<string, unknown>]>([
+    ['input_type before conflicting fields', { input_type: 'docx', html: '<p>x</p>', markdown: '# x' }, 'INVALID_INPUT_TYPE', {}],
+    ['conflicting fields before the wrong field', { input_type: 'url', html: 5, markdown: null }, 'CONFLICTING_FIELDS', {}],
+    ['the wrong field before the content field type', { input_type: 'html', html: 5, url: null }, 'WRONG_FIELD_PROVIDED', { field: 'url', expected_field: 'html' }],
+    ['the missing field before options and store', { input_type: 'markdown', options: 'A4', store: 'yes' }, 'MISSING_CONTENT_FIELD', {}],
+    ['the content type before emptiness checks and options', { input_type: 'html', html: 42, options: { scale: 9 } }, 'INVALID_PARAMETER', { parameter: 'html' }],
+    ['a url that is not a string', { input_type: 'url', url: 5 }, 'INVALID_URL', { url: 5 }],
+    ['a blank url', { input_type: 'url', url: '   ' }, 'MISSING_URL', {}],
+    ['a mismatch before options', { input_type: 'html', html: '# Title\n\n- a\n- b', options: { scale: 9 } }, 'CONTENT_TYPE_MISMATCH', {}],
+    ['options before store', { input_type: 'html', html: '<p>x</p>', options: { scale: 9 }, store: 'yes' }, 'INVALID_PARAMETER', { parameter: 'options.scale' }],
+    ['margins without room before store', { input_type: 'html', html: '<p>x</p>', options: { margin: { left: '150mm', right: '150mm' } }, store: 1 }, 'INVALID_PARAMETER', { parameter: 'options.margin' }],
+    ['store last, naming it', { input_type: 'html', html: '<p>x</p>', store: 'yes' }, 'INVALID_PARAMETER', { parameter: 'store' }],
+    ['an image in JSON names input_type', { input_type: 'image', html: '<p>x</p>' }, 'INVALID_PARAMETER', { parameter: 'input_type' }],
+  ])('%s', (_name, body, expectedCode, details) => {
+    const err = refused(body);
+    expect(err.code).toBe(expectedCode);
+    expect(err.details).toMatchObject(details);
+  });
+
+  it('reads options as input_type uses them: Markdown keeps its own margins', () => {
+    // A 30 mm page has room with HTML's zero margins, not with Markdown's 16 mm sides.
+    const options = { format: null, width: '30mm', height: '30mm' };
+    expect(code({ input_type: 'html', html: '<p>x</p>', options })).toBe('OK');
+    expect(refused({ input_type: 'markdown', markdown: 'Hi', options }).details.parameter).toBe('options.margin');
+  });
+
+  it('treats null options and store as absent, and trims the url', () => {
+    expect(parseJsonConversion({ input_type: 'html', html: '<p>x</p>', options: null, store: null })).toMatchObject({ store: false, options: { scale: 1 } });
+    expect(parseJsonConversion({ input_type: 'url', url: ' https://example.com/a ' })).toMatchObject({ url: 'https://example.com/a', store: false });
+  });
+
+  it('keeps URL options raw for when the fetched type is known', () => {
+    const r = parseJsonConversion({ input_type: 'url', url: 'https://example.com/a', options: { fit: 'cover', scale: 9 } });
+    expect(r.input_type === 'url' && r.rawOptions).toEqual({ fit: 'cover', scale: 9 });
+  });
+
+  it('describes the body for the OpenAPI document', () => {
+    const schema = z.toJSONSchema(quickjobBodySchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    expect(Object.keys(schema.properties)).toEqual(['input_type', 'html', 'markdown', 'url', 'options', 'store']);
+    for (const [name, field] of Object.entries(schema.properties)) expect([name, typeof field.description]).toEqual([name, 'string']);
   });
 });

@@ -1,5 +1,7 @@
 import { deflateSync } from 'node:zlib';
-import { MAX_IMAGE_BYTES, checkImage, imagesToHtml, parseImageOptions } from '../../../../functions/core/render/images';
+import { z } from 'zod';
+import { MAX_IMAGE_BYTES, checkImage, imageOptionsSchema, imagesToHtml, parseImageOptions } from '../../../../functions/core/render/images';
+import { refusal } from '../../../support/errors';
 import { GIF, jpeg, png, pngChunk } from '../../../support/images';
 
 describe('checkImage', () => {
@@ -56,6 +58,26 @@ describe('image options and layout', () => {
 
   it('refuses an unknown fit', () => {
     expect(() => parseImageOptions({ fit: 'stretch' })).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: expect.objectContaining({ parameter: 'options.fit' }) }));
+  });
+
+  it('ignores the options images do not take, and takes null as the defaults', () => {
+    expect(parseImageOptions({ scale: 9, pageRanges: 'x', fit: 'fill' }).fit).toBe('fill');
+    expect(parseImageOptions(null)).toEqual(parseImageOptions({}));
+  });
+
+  it('refuses the page options (margin room included) before fit, naming the parameter', () => {
+    const first = (raw: unknown) => refusal(() => parseImageOptions(raw)).details.parameter;
+    expect(first({ fit: 'zoom', landscape: 'yes' })).toBe('options.landscape');
+    expect(first({ fit: 'zoom', margin: { left: '150mm', right: '150mm' } })).toBe('options.margin');
+    expect(first({ fit: 3 })).toBe('options.fit');
+    expect(first('A4')).toBe('options');
+  });
+
+  it('describes every image option for the OpenAPI document', () => {
+    const schema = z.toJSONSchema(imageOptionsSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    expect(Object.keys(schema.properties)).toEqual(['format', 'margin', 'landscape', 'width', 'height', 'fit']);
+    expect(schema.properties.margin.description).toContain('10mm');
+    for (const [name, field] of Object.entries(schema.properties)) expect([name, typeof field.description]).toEqual([name, 'string']);
   });
 
   it('puts one image on each page with the chosen fit', () => {

@@ -1,4 +1,5 @@
-import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_IN, PAPER_FORMATS, lengthToInches, parsePdfOptions } from '../../../../functions/core/render/options';
+import { z } from 'zod';
+import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_IN, PAPER_FORMATS, lengthToInches, parsePdfOptions, pdfOptionsSchema } from '../../../../functions/core/render/options';
 import { refusal } from '../../../support/errors';
 
 
@@ -66,6 +67,26 @@ describe('parsePdfOptions', () => {
     const err = refusal(() => parsePdfOptions(raw));
     expect(err.code).toBe('INVALID_PARAMETER');
     expect(err.details.parameter).toBe(parameter);
+  });
+
+  it('takes null options as every default, but not a null value for a key', () => {
+    expect(parsePdfOptions(null)).toEqual(parsePdfOptions({}));
+    expect(refusal(() => parsePdfOptions({ scale: null })).details.parameter).toBe('options.scale');
+  });
+
+  it('reports the first field in schema order, then the checks that need several fields', () => {
+    expect(refusal(() => parsePdfOptions({ pageRanges: 'x', scale: 9 })).details.parameter).toBe('options.scale');
+    expect(refusal(() => parsePdfOptions({ margin: { left: '150mm', right: '150mm' }, pageRanges: 'x' })).details.parameter).toBe('options.pageRanges');
+  });
+
+  it('names parameters under the prefix it is given', () => {
+    expect(refusal(() => parsePdfOptions({ scale: 9 }, { parameterPrefix: 'defaults' })).details.parameter).toBe('defaults.scale');
+    expect(refusal(() => parsePdfOptions(5, { parameterPrefix: 'defaults' })).details.parameter).toBe('defaults');
+  });
+
+  it('describes every option for the OpenAPI document', () => {
+    const schema = z.toJSONSchema(pdfOptionsSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    for (const [name, field] of Object.entries(schema.properties)) expect([name, typeof field.description]).toEqual([name, 'string']);
   });
 
   it('refuses options that are not an object', () => {
