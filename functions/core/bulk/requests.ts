@@ -1,14 +1,18 @@
 /**
- * `POST /bulkjob` request shapes: JSON with exactly one of `s3_key`, `zip_base64`, `files`; or multipart with
- * repeated `files` parts and an optional `paths` JSON array. Refusals: INVALID_BUNDLE_TYPE, INVALID_BULK_INPUT,
- * INVALID_BULK_PATH, INVALID_BULK_PATHS, INVALID_BASE64, INVALID_OPTIONS_JSON, INVALID_PARAMETER (options),
- * 413 BULK_INLINE_TOO_LARGE. Plan, credits, uploads and slots are checked by the submission.
+ * `POST /bulkjob` and `POST /bulkjob/upload-url` as zod schemas (the validation and the OpenAPI description): JSON
+ * with exactly one of `s3_key`, `zip_base64`, `files`; or multipart with repeated `files` parts and an optional
+ * `paths` JSON array. Refusals: INVALID_BUNDLE_TYPE, INVALID_BULK_INPUT, INVALID_BULK_PATH, INVALID_BULK_PATHS,
+ * INVALID_BASE64, INVALID_OPTIONS_JSON, INVALID_PARAMETER (options), 413 BULK_INLINE_TOO_LARGE; the first problem
+ * first: bundle type, one input sent, options, then the input (files one by one). Plan, credits, uploads and slots
+ * are checked by the submission.
  */
+import { z } from 'zod';
 import { parseTextOptions } from '../conversion/request';
-import { ServiceError, invalidParameter } from '../errors';
-import type { PdfOptions } from '../render/options';
+import { ServiceError, invalidParameter, isServiceError } from '../errors';
+import { type PdfOptions, pdfOptionsSchema } from '../render/options';
+import { jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
 import { BULK_LIMITS, BUNDLE_TYPES, type BundleType } from './limits';
-import { requestPath } from './paths';
+import { normalisePath, requestPath } from './paths';
 
 export type BulkInput = { kind: 's3'; key: string } | { kind: 'zip'; bytes: Buffer } | { kind: 'files'; files: { path: string; bytes: Buffer }[] };
 
@@ -21,6 +25,16 @@ export interface BulkRequest {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: unknown) => v !== undefined && v !== null;
 
+/** Runs a check even when fields already failed: it reads their issues to report the first in the spec's order. */
+const ALWAYS = { when: () => true };
+
+type Issue = { readonly code: string; readonly path?: readonly PropertyKey[] };
+
+/** zod's first issue at or under `path` (relative to the schema being checked). */
+const issueUnder = (issues: readonly Issue[], ...path: PropertyKey[]) => issues.find((i) => path.every((key, n) => i.path?.[n] === key));
+/** zod's first issue exactly at `path`. */
+const issueAt = (issues: readonly Issue[], ...path: PropertyKey[]) => issues.find((i) => i.path?.length === path.length && path.every((key, n) => i.path?.[n] === key));
+
 function inlineTooLarge(bytes: number): ServiceError {
   return new ServiceError(
     'BULK_INLINE_TOO_LARGE',
@@ -29,19 +43,14 @@ function inlineTooLarge(bytes: number): ServiceError {
   );
 }
 
-export function parseBundleType(value: unknown): BundleType {
-  if (value === undefined || value === null || value === '') return 'html';
-  if (typeof value !== 'string' || !(BUNDLE_TYPES as readonly string[]).includes(value)) {
-    throw new ServiceError('INVALID_BUNDLE_TYPE', 'bundle_type must be "html" (converts .html and .htm files) or "markdown" (.md and .markdown).', {
-      bundle_type: typeof value === 'string' ? value.slice(0, 100) : value === undefined ? null : typeof value,
-      allowed: BUNDLE_TYPES,
-    });
-  }
-  return value as BundleType;
-}
-
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
+
+/** Base64 (standard or URL-safe; a `data:…;base64,` prefix and line breaks are accepted) → its text, or null. */
+function base64Text(value: string): string | null {
+  const text = value.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
+  return text.length % 4 === 1 || !(BASE64.test(text) || BASE64URL.test(text)) ? null : text;
+}
 
 /** Decoded size of a base64 text without decoding it (for the 4 MB check before any allocation). */
 function decodedLength(text: string): number {
@@ -49,29 +58,10 @@ function decodedLength(text: string): number {
   return Math.floor((text.length * 3) / 4) - padding;
 }
 
-/** Base64 (standard or URL-safe; a `data:…;base64,` prefix and line breaks are accepted) → bytes. */
-function decodeBase64(value: unknown, parameter: string, budget: number): Buffer {
-  if (typeof value !== 'string') throw new ServiceError('INVALID_BASE64', `${parameter} must be a base64 string.`, { parameter });
-  const text = value.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
-  if (text.length % 4 === 1 || !(BASE64.test(text) || BASE64URL.test(text))) throw new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { parameter });
-  if (decodedLength(text) > budget) throw inlineTooLarge(decodedLength(text));
-  return Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url');
-}
+const decode = (text: string) => Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url');
 
-function checkUnique(files: { path: string }[], parameter: (i: number) => string) {
-  const seen = new Map<string, number>();
-  files.forEach((f, i) => {
-    const first = seen.get(f.path);
-    if (first !== undefined) {
-      throw new ServiceError('INVALID_BULK_PATH', `${parameter(i)} "${f.path}" is the same path as ${parameter(first)}; every file needs its own path.`, {
-        parameter: parameter(i),
-        path: f.path,
-        reason: 'duplicate',
-      });
-    }
-    seen.set(f.path, i);
-  });
-}
+const notBase64 = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { parameter });
+const notAString = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} must be a base64 string.`, { parameter });
 
 function noInput(count: number): ServiceError {
   return new ServiceError(
@@ -83,89 +73,256 @@ function noInput(count: number): ServiceError {
   );
 }
 
-/** The JSON body of POST /bulkjob. */
-export function parseBulkJson(body: unknown): BulkRequest {
-  if (!isObject(body)) throw invalidParameter('body', 'The request body must be a JSON object with bundle_type and one of s3_key, zip_base64 or files.');
-  const bundle_type = parseBundleType(body.bundle_type);
-  const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k === 'files' && Array.isArray(body[k]) && (body[k] as unknown[]).length === 0));
-  if (sent.length !== 1) throw noInput(sent.length);
-  const options = parseTextOptions(bundle_type, body.options);
-
-  if (sent[0] === 's3_key') {
-    if (typeof body.s3_key !== 'string' || body.s3_key === '') throw invalidParameter('s3_key', 's3_key must be the string returned by POST /bulkjob/upload-url.');
-    return { bundle_type, options, input: { kind: 's3', key: body.s3_key } };
-  }
-  if (sent[0] === 'zip_base64') {
-    return { bundle_type, options, input: { kind: 'zip', bytes: decodeBase64(body.zip_base64, 'zip_base64', BULK_LIMITS.inlineBytes) } };
-  }
-  if (!Array.isArray(body.files)) throw invalidParameter('files', 'files must be an array of {path, content_base64}.');
-  let budget = BULK_LIMITS.inlineBytes;
-  const files = body.files.map((item, i) => {
-    if (!isObject(item)) throw invalidParameter(`files[${i}]`, `files[${i}] must be an object {path, content_base64}.`, { file_index: i });
-    const path = requestPath(item.path, `files[${i}].path`);
-    if (item.content_base64 === undefined || item.content_base64 === null) {
-      throw invalidParameter(`files[${i}].content_base64`, `files[${i}].content_base64 is missing: send the file's bytes as base64 ("" for an empty file).`, { file_index: i });
+function duplicatePath(paths: string[], parameter: (i: number) => string): ServiceError | undefined {
+  const seen = new Map<string, number>();
+  for (const [i, path] of paths.entries()) {
+    const first = seen.get(path);
+    if (first !== undefined) {
+      return new ServiceError('INVALID_BULK_PATH', `${parameter(i)} "${path}" is the same path as ${parameter(first)}; every file needs its own path.`, {
+        parameter: parameter(i),
+        path,
+        reason: 'duplicate',
+      });
     }
-    const bytes = decodeBase64(item.content_base64, `files[${i}].content_base64`, budget);
-    budget -= bytes.length;
-    return { path, bytes };
-  });
-  checkUnique(files, (i) => `files[${i}].path`);
-  return { bundle_type, options, input: { kind: 'files', files } };
+    seen.set(path, i);
+  }
+  return undefined;
 }
 
-export interface BulkFormParts {
-  bundleType?: string;
+/** The domain check `fn` as a refusal (its ServiceError), or its result. */
+function attempt<T>(fn: () => T): T | ServiceError {
+  try {
+    return fn();
+  } catch (err) {
+    if (isServiceError(err)) return err;
+    throw err;
+  }
+}
+
+// ---- fields --------------------------------------------------------------------------------------
+
+export const bundleTypeSchema = optional(z.union([z.enum(['html', 'markdown']), z.literal('')]))
+  .transform((type): BundleType => type || 'html')
+  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default "html".' });
+
+function bundleTypeRefusal(value: unknown): ServiceError {
+  return new ServiceError('INVALID_BUNDLE_TYPE', 'bundle_type must be "html" (converts .html and .htm files) or "markdown" (.md and .markdown).', {
+    bundle_type: typeof value === 'string' ? value.slice(0, 100) : value === undefined ? null : typeof value,
+    allowed: BUNDLE_TYPES,
+  });
+}
+
+const optionsDescription = 'PDF options applied to every file (only these keys apply; others are ignored). Markdown bundles get margins of 18 mm (top, bottom) and 16 mm (sides) by default.';
+
+/**
+ * The options as the renderer takes them (bundle-type defaults applied). Margins that leave no room and the like are
+ * refused here, right after the options' own fields, before any input is looked at.
+ */
+function checkOptions(body: { bundle_type?: unknown; options?: unknown }, ctx: z.RefinementCtx, rank: number) {
+  if (issueUnder(ctx.issues, 'bundle_type') || issueUnder(ctx.issues, 'options')) return;
+  const options = attempt(() => parseTextOptions(body.bundle_type as BundleType, body.options));
+  if (isServiceError(options)) refuse(ctx, options, { rank });
+}
+
+// ---- JSON ----------------------------------------------------------------------------------------
+
+const inlineFileSchema = z.object({
+  path: z.string().meta({ description: 'The file\'s path inside the bundle, e.g. "docs/intro.html" ("/" separates folders; no "..", no absolute paths).' }),
+  content_base64: z
+    .string()
+    .transform((value, ctx) => {
+      const text = base64Text(value);
+      if (text !== null) return decode(text);
+      ctx.addIssue({ code: 'custom', message: 'not valid base64', params: { base64: 'invalid' } });
+      return z.NEVER;
+    })
+    .meta({ description: 'The file\'s bytes as base64 ("" for an empty file).' }),
+});
+
+type InlineFile = z.output<typeof inlineFileSchema>;
+
+/**
+ * The first problem of `files`, in the spec's order: each file's shape, path and data, the 4 MB running total, then
+ * paths used twice. `files` are as far as zod read them.
+ */
+function firstFilesProblem(files: unknown[], issues: readonly Issue[]): ServiceError | undefined {
+  let budget = BULK_LIMITS.inlineBytes;
+  const paths: string[] = [];
+  for (const [i, file] of files.entries()) {
+    const sent = isObject(file) ? file : {};
+    if (issueAt(issues, i)) {
+      return invalidParameter(`files[${i}]`, `files[${i}] must be an object {path, content_base64}.`, { file_index: i });
+    }
+    const path = attempt(() => requestPath(sent.path, `files[${i}].path`));
+    if (isServiceError(path)) return path;
+    paths.push(path);
+    const parameter = `files[${i}].content_base64`;
+    const content = issueAt(issues, i, 'content_base64');
+    if (content?.code === 'custom') return notBase64(parameter);
+    if (content) {
+      return present(sent.content_base64)
+        ? notAString(parameter)
+        : invalidParameter(parameter, `${parameter} is missing: send the file's bytes as base64 ("" for an empty file).`, { file_index: i });
+    }
+    const bytes = (file as InlineFile).content_base64;
+    if (bytes.length > budget) return inlineTooLarge(bytes.length);
+    budget -= bytes.length;
+  }
+  return duplicatePath(paths, (i) => `files[${i}].path`);
+}
+
+/** POST /bulkjob as JSON. */
+export const bulkJobJsonBodySchema = z
+  .object({
+    bundle_type: bundleTypeSchema,
+    options: optional(pdfOptionsSchema).meta({ description: optionsDescription }),
+    s3_key: optional(z.string().min(1)).meta({ description: 'A ZIP uploaded with POST /bulkjob/upload-url (up to the plan\'s max_bulk_zip_mb).' }),
+    zip_base64: optional(
+      z.string().transform((value, ctx) => {
+        const text = base64Text(value);
+        if (text === null) refuse(ctx, notBase64('zip_base64'));
+        else if (decodedLength(text) > BULK_LIMITS.inlineBytes) refuse(ctx, inlineTooLarge(decodedLength(text)));
+        else return decode(text);
+        return z.NEVER;
+      }),
+    ).meta({ description: 'The ZIP itself as base64, up to 4 MB decoded.' }),
+    files: optional(
+      z.array(inlineFileSchema).superRefine((files, ctx) => {
+        const problem = Array.isArray(files) ? firstFilesProblem(files, ctx.issues) : undefined;
+        if (problem) refuse(ctx, problem, { rank: 3.5 });
+      }, ALWAYS),
+    ).meta({ description: 'The bundle as files, up to 4 MB decoded in total; every path once.' }),
+  })
+  .superRefine((body, ctx) => {
+    const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k === 'files' && Array.isArray(body[k]) && body[k].length === 0));
+    if (sent.length !== 1) refuse(ctx, noInput(sent.length), { rank: 0.5 });
+    checkOptions(body, ctx, 1.5);
+  }, ALWAYS);
+
+const bulkRefusals = {
+  bundle_type: bundleTypeRefusal,
+  s3_key: () => invalidParameter('s3_key', 's3_key must be the string returned by POST /bulkjob/upload-url.'),
+  zip_base64: () => notAString('zip_base64'),
+  files: (value: unknown, issue: z.core.$ZodIssue) =>
+    issue.path.length === 1 ? invalidParameter('files', 'files must be an array of {path, content_base64}.') : parameterRefusal(issue.path.join('.'), issue, value),
+};
+
+/** The JSON body of POST /bulkjob. */
+export function parseBulkJson(body: unknown): BulkRequest {
+  const sent = parseRequest(bulkJobJsonBodySchema, body, {
+    example: '{"bundle_type": "html", "s3_key": "uploads/…"} (or zip_base64, or files: [{"path": "index.html", "content_base64": "…"}])',
+    refusals: bulkRefusals,
+  });
+  const { bundle_type } = sent;
+  const options = parseTextOptions(bundle_type, sent.options);
+  if (sent.s3_key !== undefined) return { bundle_type, options, input: { kind: 's3', key: sent.s3_key } };
+  if (sent.zip_base64 !== undefined) return { bundle_type, options, input: { kind: 'zip', bytes: sent.zip_base64 } };
+  return { bundle_type, options, input: { kind: 'files', files: (sent.files ?? []).map((f) => ({ path: normalisePath(f.path), bytes: f.content_base64 })) } };
+}
+
+// ---- multipart -------------------------------------------------------------------------------------
+
+/** A file part of the form, as functions/http/multipart.ts yields it. */
+export interface BulkFormFile {
+  filename: string | null;
+  data: Buffer;
+}
+
+/** Each file's path: from `paths` (a JSON array, one per file) or its own name at the top level. */
+function formPaths(files: BulkFormFile[], paths: string | undefined): string[] | ServiceError {
+  if (paths === undefined) {
+    return attempt(() => files.map((f, i) => requestPath((f.filename ?? '').split(/[\\/]/).pop() ?? '', `files[${i}] file name`)));
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(paths);
+  } catch {
+    parsed = undefined;
+  }
+  if (!Array.isArray(parsed) || parsed.length !== files.length) {
+    return new ServiceError('INVALID_BULK_PATHS', `paths must be a JSON array with one path per file, in the order of the files parts (${files.length} here).`, {
+      files: files.length,
+      paths: Array.isArray(parsed) ? parsed.length : null,
+    });
+  }
+  return attempt(() => parsed.map((p, i) => requestPath(p, `paths[${i}]`)));
+}
+
+const notInForm = (field: string) =>
+  z
+    .never()
+    .optional()
+    .meta({ description: `Not accepted in a form (multipart carries files): send ${field} in a JSON body instead.` });
+
+/** POST /bulkjob as multipart/form-data: the fields as the multipart parser yields them. */
+export const bulkJobFormSchema = z
+  .object({
+    bundle_type: bundleTypeSchema,
+    options: jsonFormField(
+      optional(pdfOptionsSchema),
+      () => new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send a JSON object such as {"format":"Letter"}.', { parameter: 'options' }),
+    )
+      .meta({ description: `JSON object, e.g. {"format": "Letter"}. ${optionsDescription}` }),
+    paths: optional(z.string()).meta({
+      description: 'JSON array with one path per file, in the order of the files parts, e.g. ["index.html", "css/site.css"]. Default: each file at the top level under its own name.',
+    }),
+    files: z
+      .array(z.custom<BulkFormFile>((v) => isObject(v) && Buffer.isBuffer(v.data)).meta({ type: 'string', format: 'binary', description: 'A file of the bundle.' } as Record<string, unknown>))
+      .meta({ description: 'The bundle\'s files (the field repeated; "files[]" is accepted too), up to 4 MB in total.' }),
+    s3_key: notInForm('s3_key'),
+    zip_base64: notInForm('zip_base64'),
+  })
+  .superRefine((form, ctx) => {
+    const files = Array.isArray(form.files) ? form.files : [];
+    const count = (files.length > 0 ? 1 : 0) + (['s3_key', 'zip_base64'] as const).filter((k) => form[k] !== undefined).length;
+    if (count !== 1 || files.length === 0) refuse(ctx, noInput(count), { rank: 0.5 });
+    checkOptions(form, ctx, 1.5);
+    const paths = formPaths(files, form.paths);
+    const problem = isServiceError(paths) ? paths : duplicatePath(paths, (i) => (form.paths !== undefined ? `paths[${i}]` : `files[${i}] file name`));
+    if (problem) refuse(ctx, problem, { rank: 1.9 });
+  }, ALWAYS);
+
+/** The form's fields as the multipart parser yields them (`s3_key`/`zip_base64`: their text, when sent). */
+export interface BulkForm {
+  bundle_type?: string;
   options?: string;
   paths?: string;
-  files: { filename: string | null; data: Buffer }[];
-  /** Other input fields sent in the form (s3_key, zip_base64): multipart carries files only. */
-  otherInputs: string[];
+  files: BulkFormFile[];
+  s3_key?: string;
+  zip_base64?: string;
 }
 
 /** The multipart variant: `files` parts in order, `paths` (a JSON array, one per file) or each file's own name. */
-export function parseBulkForm(form: BulkFormParts): BulkRequest {
-  const bundle_type = parseBundleType(form.bundleType);
-  const count = (form.files.length > 0 ? 1 : 0) + form.otherInputs.length;
-  if (count !== 1 || form.files.length === 0) throw noInput(count);
-  let rawOptions: unknown;
-  if (form.options !== undefined && form.options.trim() !== '') {
-    try {
-      rawOptions = JSON.parse(form.options);
-    } catch {
-      throw new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send a JSON object such as {"format":"Letter"}.', { parameter: 'options' });
-    }
-  }
-  const options = parseTextOptions(bundle_type, rawOptions);
-  let paths: string[];
-  if (form.paths !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(form.paths);
-    } catch {
-      parsed = undefined;
-    }
-    if (!Array.isArray(parsed) || parsed.length !== form.files.length) {
-      throw new ServiceError('INVALID_BULK_PATHS', `paths must be a JSON array with one path per file, in the order of the files parts (${form.files.length} here).`, {
-        files: form.files.length,
-        paths: Array.isArray(parsed) ? parsed.length : null,
-      });
-    }
-    paths = parsed.map((p, i) => requestPath(p, `paths[${i}]`));
-  } else {
-    // Without paths, each file keeps only its own name, at the top level.
-    paths = form.files.map((f, i) => requestPath((f.filename ?? '').split(/[\\/]/).pop() ?? '', `files[${i}] file name`));
-  }
-  const files = form.files.map((f, i) => ({ path: paths[i], bytes: f.data }));
-  checkUnique(files, (i) => (form.paths !== undefined ? `paths[${i}]` : `files[${i}] file name`));
-  return { bundle_type, options, input: { kind: 'files', files } };
+export function parseBulkForm(form: BulkForm): BulkRequest {
+  const sent = parseRequest(bulkJobFormSchema, form, { refusals: { bundle_type: bundleTypeRefusal } });
+  const paths = formPaths(sent.files, sent.paths) as string[];
+  return {
+    bundle_type: sent.bundle_type,
+    options: parseTextOptions(sent.bundle_type, sent.options),
+    input: { kind: 'files', files: sent.files.map((f, i) => ({ path: paths[i], bytes: f.data })) },
+  };
 }
+
+// ---- POST /bulkjob/upload-url ---------------------------------------------------------------------
+
+export const bulkUploadUrlBodySchema = z.object({
+  content_length_bytes: z
+    .number()
+    .int()
+    .min(1)
+    .meta({ description: "The exact size of the ZIP in bytes, at least 1 and at most the plan's max_bulk_zip_mb; the PUT must send exactly this many bytes." }),
+});
 
 /** POST /bulkjob/upload-url body: the exact size of the ZIP; over the plan's max_bulk_zip_mb is 400 BULK_ZIP_TOO_LARGE. */
 export function parseBulkUploadSize(body: unknown, maxBytes: number): number {
-  const size = isObject(body) ? body.content_length_bytes : undefined;
-  if (size === undefined || size === null) throw invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the ZIP in bytes.');
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) throw invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
+  const size = parseRequest(bulkUploadUrlBodySchema, isObject(body) ? body : {}, {
+    refusals: {
+      content_length_bytes: (value) =>
+        value === undefined || value === null
+          ? invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the ZIP in bytes.')
+          : invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.'),
+    },
+  }).content_length_bytes;
   if (size > maxBytes) throw zipTooLarge(size, maxBytes);
   return size;
 }

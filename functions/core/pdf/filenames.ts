@@ -1,7 +1,10 @@
 /**
- * Output file names: sanitising, `filename_pattern` tokens and de-duplication (document 2, POST /pdf/split).
+ * Output file names: sanitising, `filename_pattern` tokens (a zod schema for the request field) and de-duplication
+ * (document 2, POST /pdf/split).
  */
-import { invalidParameter } from '../errors';
+import { z } from 'zod';
+import { ServiceError, invalidParameter } from '../errors';
+import { optional, parseRequest, refuse } from '../validation';
 
 export const DEFAULT_SPLIT_PATTERN = '{basename}-{index:03}.pdf';
 export const DEFAULT_MERGE_NAME = 'merged';
@@ -39,33 +42,67 @@ export interface FilenamePattern {
 }
 
 const TOKEN = /\{([^{}]*)\}/g;
+const PATTERN_PARAMETER = 'options.filename_pattern';
+const SUPPORTED_TOKENS = ['{basename}', '{index}', '{index:03}', '{pages}'];
 
-/** Validates `options.filename_pattern`; unknown tokens or stray braces are 400 INVALID_PARAMETER. */
-export function parseFilenamePattern(value: unknown, parameter = 'options.filename_pattern'): FilenamePattern {
-  if (value === undefined || value === null) return parseFilenamePattern(DEFAULT_SPLIT_PATTERN, parameter);
-  if (typeof value !== 'string' || value.trim() === '') throw invalidParameter(parameter, 'filename_pattern must be a non-empty string such as "{basename}-{index:03}.pdf".');
-  if (value.length > 255) throw invalidParameter(parameter, 'filename_pattern may be at most 255 characters.');
+/** The tokens of a pattern, or the refusal naming the first unknown token or stray brace. */
+function compilePattern(text: string): FilenamePattern | ServiceError {
   const parts: PatternPart[] = [];
   let last = 0;
-  for (const m of value.matchAll(TOKEN)) {
-    if (m.index! > last) parts.push({ literal: value.slice(last, m.index) });
+  for (const m of text.matchAll(TOKEN)) {
+    if (m.index! > last) parts.push({ literal: text.slice(last, m.index) });
     const inner = m[1];
     const pad = /^index:0(\d)$/.exec(inner);
     if (inner === 'basename' || inner === 'index' || inner === 'pages') parts.push({ token: inner });
     else if (pad && Number(pad[1]) >= 1) parts.push({ token: 'index', pad: Number(pad[1]) });
     else {
-      throw invalidParameter(parameter, `Unknown token {${inner}} in filename_pattern. Use {basename}, {index}, {index:03} or {pages}.`, {
+      return invalidParameter(PATTERN_PARAMETER, `Unknown token {${inner}} in filename_pattern. Use {basename}, {index}, {index:03} or {pages}.`, {
         token: `{${inner}}`,
-        supported: ['{basename}', '{index}', '{index:03}', '{pages}'],
+        supported: SUPPORTED_TOKENS,
       });
     }
     last = m.index! + m[0].length;
   }
-  if (last < value.length) parts.push({ literal: value.slice(last) });
+  if (last < text.length) parts.push({ literal: text.slice(last) });
   for (const p of parts) {
-    if ('literal' in p && /[{}]/.test(p.literal)) throw invalidParameter(parameter, 'filename_pattern has an unmatched { or }.', { token: p.literal });
+    if ('literal' in p && /[{}]/.test(p.literal)) return invalidParameter(PATTERN_PARAMETER, 'filename_pattern has an unmatched { or }.', { token: p.literal });
   }
-  return { text: value, parts };
+  return { text, parts };
+}
+
+/** `{basename}-{index:03}.pdf`, compiled. */
+export const DEFAULT_FILENAME_PATTERN = compilePattern(DEFAULT_SPLIT_PATTERN) as FilenamePattern;
+
+/**
+ * `options.filename_pattern` of a split: absent or null for the default; blank, over 255 characters, unknown tokens
+ * or stray braces are 400 INVALID_PARAMETER (tokens with `details.token`).
+ */
+export const filenamePatternSchema = optional(
+  z
+    .string()
+    .refine((text) => text.trim() !== '', { message: 'must not be blank; send a pattern such as "{basename}-{index:03}.pdf"' })
+    .max(255)
+    .meta({ examples: ['{basename}-{index:03}.pdf', '{basename} {pages}.pdf'] })
+    .transform((text, ctx) => {
+      const pattern = compilePattern(text);
+      if (pattern instanceof ServiceError) {
+        refuse(ctx, pattern);
+        return z.NEVER;
+      }
+      return pattern;
+    }),
+)
+  .transform((pattern) => pattern ?? DEFAULT_FILENAME_PATTERN)
+  .meta({
+    description:
+      'Names of the output files. Tokens: {basename} (the input name without .pdf), {index} (1-based), {index:03} (zero-padded to 3 digits; ' +
+      `{index:0N} for N digits), {pages} (the output's page range). ".pdf" is added when missing; unsafe characters become "_"; ` +
+      `duplicates get -2, -3. Default "${DEFAULT_SPLIT_PATTERN}"; at most 255 characters.`,
+  });
+
+/** Validates a `filename_pattern` value on its own (absent or null: the default). */
+export function parseFilenamePattern(value: unknown): FilenamePattern {
+  return parseRequest(filenamePatternSchema, value, { prefix: PATTERN_PARAMETER });
 }
 
 /** The file name for one output; always safe and ending in `.pdf`. `index` is 1-based. */

@@ -7,6 +7,7 @@
  * replaced by one failed row naming the input, nothing is charged, and `job.failed` is written with it.
  * Whatever the outcome, the running slot is given back and the uploads it used are deleted.
  */
+import { z } from 'zod';
 import type { Account } from '../accounts/account';
 import { type Billing, assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
@@ -29,6 +30,7 @@ import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
+import { parseRequest } from '../validation';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
@@ -334,14 +336,30 @@ export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): P
 }
 
 /** POST /pdf/upload-url body: the exact size in bytes. */
+/** POST /pdf/upload-url body. */
+export const pdfUploadUrlBodySchema = z.object({
+  content_length_bytes: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_UPLOAD_BYTES)
+    .meta({ description: `The exact size of the PDF in bytes, 1 to ${MAX_UPLOAD_BYTES} (150 MB); the PUT must send exactly this many bytes.` }),
+});
+
+/** The announced size: missing or not a whole number is 400 INVALID_PARAMETER, over 150 MB 400 PDF_INPUT_TOO_LARGE. */
 export function parseUploadSize(body: unknown): number {
-  const size = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>).content_length_bytes : undefined;
-  if (size === undefined || size === null) throw invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the PDF in bytes.');
-  if (typeof size !== 'number' || !Number.isSafeInteger(size) || size < 1) throw invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
-  if (size > MAX_UPLOAD_BYTES) {
-    throw new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES });
-  }
-  return size;
+  const sent = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
+  return parseRequest(pdfUploadUrlBodySchema, sent, {
+    refusals: {
+      content_length_bytes: (size, issue) => {
+        if (size === undefined || size === null) return invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the PDF in bytes.');
+        if (issue.code === 'too_big' && issue.origin === 'number') {
+          return new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES });
+        }
+        return invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
+      },
+    },
+  }).content_length_bytes;
 }
 
 /** POST /pdf/upload-url: a presigned PUT for exactly `size` bytes of application/pdf, valid 15 minutes. */

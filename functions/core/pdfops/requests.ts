@@ -1,20 +1,22 @@
 /**
- * Validation of merge, split and background-job requests, in the order a client can act on: file counts,
- * decoding, sizes, page ranges, split settings, options. Bodies arrive either as JSON or already taken
- * apart from multipart form data (functions/http/pdf/inputs.ts); both end up here.
+ * The requests of /pdf/merge, /pdf/split and /pdf/jobs as zod schemas: JSON bodies and multipart forms (the form's
+ * text fields as the multipart parser yields them, its files as parts). They are the validation and the source of
+ * the OpenAPI description.
+ *
+ * Problems are answered in the order a client can act on: file counts, decoding, sizes, page ranges, split
+ * settings, options, store. Inputs are named the spec's way (`inputs[1].pages`, with the input's `filename` and
+ * `input_index`): an array of inputs reports its first problem itself, from zod's issues read in that order, and
+ * fields whose refusal names the input are refused per request (`refusals`).
  */
+import { z } from 'zod';
 import { ServiceError, invalidParameter } from '../errors';
-import { type FilenamePattern, parseFilenamePattern, sanitizeFilename } from '../pdf/filenames';
-import type { PdfToolLimits } from '../pdf/limits';
-import type { MergeSpec, PdfInputFile, SplitMode, SplitSpec } from '../pdf/operations';
+import { DEFAULT_FILENAME_PATTERN, type FilenamePattern, filenamePatternSchema, sanitizeFilename } from '../pdf/filenames';
+import { INSTANT_LIMITS, JOB_LIMITS, type PdfToolLimits } from '../pdf/limits';
+import type { MergeSpec, SplitMode, SplitSpec } from '../pdf/operations';
 import { type ParsedRange, parsePageRange } from '../pdf/page-ranges';
+import { type Refuser, jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
 
 export const SPLIT_MODES = ['extract', 'ranges', 'every_n', 'each_page'] as const;
-
-/** One input as the transport delivered it: bytes (multipart) or a base64 string (JSON). */
-export type RawInput =
-  | { kind: 'bytes'; data: Uint8Array; filename: string | null; pages?: unknown }
-  | { kind: 'base64'; value: unknown; filename: unknown; pages?: unknown };
 
 export interface MergeRequest extends MergeSpec {
   store: boolean;
@@ -30,6 +32,223 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 const MB = 1024 * 1024;
 
+/** Runs a check even when fields already failed: it reads their issues to report the first in the spec's order. */
+const ALWAYS = { when: () => true };
+
+/** A zod issue as a check sees it (raw) or a refusal receives it (final). */
+type AnyIssue = { readonly code: string; readonly path?: readonly PropertyKey[] };
+
+const paramsOf = (issue: AnyIssue): Record<string, unknown> => (issue as { params?: Record<string, unknown> }).params ?? {};
+
+/** zod's first issue exactly at `path` (relative to the schema being checked). */
+function issueAt(issues: readonly AnyIssue[], ...path: PropertyKey[]): AnyIssue | undefined {
+  return issues.find((issue) => (issue.path ?? []).length === path.length && path.every((key, n) => issue.path![n] === key));
+}
+
+const optionsNotJson = (why: string) => new ServiceError('INVALID_OPTIONS_JSON', `The "options" field is not valid JSON (${why}).`, { field: 'options' });
+
+// ---- fields --------------------------------------------------------------------------------------
+
+/** A file part of a multipart form, as functions/http/multipart.ts yields it. */
+export interface FormFile {
+  filename: string | null;
+  data: Uint8Array;
+}
+
+/** A form's fields as the multipart parser yields them: its files as parts, its text fields as strings. */
+export type FormFields<S extends z.ZodType> = { [K in keyof z.input<S>]: z.input<S>[K] extends FormFile[] ? FormFile[] : string | undefined };
+
+const formFileSchema = z
+  .custom<FormFile>((v) => isObject(v) && v.data instanceof Uint8Array)
+  .meta({ type: 'string', format: 'binary', description: 'A PDF file.' } as Record<string, unknown>);
+
+/** `input-3.pdf`-style fallback names are 1-based like the `{index}` token; sent names are made safe. */
+export function inputName(sent: unknown, index: number): string {
+  const fallback = `input-${index + 1}.pdf`;
+  return typeof sent === 'string' && sent !== '' ? sanitizeFilename(sent, fallback) : fallback;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
+
+type Base64Problem = 'missing' | 'invalid' | 'empty';
+
+/** Base64 (standard or URL-safe; a `data:` URL prefix and line breaks are accepted) → bytes, or what is wrong. */
+function decodePdfBase64(value: string): Uint8Array | Base64Problem {
+  if (value === '') return 'missing';
+  const text = value.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
+  if (text.length % 4 === 1 || !(BASE64.test(text) || BASE64URL.test(text))) return 'invalid';
+  const bytes = Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url');
+  return bytes.length === 0 ? 'empty' : bytes;
+}
+
+/** `pdf_base64`, decoded; a problem is an issue with `params.base64` (the input's refusal names it). */
+export const pdfBase64Schema = z
+  .string()
+  .transform((value, ctx) => {
+    const decoded = decodePdfBase64(value);
+    if (typeof decoded !== 'string') return decoded;
+    ctx.addIssue({ code: 'custom', message: decoded === 'invalid' ? 'not valid base64' : 'no PDF data', params: { base64: decoded } });
+    return z.NEVER;
+  })
+  .meta({ description: 'The PDF, base64-encoded (standard or URL-safe alphabet; a data: URL prefix and line breaks are accepted).' });
+
+/**
+ * A page range such as "1-3,8-end" (pdf/page-ranges.ts); a syntax problem is an issue with `params.pageRange`, the
+ * INVALID_PAGE_RANGE refusal the caller completes with the parameter and the input it belongs to.
+ */
+export const pageRangeSchema = z
+  .string()
+  .meta({
+    description: 'Pages, 1-based: "3", "1-3", "8-end", comma-separated, used in the written order (repeats allowed); at most 500 parts.',
+    examples: ['1-3,8-end'],
+  })
+  .transform((text, ctx) => {
+    try {
+      return parsePageRange(text);
+    } catch (err) {
+      if (!(err instanceof ServiceError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message, params: { pageRange: err } });
+      return z.NEVER;
+    }
+  });
+
+/** INVALID_PAGE_RANGE completed with where it was sent, or INVALID_PARAMETER when the value was not a string. */
+function rangeRefusal(parameter: string, issue: AnyIssue, where: Record<string, unknown>, notARange: string): ServiceError {
+  const range = paramsOf(issue).pageRange;
+  if (range instanceof ServiceError) return new ServiceError(range.code, range.message, { ...where, parameter, ...range.details });
+  return invalidParameter(parameter, notARange, where);
+}
+
+export const storeSchema = optional(z.union([z.boolean(), z.enum(['true', 'false'])], { error: 'expected true or false' }))
+  .transform((value) => value === true || value === 'true')
+  .meta({
+    description: 'true: keep the result and answer JSON with download links (outputs kept 7 days) instead of the PDF itself. Default false.',
+  });
+
+const storeFormSchema = optional(z.enum(['true', 'false']))
+  .transform((value) => value === 'true')
+  .meta({ description: '"true": keep the result and answer JSON with download links (outputs kept 7 days) instead of the PDF itself. Default "false".' });
+
+const optionalText = (max: number, description: string) =>
+  optional(z.string().max(max))
+    .transform((text) => text || null)
+    .meta({ description });
+
+/** `options` of a merge: absent or null for none; unknown keys are ignored. */
+export const mergeOptionsSchema = optional(
+  z.object({
+    output_filename: optionalText(200, 'Name of the merged file, default "merged"; ".pdf" is added and unsafe characters become "_". At most 200 characters.'),
+    title: optionalText(1000, "Title written into the merged PDF's metadata. At most 1000 characters."),
+  }),
+)
+  .transform((o) => ({ outputFilename: o?.output_filename ?? null, title: o?.title ?? null }))
+  .meta({ description: 'Merge options.' });
+
+/** `options` of a split: absent or null for the default file names. */
+export const splitOptionsSchema = optional(z.object({ filename_pattern: filenamePatternSchema }))
+  .transform((o): FilenamePattern => o?.filename_pattern ?? DEFAULT_FILENAME_PATTERN)
+  .meta({ description: 'Split options.' });
+
+/** `split`: how to cut the PDF. Refused with INVALID_SPLIT_MODE / INVALID_PARAMETER naming the input (`splitRefusal`). */
+export const splitModeSchema = z
+  .discriminatedUnion('mode', [
+    z.object({ mode: z.literal('extract'), pages: pageRangeSchema }).meta({ description: 'One file with the pages of `pages`, in the written order.' }),
+    z
+      .object({
+        mode: z.literal('ranges'),
+        ranges: z
+          .array(z.string().meta({ description: 'A page range such as "1-3" or "4-end".' }))
+          .min(1)
+          .meta({ examples: [['1-3', '4-end']] })
+          .transform((texts, ctx) => {
+            const ranges: ParsedRange[] = [];
+            for (const [index, text] of texts.entries()) {
+              try {
+                ranges.push(parsePageRange(text));
+              } catch (err) {
+                if (!(err instanceof ServiceError)) throw err;
+                ctx.addIssue({ code: 'custom', message: err.message, params: { pageRange: err, index } });
+                return z.NEVER;
+              }
+            }
+            return ranges;
+          })
+          .meta({ description: 'One file per page range, in order (ranges may overlap).' }),
+      })
+      .meta({ description: 'One file per page range.' }),
+    z
+      .object({
+        mode: z.literal('every_n'),
+        // Not .int(): its issue stops the request's other checks, which keep the spec's order of problems.
+        every_n: z
+          .number()
+          .min(1)
+          .refine(Number.isSafeInteger, { message: 'expected a whole number' })
+          .meta({ type: 'integer', description: 'Pages per file (the last file may have fewer); at least 1.' } as Record<string, unknown>),
+      })
+      .meta({ description: 'Files of every_n pages.' }),
+    z.object({ mode: z.literal('each_page') }).meta({ description: 'One file per page.' }),
+  ])
+  .meta({ description: `How to split: mode is one of ${SPLIT_MODES.join(', ')}.` });
+
+/** Refusals of the `split` object sent as `split`; `context` names the input (filename, input_index). */
+function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser {
+  return (_value, issue) => {
+    const field = issue.path[1];
+    if (field === undefined || field === 'mode') {
+      const mode = isObject(split) ? split.mode : undefined;
+      return new ServiceError(
+        'INVALID_SPLIT_MODE',
+        mode === undefined ? `split.mode is required: one of ${SPLIT_MODES.join(', ')}.` : `split.mode "${String(mode)}" is not known; use one of ${SPLIT_MODES.join(', ')}.`,
+        { ...context, mode: mode ?? null, supported: SPLIT_MODES },
+      );
+    }
+    if (field === 'pages') return rangeRefusal('split.pages', issue, context, 'Mode "extract" needs split.pages, a page range such as "1-3,8-end".');
+    if (field === 'ranges') {
+      const index = paramsOf(issue).index;
+      if (typeof index === 'number') return rangeRefusal(`split.ranges[${index}]`, issue, context, '');
+      return invalidParameter('split.ranges', 'Mode "ranges" needs split.ranges, a non-empty array of page ranges such as ["1-3", "4-end"].', context);
+    }
+    if (field === 'every_n') return invalidParameter('split.every_n', 'Mode "every_n" needs split.every_n, a whole number of at least 1.', context);
+    return parameterRefusal(issue.path.map(String).join('.'), issue, undefined);
+  };
+}
+
+const noSplitInput = () => new ServiceError('MISSING_PDF', 'No PDF in the request: send the file to split (multipart field "file", or JSON input.pdf_base64).');
+
+/** Where an input sits: `inputs[2]` (index 2) or `input` (index 0), and the fields its object takes. */
+interface InputAt {
+  base: string;
+  index: number;
+  shape: string;
+}
+
+/** The refusal for a problem of one input (`field` undefined: the input itself); `sent` is the input as sent. */
+export function inputRefusal(at: InputAt, field: PropertyKey | undefined, issue: AnyIssue, sent: unknown, operation: 'merge' | 'split' = 'merge'): ServiceError {
+  const { base, index } = at;
+  if (field === undefined) return invalidParameter(base, `${base} must be an object ${at.shape}.`, { input_index: index });
+  const parameter = `${base}.${String(field)}`;
+  if (field === 'filename') return invalidParameter(parameter, `${parameter} must be a string.`, { input_index: index });
+  const fields = isObject(sent) ? sent : {};
+  const filename = inputName(fields.filename, index);
+  const where = { filename, input_index: index };
+  if (field === 'pdf_base64') {
+    const sentValue = fields.pdf_base64;
+    const problem = paramsOf(issue).base64 ?? (sentValue === undefined || sentValue === null ? 'missing' : 'type');
+    if (problem === 'missing') return new ServiceError('MISSING_PDF', `${parameter} is missing: send the PDF as base64.`, { ...where, parameter });
+    if (problem === 'invalid') return new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { ...where, parameter });
+    if (problem === 'empty') return new ServiceError('MISSING_PDF', `${parameter} is empty.`, { ...where, parameter });
+    return invalidParameter(parameter, `${parameter} must be a base64 string.`, where);
+  }
+  if (field === 's3_key') return invalidParameter(parameter, `${parameter} is required: the s3_key returned by POST /pdf/upload-url.`, where);
+  if (field === 'pages') {
+    if (operation === 'split') return invalidParameter(parameter, 'pages applies to merge inputs; for a split, choose pages with split.mode "extract" and split.pages.', where);
+    return rangeRefusal(parameter, issue, where, `${parameter} must be a page range string such as "1-3,8-end", or null for all pages.`);
+  }
+  return parameterRefusal(parameter, issue as z.core.$ZodIssue, fields[field as string]);
+}
+
 function tooLarge(size: number, limits: PdfToolLimits, extra: Record<string, unknown> = {}): ServiceError {
   const hint = limits.kind === 'instant' ? ' Upload larger files with POST /pdf/upload-url and process them with POST /pdf/jobs (up to 150 MB).' : '';
   return new ServiceError('PDF_INPUT_TOO_LARGE', `The PDF input is ${(size / MB).toFixed(1)} MB; the limit is ${limits.maxInputBytes / MB} MB.${hint}`, {
@@ -39,141 +258,236 @@ function tooLarge(size: number, limits: PdfToolLimits, extra: Record<string, unk
   });
 }
 
-/** `input-3.pdf`-style fallback names are 1-based like the `{index}` token. */
-export function inputFilename(raw: unknown, index: number, parameter: string): string {
-  if (raw === undefined || raw === null || raw === '') return `input-${index + 1}.pdf`;
-  if (typeof raw !== 'string') throw invalidParameter(parameter, `${parameter} must be a string.`, { input_index: index });
-  return sanitizeFilename(raw, `input-${index + 1}.pdf`);
-}
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
-
-/** Decodes `pdf_base64` (a `data:` URL prefix and line breaks are accepted). */
-export function decodeBase64Pdf(value: unknown, index: number, filename: string, parameter: string): Uint8Array {
-  if (value === undefined || value === null || value === '') {
-    throw new ServiceError('MISSING_PDF', `${parameter} is missing: send the PDF as base64.`, { filename, input_index: index, parameter });
-  }
-  if (typeof value !== 'string') throw invalidParameter(parameter, `${parameter} must be a base64 string.`, { filename, input_index: index });
-  const text = value.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
-  if (text.length % 4 === 1 || !(BASE64.test(text) || BASE64URL.test(text))) {
-    throw new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { filename, input_index: index, parameter });
-  }
-  const bytes = Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url');
-  if (bytes.length === 0) throw new ServiceError('MISSING_PDF', `${parameter} is empty.`, { filename, input_index: index, parameter });
-  return bytes;
-}
-
-function materialise(raw: RawInput, index: number, parameter: string): PdfInputFile {
-  if (raw.kind === 'bytes') {
-    const filename = inputFilename(raw.filename, index, `${parameter}.filename`);
-    if (raw.data.length === 0) throw new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: index });
-    return { bytes: raw.data, filename, index };
-  }
-  const filename = inputFilename(raw.filename, index, `${parameter}.filename`);
-  return { bytes: decodeBase64Pdf(raw.value, index, filename, `${parameter}.pdf_base64`), filename, index };
-}
-
-/** A page range value: a string, or null/absent for all pages. */
-export function optionalRange(value: unknown, parameter: string, context: Record<string, unknown>): ParsedRange | null {
-  if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw invalidParameter(parameter, `${parameter} must be a page range string such as "1-3,8-end", or null for all pages.`, context);
-  return parsePageRange(value, { ...context, parameter });
-}
-
-export function parseStoreFlag(value: unknown): boolean {
-  if (value === undefined || value === null || value === false || value === 'false') return false;
-  if (value === true || value === 'true') return true;
-  throw invalidParameter('store', 'store must be true or false.');
-}
-
-function optionsObject(value: unknown): Record<string, unknown> {
-  if (value === undefined || value === null) return {};
-  if (!isObject(value)) throw invalidParameter('options', 'options must be an object.');
-  return value;
-}
-
-function optionalString(value: unknown, parameter: string, max: number): string | null {
-  if (value === undefined || value === null || value === '') return null;
-  if (typeof value !== 'string') throw invalidParameter(parameter, `${parameter} must be a string.`);
-  if (value.length > max) throw invalidParameter(parameter, `${parameter} may be at most ${max} characters.`);
-  return value;
-}
-
-export function parseMergeOptions(value: unknown): { outputFilename: string | null; title: string | null } {
-  const o = optionsObject(value);
-  return { outputFilename: optionalString(o.output_filename, 'options.output_filename', 200), title: optionalString(o.title, 'options.title', 1000) };
-}
-
-export function parseSplitOptions(value: unknown): FilenamePattern {
-  return parseFilenamePattern(optionsObject(value).filename_pattern);
-}
-
 /** MISSING_PDFS below the minimum, TOO_MANY_FILES above the maximum. */
-export function checkMergeCount(count: number, limits: PdfToolLimits): void {
+function mergeCountProblem(count: number, limits: PdfToolLimits): ServiceError | undefined {
   if (count < limits.minMergeFiles) {
-    throw new ServiceError('MISSING_PDFS', `A merge needs at least ${limits.minMergeFiles} PDFs; this request has ${count}.`, { file_count: count, min_files: limits.minMergeFiles });
+    return new ServiceError('MISSING_PDFS', `A merge needs at least ${limits.minMergeFiles} PDFs; this request has ${count}.`, { file_count: count, min_files: limits.minMergeFiles });
   }
   if (count > limits.maxMergeFiles) {
     const hint = limits.kind === 'instant' ? ' Use POST /pdf/jobs for up to 100.' : '';
-    throw new ServiceError('TOO_MANY_FILES', `A merge takes at most ${limits.maxMergeFiles} PDFs; this request has ${count}.${hint}`, { file_count: count, max_files: limits.maxMergeFiles });
+    return new ServiceError('TOO_MANY_FILES', `A merge takes at most ${limits.maxMergeFiles} PDFs; this request has ${count}.${hint}`, { file_count: count, max_files: limits.maxMergeFiles });
+  }
+  return undefined;
+}
+
+/** The file count of a merge, checked before anything else in the request. */
+function mergeCount(limits: PdfToolLimits) {
+  return (items: unknown, ctx: z.RefinementCtx) => {
+    const problem = Array.isArray(items) ? mergeCountProblem(items.length, limits) : undefined;
+    if (problem) refuse(ctx, problem, { rank: -3 });
+  };
+}
+
+const filenameSchema = optional(z.string()).meta({ description: 'The file name shown in results and errors; default "input-N.pdf" (1-based).' });
+
+// ---- POST /pdf/merge -------------------------------------------------------------------------------
+
+const mergeJsonInputSchema = z.object({
+  pdf_base64: pdfBase64Schema,
+  filename: filenameSchema,
+  pages: optional(pageRangeSchema).meta({ description: 'The pages of this input to use, e.g. "1-3,8-end"; absent or null for all pages.' }),
+});
+
+type MergeJsonInput = z.output<typeof mergeJsonInputSchema>;
+
+/**
+ * The first problem of a merge's JSON inputs after their count, in the spec's order: inputs that are not objects,
+ * each input's name and data, the total size, then each input's pages. `items` are the inputs as far as zod read
+ * them, `issues` zod's (relative to the array).
+ */
+function firstMergeInputProblem(items: unknown[], issues: readonly AnyIssue[], limits: PdfToolLimits): ServiceError | undefined {
+  const shape = '{pdf_base64, filename, pages}';
+  const at = (index: number): InputAt => ({ base: `inputs[${index}]`, index, shape });
+  for (const [index] of items.entries()) {
+    const issue = issueAt(issues, index);
+    if (issue) return inputRefusal(at(index), undefined, issue, undefined);
+  }
+  let total = 0;
+  for (const [index, item] of items.entries()) {
+    for (const field of ['filename', 'pdf_base64'] as const) {
+      const issue = issueAt(issues, index, field);
+      if (issue) return inputRefusal(at(index), field, issue, item);
+    }
+    total += (item as MergeJsonInput).pdf_base64.length;
+  }
+  if (total > limits.maxInputBytes) return tooLarge(total, limits, { file_count: items.length });
+  for (const [index, item] of items.entries()) {
+    const issue = issueAt(issues, index, 'pages');
+    if (issue) return inputRefusal(at(index), 'pages', issue, item);
+  }
+  return undefined;
+}
+
+/** POST /pdf/merge as JSON: 2–20 PDFs as base64, 4 MB decoded in total. */
+export const mergeJsonBodySchema = z.object({
+  inputs: z
+    .array(mergeJsonInputSchema)
+    .superRefine(mergeCount(INSTANT_LIMITS), ALWAYS)
+    .superRefine((items, ctx) => {
+      const problem = Array.isArray(items) ? firstMergeInputProblem(items, ctx.issues, INSTANT_LIMITS) : undefined;
+      if (problem) refuse(ctx, problem, { rank: -1 });
+    }, ALWAYS)
+    .prefault([])
+    .meta({ description: 'The PDFs to merge, 2 to 20, in this order; 4 MB decoded in total (larger: POST /pdf/jobs).' }),
+  options: mergeOptionsSchema,
+  store: storeSchema,
+});
+
+/** POST /pdf/merge as multipart/form-data: the fields as the multipart parser yields them. */
+export const mergeFormSchema = z
+  .object({
+    files: z
+      .array(formFileSchema)
+      .superRefine(mergeCount(INSTANT_LIMITS), ALWAYS)
+      .superRefine((files, ctx) => {
+        let total = 0;
+        for (const [index, file] of files.entries()) {
+          const filename = inputName(file.filename, index);
+          if (file.data.length === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: index }));
+          total += file.data.length;
+        }
+        if (total > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(total, INSTANT_LIMITS, { file_count: files.length }));
+      })
+      .meta({ description: 'The PDFs to merge, 2 to 20, in this order (the field repeated; "files[]" is accepted too); 4 MB in total.' }),
+    page_ranges: jsonFormField(z.array(pageRangeSchema.nullable()).optional(), (why) => invalidParameter('page_ranges', `The "page_ranges" field is not valid JSON (${why}).`), { rank: -2 }).meta({
+      description: 'JSON array with one entry per file: a page range such as "1-3,8-end", or null for all pages, e.g. ["3,1", null]. Default: all pages of every file.',
+    }),
+    options: jsonFormField(mergeOptionsSchema, optionsNotJson, { rank: -1 }).meta({ description: 'JSON object with output_filename and title (as in the JSON body), e.g. {"output_filename": "bundle"}.' }),
+    store: storeFormSchema,
+  })
+  .superRefine((form, ctx) => {
+    const ranges: unknown = form.page_ranges;
+    if (ranges === undefined || issueAt(ctx.issues, 'page_ranges')?.code === 'custom' || !Array.isArray(form.files)) return;
+    if (!Array.isArray(ranges) || ranges.length !== form.files.length) {
+      const count = form.files.length;
+      refuse(ctx, invalidParameter('page_ranges', `page_ranges must be a JSON array with one entry per file (${count}): a page range, or null for all pages.`), { rank: -2 });
+    }
+  }, ALWAYS);
+
+export type MergeForm = FormFields<typeof mergeFormSchema>;
+
+/** A request as it arrived: a JSON body, or the fields of a multipart form. */
+export type Submitted<F> = { json: unknown } | { form: F };
+
+/** The instant merge request (multipart or JSON). */
+export function parseMergeRequest(submitted: Submitted<MergeForm>): MergeRequest {
+  if ('form' in submitted) {
+    const files = submitted.form.files ?? [];
+    const refusals = {
+      page_ranges: (_value: unknown, issue: z.core.$ZodIssue) => {
+        if (issue.path.length < 2) return parameterRefusal('page_ranges', issue, undefined);
+        const index = Number(issue.path[1]);
+        return inputRefusal({ base: `inputs[${index}]`, index, shape: '' }, 'pages', issue, { filename: files[index]?.filename });
+      },
+    };
+    const form = parseRequest(mergeFormSchema, submitted.form, { refusals });
+    return {
+      inputs: form.files.map((file, index) => ({ bytes: file.data, filename: inputName(file.filename, index), index, pages: form.page_ranges?.[index] ?? null })),
+      ...form.options,
+      store: form.store,
+    };
+  }
+  const body = parseRequest(mergeJsonBodySchema, submitted.json, {
+    example: '{"inputs": [{"pdf_base64": "JVBERi0…", "filename": "a.pdf"}, {"pdf_base64": "JVBERi0…", "pages": "1-3"}]} (or send multipart/form-data)',
+    refusals: { inputs: (_value, issue) => (issue.path.length === 1 ? invalidParameter('inputs', 'inputs must be an array of {pdf_base64, filename, pages}.') : parameterRefusal(issue.path.join('.'), issue, undefined)) },
+  });
+  return {
+    inputs: body.inputs.map((input, index) => ({ bytes: input.pdf_base64, filename: inputName(input.filename, index), index, pages: input.pages ?? null })),
+    ...body.options,
+    store: body.store,
+  };
+}
+
+// ---- POST /pdf/split -------------------------------------------------------------------------------
+
+const splitJsonInputSchema = z
+  .object({ filename: filenameSchema, pdf_base64: pdfBase64Schema })
+  .superRefine((input, ctx) => {
+    const size = input.pdf_base64.length;
+    if (size > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(size, INSTANT_LIMITS, { filename: inputName(input.filename, 0), input_index: 0 }));
+  })
+  .meta({ description: 'The PDF to split (4 MB decoded, 500 pages; larger: POST /pdf/jobs).' });
+
+/** POST /pdf/split as JSON: one PDF as base64. */
+export const splitJsonBodySchema = z.object({
+  input: splitJsonInputSchema,
+  split: splitModeSchema,
+  options: splitOptionsSchema,
+  store: storeSchema,
+});
+
+/** POST /pdf/split as multipart/form-data: the fields as the multipart parser yields them. */
+export const splitFormSchema = z.object({
+  file: z
+    .array(formFileSchema)
+    .superRefine((files, ctx) => {
+      if (files.length === 0) return refuse(ctx, noSplitInput());
+      if (files.length > 1) return refuse(ctx, new ServiceError('TOO_MANY_FILES', 'A split takes exactly one PDF.', { file_count: files.length, max_files: 1 }));
+      const filename = inputName(files[0].filename, 0);
+      const size = files[0].data.length;
+      if (size === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: 0 }));
+      if (size > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(size, INSTANT_LIMITS, { filename, input_index: 0 }));
+    })
+    .meta({ description: 'The PDF to split: exactly one file (4 MB, 500 pages).' }),
+  split: jsonFormField(splitModeSchema, (why) => invalidParameter('split', `The "split" field is not valid JSON (${why}).`), { rank: -2 }).meta({
+    description: 'JSON object: how to split, as in the JSON body, e.g. {"mode": "ranges", "ranges": ["1-3", "4-end"]}. Required.',
+  }),
+  options: jsonFormField(splitOptionsSchema, optionsNotJson, { rank: -1 }).meta({ description: 'JSON object with filename_pattern (as in the JSON body), e.g. {"filename_pattern": "{basename} {pages}.pdf"}.' }),
+  store: storeFormSchema,
+});
+
+export type SplitForm = FormFields<typeof splitFormSchema>;
+
+function parseJsonQuietly(text: string | undefined): unknown {
+  try {
+    return text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }
 
-/** The instant merge request (multipart or JSON, already reduced to raw inputs). */
-export function parseMergeRequest(raw: { inputs: RawInput[]; options: unknown; store: unknown }, limits: PdfToolLimits): MergeRequest {
-  checkMergeCount(raw.inputs.length, limits);
-  const files = raw.inputs.map((input, i) => materialise(input, i, `inputs[${i}]`));
-  const total = files.reduce((n, f) => n + f.bytes.length, 0);
-  if (total > limits.maxInputBytes) throw tooLarge(total, limits, { file_count: files.length });
-  const inputs = files.map((file, i) => ({ ...file, pages: optionalRange(raw.inputs[i].pages, `inputs[${i}].pages`, { filename: file.filename, input_index: i }) }));
-  const options = parseMergeOptions(raw.options);
-  return { inputs, ...options, store: parseStoreFlag(raw.store) };
+/** The instant split request (multipart or JSON). */
+export function parseSplitRequest(submitted: Submitted<SplitForm>): SplitRequest {
+  if ('form' in submitted) {
+    const sent = submitted.form;
+    const context = { filename: inputName(sent.file?.[0]?.filename, 0), input_index: 0 };
+    const form = parseRequest(splitFormSchema, sent, { refusals: { split: splitRefusal(parseJsonQuietly(sent.split), context) } });
+    const file = form.file[0];
+    return { input: { bytes: file.data, filename: inputName(file.filename, 0), index: 0 }, split: form.split, pattern: form.options, store: form.store };
+  }
+  const raw = isObject(submitted.json) ? submitted.json : {};
+  const context = { filename: inputName(isObject(raw.input) ? raw.input.filename : undefined, 0), input_index: 0 };
+  const body = parseRequest(splitJsonBodySchema, submitted.json, {
+    example: '{"input": {"pdf_base64": "JVBERi0…", "filename": "a.pdf"}, "split": {"mode": "each_page"}} (or send multipart/form-data)',
+    refusals: {
+      input: (value, issue) => {
+        if (issue.path.length > 1) return inputRefusal({ base: 'input', index: 0, shape: '' }, issue.path[1], issue, value);
+        return value === undefined || value === null ? noSplitInput() : invalidParameter('input', 'input must be an object {pdf_base64, filename}.');
+      },
+      split: splitRefusal(raw.split, context),
+    },
+  });
+  return { input: { bytes: body.input.pdf_base64, filename: inputName(body.input.filename, 0), index: 0 }, split: body.split, pattern: body.options, store: body.store };
 }
 
-/** `split` object of /pdf/split and /pdf/jobs. */
+const splitOnlySchema = z.object({ split: splitModeSchema });
+
+/** A `split` object on its own (a background job's stored request). */
 export function parseSplitMode(value: unknown, context: Record<string, unknown> = {}): SplitMode {
-  const mode = isObject(value) ? value.mode : undefined;
-  if (!isObject(value) || typeof mode !== 'string' || !(SPLIT_MODES as readonly string[]).includes(mode)) {
-    throw new ServiceError(
-      'INVALID_SPLIT_MODE',
-      mode === undefined ? `split.mode is required: one of ${SPLIT_MODES.join(', ')}.` : `split.mode "${String(mode)}" is not known; use one of ${SPLIT_MODES.join(', ')}.`,
-      { ...context, mode: mode ?? null, supported: SPLIT_MODES },
-    );
-  }
-  switch (mode) {
-    case 'extract': {
-      if (typeof value.pages !== 'string') throw invalidParameter('split.pages', 'Mode "extract" needs split.pages, a page range such as "1-3,8-end".', context);
-      return { mode, pages: parsePageRange(value.pages, { ...context, parameter: 'split.pages' }) };
-    }
-    case 'ranges': {
-      const ranges = value.ranges;
-      if (!Array.isArray(ranges) || ranges.length === 0 || ranges.some((r) => typeof r !== 'string')) {
-        throw invalidParameter('split.ranges', 'Mode "ranges" needs split.ranges, a non-empty array of page ranges such as ["1-3", "4-end"].', context);
-      }
-      return { mode, ranges: ranges.map((r, i) => parsePageRange(r as string, { ...context, parameter: `split.ranges[${i}]` })) };
-    }
-    case 'every_n': {
-      const n = value.every_n;
-      if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 1) throw invalidParameter('split.every_n', 'Mode "every_n" needs split.every_n, a whole number of at least 1.', context);
-      return { mode, every_n: n };
-    }
-    default:
-      return { mode: 'each_page' };
-  }
+  return parseRequest(splitOnlySchema, { split: value }, { refusals: { split: splitRefusal(value, context) } }).split;
 }
 
-/** The instant split request. */
-export function parseSplitRequest(raw: { input: RawInput | null; extraFiles?: number; split: unknown; options: unknown; store: unknown }, limits: PdfToolLimits): SplitRequest {
-  if (!raw.input) throw new ServiceError('MISSING_PDF', 'No PDF in the request: send the file to split (multipart field "file", or JSON input.pdf_base64).');
-  if (raw.extraFiles) throw new ServiceError('TOO_MANY_FILES', 'A split takes exactly one PDF.', { file_count: raw.extraFiles + 1, max_files: 1 });
-  const input = materialise(raw.input, 0, 'input');
-  if (input.bytes.length > limits.maxInputBytes) throw tooLarge(input.bytes.length, limits, { filename: input.filename, input_index: 0 });
-  const split = parseSplitMode(raw.split, { filename: input.filename, input_index: 0 });
-  return { input, split, pattern: parseSplitOptions(raw.options), store: parseStoreFlag(raw.store) };
+/** Merge `options` on their own (a background job's stored request). */
+export function parseMergeOptions(value: unknown): { outputFilename: string | null; title: string | null } {
+  return parseRequest(mergeOptionsSchema, value, { prefix: 'options' });
 }
 
-// ---- background jobs ------------------------------------------------------------------------------
+/** Split `options` on their own (a background job's stored request). */
+export function parseSplitOptions(value: unknown): FilenamePattern {
+  return parseRequest(splitOptionsSchema, value, { prefix: 'options' });
+}
+
+// ---- POST /pdf/jobs --------------------------------------------------------------------------------
 
 export interface JobInput {
   s3_key: string;
@@ -190,39 +504,74 @@ export interface PdfJobRequest {
   options: Record<string, unknown>;
 }
 
+const jobInputFields = {
+  filename: filenameSchema,
+  s3_key: z.string().min(1).meta({ description: 'The s3_key returned by POST /pdf/upload-url, after the PUT of the file.' }),
+};
+
+function jobInputs<T extends z.ZodType>(input: T, count: (items: unknown, ctx: z.RefinementCtx) => void, description: string) {
+  return z.array(input).superRefine(count, ALWAYS).prefault([]).meta({ description });
+}
+
+function splitJobCount(items: unknown, ctx: z.RefinementCtx) {
+  if (!Array.isArray(items)) return;
+  if (items.length === 0) refuse(ctx, new ServiceError('MISSING_PDF', 'A split job needs exactly one input {s3_key, filename}.'), { rank: -1 });
+  if (items.length > 1) refuse(ctx, new ServiceError('TOO_MANY_FILES', 'A split job takes exactly one input.', { file_count: items.length, max_files: 1 }), { rank: -1 });
+}
+
+/** POST /pdf/jobs: a background merge of 2–100 uploads or split of one, up to 150 MB each. */
+export const pdfJobBodySchema = z.discriminatedUnion('operation', [
+  z
+    .object({
+      operation: z.literal('merge').meta({ description: 'merge: the inputs into one PDF, in order.' }),
+      inputs: jobInputs(
+        z.object({ ...jobInputFields, pages: optional(pageRangeSchema).meta({ description: 'The pages of this input to use, e.g. "1-3,8-end"; absent or null for all.' }) }),
+        (items, ctx) => {
+          const problem = Array.isArray(items) ? mergeCountProblem(items.length, JOB_LIMITS) : undefined;
+          if (problem) refuse(ctx, problem, { rank: -1 });
+        },
+        'The uploaded PDFs to merge, 2 to 100, in this order; 150 MB in total.',
+      ),
+      options: mergeOptionsSchema,
+    })
+    .meta({ description: 'A background merge.' }),
+  z
+    .object({
+      operation: z.literal('split').meta({ description: 'split: the one input into several PDFs.' }),
+      inputs: jobInputs(
+        z.object({ ...jobInputFields, pages: optional(z.null()).meta({ description: 'Not used by a split: choose pages with split.mode "extract".' }) }),
+        splitJobCount,
+        'The uploaded PDF to split: exactly one (150 MB, 5000 pages).',
+      ),
+      split: splitModeSchema,
+      options: splitOptionsSchema,
+    })
+    .superRefine((_job, ctx) => {
+      // options must be an object before the split settings are looked at; its fields come after them.
+      if (issueAt(ctx.issues, 'options') && !ctx.issues.some((issue) => issue.path?.[0] === 'inputs')) {
+        refuse(ctx, invalidParameter('options', 'options: expected an object.'), { rank: -0.5 });
+      }
+    }, ALWAYS)
+    .meta({ description: 'A background split.' }),
+]);
+
 /** POST /pdf/jobs body. Page ranges and split settings are checked now; page numbers once the files are read. */
-export function parsePdfJobRequest(body: unknown, limits: PdfToolLimits): PdfJobRequest {
-  if (!isObject(body)) throw invalidParameter('body', 'The request body must be a JSON object.');
-  const operation = body.operation;
-  if (operation !== 'merge' && operation !== 'split') throw invalidParameter('operation', 'operation is required: "merge" or "split".', { operation: operation ?? null });
-  const rawInputs = body.inputs;
-  if (rawInputs !== undefined && !Array.isArray(rawInputs)) throw invalidParameter('inputs', 'inputs must be an array of {s3_key, filename, pages}.');
-  const list = (rawInputs ?? []) as unknown[];
-  if (operation === 'merge') checkMergeCount(list.length, limits);
-  else {
-    if (list.length === 0) throw new ServiceError('MISSING_PDF', 'A split job needs exactly one input {s3_key, filename}.');
-    if (list.length > 1) throw new ServiceError('TOO_MANY_FILES', 'A split job takes exactly one input.', { file_count: list.length, max_files: 1 });
-  }
-  const inputs = list.map((item, i): JobInput => {
-    if (!isObject(item)) throw invalidParameter(`inputs[${i}]`, `inputs[${i}] must be an object {s3_key, filename, pages}.`, { input_index: i });
-    const filename = inputFilename(item.filename, i, `inputs[${i}].filename`);
-    if (typeof item.s3_key !== 'string' || item.s3_key === '') {
-      throw invalidParameter(`inputs[${i}].s3_key`, `inputs[${i}].s3_key is required: the s3_key returned by POST /pdf/upload-url.`, { filename, input_index: i });
-    }
-    if (operation === 'split' && item.pages !== undefined && item.pages !== null) {
-      throw invalidParameter(`inputs[${i}].pages`, 'pages applies to merge inputs; for a split, choose pages with split.mode "extract" and split.pages.', { filename, input_index: i });
-    }
-    const range = operation === 'merge' ? optionalRange(item.pages, `inputs[${i}].pages`, { filename, input_index: i }) : null;
-    return { s3_key: item.s3_key, filename, pages: range ? range.text : null };
+export function parsePdfJobRequest(body: unknown): PdfJobRequest {
+  const raw = isObject(body) ? body : {};
+  const sentInputs = Array.isArray(raw.inputs) ? (raw.inputs as unknown[]) : [];
+  const operation = raw.operation === 'split' ? 'split' : 'merge';
+  const request = parseRequest(pdfJobBodySchema, body, {
+    refusals: {
+      '': () => invalidParameter('body', 'The request body must be a JSON object, e.g. {"operation": "split", "inputs": [{"s3_key": "…"}], "split": {"mode": "each_page"}}.'),
+      operation: (value) => invalidParameter('operation', 'operation is required: "merge" or "split".', { operation: value ?? null }),
+      inputs: (_value, issue) => {
+        if (issue.path.length === 1) return invalidParameter('inputs', 'inputs must be an array of {s3_key, filename, pages}.');
+        const index = Number(issue.path[1]);
+        return inputRefusal({ base: `inputs[${index}]`, index, shape: '{s3_key, filename, pages}' }, issue.path[2], issue, sentInputs[index], operation);
+      },
+      split: splitRefusal(raw.split, { filename: inputName(isObject(sentInputs[0]) ? sentInputs[0].filename : undefined, 0), input_index: 0 }),
+    },
   });
-  let split: Record<string, unknown> | null = null;
-  const options = optionsObject(body.options);
-  if (operation === 'split') {
-    parseSplitMode(body.split, { filename: inputs[0].filename, input_index: 0 });
-    split = body.split as Record<string, unknown>;
-    parseSplitOptions(options);
-  } else {
-    parseMergeOptions(options);
-  }
-  return { operation, inputs, split, options };
+  const inputs = request.inputs.map((item, index): JobInput => ({ s3_key: item.s3_key, filename: inputName(item.filename, index), pages: item.pages ? item.pages.text : null }));
+  return { operation: request.operation, inputs, split: request.operation === 'split' ? (raw.split as Record<string, unknown>) : null, options: isObject(raw.options) ? raw.options : {} };
 }

@@ -20,12 +20,15 @@ function readRequest(req: AuthedRequest): BulkRequest {
     maxFieldBytes: 512 * 1024,
     refuse: (limit) => (limit === 'file_bytes' || limit === 'total_bytes' ? tooLarge() : undefined),
   });
+  const text = (name: string) => (form.has(name) ? form.all(name)[0].data.toString('utf8') : undefined);
   return parseBulkForm({
-    bundleType: form.text('bundle_type'),
+    bundle_type: form.text('bundle_type'),
     options: form.text('options'),
     paths: form.text('paths'),
     files: [...form.all('files'), ...form.all('files[]')].map((p) => ({ filename: p.filename, data: p.data })),
-    otherInputs: ['s3_key', 'zip_base64'].filter((f) => form.has(f)),
+    // Not accepted in a form (refused as INVALID_BULK_INPUT); only whether they were sent matters.
+    s3_key: text('s3_key'),
+    zip_base64: text('zip_base64'),
   });
 }
 

@@ -1,5 +1,5 @@
 import { requireInspect } from '../../core/pdfops/access';
-import { runInspect } from '../../core/pdfops/inspect';
+import { parseInspectRequest, runInspect } from '../../core/pdfops/inspect';
 import { json } from '../responses';
 import { authedRoute } from '../route';
 import { readInspect } from './inputs';
@@ -8,6 +8,6 @@ import { readInspect } from './inputs';
 export const handler = authedRoute('pdf.inspect', async (req) => {
   const { services, account } = req;
   await requireInspect(services.plans, account);
-  const { source, forEdit } = readInspect(req);
+  const { source, forEdit } = parseInspectRequest(readInspect(req));
   return json(200, await runInspect(services, account, source, forEdit));
 });

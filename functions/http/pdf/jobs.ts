@@ -1,4 +1,3 @@
-import { JOB_LIMITS } from '../../core/pdf/limits';
 import { requirePdfTools } from '../../core/pdfops/access';
 import { submitPdfJob } from '../../core/pdfops/background';
 import { parsePdfJobRequest } from '../../core/pdfops/requests';
@@ -10,6 +9,6 @@ import { pdfJobDeps } from '../../workers/pdfop/deps';
 export const handler = authedRoute('pdf.jobs', async (req) => {
   const { services, account } = req;
   const plan = await requirePdfTools(services.plans, account);
-  const request = parsePdfJobRequest(req.json(), JOB_LIMITS);
+  const request = parsePdfJobRequest(req.json());
   return json(202, await submitPdfJob(pdfJobDeps(services), { account, plan, request }));
 });

@@ -1,4 +1,3 @@
-import { INSTANT_LIMITS } from '../../core/pdf/limits';
 import { requirePdfTools } from '../../core/pdfops/access';
 import { runInstantOp } from '../../core/pdfops/instant';
 import { parseMergeRequest } from '../../core/pdfops/requests';
@@ -11,6 +10,6 @@ import { respondInstant } from './respond';
 export const handler = authedRoute('pdf.merge', async (req) => {
   const { services, account } = req;
   const plan = await requirePdfTools(services.plans, account);
-  const request = parseMergeRequest(readMerge(req), INSTANT_LIMITS);
+  const request = parseMergeRequest(readMerge(req));
   return respondInstant(await runInstantOp(instantDeps(services), { account, plan, operation: 'merge', request }));
 });

@@ -1,6 +1,7 @@
+import { z } from 'zod';
 import { isConvertible } from '../../../../functions/core/bulk/limits';
 import { isIgnoredEntry, outputPaths, pathProblem, requestPath } from '../../../../functions/core/bulk/paths';
-import { parseBulkForm, parseBulkJson, parseBulkUploadSize } from '../../../../functions/core/bulk/requests';
+import { bulkJobFormSchema, bulkJobJsonBodySchema, bulkUploadUrlBodySchema, parseBulkForm, parseBulkJson, parseBulkUploadSize } from '../../../../functions/core/bulk/requests';
 import { MARKDOWN_DEFAULT_MARGIN } from '../../../../functions/core/render/markdown';
 import { lengthToInches } from '../../../../functions/core/render/options';
 import { refusal } from '../../../support/errors';
@@ -98,26 +99,26 @@ describe('POST /bulkjob multipart', () => {
   const file = (filename: string | null, data = 'x') => ({ filename, data: Buffer.from(data) });
 
   it('places files at their paths, or at the top level under their own names without paths', () => {
-    expect(parseBulkForm({ files: [file('a.html'), file('s.css')], paths: '["docs/a.html","css/s.css"]', otherInputs: [] }).input).toMatchObject({
+    expect(parseBulkForm({ files: [file('a.html'), file('s.css')], paths: '["docs/a.html","css/s.css"]' }).input).toMatchObject({
       files: [{ path: 'docs/a.html' }, { path: 'css/s.css' }],
     });
-    expect(parseBulkForm({ files: [file('C:\\Users\\me\\a.html'), file('dir/b.md')], bundleType: 'markdown', otherInputs: [] })).toMatchObject({
+    expect(parseBulkForm({ files: [file('C:\\Users\\me\\a.html'), file('dir/b.md')], bundle_type: 'markdown' })).toMatchObject({
       bundle_type: 'markdown',
       input: { files: [{ path: 'a.html' }, { path: 'b.md' }] },
     });
   });
 
   it.each([
-    ['paths that are not JSON', { files: [file('a.html')], paths: 'a.html', otherInputs: [] }, 'INVALID_BULK_PATHS'],
-    ['paths that are not an array', { files: [file('a.html')], paths: '{"a":1}', otherInputs: [] }, 'INVALID_BULK_PATHS'],
-    ['fewer paths than files', { files: [file('a.html'), file('b.html')], paths: '["a.html"]', otherInputs: [] }, 'INVALID_BULK_PATHS'],
-    ['a path with ..', { files: [file('a.html')], paths: '["../a.html"]', otherInputs: [] }, 'INVALID_BULK_PATH'],
-    ['two files with one name', { files: [file('a.html'), file('a.html')], otherInputs: [] }, 'INVALID_BULK_PATH'],
-    ['a file without a name', { files: [file(null)], otherInputs: [] }, 'INVALID_BULK_PATH'],
-    ['no files', { files: [], otherInputs: [] }, 'INVALID_BULK_INPUT'],
-    ['files and an s3_key field', { files: [file('a.html')], otherInputs: ['s3_key'] }, 'INVALID_BULK_INPUT'],
-    ['options that are not JSON', { files: [file('a.html')], options: '{nope', otherInputs: [] }, 'INVALID_OPTIONS_JSON'],
-    ['a bad bundle_type', { files: [file('a.html')], bundleType: 'docx', otherInputs: [] }, 'INVALID_BUNDLE_TYPE'],
+    ['paths that are not JSON', { files: [file('a.html')], paths: 'a.html' }, 'INVALID_BULK_PATHS'],
+    ['paths that are not an array', { files: [file('a.html')], paths: '{"a":1}' }, 'INVALID_BULK_PATHS'],
+    ['fewer paths than files', { files: [file('a.html'), file('b.html')], paths: '["a.html"]' }, 'INVALID_BULK_PATHS'],
+    ['a path with ..', { files: [file('a.html')], paths: '["../a.html"]' }, 'INVALID_BULK_PATH'],
+    ['two files with one name', { files: [file('a.html'), file('a.html')] }, 'INVALID_BULK_PATH'],
+    ['a file without a name', { files: [file(null)] }, 'INVALID_BULK_PATH'],
+    ['no files', { files: [] }, 'INVALID_BULK_INPUT'],
+    ['files and an s3_key field', { files: [file('a.html')], s3_key: 'k' }, 'INVALID_BULK_INPUT'],
+    ['options that are not JSON', { files: [file('a.html')], options: '{nope' }, 'INVALID_OPTIONS_JSON'],
+    ['a bad bundle_type', { files: [file('a.html')], bundle_type: 'docx' }, 'INVALID_BUNDLE_TYPE'],
   ])('refuses %s (%s)', (_name, form, code) => {
     expect(refused(() => parseBulkForm(form)).code).toBe(code);
   });
@@ -133,5 +134,53 @@ describe('POST /bulkjob/upload-url body', () => {
     for (const body of [{}, { content_length_bytes: 0 }, { content_length_bytes: 1.5 }, { content_length_bytes: '10' }, null]) {
       expect(refused(() => parseBulkUploadSize(body, 100))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'content_length_bytes' } });
     }
+  });
+});
+
+describe('POST /bulkjob problems in the spec order', () => {
+  const file = (path: unknown, content: unknown = b64('x')) => ({ path, content_base64: content });
+
+  it('takes null and "" as the defaults', () => {
+    expect(parseBulkJson({ bundle_type: null, s3_key: 'k', zip_base64: null, files: null, options: null })).toMatchObject({ bundle_type: 'html', input: { kind: 's3', key: 'k' } });
+    expect(parseBulkJson({ bundle_type: '', s3_key: 'k', files: [] }).bundle_type).toBe('html');
+  });
+
+  it('checks bundle_type, then that one input was sent, then the options, then the input', () => {
+    expect(refused(() => parseBulkJson({ bundle_type: 5, options: 'x' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: 'number', allowed: ['html', 'markdown'] } });
+    expect(refused(() => parseBulkJson({ s3_key: 5, zip_base64: '@', options: 'x' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 2 } });
+    expect(refused(() => parseBulkJson({ zip_base64: '@', options: 'x' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'options' } });
+    // Options that are valid one by one but leave no room on the page come before the input's problems too.
+    expect(refused(() => parseBulkJson({ files: [file('/abs.html')], options: { margin: { top: '200in' } } }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'options.margin' } });
+    expect(refused(() => parseBulkJson({ s3_key: '' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 's3_key' } });
+    expect(refused(() => parseBulkJson({ files: 'x' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'files' } });
+  });
+
+  it('reads files one by one: shape, path, data, the running 4 MB total; duplicates last', () => {
+    expect(refused(() => parseBulkJson({ files: [file('a.html'), 7] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'files[1]', file_index: 1 } });
+    expect(refused(() => parseBulkJson({ files: [file('a.html', '@@'), file('../b.html')] }))).toEqual({ code: 'INVALID_BASE64', details: { parameter: 'files[0].content_base64' } });
+    expect(refused(() => parseBulkJson({ files: [file('a.html', 5)] }))).toEqual({ code: 'INVALID_BASE64', details: { parameter: 'files[0].content_base64' } });
+    expect(refused(() => parseBulkJson({ files: [file('a.html', null)] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'files[0].content_base64', file_index: 0 } });
+    expect(refused(() => parseBulkJson({ files: [file(5, '@@')] }))).toMatchObject({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[0].path' } });
+    const big = b64(Buffer.alloc(3 * 1024 * 1024));
+    expect(refused(() => parseBulkJson({ files: [file('a.html', big), file('b.html', big), file('/c.html', '@')] }))).toEqual({
+      code: 'BULK_INLINE_TOO_LARGE',
+      details: { max_bytes: 4 * 1024 * 1024, size_bytes: 3 * 1024 * 1024 },
+    });
+    expect(refused(() => parseBulkJson({ files: [file('a.html'), file('a.html'), file('b.html', '@')] })).code).toBe('INVALID_BASE64');
+  });
+
+  it('refuses s3_key or zip_base64 sent in a form as a second input', () => {
+    const form = { files: [{ filename: 'a.html', data: Buffer.from('x') }] };
+    expect(refused(() => parseBulkForm({ ...form, zip_base64: '' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 2 } });
+    expect(refused(() => parseBulkForm({ files: [], s3_key: 'k' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 1 } });
+    expect(refused(() => parseBulkForm({ ...form, options: '{"scale": 9}', paths: '[' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'options.scale' } });
+    expect(parseBulkForm({ ...form, options: ' ', bundle_type: '' })).toMatchObject({ bundle_type: 'html', input: { files: [{ path: 'a.html' }] } });
+  });
+});
+
+describe('the bulk schemas as the OpenAPI document reads them', () => {
+  it.each(Object.entries({ bulkJobJsonBodySchema, bulkJobFormSchema, bulkUploadUrlBodySchema }))('%s converts to JSON Schema with its fields described', (_name, schema) => {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    expect(Object.entries(json.properties).filter(([, p]) => !p.description)).toEqual([]);
   });
 });

@@ -1,6 +1,5 @@
 import { newUlid } from '../../../../functions/core/ids';
 import { objectKey } from '../../../../functions/core/jobs/storage-layout';
-import { JOB_LIMITS } from '../../../../functions/core/pdf/limits';
 import {
   type PdfJobDeps,
   markProcessing,
@@ -29,7 +28,7 @@ async function upload(w: World, bytes: Uint8Array, account = w.account.account_i
 
 
 async function submit(w: World, body: unknown) {
-  return submitPdfJob(deps(w), { account: w.account, plan: w.plan, request: parsePdfJobRequest(body, JOB_LIMITS) });
+  return submitPdfJob(deps(w), { account: w.account, plan: w.plan, request: parsePdfJobRequest(body) });
 }
 
 let three: Uint8Array;
@@ -64,7 +63,7 @@ describe('background merge/split jobs', () => {
     expect((await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: old, filename: 'old.pdf' }], split: { mode: 'each_page' } }))).code).toBe('UPLOAD_NOT_FOUND');
     const poor = memoryWorld(0.015); // 0.02 USD needed for the top band
     const key = await upload(poor, three);
-    expect((await rejection(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }, JOB_LIMITS) }))).code).toBe(
+    expect((await rejection(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }) }))).code).toBe(
       'INSUFFICIENT_CREDITS',
     );
     expect(w.jobs.jobs.size + poor.jobs.jobs.size).toBe(0);

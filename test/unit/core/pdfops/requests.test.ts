@@ -1,0 +1,256 @@
+import { z } from 'zod';
+import { pdfUploadUrlBodySchema, parseUploadSize } from '../../../../functions/core/pdfops/background';
+import { inspectFormSchema, inspectJsonBodySchema, parseInspectRequest } from '../../../../functions/core/pdfops/inspect';
+import {
+  type FormFile,
+  mergeFormSchema,
+  mergeJsonBodySchema,
+  parseMergeRequest,
+  parsePdfJobRequest,
+  parseSplitRequest,
+  pdfJobBodySchema,
+  splitFormSchema,
+  splitJsonBodySchema,
+} from '../../../../functions/core/pdfops/requests';
+import { refusal } from '../../../support/errors';
+
+const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
+const PDF = b64('%PDF-1.4 x');
+const pdf = (extra: Record<string, unknown> = {}) => ({ pdf_base64: PDF, ...extra });
+const file = (filename: string | null, data: string | Buffer = '%PDF-1.4 x'): FormFile => ({ filename, data: Buffer.from(data) });
+
+/** The refusal's code and details alone, to compare them exactly. */
+function refused(fn: () => unknown) {
+  const { code, details } = refusal(fn);
+  return { code, details };
+}
+
+const merge = (json: unknown) => parseMergeRequest({ json });
+const split = (json: unknown) => parseSplitRequest({ json });
+
+describe('POST /pdf/merge (JSON)', () => {
+  it('reads inputs in order with their names and ranges; null options and store mean the defaults', () => {
+    const request = merge({ inputs: [pdf({ filename: 'a/b.pdf', pages: '3,1' }), pdf({ filename: null, pages: null })], options: null, store: null });
+    expect(request.inputs.map((i) => [i.index, i.filename, i.pages?.text ?? null, i.bytes.length])).toEqual([
+      [0, 'a_b.pdf', '3,1', 10],
+      [1, 'input-2.pdf', null, 10],
+    ]);
+    expect(request).toMatchObject({ outputFilename: null, title: null, store: false });
+    expect(merge({ inputs: [pdf(), pdf()], store: 'true', options: { output_filename: '', title: 'T', unknown: 1 } })).toMatchObject({ outputFilename: null, title: 'T', store: true });
+  });
+
+  it('names inputs the spec way, with the input index and file name', () => {
+    expect(refused(() => merge({ inputs: [pdf(), pdf({ filename: 'z.pdf', pdf_base64: '%%%' })] }))).toEqual({
+      code: 'INVALID_BASE64',
+      details: { filename: 'z.pdf', input_index: 1, parameter: 'inputs[1].pdf_base64' },
+    });
+    expect(refused(() => merge({ inputs: [pdf(), pdf({ pdf_base64: null })] }))).toMatchObject({ code: 'MISSING_PDF', details: { parameter: 'inputs[1].pdf_base64', input_index: 1 } });
+    expect(refused(() => merge({ inputs: [pdf(), pdf({ pdf_base64: 5 })] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs[1].pdf_base64', filename: 'input-2.pdf', input_index: 1 } });
+    expect(refused(() => merge({ inputs: [pdf({ filename: 7 }), pdf()] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs[0].filename', input_index: 0 } });
+    expect(refused(() => merge({ inputs: [pdf(), pdf({ filename: 'b.pdf', pages: '2-1' })] }))).toEqual({
+      code: 'INVALID_PAGE_RANGE',
+      details: { filename: 'b.pdf', input_index: 1, parameter: 'inputs[1].pages', token: '2-1' },
+    });
+    expect(refused(() => merge({ inputs: [pdf({ pages: 3 }), pdf()] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs[0].pages', filename: 'input-1.pdf', input_index: 0 } });
+    expect(refused(() => merge({ inputs: 'x' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs' } });
+    expect(refused(() => merge({ inputs: [pdf(), pdf()], options: { title: 5 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'options.title' } });
+    expect(refused(() => merge({ inputs: [pdf(), pdf()], store: 'yes' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'store' } });
+  });
+
+  it('answers the first problem in the spec order: count, objects, names and data, size, pages, options, store', () => {
+    expect(refused(() => merge({ inputs: [7], options: 'x' })).code).toBe('MISSING_PDFS');
+    expect(refused(() => merge({ inputs: Array(21).fill(7) })).details).toEqual({ file_count: 21, max_files: 20 });
+    // Every input is an object before any one's data is read.
+    expect(refused(() => merge({ inputs: [pdf({ pdf_base64: '%%%' }), 7] })).details).toEqual({ parameter: 'inputs[1]', input_index: 1 });
+    // The data of a later input comes before the pages of an earlier one.
+    expect(refused(() => merge({ inputs: [pdf({ pages: 5 }), {}] })).code).toBe('MISSING_PDF');
+    // An input's name before its data.
+    expect(refused(() => merge({ inputs: [pdf(), { filename: 7, pdf_base64: '%%%' }] })).details).toEqual({ parameter: 'inputs[1].filename', input_index: 1 });
+    expect(refused(() => merge({ inputs: [pdf({ pages: '0' }), pdf({ pdf_base64: b64(Buffer.alloc(4 * 1024 * 1024)) })] }))).toMatchObject({
+      code: 'PDF_INPUT_TOO_LARGE',
+      details: { file_count: 2, max_bytes: 4 * 1024 * 1024 },
+    });
+    expect(refused(() => merge({ inputs: [pdf({ pages: '0' }), pdf()], options: 'x', store: 5 })).code).toBe('INVALID_PAGE_RANGE');
+    expect(refused(() => merge({ inputs: [pdf(), pdf()], options: 'x', store: 5 })).details).toEqual({ parameter: 'options' });
+  });
+});
+
+describe('POST /pdf/merge (multipart)', () => {
+  const form = (fields: Record<string, unknown>) => parseMergeRequest({ form: { files: [file('a.pdf'), file('b.pdf')], ...fields } });
+
+  it('reads page_ranges, options and store from their text fields', () => {
+    const request = form({ page_ranges: '["3,1", null]', options: '{"output_filename": "o"}', store: 'true' });
+    expect(request.inputs.map((i) => [i.filename, i.pages?.text ?? null])).toEqual([
+      ['a.pdf', '3,1'],
+      ['b.pdf', null],
+    ]);
+    expect(request).toMatchObject({ outputFilename: 'o', store: true });
+    expect(form({ page_ranges: ' ', options: '' })).toMatchObject({ store: false, outputFilename: null });
+  });
+
+  it('refuses in the spec order: count, page_ranges, options JSON, empty files, size, ranges, options, store', () => {
+    expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf')], page_ranges: '[', options: '{' } })).code).toBe('MISSING_PDFS');
+    expect(refused(() => form({ page_ranges: '["1"]', options: '{' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'page_ranges' } });
+    expect(refused(() => form({ page_ranges: '{"a": 1}' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'page_ranges' } });
+    expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf'), file('e.pdf', '')], options: '{' } }))).toEqual({ code: 'INVALID_OPTIONS_JSON', details: { field: 'options' } });
+    expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf'), file('e.pdf', '')], page_ranges: '["0", null]' } }))).toEqual({
+      code: 'MISSING_PDF',
+      details: { filename: 'e.pdf', input_index: 1 },
+    });
+    expect(refused(() => form({ page_ranges: '[null, 5]', options: '{"title": 5}', store: 'x' }))).toEqual({
+      code: 'INVALID_PARAMETER',
+      details: { parameter: 'inputs[1].pages', filename: 'b.pdf', input_index: 1 },
+    });
+    expect(refused(() => form({ page_ranges: '["1-x", null]' }))).toEqual({ code: 'INVALID_PAGE_RANGE', details: { filename: 'a.pdf', input_index: 0, parameter: 'inputs[0].pages', token: '1-x' } });
+    expect(refused(() => form({ options: '{"title": 5}', store: 'x' })).details).toEqual({ parameter: 'options.title' });
+    expect(refused(() => form({ store: 'x' })).details).toEqual({ parameter: 'store' });
+  });
+});
+
+describe('POST /pdf/split', () => {
+  const input = { pdf_base64: PDF, filename: 'r.pdf' };
+
+  it('reads every mode; options default to the standard file names', () => {
+    expect(split({ input, split: { mode: 'ranges', ranges: ['1-3', '4-end'] }, store: 'false' })).toMatchObject({
+      input: { filename: 'r.pdf', index: 0 },
+      split: { mode: 'ranges', ranges: [{ text: '1-3' }, { text: '4-end' }] },
+      pattern: { text: '{basename}-{index:03}.pdf' },
+      store: false,
+    });
+    expect(split({ input, split: { mode: 'every_n', every_n: 2 }, options: { filename_pattern: null } }).split).toEqual({ mode: 'every_n', every_n: 2 });
+  });
+
+  it('names the input in every split refusal', () => {
+    const where = { filename: 'r.pdf', input_index: 0 };
+    expect(refused(() => split({ input, split: { mode: 'halves' } }))).toEqual({ code: 'INVALID_SPLIT_MODE', details: { ...where, mode: 'halves', supported: ['extract', 'ranges', 'every_n', 'each_page'] } });
+    expect(refused(() => split({ input }))).toMatchObject({ code: 'INVALID_SPLIT_MODE', details: { mode: null } });
+    expect(refused(() => split({ input, split: { mode: 'extract', pages: 3 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.pages' } });
+    expect(refused(() => split({ input, split: { mode: 'every_n', every_n: 1.5 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.every_n' } });
+    // Every range must be a string before any is parsed.
+    expect(refused(() => split({ input, split: { mode: 'ranges', ranges: ['x', 5] } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.ranges' } });
+    expect(refused(() => split({ input, split: { mode: 'ranges', ranges: ['1', 'x'] } }))).toEqual({ code: 'INVALID_PAGE_RANGE', details: { ...where, parameter: 'split.ranges[1]', token: 'x' } });
+  });
+
+  it('refuses a missing input first, then the file, the split settings, the options and store', () => {
+    for (const missing of [undefined, null]) expect(refused(() => split({ input: missing, split: 'x', store: 5 })).code).toBe('MISSING_PDF');
+    expect(refused(() => split({ input: 5 })).details).toEqual({ parameter: 'input' });
+    expect(refused(() => split({ input: { pdf_base64: '' }, split: 'x' })).code).toBe('MISSING_PDF');
+    expect(refused(() => split({ input, split: 'x', options: { filename_pattern: '{name}' } })).code).toBe('INVALID_SPLIT_MODE');
+    expect(refused(() => split({ input, split: { mode: 'each_page' }, options: { filename_pattern: '{name}' }, store: 5 }))).toMatchObject({
+      code: 'INVALID_PARAMETER',
+      details: { parameter: 'options.filename_pattern', token: '{name}' },
+    });
+  });
+
+  it('takes one file part in a form; JSON errors in the form fields come first', () => {
+    const form = (fields: Record<string, unknown>) => parseSplitRequest({ form: { file: [file('r.pdf')], ...fields } });
+    expect(form({ split: '{"mode": "extract", "pages": "2"}', options: '{"filename_pattern": "p.pdf"}' })).toMatchObject({ split: { mode: 'extract', pages: { text: '2' } }, pattern: { text: 'p.pdf' } });
+    expect(refused(() => parseSplitRequest({ form: { file: [], split: '{' } })).details).toEqual({ parameter: 'split' });
+    expect(refused(() => parseSplitRequest({ form: { file: [], options: '{' } })).code).toBe('INVALID_OPTIONS_JSON');
+    expect(refused(() => parseSplitRequest({ form: { file: [], split: '{"mode": "x"}' } })).code).toBe('MISSING_PDF');
+    expect(refused(() => parseSplitRequest({ form: { file: [file('a.pdf'), file('b.pdf')] } })).details).toEqual({ file_count: 2, max_files: 1 });
+    expect(refused(() => form({ split: '{"mode": "halves"}' })).details).toMatchObject({ filename: 'r.pdf', mode: 'halves' });
+  });
+});
+
+describe('POST /pdf/jobs', () => {
+  it('keeps the split settings and options as sent, and page ranges as text', () => {
+    expect(parsePdfJobRequest({ operation: 'merge', inputs: [{ s3_key: 'a', pages: '2' }, { s3_key: 'b', filename: 'b.pdf', pages: null }], options: null })).toEqual({
+      operation: 'merge',
+      inputs: [
+        { s3_key: 'a', filename: 'input-1.pdf', pages: '2' },
+        { s3_key: 'b', filename: 'b.pdf', pages: null },
+      ],
+      split: null,
+      options: {},
+    });
+    const sent = { operation: 'split', inputs: [{ s3_key: 'a' }], split: { mode: 'every_n', every_n: 3, extra: 1 }, options: { filename_pattern: 'x.pdf' } };
+    expect(parsePdfJobRequest(sent)).toMatchObject({ split: sent.split, options: sent.options });
+  });
+
+  it('refuses in the spec order: operation, inputs, options object, split settings, options fields', () => {
+    expect(refused(() => parsePdfJobRequest({ inputs: 5 }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'operation', operation: null } });
+    expect(refused(() => parsePdfJobRequest([]))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'body' } });
+    expect(refused(() => parsePdfJobRequest({ operation: 'split', split: 'x' })).code).toBe('MISSING_PDF');
+    expect(refused(() => parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: 'a', filename: 'a.pdf', pages: '1' }] }))).toEqual({
+      code: 'INVALID_PARAMETER',
+      details: { parameter: 'inputs[0].pages', filename: 'a.pdf', input_index: 0 },
+    });
+    expect(refused(() => parsePdfJobRequest({ operation: 'merge', inputs: [{ s3_key: 'a' }, { filename: 'b.pdf' }] }))).toEqual({
+      code: 'INVALID_PARAMETER',
+      details: { parameter: 'inputs[1].s3_key', filename: 'b.pdf', input_index: 1 },
+    });
+    const one = [{ s3_key: 'a', filename: 'a.pdf' }];
+    expect(refused(() => parsePdfJobRequest({ operation: 'split', inputs: one, split: { mode: 'x' }, options: 'x' })).details).toEqual({ parameter: 'options' });
+    expect(refused(() => parsePdfJobRequest({ operation: 'split', inputs: one, split: { mode: 'every_n', every_n: 0.5 }, options: 'x' })).details).toEqual({ parameter: 'options' });
+    expect(refused(() => parsePdfJobRequest({ operation: 'split', inputs: one, split: { mode: 'x' }, options: { filename_pattern: '{x}' } })).code).toBe('INVALID_SPLIT_MODE');
+    expect(refused(() => parsePdfJobRequest({ operation: 'merge', inputs: [{ s3_key: 'a' }, { s3_key: 'b' }], split: 'ignored', options: { filename_pattern: '{x}', title: 5 } })).details).toEqual({
+      parameter: 'options.title',
+    });
+  });
+});
+
+describe('POST /pdf/inspect', () => {
+  const inspect = (json: unknown) => parseInspectRequest({ json });
+
+  it('takes inline data, an upload, or a form file; for: "edit" or nothing', () => {
+    expect(inspect({ input: { pdf_base64: PDF, filename: 'i.pdf' }, for: '' })).toMatchObject({ source: { kind: 'inline', filename: 'i.pdf' }, forEdit: false });
+    expect(inspect({ s3_key: 'uploads/a.pdf', filename: 'u.pdf', for: 'edit' })).toEqual({ source: { kind: 'upload', s3_key: 'uploads/a.pdf', filename: 'u.pdf' }, forEdit: true });
+    expect(parseInspectRequest({ form: { file: [file('f.pdf')], for: 'edit' } })).toMatchObject({ source: { kind: 'inline', filename: 'f.pdf' }, forEdit: true });
+  });
+
+  it('reads the top-level filename only for an upload', () => {
+    expect(inspect({ input: { pdf_base64: PDF }, filename: 5 }).source).toMatchObject({ filename: 'input-1.pdf' });
+    expect(refused(() => inspect({ s3_key: 'k', filename: 5 }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'filename', input_index: 0 } });
+  });
+
+  it('refuses in order: for, both inputs, s3_key, no input, the input fields', () => {
+    expect(refused(() => inspect({ for: 'print', s3_key: 'k', input: {} }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'for', for: 'print' } });
+    expect(refused(() => inspect({ s3_key: 5, input: null })).details).toEqual({ parameter: 's3_key' });
+    expect(refused(() => inspect({ s3_key: '' })).details).toEqual({ parameter: 's3_key' });
+    for (const body of [{}, { input: null }, { input: 'x' }]) expect(refused(() => inspect(body)).code).toBe('MISSING_PDF');
+    expect(refused(() => inspect({ input: { pdf_base64: '@@', filename: 'x.pdf' } }))).toEqual({ code: 'INVALID_BASE64', details: { filename: 'x.pdf', input_index: 0, parameter: 'input.pdf_base64' } });
+    expect(refused(() => parseInspectRequest({ form: { file: [file('a.pdf'), file('b.pdf')], for: 'x' } })).code).toBe('TOO_MANY_FILES');
+    expect(refused(() => parseInspectRequest({ form: { file: [] } })).code).toBe('MISSING_PDF');
+  });
+});
+
+describe('POST /pdf/upload-url body', () => {
+  it('needs a whole number of bytes, at most 150 MB', () => {
+    expect(parseUploadSize({ content_length_bytes: 150 * 1024 * 1024 })).toBe(150 * 1024 * 1024);
+    expect(refused(() => parseUploadSize({ content_length_bytes: 150 * 1024 * 1024 + 1 }))).toEqual({
+      code: 'PDF_INPUT_TOO_LARGE',
+      details: { size_bytes: 150 * 1024 * 1024 + 1, max_bytes: 150 * 1024 * 1024 },
+    });
+    for (const body of [{}, null, [1], { content_length_bytes: null }, { content_length_bytes: 0 }, { content_length_bytes: 2.5 }, { content_length_bytes: '9' }, { content_length_bytes: 2 ** 60 }]) {
+      expect(refused(() => parseUploadSize(body))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'content_length_bytes' } });
+    }
+  });
+});
+
+describe('the schemas as the OpenAPI document reads them', () => {
+  const schemas = { mergeJsonBodySchema, mergeFormSchema, splitJsonBodySchema, splitFormSchema, pdfJobBodySchema, inspectJsonBodySchema, inspectFormSchema, pdfUploadUrlBodySchema };
+
+  /** Properties without a description (literals excepted), anywhere in a JSON schema. */
+  function undescribed(node: unknown, path: string): string[] {
+    if (!node || typeof node !== 'object') return [];
+    const n = node as Record<string, unknown>;
+    const own = Object.entries((n.properties ?? {}) as Record<string, Record<string, unknown>>).flatMap(([key, child]) => [
+      ...(child.description || child.const !== undefined ? [] : [`${path}.${key}`]),
+      ...undescribed(child, `${path}.${key}`),
+    ]);
+    const nested = [...((n.anyOf ?? []) as unknown[]), ...((n.oneOf ?? []) as unknown[]), ...(n.items ? [n.items] : [])].flatMap((child) => undescribed(child, path));
+    return [...own, ...nested];
+  }
+
+  it.each(Object.entries(schemas))('%s converts to JSON Schema with every field described', (_name, schema) => {
+    const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' });
+    expect(undescribed(json, '')).toEqual([]);
+  });
+
+  it('describes form files as binary and JSON form fields as text', () => {
+    const json = z.toJSONSchema(mergeFormSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, Record<string, unknown>> };
+    expect(json.properties.files.items).toMatchObject({ type: 'string', format: 'binary' });
+    expect(json.properties.page_ranges.type).toBe('string');
+  });
+});
