@@ -131,4 +131,24 @@ export function queryInteger(min: number, max: number) {
     .meta({ type: 'integer', minimum: min, maximum: max } as Record<string, unknown>);
 }
 
+/**
+ * A multipart field carrying JSON text (`options`, `split`, `page_ranges`): absent or blank is undefined, text that
+ * is not JSON is refused with `notJson(reason)` (ranked like `rank`), and the parsed value is then read by `inner`.
+ */
+export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: string) => ServiceError, { rank }: { rank?: number } = {}) {
+  return z
+    .string()
+    .optional()
+    .transform((text, ctx): unknown => {
+      if (text === undefined || text.trim() === '') return undefined;
+      try {
+        return JSON.parse(text);
+      } catch (err) {
+        refuse(ctx, notJson((err as Error).message), { rank });
+        return z.NEVER;
+      }
+    })
+    .pipe(inner as unknown as z.ZodType<z.output<T>, unknown>);
+}
+
 export type { ErrorDetails };

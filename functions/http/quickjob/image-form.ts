@@ -3,7 +3,7 @@ import { inputTypeRefusal } from '../../core/conversion/request';
 import type { UploadedImage } from '../../core/conversion/sources';
 import { ServiceError, invalidParameter } from '../../core/errors';
 import { MAX_IMAGES, MAX_IMAGE_REQUEST_BYTES, type ImageOptions, parseImageOptions } from '../../core/render/images';
-import { type Refuser, parseRequest, refuse } from '../../core/validation';
+import { type Refuser, jsonFormField, parseRequest, refuse } from '../../core/validation';
 import { parseMultipart } from '../multipart';
 
 /**
@@ -54,18 +54,7 @@ export const quickjobImageFormSchema = z
       .meta({
         description: `The images, one page each in this order: the field repeated, 1 to ${MAX_IMAGES} files, about 4.5 MB in all. Unusable ones are skipped (X-PDF-Pages counts the pages made).`,
       }),
-    options: z
-      .string()
-      .transform((text, ctx) => {
-        if (text.trim() === '') return undefined;
-        try {
-          return JSON.parse(text) as unknown;
-        } catch {
-          refuse(ctx, new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send an object such as {"fit":"cover"}.'));
-          return z.NEVER;
-        }
-      })
-      .optional()
+    options: jsonFormField(z.unknown(), () => new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send an object such as {"fit":"cover"}.'))
       .meta({
         description: 'Image options as JSON text, e.g. {"fit": "cover", "format": "Letter"}: format (A4), margin (10mm each side), landscape, width, height, fit (contain). Blank: the defaults.',
         contentMediaType: 'application/json',
