@@ -11,6 +11,7 @@ import { type EventType, jobEvent } from '../../functions/core/events/events';
 import { type Job, completed, newJob } from '../../functions/core/jobs/job';
 import { sweepOutbox } from '../../functions/core/webhooks/dispatch';
 import { verifyWebhookSignature } from '../../functions/core/webhooks/signature';
+import { webhookPayloadSchema } from '../../functions/http/openapi/responses';
 import type { Webhook } from '../../functions/core/webhooks/webhook';
 import { readPdf } from '../support/pdf';
 import { simplePdf } from '../support/pdf-fixtures';
@@ -719,3 +720,16 @@ async function jobEventIds(jobId: string): Promise<string[]> {
   );
   return Items.map((i) => String(i.event_id));
 }
+
+// Last in this file: every delivery the tests above caused (each event kind, retries, rotations) keeps to the payload
+// schema that /openapi.json publishes under `webhooks`.
+describe('the delivered payloads', () => {
+  it('all keep to the documented webhook payload schema', () => {
+    const bodies = received.filter((r) => r.headers['content-type'] === 'application/json').map((r) => JSON.parse(r.body.toString('utf8')));
+    expect(new Set(bodies.map((b) => b.event)).size).toBeGreaterThanOrEqual(5);
+    for (const body of bodies) {
+      const parsed = webhookPayloadSchema.safeParse(body);
+      expect([body.event, parsed.success ? 'ok' : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')]).toEqual([body.event, 'ok']);
+    }
+  });
+});

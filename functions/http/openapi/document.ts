@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { pdfOptionsSchema } from '../../core/render/options';
 import { type RouteDef, ROUTES } from '../../routes';
 import { codesByStatus } from '../errors';
-import { RESPONSE_SCHEMAS, errorBodySchema } from './responses';
+import { REQUEST_SCHEMAS, type RequestSchemas } from './requests';
+import { RESPONSE_SCHEMAS, errorBodySchema, webhookPayloadSchema } from './responses';
 
 type Json = Record<string, unknown>;
 
@@ -54,8 +55,33 @@ function successBody(route: RouteDef, components: Record<string, Json>): Json {
   return { description: 'Success.', content: { 'application/json': { schema: openApiSchema(schema, components, 'output') } } };
 }
 
+/** One query parameter per property of the route's query schema, with its description and whether it is required. */
+function queryParameters(query: RequestSchemas['query'], components: Record<string, Json>): Json[] {
+  if (!query) return [];
+  const schema = openApiSchema(query, components, 'input') as { properties?: Record<string, Json>; required?: string[] };
+  return Object.entries(schema.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return { name, in: 'query', required: schema.required?.includes(name) ?? false, ...(description ? { description } : {}), schema: rest };
+  });
+}
+
+function requestBody(route: RouteDef, components: Record<string, Json>): Json | null {
+  const doc = REQUEST_SCHEMAS[route.id];
+  if (doc?.json || doc?.form) {
+    const content: Json = {};
+    if (doc.json) content['application/json'] = { schema: openApiSchema(doc.json, components, 'input') };
+    if (doc.form) content['multipart/form-data'] = { schema: openApiSchema(doc.form, components, 'input') };
+    return { required: !doc.bodyOptional, content };
+  }
+  return null;
+}
+
 function operation(route: RouteDef, components: Record<string, Json>): Json {
-  const parameters = [...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  const parameters = [
+    ...[...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    ...queryParameters(REQUEST_SCHEMAS[route.id]?.query, components),
+  ];
+  const body = requestBody(route, components);
   const built = route.handler !== null;
   return {
     operationId: route.id,
@@ -64,7 +90,7 @@ function operation(route: RouteDef, components: Record<string, Json>): Json {
     ...(parameters.length ? { parameters } : {}),
     security: SECURITY[route.access],
     ...(built ? {} : { description: 'Not built yet: answers 501 NOT_IMPLEMENTED.', 'x-implemented': false }),
-    ...(REQUEST_BODIES[route.id] ? { requestBody: { required: true, content: REQUEST_BODIES[route.id] } } : {}),
+    ...(body ? { requestBody: body } : {}),
     responses: {
       ...(built ? { [SUCCESS_STATUS[route.id] ?? 200]: successBody(route, components) } : { 501: { $ref: '#/components/responses/Error501' } }),
       ...commonResponses(route),
@@ -79,21 +105,6 @@ const SUCCESS_STATUS: Record<string, number> = {
   'pdf.jobs': 202,
   'apiKeys.create': 201,
   'webhooks.create': 201,
-};
-
-const schemaRef = (name: string) => ({ schema: { $ref: `#/components/schemas/${name}` } });
-
-/** Request bodies described so far (the README has the rest). */
-const REQUEST_BODIES: Record<string, Json> = {
-  'quickjob.create': { 'application/json': schemaRef('QuickJobRequest'), 'multipart/form-data': schemaRef('QuickJobImageForm') },
-  'longjob.create': { 'application/json': schemaRef('LongJobRequest') },
-};
-
-const CONVERSION_BASE = {
-  input_type: { type: 'string', enum: ['html', 'markdown', 'url'] },
-  html: { type: 'string', description: 'With input_type html; up to 5 MB.' },
-  markdown: { type: 'string', description: 'With input_type markdown; leading YAML front matter is removed.' },
-  options: { $ref: '#/components/schemas/PdfOptions' },
 };
 
 /**
@@ -122,6 +133,26 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
       description: 'HTML, Markdown, URLs and images to PDF; PDF tools; jobs, billing and webhooks. Every refusal is { error: { code, message, details } }.',
     },
     paths,
+    webhooks: {
+      jobEvent: {
+        post: {
+          summary: 'A job event, POSTed to every active webhook subscribed to it',
+          description:
+            'When the webhook has a secret, Service-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>"> signs it ' +
+            "(Stripe's scheme; during a rotation's grace period a second v1 for the previous secret). A 2xx answer within 10 s is " +
+            'success; a network error, a timeout, 429 or 5xx is retried after 1, 2 and 4 s; redirects and other 4xx are not retried.',
+          parameters: [
+            { name: 'Service-Signature', required: false },
+            { name: 'X-Webhook-Event', required: true },
+            { name: 'X-Webhook-Id', required: true },
+            { name: 'X-Webhook-Delivery-Id', required: true },
+            { name: 'X-Webhook-Timestamp', required: true },
+          ].map((header) => ({ ...header, in: 'header', schema: { type: 'string' } })),
+          requestBody: { required: true, content: { 'application/json': { schema: openApiSchema(webhookPayloadSchema, schemas, 'output') } } },
+          responses: { '2XX': { description: 'Acknowledges the delivery.' } },
+        },
+      },
+    },
     components: {
       securitySchemes: {
         ApiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (pk_…).' },
@@ -131,38 +162,7 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
       responses: errorResponses,
       schemas: {
         ...schemas,
-        PdfOptions: z.toJSONSchema(pdfOptionsSchema, { io: 'input', unrepresentable: 'any' }),
-        QuickJobRequest: {
-          type: 'object',
-          required: ['input_type'],
-          properties: {
-            ...CONVERSION_BASE,
-            url: { type: 'string', format: 'uri', description: 'With input_type url: a public HTTPS address.' },
-            store: { type: 'boolean', description: 'Answer JSON with a one-hour download link instead of the PDF.' },
-          },
-        },
-        LongJobRequest: {
-          type: 'object',
-          required: ['input_type'],
-          properties: {
-            input_type: { type: 'string', enum: ['html', 'markdown'] },
-            html: CONVERSION_BASE.html,
-            markdown: CONVERSION_BASE.markdown,
-            options: CONVERSION_BASE.options,
-            email_notification: { type: 'boolean', description: 'false turns the ready/failed email off for this job.' },
-            webhook_url: { type: 'string', format: 'uri', description: 'Checked (HTTPS only) and otherwise ignored: webhooks are registered under /accounts/me/webhooks.' },
-          },
-        },
-        QuickJobImageForm: {
-          type: 'object',
-          required: ['input_type', 'images'],
-          properties: {
-            input_type: { type: 'string', enum: ['image'] },
-            images: { type: 'array', items: { type: 'string', format: 'binary' }, description: 'PNG or JPEG files, one page each (the field repeated, up to 25).' },
-            options: { type: 'string', description: 'JSON: format, margin (10mm default), fit (contain, cover, fill, none), landscape.' },
-            store: { type: 'string', enum: ['true', 'false'] },
-          },
-        },
+        PdfOptions: openApiSchema(pdfOptionsSchema, schemas, 'input'),
       },
     },
   };

@@ -332,6 +332,44 @@ const inspection = z
 
 const history = z.strictObject({ history: z.array(delivery), count, next_token: nextToken });
 
+/**
+ * What a webhook delivers (document 2, Events): the job's fields at the event, per kind. One strict object, so a field
+ * added to an event must be documented here; the webhook integration tests hold every delivery to it.
+ */
+export const webhookPayloadSchema = z
+  .strictObject({
+    event: z.enum(EVENT_TYPES),
+    event_id: z.string().meta({ description: 'Unique per event; the same across retries (use it to drop duplicates).' }),
+    timestamp: timestamp.meta({ description: 'When the event happened.' }),
+    job_id: z.string(),
+    status: z.enum(JOB_STATUSES),
+    job_type: z.enum(JOB_TYPES),
+    mode: z.string().nullable(),
+    created_at: timestamp,
+    started_at: timestamp.nullable().optional().meta({ description: 'job.processing' }),
+    pages: count.nullable().optional().meta({ description: 'job.completed' }),
+    truncated: z.boolean().optional().meta({ description: 'job.completed' }),
+    completed_at: timestamp.nullable().optional().meta({ description: 'job.completed and bulk.job.*' }),
+    failed_at: timestamp.optional().meta({ description: 'job.failed' }),
+    error_code: z.string().nullable().optional().meta({ description: 'job.failed and bulk.job.*' }),
+    error_message: z.string().nullable().optional().meta({ description: 'job.failed and bulk.job.*' }),
+    s3_url: z.url().nullable().optional().meta({ description: 'job.completed and bulk.job.*: a fresh one-hour link to the output; null when nothing is stored.' }),
+    s3_url_expires_at: timestamp.nullable().optional(),
+    report_url: z.url().nullable().optional().meta({ description: 'mailmerge.campaign.*: a one-hour link to the campaign report.' }),
+    bundle_type: z.string().nullable().optional().meta({ description: 'bulk.job.*' }),
+    file_count: count.nullable().optional().meta({ description: 'bulk.job.*' }),
+    processed_count: count.nullable().optional().meta({ description: 'bulk.job.*' }),
+    success_count: count.optional().meta({ description: 'bulk.job.*' }),
+    failure_count: count.optional().meta({ description: 'bulk.job.*' }),
+    pages_total: count.optional().meta({ description: 'bulk.job.*' }),
+    files_url: z.string().optional().meta({ description: 'bulk.job.* and merge/split jobs: the per-file results route.' }),
+    operation: z.enum(['merge', 'split']).optional().meta({ description: 'merge/split jobs (job_type pdfop)' }),
+    input_pages: count.optional().meta({ description: 'merge/split job.completed' }),
+    output_count: count.optional().meta({ description: 'merge/split job.completed' }),
+    warnings: z.array(z.string()).optional().meta({ description: 'merge/split job.completed: what the operation could not keep.' }),
+  })
+  .meta({ id: 'WebhookPayload' });
+
 /** The success body of each route that answers JSON. */
 export const RESPONSE_SCHEMAS: Record<string, z.ZodType> = {
   'quickjob.create': storedQuickJob,

@@ -5,6 +5,8 @@ import { ROUTES, routeById } from '../../../functions/routes';
 import { RESPONSE_SCHEMAS, UNDESCRIBED_RESPONSES } from '../../../functions/http/openapi/responses';
 import { contractViolation } from '../../../functions/http/openapi/contract';
 import { json, pdf } from '../../../functions/http/responses';
+import { BODILESS_WRITES, REQUEST_SCHEMAS } from '../../../functions/http/openapi/requests';
+import { createWebhookBodySchema } from '../../../functions/core/webhooks/requests';
 
 type Json = Record<string, any>;
 const doc = openApiDocument() as Json;
@@ -25,7 +27,8 @@ describe('the OpenAPI document', () => {
       expect(op?.operationId).toBe(route.id);
       const schemes = (op.security as Json[]).flatMap((s) => Object.keys(s)).sort();
       expect(schemes).toEqual({ key_or_token: ['ApiKeyBearer', 'ApiKeyHeader', 'IdToken'], token: ['IdToken'], none: [] }[route.access]);
-      expect((op.parameters ?? []).map((p: Json) => p.name)).toEqual([...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]));
+      const pathParameters = (op.parameters ?? []).filter((p: Json) => p.in === 'path');
+      expect(pathParameters.map((p: Json) => p.name)).toEqual([...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]));
     }
   });
 
@@ -68,6 +71,44 @@ describe('the OpenAPI document', () => {
     expect(job).toEqual({ $ref: '#/components/schemas/Job' });
     expect(doc.components.schemas.Job.properties.status.enum).toContain('partial_failed');
     expect(doc.components.schemas.Job.properties.created_at).toEqual({ type: 'string', format: 'date-time', description: 'ISO 8601 time (UTC).' });
+  });
+});
+
+describe('webhooks in the OpenAPI document', () => {
+  it('publishes the delivered payload and the signature headers', () => {
+    const post = doc.webhooks.jobEvent.post;
+    expect(post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/WebhookPayload' });
+    expect(doc.components.schemas.WebhookPayload.properties.event.enum).toContain('bulk.job.partial');
+    expect(post.parameters.map((p: Json) => p.name)).toContain('Service-Signature');
+  });
+});
+
+describe('request schemas in the OpenAPI document', () => {
+  it('describes the body of every built POST and PUT route, or lists it as reading none', () => {
+    for (const route of ROUTES.filter((r) => r.handler !== null && (r.method === 'POST' || r.method === 'PUT'))) {
+      const op = doc.paths[route.path][route.method.toLowerCase()];
+      const bodiless = (BODILESS_WRITES as readonly string[]).includes(route.id);
+      expect([route.id, op.requestBody === undefined]).toEqual([route.id, bodiless]);
+    }
+  });
+
+  it('takes each body from the schema its handler validates with', () => {
+    expect(REQUEST_SCHEMAS['webhooks.create'].json).toBe(createWebhookBodySchema);
+    const body = doc.paths['/accounts/me/webhooks'].post.requestBody;
+    expect(body.required).toBe(true);
+    const schema = body.content['application/json'].schema;
+    expect(schema.required).toEqual(['url']);
+    expect(Object.keys(schema.properties)).toEqual(['url', 'name', 'events', 'is_active']);
+    expect(schema.properties.url.description).toMatch(/https/);
+    expect(doc.paths['/accounts/me/api-keys'].post.requestBody.required).toBe(false);
+  });
+
+  it('lists query parameters with their types and bounds', () => {
+    const params = doc.paths['/jobs'].get.parameters.filter((p: Json) => p.in === 'query');
+    const limit = params.find((p: Json) => p.name === 'limit');
+    expect(limit).toMatchObject({ required: false });
+    expect(JSON.stringify(limit.schema)).toContain('"type":"integer"');
+    expect(JSON.stringify(limit.schema)).toContain('"maximum":100');
   });
 });
 
