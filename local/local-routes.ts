@@ -3,11 +3,13 @@
  * ID tokens for it. This is the local contract tests and benchmarks rely on (see the README).
  */
 import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
 import { type Subscription, type SubscriptionStatus, newAccount } from '../functions/core/accounts/account';
 import { createApiKey } from '../functions/core/auth/manage-keys';
 import { PRICE_PER_PDF_MICROS, STANDARD_PLAN_ID } from '../functions/core/billing/plans';
 import { usdToMicros } from '../functions/core/billing/money';
 import { ServiceError, invalidParameter } from '../functions/core/errors';
+import { type Refuser, optional, parseRequest } from '../functions/core/validation';
 import type { Services } from '../functions/composition';
 import type { LocalIssuer } from './issuer';
 
@@ -16,39 +18,65 @@ export interface LocalRouteResult {
   body: unknown;
 }
 
-const SUBSCRIPTION_STATUSES: SubscriptionStatus[] = ['active', 'trialing', 'past_due', 'paused', 'canceled'];
+const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'paused', 'canceled'] as const satisfies readonly SubscriptionStatus[];
 const DAY_MS = 86_400_000;
 
-function usd(value: unknown, name: string): number {
-  if (value === undefined || value === null) return 0;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw invalidParameter(name, `${name} must be a non-negative number of USD.`);
-  return usdToMicros(value);
-}
+const usdAmount = (description: string) => optional(z.number().min(0)).meta({ description: `${description} (USD, default 0).` });
+const notUsd = (name: string): Refuser => () => invalidParameter(name, `${name} must be a non-negative number of USD.`);
 
-async function parseSubscription(raw: unknown, svc: Services, now: Date): Promise<Subscription | null> {
-  if (raw === undefined || raw === null) return null;
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalidParameter('subscription', 'subscription must be an object {name, monthly_pdfs, price, status?, period_end?}.');
-  const s = raw as Record<string, unknown>;
-  if (typeof s.name !== 'string' || !s.name) throw invalidParameter('subscription.name', 'subscription.name is required.');
-  if (!Number.isInteger(s.monthly_pdfs) || (s.monthly_pdfs as number) < 0) throw invalidParameter('subscription.monthly_pdfs', 'subscription.monthly_pdfs must be a whole number.');
+/** The body of POST /_local/accounts (everything optional): the local contract's account set-up. */
+export const localAccountBodySchema = z.object({
+  plan_id: optional(z.string()).meta({ description: `A plan id, or "pending" for an account without a plan. Default ${STANDARD_PLAN_ID}.` }),
+  email: z
+    .string()
+    .regex(/^[^@\s]+@[^@\s]+$/)
+    .optional()
+    .meta({ description: 'Default user-<id>@example.com.' }),
+  credits_usd: usdAmount('One-off credits'),
+  free_credits_usd: usdAmount('Free credits'),
+  subscription: optional(
+    z.object({
+      name: z.string().min(1).meta({ description: 'A subscription plan name (Starter, Business).' }),
+      monthly_pdfs: z.number().int().min(0),
+      price: optional(z.number().min(0)).meta({ description: 'USD; default monthly_pdfs at the per-PDF price (2,000 PDFs → 20 USD).' }),
+      status: optional(z.enum(SUBSCRIPTION_STATUSES)).meta({ description: 'Default active.' }),
+      period_end: z
+        .string()
+        .refine((text) => !Number.isNaN(new Date(text).getTime()))
+        .optional()
+        .meta({ description: 'ISO 8601 time; default 30 days from now.' }),
+    }),
+  ),
+});
+
+const accountRefusals: Record<string, Refuser> = {
+  plan_id: () => invalidParameter('plan_id', 'plan_id must be a string.'),
+  email: () => invalidParameter('email', 'email must be an email address.'),
+  credits_usd: notUsd('credits_usd'),
+  free_credits_usd: notUsd('free_credits_usd'),
+  subscription: () => invalidParameter('subscription', 'subscription must be an object {name, monthly_pdfs, price, status?, period_end?}.'),
+  'subscription.name': () => invalidParameter('subscription.name', 'subscription.name is required.'),
+  'subscription.monthly_pdfs': () => invalidParameter('subscription.monthly_pdfs', 'subscription.monthly_pdfs must be a whole number.'),
+  'subscription.price': notUsd('subscription.price'),
+  'subscription.status': () => invalidParameter('subscription.status', `subscription.status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}.`),
+  'subscription.period_end': () => invalidParameter('subscription.period_end', 'subscription.period_end must be an ISO 8601 time.'),
+};
+
+type SubscriptionInput = NonNullable<z.output<typeof localAccountBodySchema>['subscription']>;
+
+async function localSubscription(s: SubscriptionInput, svc: Services, now: Date): Promise<Subscription> {
   // Without a price, the allowance covers monthly_pdfs at the per-PDF price (2,000 PDFs → 20 USD).
-  const price = s.price === undefined || s.price === null ? (s.monthly_pdfs as number) * PRICE_PER_PDF_MICROS : usd(s.price, 'subscription.price');
-  const status = (s.status ?? 'active') as SubscriptionStatus;
-  if (!SUBSCRIPTION_STATUSES.includes(status)) throw invalidParameter('subscription.status', `subscription.status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}.`);
-  let periodEnd = new Date(now.getTime() + 30 * DAY_MS);
-  if (s.period_end !== undefined) {
-    periodEnd = new Date(String(s.period_end));
-    if (Number.isNaN(periodEnd.getTime())) throw invalidParameter('subscription.period_end', 'subscription.period_end must be an ISO 8601 time.');
-  }
-  const catalogued = (await svc.plans.list()).find((p) => p.plan_type === 'subscription' && p.name.toLowerCase() === (s.name as string).toLowerCase());
+  const price = s.price === undefined ? s.monthly_pdfs * PRICE_PER_PDF_MICROS : usdToMicros(s.price);
+  const periodEnd = s.period_end === undefined ? new Date(now.getTime() + 30 * DAY_MS) : new Date(s.period_end);
+  const catalogued = (await svc.plans.list()).find((p) => p.plan_type === 'subscription' && p.name.toLowerCase() === s.name.toLowerCase());
   return {
     subscription_id: `sub_local_${randomUUID().slice(0, 12)}`,
     customer_id: null,
-    status,
+    status: s.status ?? 'active',
     name: s.name,
     price_id: catalogued?.price_id ?? null,
     price_micros: price,
-    monthly_pdfs: s.monthly_pdfs as number,
+    monthly_pdfs: s.monthly_pdfs,
     // The allowance is the plan's price in USD: 20 USD buys 2,000 PDFs at 0.01.
     allowance_micros: price,
     period_start: new Date(periodEnd.getTime() - 30 * DAY_MS).toISOString(),
@@ -60,27 +88,23 @@ async function parseSubscription(raw: unknown, svc: Services, now: Date): Promis
 
 /** POST /_local/accounts */
 export async function createLocalAccount(svc: Services, issuer: LocalIssuer, body: unknown): Promise<LocalRouteResult> {
-  if (body === undefined) body = {};
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw invalidParameter('body', 'Send a JSON object (it may be empty).');
-  const b = body as Record<string, unknown>;
+  const b = parseRequest(localAccountBodySchema, body === undefined ? {} : body, { refusals: accountRefusals, example: '{"credits_usd": 10}' });
   const now = svc.clock.now();
   let planId: string | null = STANDARD_PLAN_ID;
-  if (b.plan_id !== undefined && b.plan_id !== null) {
-    if (typeof b.plan_id !== 'string') throw invalidParameter('plan_id', 'plan_id must be a string.');
-    if (b.plan_id === 'pending') planId = null;
-    else if (!(await svc.plans.get(b.plan_id))) throw invalidParameter('plan_id', `No plan ${b.plan_id}.`);
-    else planId = b.plan_id;
+  if (b.plan_id === 'pending') planId = null;
+  else if (b.plan_id !== undefined) {
+    if (!(await svc.plans.get(b.plan_id))) throw invalidParameter('plan_id', `No plan ${b.plan_id}.`);
+    planId = b.plan_id;
   }
-  if (b.email !== undefined && (typeof b.email !== 'string' || !/^[^@\s]+@[^@\s]+$/.test(b.email))) throw invalidParameter('email', 'email must be an email address.');
   const accountId = randomUUID();
-  const email = (b.email as string | undefined) ?? `user-${accountId.slice(0, 8)}@example.com`;
+  const email = b.email ?? `user-${accountId.slice(0, 8)}@example.com`;
   const account = newAccount({
     account_id: accountId,
     email,
     plan_id: planId,
-    credits_micros: usd(b.credits_usd, 'credits_usd'),
-    free_credits_micros: usd(b.free_credits_usd, 'free_credits_usd'),
-    subscription: await parseSubscription(b.subscription, svc, now),
+    credits_micros: usdToMicros(b.credits_usd ?? 0),
+    free_credits_micros: usdToMicros(b.free_credits_usd ?? 0),
+    subscription: b.subscription ? await localSubscription(b.subscription, svc, now) : null,
     now,
   });
   await svc.accounts.create(account);

@@ -53,10 +53,24 @@ describe('local contract', () => {
       const unpricedBilling = (await (await fetch(`${stack.baseUrl}/me`, { headers: { 'X-API-Key': unpriced.api_key } })).json()).billing;
       expect(unpricedBilling).toMatchObject({ subscription_credits_remaining: 20, subscription_pdfs_remaining: 2000 });
 
-      for (const bad of [{ plan_id: 'gold' }, { credits_usd: -1 }, { subscription: { name: 'x' } }, { subscription: { name: 'x', monthly_pdfs: 5, price: -1 } }, { email: 'nope' }]) {
+      const refusals: [unknown, string][] = [
+        [{ plan_id: 'gold' }, 'plan_id'],
+        [{ plan_id: 7 }, 'plan_id'],
+        [{ credits_usd: -1 }, 'credits_usd'],
+        [{ free_credits_usd: '5' }, 'free_credits_usd'],
+        [{ subscription: [] }, 'subscription'],
+        [{ subscription: { name: 'x' } }, 'subscription.monthly_pdfs'],
+        [{ subscription: { monthly_pdfs: 5 } }, 'subscription.name'],
+        [{ subscription: { name: 'x', monthly_pdfs: 5, price: -1 } }, 'subscription.price'],
+        [{ subscription: { name: 'x', monthly_pdfs: 5, status: 'gone' } }, 'subscription.status'],
+        [{ subscription: { name: 'x', monthly_pdfs: 5, period_end: 'soon' } }, 'subscription.period_end'],
+        [{ email: 'nope' }, 'email'],
+        [null, 'body'],
+      ];
+      for (const [bad, parameter] of refusals) {
         const res = await post(bad);
-        expect(res.status).toBe(400);
-        expect((await res.json()).error.code).toBe('INVALID_PARAMETER');
+        const error = (await res.json()).error;
+        expect([JSON.stringify(bad), res.status, error.code, error.details.parameter]).toEqual([JSON.stringify(bad), 400, 'INVALID_PARAMETER', parameter]);
       }
     } finally {
       await stack.stop();
