@@ -105,8 +105,12 @@ function parseWithDeadline(body: string, deadlineMs: number): string {
 /**
  * Markdown → a complete HTML document with the default stylesheet. Raw HTML inside the Markdown is kept
  * (it renders in the same sandboxed page as HTML input). The title comes from front matter or the first heading.
+ * A refusal names `parameter`: where the Markdown came from (the markdown field, or a URL that served Markdown).
  */
-export function markdownToHtml(source: string, deadlineMs = markdownDeadlineMs(source.length)): string {
+export function markdownToHtml(
+  source: string,
+  { deadlineMs = markdownDeadlineMs(source.length), parameter = 'markdown' }: { deadlineMs?: number; parameter?: string } = {},
+): string {
   const { body, frontMatter } = stripFrontMatter(source);
   const title = frontMatterTitle(frontMatter) ?? firstHeading(body) ?? 'Document';
   let content: string;
@@ -114,9 +118,9 @@ export function markdownToHtml(source: string, deadlineMs = markdownDeadlineMs(s
     content = parseWithDeadline(body, deadlineMs);
   } catch (err) {
     // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
-    if (err instanceof RangeError) throw invalidParameter('markdown', 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
+    if (err instanceof RangeError) throw invalidParameter(parameter, 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
     if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      throw invalidParameter('markdown', `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack; escape the markers (\\*, \\_) or send the text as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
+      throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack; escape the markers (\\*, \\_) or send the text as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
     }
     throw err;
   }

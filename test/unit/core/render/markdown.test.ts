@@ -38,7 +38,10 @@ describe('markdown', () => {
   it('stops a parse that overruns its deadline and refuses it as INVALID_PARAMETER', () => {
     // 32 KB of `*a_` keeps marked backtracking for seconds; a 1 ms deadline must interrupt it mid-regex.
     const hostile = '*a_'.repeat(11_000);
-    expect(() => markdownToHtml(hostile, 1)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'markdown', reason: 'conversion_deadline', deadline_ms: 1 } }));
+    expect(() => markdownToHtml(hostile, { deadlineMs: 1, parameter: 'url' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'url', reason: 'conversion_deadline', deadline_ms: 1 } }),
+    );
+    expect(() => markdownToHtml(hostile, { deadlineMs: 1 })).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'markdown', reason: 'conversion_deadline', deadline_ms: 1 } }));
     // The shared parse context is left clean: the next document converts normally.
     expect(markdownToHtml('# Next\n\n*fine*')).toContain('<em>fine</em>');
   });
