@@ -336,7 +336,6 @@ export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): P
 }
 
 /** POST /pdf/upload-url body: the exact size in bytes. */
-/** POST /pdf/upload-url body. */
 export const pdfUploadUrlBodySchema = z.object({
   content_length_bytes: z
     .number()
