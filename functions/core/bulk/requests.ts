@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { parseTextOptions } from '../conversion/request';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { type PdfOptions, pdfOptionsSchema } from '../render/options';
-import { jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
+import { type AnyIssue, EVEN_AFTER_FIELD_ERRORS, issueAt, issueUnder, jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
 import { BULK_LIMITS, BUNDLE_TYPES, type BundleType } from './limits';
 import { normalisePath, requestPath } from './paths';
 
@@ -24,16 +24,6 @@ export interface BulkRequest {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: unknown) => v !== undefined && v !== null;
-
-/** Runs a check even when fields already failed: it reads their issues to report the first in the spec's order. */
-const ALWAYS = { when: () => true };
-
-type Issue = { readonly code: string; readonly path?: readonly PropertyKey[] };
-
-/** zod's first issue at or under `path` (relative to the schema being checked). */
-const issueUnder = (issues: readonly Issue[], ...path: PropertyKey[]) => issues.find((i) => path.every((key, n) => i.path?.[n] === key));
-/** zod's first issue exactly at `path`. */
-const issueAt = (issues: readonly Issue[], ...path: PropertyKey[]) => issues.find((i) => i.path?.length === path.length && path.every((key, n) => i.path?.[n] === key));
 
 function inlineTooLarge(bytes: number): ServiceError {
   return new ServiceError(
@@ -145,7 +135,7 @@ type InlineFile = z.output<typeof inlineFileSchema>;
  * The first problem of `files`, in the spec's order: each file's shape, path and data, the 4 MB running total, then
  * paths used twice. `files` are as far as zod read them.
  */
-function firstFilesProblem(files: unknown[], issues: readonly Issue[]): ServiceError | undefined {
+function firstFilesProblem(files: unknown[], issues: readonly AnyIssue[]): ServiceError | undefined {
   let budget = BULK_LIMITS.inlineBytes;
   const paths: string[] = [];
   for (const [i, file] of files.entries()) {
@@ -190,14 +180,14 @@ export const bulkJobJsonBodySchema = z
       z.array(inlineFileSchema).superRefine((files, ctx) => {
         const problem = Array.isArray(files) ? firstFilesProblem(files, ctx.issues) : undefined;
         if (problem) refuse(ctx, problem, { rank: 3.5 });
-      }, ALWAYS),
+      }, EVEN_AFTER_FIELD_ERRORS),
     ).meta({ description: 'The bundle as files, up to 4 MB decoded in total; every path once.' }),
   })
   .superRefine((body, ctx) => {
     const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k === 'files' && Array.isArray(body[k]) && body[k].length === 0));
     if (sent.length !== 1) refuse(ctx, noInput(sent.length), { rank: 0.5 });
     checkOptions(body, ctx, 1.5);
-  }, ALWAYS);
+  }, EVEN_AFTER_FIELD_ERRORS);
 
 const bulkRefusals = {
   bundle_type: bundleTypeRefusal,
@@ -280,7 +270,7 @@ export const bulkJobFormSchema = z
     const paths = formPaths(files, form.paths);
     const problem = isServiceError(paths) ? paths : duplicatePath(paths, (i) => (form.paths !== undefined ? `paths[${i}]` : `files[${i}] file name`));
     if (problem) refuse(ctx, problem, { rank: 1.9 });
-  }, ALWAYS);
+  }, EVEN_AFTER_FIELD_ERRORS);
 
 /** The form's fields as the multipart parser yields them (`s3_key`/`zip_base64`: their text, when sent). */
 export interface BulkForm {

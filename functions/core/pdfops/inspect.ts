@@ -5,14 +5,12 @@ import { ServiceError, invalidParameter } from '../errors';
 import type { BlobStore } from '../jobs/ports';
 import { type InspectResult, inspectPdf } from '../pdf/inspect';
 import { INSTANT_LIMITS, JOB_LIMITS } from '../pdf/limits';
-import { optional, parseRequest, refuse } from '../validation';
+import { EVEN_AFTER_FIELD_ERRORS, optional, parseRequest, refuse } from '../validation';
 import { checkUpload } from './background';
 import { type FormFields, type FormFile, inputName, inputRefusal, isObject, pdfBase64Schema, type Submitted } from './requests';
 
 /** What /pdf/inspect was given: a file in the request (decoded), or an uploaded one. */
 export type InspectSource = { kind: 'inline'; bytes: Uint8Array; filename: string } | { kind: 'upload'; s3_key: string; filename: string };
-
-const ALWAYS = { when: () => true };
 
 const forSchema = optional(z.enum(['edit', '']))
   .transform((value) => value === 'edit')
@@ -45,7 +43,7 @@ export const inspectJsonBodySchema = z
     if (body.s3_key !== undefined && body.input !== undefined) refuse(ctx, invalidParameter('s3_key', 'Send either input.pdf_base64 or s3_key, not both.'), { rank: 0.5 });
     else if (body.s3_key === undefined && (body.input === undefined || body.input === null)) refuse(ctx, noPdf(), { path: ['input'] });
     if (body.s3_key !== undefined && (body.filename as unknown) === WRONG_NAME) refuse(ctx, invalidParameter('filename', 'filename must be a string.', { input_index: 0 }), { path: ['filename'] });
-  }, ALWAYS);
+  }, EVEN_AFTER_FIELD_ERRORS);
 
 /** The multipart form of /pdf/inspect. */
 export const inspectFormSchema = z.object({

@@ -14,7 +14,7 @@ import { DEFAULT_FILENAME_PATTERN, type FilenamePattern, filenamePatternSchema, 
 import { INSTANT_LIMITS, JOB_LIMITS, type PdfToolLimits } from '../pdf/limits';
 import type { MergeSpec, SplitMode, SplitSpec } from '../pdf/operations';
 import { type ParsedRange, parsePageRange } from '../pdf/page-ranges';
-import { type Refuser, jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
+import { type AnyIssue, EVEN_AFTER_FIELD_ERRORS, type Refuser, issueAt, jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
 
 export const SPLIT_MODES = ['extract', 'ranges', 'every_n', 'each_page'] as const;
 
@@ -32,18 +32,7 @@ export function isObject(v: unknown): v is Record<string, unknown> {
 
 const MB = 1024 * 1024;
 
-/** Runs a check even when fields already failed: it reads their issues to report the first in the spec's order. */
-const ALWAYS = { when: () => true };
-
-/** A zod issue as a check sees it (raw) or a refusal receives it (final). */
-type AnyIssue = { readonly code: string; readonly path?: readonly PropertyKey[] };
-
 const paramsOf = (issue: AnyIssue): Record<string, unknown> => (issue as { params?: Record<string, unknown> }).params ?? {};
-
-/** zod's first issue exactly at `path` (relative to the schema being checked). */
-function issueAt(issues: readonly AnyIssue[], ...path: PropertyKey[]): AnyIssue | undefined {
-  return issues.find((issue) => (issue.path ?? []).length === path.length && path.every((key, n) => issue.path![n] === key));
-}
 
 const optionsNotJson = (why: string) => new ServiceError('INVALID_OPTIONS_JSON', `The "options" field is not valid JSON (${why}).`, { field: 'options' });
 
@@ -322,11 +311,11 @@ function firstMergeInputProblem(items: unknown[], issues: readonly AnyIssue[], l
 export const mergeJsonBodySchema = z.object({
   inputs: z
     .array(mergeJsonInputSchema)
-    .superRefine(mergeCount(INSTANT_LIMITS), ALWAYS)
+    .superRefine(mergeCount(INSTANT_LIMITS), EVEN_AFTER_FIELD_ERRORS)
     .superRefine((items, ctx) => {
       const problem = Array.isArray(items) ? firstMergeInputProblem(items, ctx.issues, INSTANT_LIMITS) : undefined;
       if (problem) refuse(ctx, problem, { rank: -1 });
-    }, ALWAYS)
+    }, EVEN_AFTER_FIELD_ERRORS)
     .prefault([])
     .meta({ description: 'The PDFs to merge, 2 to 20, in this order; 4 MB decoded in total (larger: POST /pdf/jobs).' }),
   options: mergeOptionsSchema,
@@ -338,7 +327,7 @@ export const mergeFormSchema = z
   .object({
     files: z
       .array(formFileSchema)
-      .superRefine(mergeCount(INSTANT_LIMITS), ALWAYS)
+      .superRefine(mergeCount(INSTANT_LIMITS), EVEN_AFTER_FIELD_ERRORS)
       .superRefine((files, ctx) => {
         let total = 0;
         for (const [index, file] of files.entries()) {
@@ -362,7 +351,7 @@ export const mergeFormSchema = z
       const count = form.files.length;
       refuse(ctx, invalidParameter('page_ranges', `page_ranges must be a JSON array with one entry per file (${count}): a page range, or null for all pages.`), { rank: -2 });
     }
-  }, ALWAYS);
+  }, EVEN_AFTER_FIELD_ERRORS);
 
 export type MergeForm = FormFields<typeof mergeFormSchema>;
 
@@ -510,7 +499,7 @@ const jobInputFields = {
 };
 
 function jobInputs<T extends z.ZodType>(input: T, count: (items: unknown, ctx: z.RefinementCtx) => void, description: string) {
-  return z.array(input).superRefine(count, ALWAYS).prefault([]).meta({ description });
+  return z.array(input).superRefine(count, EVEN_AFTER_FIELD_ERRORS).prefault([]).meta({ description });
 }
 
 function splitJobCount(items: unknown, ctx: z.RefinementCtx) {
@@ -551,7 +540,7 @@ export const pdfJobBodySchema = z.discriminatedUnion('operation', [
       if (issueAt(ctx.issues, 'options') && !ctx.issues.some((issue) => issue.path?.[0] === 'inputs')) {
         refuse(ctx, invalidParameter('options', 'options: expected an object.'), { rank: -0.5 });
       }
-    }, ALWAYS)
+    }, EVEN_AFTER_FIELD_ERRORS)
     .meta({ description: 'A background split.' }),
 ]);
 

@@ -110,6 +110,25 @@ export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, opt
   throw refusalFor(parsed.error.issues, input, schema, options);
 }
 
+/**
+ * Refinement option: the check runs even when fields already failed (zod skips it after a type error otherwise), so
+ * it can read their issues and report the first problem in the spec's order. Its input may then be ill-typed.
+ */
+export const EVEN_AFTER_FIELD_ERRORS = { when: () => true };
+
+/** A zod issue as a refinement sees it in `ctx.issues` (raw) or a refusal receives it (final). */
+export type AnyIssue = { readonly code: string; readonly path?: readonly PropertyKey[] };
+
+/** The first issue exactly at `path` (relative to the schema being refined). */
+export function issueAt<I extends AnyIssue>(issues: readonly I[], ...path: PropertyKey[]): I | undefined {
+  return issues.find((issue) => issue.path?.length === path.length && path.every((key, n) => issue.path![n] === key));
+}
+
+/** The first issue at or under `path`. */
+export function issueUnder<I extends AnyIssue>(issues: readonly I[], ...path: PropertyKey[]): I | undefined {
+  return issues.find((issue) => path.every((key, n) => issue.path?.[n] === key));
+}
+
 /** A field that may be left out or sent as null (both mean "use the default"). */
 export function optional<T extends z.ZodType>(schema: T) {
   return schema.nullish().transform((value) => value ?? undefined);

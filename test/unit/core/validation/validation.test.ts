@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../../functions/core/errors';
-import { optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
+import { issueAt, issueUnder, optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
 
 function refusal(run: () => unknown): ServiceError {
   try {
@@ -94,5 +94,13 @@ describe('parseRequest', () => {
   it('a query integer shows as an integer in JSON Schema', () => {
     const schema = z.toJSONSchema(z.object({ page: queryInteger(1, 100) }), { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, unknown> };
     expect(schema.properties.page).toEqual({ type: 'integer', minimum: 1, maximum: 100 });
+  });
+
+  it('finds issues exactly at a path, or anywhere under it', () => {
+    const issues = [{ code: 'a', path: ['files', 0, 'path'] }, { code: 'b', path: ['files', 1] }];
+    expect(issueAt(issues, 'files', 1)?.code).toBe('b');
+    expect(issueAt(issues, 'files', 0)).toBeUndefined();
+    expect(issueUnder(issues, 'files', 0)?.code).toBe('a');
+    expect(issueUnder(issues, 'options')).toBeUndefined();
   });
 });
