@@ -5,7 +5,7 @@ import { contentMismatch } from '../render/content-sniffer';
 import { imageOptionsSchema, parseImageOptions } from '../render/images';
 import { MARKDOWN_DEFAULT_MARGIN } from '../render/markdown';
 import { type PdfOptions, parsePdfOptions, pdfOptionsSchema } from '../render/options';
-import { type Refuser, optional, parseRequest, refuse } from '../validation';
+import { EVEN_AFTER_FIELD_ERRORS, type Refuser, optional, parseRequest, refuse } from '../validation';
 
 /** Inline content (HTML or Markdown) may be up to 5 MB. */
 export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
@@ -159,7 +159,7 @@ function checkOptions(ctx: z.RefinementCtx, rank: number, read: () => unknown): 
  */
 export function withContentRules<T extends z.ZodObject<{ input_type: z.ZodEnum }>>(schema: T): T {
   const rules: RuleContext = { types: schema.shape.input_type.options, optionsRank: Object.keys(schema.shape).indexOf('options') - 0.5 };
-  return schema.superRefine((body, ctx) => contentRules(body as Record<string, unknown>, ctx, rules), { when: () => true });
+  return schema.superRefine((body, ctx) => contentRules(body as Record<string, unknown>, ctx, rules), EVEN_AFTER_FIELD_ERRORS);
 }
 
 /** Route quickjob.create, application/json: HTML, Markdown or URL input. */
