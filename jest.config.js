@@ -4,8 +4,8 @@ module.exports = {
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
-  // marked and jose ship only ES modules; let swc turn them into CommonJS for jest's loader.
-  transformIgnorePatterns: ['/node_modules/(?!(marked|jose)/)'],
+  // marked, jose and the OpenAPI validator ship only ES modules; let swc turn them into CommonJS for jest's loader.
+  transformIgnorePatterns: ['/node_modules/(?!(marked|jose|@seriousme/openapi-schema-validator)/)'],
   testTimeout: 60_000,
   maxWorkers: 2,
 };

@@ -1,3 +1,4 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { openApiDocument } from '../../../functions/http/openapi/document';
 import { codesByStatus } from '../../../functions/http/errors';
 import { PDF_OPTION_KEYS } from '../../../functions/core/render/options';
@@ -19,6 +20,16 @@ function refs(value: unknown): string[] {
 }
 
 describe('the OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document (checked against the specification\'s own schema)', async () => {
+    const result = await new Validator().validate(openApiDocument() as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    // The validator does refuse a broken document (a response without its description).
+    const broken = openApiDocument() as Json;
+    delete broken.paths['/jobs/{job_id}'].get.responses['200'].description;
+    expect((await new Validator().validate(broken as never)).valid).toBe(false);
+  });
+
   it('has one operation per route, with its id, path parameters and credentials', () => {
     const operations = Object.values(doc.paths as Json).flatMap((methods) => Object.values(methods as Json));
     expect(operations).toHaveLength(ROUTES.length);
