@@ -10,7 +10,21 @@ import { z } from 'zod';
 import { parseTextOptions } from '../conversion/request';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { type PdfOptions, pdfOptionsSchema } from '../render/options';
-import { type AnyIssue, EVEN_AFTER_FIELD_ERRORS, issueAt, issueUnder, jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
+import {
+  type AnyIssue,
+  base64Text,
+  decodeBase64Text,
+  decodedLength,
+  EVEN_AFTER_FIELD_ERRORS,
+  isJsonObject,
+  issueAt,
+  issueUnder,
+  jsonFormField,
+  optional,
+  parameterRefusal,
+  parseRequest,
+  refuse,
+} from '../validation';
 import { BULK_LIMITS, BUNDLE_TYPES, type BundleType } from './limits';
 import { normalisePath, requestPath } from './paths';
 
@@ -22,7 +36,6 @@ export interface BulkRequest {
   input: BulkInput;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const present = (v: unknown) => v !== undefined && v !== null;
 
 function inlineTooLarge(bytes: number): ServiceError {
@@ -32,23 +45,6 @@ function inlineTooLarge(bytes: number): ServiceError {
     { max_bytes: BULK_LIMITS.inlineBytes, ...(bytes > 0 ? { size_bytes: bytes } : {}) },
   );
 }
-
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
-
-/** Base64 (standard or URL-safe; a `data:…;base64,` prefix and line breaks are accepted) → its text, or null. */
-function base64Text(value: string): string | null {
-  const text = value.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
-  return text.length % 4 === 1 || !(BASE64.test(text) || BASE64URL.test(text)) ? null : text;
-}
-
-/** Decoded size of a base64 text without decoding it (for the 4 MB check before any allocation). */
-function decodedLength(text: string): number {
-  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
-  return Math.floor((text.length * 3) / 4) - padding;
-}
-
-const decode = (text: string) => Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url');
 
 const notBase64 = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { parameter });
 const notAString = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} must be a base64 string.`, { parameter });
@@ -122,7 +118,7 @@ const inlineFileSchema = z.object({
     .string()
     .transform((value, ctx) => {
       const text = base64Text(value);
-      if (text !== null) return decode(text);
+      if (text !== null) return decodeBase64Text(text);
       ctx.addIssue({ code: 'custom', message: 'not valid base64', params: { base64: 'invalid' } });
       return z.NEVER;
     })
@@ -139,7 +135,7 @@ function firstFilesProblem(files: unknown[], issues: readonly AnyIssue[]): Servi
   let budget = BULK_LIMITS.inlineBytes;
   const paths: string[] = [];
   for (const [i, file] of files.entries()) {
-    const sent = isObject(file) ? file : {};
+    const sent = isJsonObject(file) ? file : {};
     if (issueAt(issues, i)) {
       return invalidParameter(`files[${i}]`, `files[${i}] must be an object {path, content_base64}.`, { file_index: i });
     }
@@ -172,7 +168,7 @@ export const bulkJobJsonBodySchema = z
         const text = base64Text(value);
         if (text === null) refuse(ctx, notBase64('zip_base64'));
         else if (decodedLength(text) > BULK_LIMITS.inlineBytes) refuse(ctx, inlineTooLarge(decodedLength(text)));
-        else return decode(text);
+        else return decodeBase64Text(text);
         return z.NEVER;
       }),
     ).meta({ description: 'The ZIP itself as base64, up to 4 MB decoded.' }),
@@ -257,7 +253,7 @@ export const bulkJobFormSchema = z
       description: 'JSON array with one path per file, in the order of the files parts, e.g. ["index.html", "css/site.css"]. Default: each file at the top level under its own name.',
     }),
     files: z
-      .array(z.custom<BulkFormFile>((v) => isObject(v) && Buffer.isBuffer(v.data)).meta({ type: 'string', format: 'binary', description: 'A file of the bundle.' } as Record<string, unknown>))
+      .array(z.custom<BulkFormFile>((v) => isJsonObject(v) && Buffer.isBuffer(v.data)).meta({ type: 'string', format: 'binary', description: 'A file of the bundle.' } as Record<string, unknown>))
       .meta({ description: 'The bundle\'s files (the field repeated; "files[]" is accepted too), up to 4 MB in total.' }),
     s3_key: notInForm('s3_key'),
     zip_base64: notInForm('zip_base64'),
@@ -305,7 +301,7 @@ export const bulkUploadUrlBodySchema = z.object({
 
 /** POST /bulkjob/upload-url body: the exact size of the ZIP; over the plan's max_bulk_zip_mb is 400 BULK_ZIP_TOO_LARGE. */
 export function parseBulkUploadSize(body: unknown, maxBytes: number): number {
-  const size = parseRequest(bulkUploadUrlBodySchema, isObject(body) ? body : {}, {
+  const size = parseRequest(bulkUploadUrlBodySchema, isJsonObject(body) ? body : {}, {
     refusals: {
       content_length_bytes: (value) =>
         value === undefined || value === null

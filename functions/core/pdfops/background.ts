@@ -30,7 +30,7 @@ import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
-import { parseRequest } from '../validation';
+import { isJsonObject, parseRequest } from '../validation';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
@@ -347,8 +347,7 @@ export const pdfUploadUrlBodySchema = z.object({
 
 /** The announced size: missing or not a whole number is 400 INVALID_PARAMETER, over 150 MB 400 PDF_INPUT_TOO_LARGE. */
 export function parseUploadSize(body: unknown): number {
-  const sent = typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
-  return parseRequest(pdfUploadUrlBodySchema, sent, {
+  return parseRequest(pdfUploadUrlBodySchema, isJsonObject(body) ? body : {}, {
     refusals: {
       content_length_bytes: (size, issue) => {
         if (size === undefined || size === null) return invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the PDF in bytes.');

@@ -5,9 +5,9 @@ import { ServiceError, invalidParameter } from '../errors';
 import type { BlobStore } from '../jobs/ports';
 import { type InspectResult, inspectPdf } from '../pdf/inspect';
 import { INSTANT_LIMITS, JOB_LIMITS } from '../pdf/limits';
-import { EVEN_AFTER_FIELD_ERRORS, optional, parseRequest, refuse } from '../validation';
+import { EVEN_AFTER_FIELD_ERRORS, isJsonObject, optional, parseRequest, refuse } from '../validation';
 import { checkUpload } from './background';
-import { type FormFields, type FormFile, inputName, inputRefusal, isObject, pdfBase64Schema, type Submitted } from './requests';
+import { type FormFields, type FormFile, inputName, inputRefusal, pdfBase64Schema, type Submitted } from './requests';
 
 /** What /pdf/inspect was given: a file in the request (decoded), or an uploaded one. */
 export type InspectSource = { kind: 'inline'; bytes: Uint8Array; filename: string } | { kind: 'upload'; s3_key: string; filename: string };
@@ -48,7 +48,7 @@ export const inspectJsonBodySchema = z
 /** The multipart form of /pdf/inspect. */
 export const inspectFormSchema = z.object({
   file: z
-    .custom<FormFile>((v) => isObject(v) && v.data instanceof Uint8Array)
+    .custom<FormFile>((v) => isJsonObject(v) && v.data instanceof Uint8Array)
     .meta({ type: 'string', format: 'binary', description: 'A PDF file.' } as Record<string, unknown>)
     .array()
     .superRefine((files, ctx) => {

@@ -14,7 +14,20 @@ import { DEFAULT_FILENAME_PATTERN, type FilenamePattern, filenamePatternSchema, 
 import { INSTANT_LIMITS, JOB_LIMITS, type PdfToolLimits } from '../pdf/limits';
 import type { MergeSpec, SplitMode, SplitSpec } from '../pdf/operations';
 import { type ParsedRange, parsePageRange } from '../pdf/page-ranges';
-import { type AnyIssue, EVEN_AFTER_FIELD_ERRORS, type Refuser, issueAt, jsonFormField, optional, parameterRefusal, parseRequest, refuse } from '../validation';
+import {
+  type AnyIssue,
+  base64Text,
+  decodeBase64Text,
+  EVEN_AFTER_FIELD_ERRORS,
+  isJsonObject,
+  type Refuser,
+  issueAt,
+  jsonFormField,
+  optional,
+  parameterRefusal,
+  parseRequest,
+  refuse,
+} from '../validation';
 
 export const SPLIT_MODES = ['extract', 'ranges', 'every_n', 'each_page'] as const;
 
@@ -24,10 +37,6 @@ export interface MergeRequest extends MergeSpec {
 
 export interface SplitRequest extends SplitSpec {
   store: boolean;
-}
-
-export function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const MB = 1024 * 1024;
@@ -48,7 +57,7 @@ export interface FormFile {
 export type FormFields<S extends z.ZodType> = { [K in keyof z.input<S>]: z.input<S>[K] extends FormFile[] ? FormFile[] : string | undefined };
 
 const formFileSchema = z
-  .custom<FormFile>((v) => isObject(v) && v.data instanceof Uint8Array)
+  .custom<FormFile>((v) => isJsonObject(v) && v.data instanceof Uint8Array)
   .meta({ type: 'string', format: 'binary', description: 'A PDF file.' } as Record<string, unknown>);
 
 /** `input-3.pdf`-style fallback names are 1-based like the `{index}` token; sent names are made safe. */
@@ -57,17 +66,14 @@ export function inputName(sent: unknown, index: number): string {
   return typeof sent === 'string' && sent !== '' ? sanitizeFilename(sent, fallback) : fallback;
 }
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-const BASE64URL = /^[A-Za-z0-9_-]*={0,2}$/;
-
 type Base64Problem = 'missing' | 'invalid' | 'empty';
 
 /** Base64 (standard or URL-safe; a `data:` URL prefix and line breaks are accepted) → bytes, or what is wrong. */
 function decodePdfBase64(value: string): Uint8Array | Base64Problem {
   if (value === '') return 'missing';
-  const text = value.replace(/^data:[^,]*;base64,/i, '').replace(/\s+/g, '');
-  if (text.length % 4 === 1 || !(BASE64.test(text) || BASE64URL.test(text))) return 'invalid';
-  const bytes = Buffer.from(text, BASE64.test(text) ? 'base64' : 'base64url');
+  const text = base64Text(value);
+  if (text === null) return 'invalid';
+  const bytes = decodeBase64Text(text);
   return bytes.length === 0 ? 'empty' : bytes;
 }
 
@@ -186,7 +192,7 @@ function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser
   return (_value, issue) => {
     const field = issue.path[1];
     if (field === undefined || field === 'mode') {
-      const mode = isObject(split) ? split.mode : undefined;
+      const mode = isJsonObject(split) ? split.mode : undefined;
       return new ServiceError(
         'INVALID_SPLIT_MODE',
         mode === undefined ? `split.mode is required: one of ${SPLIT_MODES.join(', ')}.` : `split.mode "${String(mode)}" is not known; use one of ${SPLIT_MODES.join(', ')}.`,
@@ -219,7 +225,7 @@ export function inputRefusal(at: InputAt, field: PropertyKey | undefined, issue:
   if (field === undefined) return invalidParameter(base, `${base} must be an object ${at.shape}.`, { input_index: index });
   const parameter = `${base}.${String(field)}`;
   if (field === 'filename') return invalidParameter(parameter, `${parameter} must be a string.`, { input_index: index });
-  const fields = isObject(sent) ? sent : {};
+  const fields = isJsonObject(sent) ? sent : {};
   const filename = inputName(fields.filename, index);
   const where = { filename, input_index: index };
   if (field === 'pdf_base64') {
@@ -444,8 +450,8 @@ export function parseSplitRequest(submitted: Submitted<SplitForm>): SplitRequest
     const file = form.file[0];
     return { input: { bytes: file.data, filename: inputName(file.filename, 0), index: 0 }, split: form.split, pattern: form.options, store: form.store };
   }
-  const raw = isObject(submitted.json) ? submitted.json : {};
-  const context = { filename: inputName(isObject(raw.input) ? raw.input.filename : undefined, 0), input_index: 0 };
+  const raw = isJsonObject(submitted.json) ? submitted.json : {};
+  const context = { filename: inputName(isJsonObject(raw.input) ? raw.input.filename : undefined, 0), input_index: 0 };
   const body = parseRequest(splitJsonBodySchema, submitted.json, {
     example: '{"input": {"pdf_base64": "JVBERi0…", "filename": "a.pdf"}, "split": {"mode": "each_page"}} (or send multipart/form-data)',
     refusals: {
@@ -546,7 +552,7 @@ export const pdfJobBodySchema = z.discriminatedUnion('operation', [
 
 /** POST /pdf/jobs body. Page ranges and split settings are checked now; page numbers once the files are read. */
 export function parsePdfJobRequest(body: unknown): PdfJobRequest {
-  const raw = isObject(body) ? body : {};
+  const raw = isJsonObject(body) ? body : {};
   const sentInputs = Array.isArray(raw.inputs) ? (raw.inputs as unknown[]) : [];
   const operation = raw.operation === 'split' ? 'split' : 'merge';
   const request = parseRequest(pdfJobBodySchema, body, {
@@ -558,9 +564,9 @@ export function parsePdfJobRequest(body: unknown): PdfJobRequest {
         const index = Number(issue.path[1]);
         return inputRefusal({ base: `inputs[${index}]`, index, shape: '{s3_key, filename, pages}' }, issue.path[2], issue, sentInputs[index], operation);
       },
-      split: splitRefusal(raw.split, { filename: inputName(isObject(sentInputs[0]) ? sentInputs[0].filename : undefined, 0), input_index: 0 }),
+      split: splitRefusal(raw.split, { filename: inputName(isJsonObject(sentInputs[0]) ? sentInputs[0].filename : undefined, 0), input_index: 0 }),
     },
   });
   const inputs = request.inputs.map((item, index): JobInput => ({ s3_key: item.s3_key, filename: inputName(item.filename, index), pages: item.pages ? item.pages.text : null }));
-  return { operation: request.operation, inputs, split: request.operation === 'split' ? (raw.split as Record<string, unknown>) : null, options: isObject(raw.options) ? raw.options : {} };
+  return { operation: request.operation, inputs, split: request.operation === 'split' ? (raw.split as Record<string, unknown>) : null, options: isJsonObject(raw.options) ? raw.options : {} };
 }

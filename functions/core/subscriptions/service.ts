@@ -5,7 +5,7 @@ import { STANDARD_PLAN_ID } from '../billing/plans';
 import type { CreditPack } from '../billing/packs';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
-import { parseRequest } from '../validation';
+import { isJsonObject, parseRequest } from '../validation';
 import { SubscriptionCatalog } from './catalog';
 import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, ProviderSubscription } from './ports';
 import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
@@ -267,8 +267,7 @@ export class SubscriptionService {
     const catalog = await this.catalog();
     const offered = catalog.offered();
     // A body that is not an object is read as one without price_id: the refusal names price_id and lists the plans.
-    const input = body !== null && typeof body === 'object' && !Array.isArray(body) ? body : {};
-    const { price_id: priceId } = parseRequest(changeSubscriptionBodySchema, input, {
+    const { price_id: priceId } = parseRequest(changeSubscriptionBodySchema, isJsonObject(body) ? body : {}, {
       refusals: {
         price_id: () => invalidParameter('price_id', 'Send {"price_id": "<price id>"}; GET /accounts/me/subscription/plans lists them.', { allowed: offered.map((t) => t.price_id) }),
       },

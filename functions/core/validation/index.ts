@@ -98,9 +98,14 @@ export function refusalFor(issues: readonly z.core.$ZodIssue[], input: unknown, 
   return parameterRefusal(parameter, issue, valueAt(input, issue.path));
 }
 
+/** A JSON object: not null, not an array. */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Validates `input` against `schema`; the first problem becomes the spec refusal (see ParseOptions). */
 export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, options: ParseOptions = {}): z.output<S> {
-  if (schema instanceof z.ZodObject && (input === null || typeof input !== 'object' || Array.isArray(input))) {
+  if (schema instanceof z.ZodObject && !isJsonObject(input)) {
     const what = options.prefix ?? 'body';
     const example = options.example ? `, e.g. ${options.example}` : '';
     throw invalidParameter(what, `${what === 'body' ? 'The request body' : what} must be a JSON object${example}.`);
@@ -170,4 +175,5 @@ export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: s
     .pipe(inner as unknown as z.ZodType<z.output<T>, unknown>);
 }
 
+export { base64Text, decodeBase64Text, decodedLength } from './base64';
 export type { ErrorDetails };

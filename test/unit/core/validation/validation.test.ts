@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../../functions/core/errors';
-import { issueAt, issueUnder, optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
+import { base64Text, decodeBase64Text, decodedLength, isJsonObject, issueAt, issueUnder, optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
 
 function refusal(run: () => unknown): ServiceError {
   try {
@@ -102,5 +102,18 @@ describe('parseRequest', () => {
     expect(issueAt(issues, 'files', 0)).toBeUndefined();
     expect(issueUnder(issues, 'files', 0)?.code).toBe('a');
     expect(issueUnder(issues, 'options')).toBeUndefined();
+  });
+
+  it('reads base64 fields as clients send them: data: prefix, line breaks, either alphabet', () => {
+    const text = base64Text('data:application/pdf;base64,JVBE\nRi0x')!;
+    expect(decodeBase64Text(text).toString()).toBe('%PDF-1');
+    expect(decodedLength(text)).toBe(6);
+    expect(decodeBase64Text(base64Text('-_8=')!)).toEqual(Buffer.from([0xfb, 0xff]));
+    expect(base64Text('abc*')).toBeNull();
+    expect(base64Text('abcde')).toBeNull();
+  });
+
+  it('a JSON object is neither null nor an array', () => {
+    expect([{}, [], null, 'x'].map(isJsonObject)).toEqual([true, false, false, false]);
   });
 });
