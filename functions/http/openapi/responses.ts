@@ -183,6 +183,8 @@ const delivery = z
   })
   .meta({ id: 'WebhookDelivery' });
 
+const subscriptionBody = z.strictObject({ subscription: subscription.nullable() });
+
 const plan = z
   .strictObject({
     plan_id: z.string(),
@@ -394,23 +396,22 @@ export const RESPONSE_SCHEMAS: Record<string, z.ZodType> = {
   'plans.list': z.strictObject({ plans: z.array(plan), count }),
   'plans.get': z.strictObject({ plan }),
   'subscription.plans': z.strictObject({ plans: z.array(offer), count }),
-  'subscription.get': z.strictObject({ subscription: subscription.nullable() }),
-  'subscription.cancel': z.strictObject({ subscription: subscription.nullable() }),
-  'subscription.resume': z.strictObject({ subscription: subscription.nullable() }),
+  'subscription.get': subscriptionBody,
+  'subscription.cancel': subscriptionBody,
+  'subscription.resume': subscriptionBody,
   'subscription.portal': z.strictObject({ url: z.url() }),
   'bulkjob.uploadUrl': uploadUrl,
   'pdf.uploadUrl': uploadUrl,
   'bulkjob.create': acceptedJob('bulk', { bundle_type: z.string() }),
   'pdf.jobs': acceptedJob('pdfop', { operation: z.enum(['merge', 'split']) }),
   'jobs.files': z.strictObject({ job_id: z.string(), status: z.enum(JOB_STATUSES), bundle_type: z.string().nullable(), count, files: z.array(fileRow) }),
-  'jobs.fileDownload': jobDownloadSchema.omit({}).extend({ file_index: count, name: z.string().nullable() }),
+  'jobs.fileDownload': jobDownloadSchema.extend({ file_index: count, name: z.string().nullable() }),
   'jobs.cancel': z.strictObject({ job_id: z.string(), status: z.enum(['cancelled', 'processing']), cancel_requested: z.literal(true), message: z.string() }),
   'pdf.merge': pdfOperationResult,
   'pdf.split': pdfOperationResult,
   'account.credits': credits,
   'pdf.inspect': inspection,
-  'subscription.change': z.strictObject({
-    subscription: subscription.nullable(),
+  'subscription.change': subscriptionBody.extend({
     change: z.enum(['upgraded', 'downgrade_scheduled', 'downgrade_cancelled', 'unchanged']),
   }),
 };
