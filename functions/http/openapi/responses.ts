@@ -109,7 +109,16 @@ const subscription = z.strictObject({
   period_start: timestamp,
   period_end: timestamp,
   active: z.boolean(),
-  scheduled_change: z.record(z.string(), z.unknown()).nullable(),
+  scheduled_change: z
+    .strictObject({
+      action: z.enum(['cancel', 'pause', 'downgrade']),
+      effective_at: timestamp,
+      price_id: z.string().optional().meta({ description: 'downgrade only' }),
+      name: z.string().optional().meta({ description: 'downgrade only' }),
+      monthly_pdfs: count.optional().meta({ description: 'downgrade only' }),
+    })
+    .nullable()
+    .meta({ description: 'A change that takes effect at the end of the period, or null.' }),
 });
 
 const billing = z
@@ -224,7 +233,7 @@ const offer = z
 
 const uploadUrl = z
   .strictObject({
-    upload_url: z.url().meta({ description: 'PUT the file here within the hour, with the required headers.' }),
+    upload_url: z.url().meta({ description: 'PUT the file here within 15 minutes: exactly the announced number of bytes, with required_headers and no service credential.' }),
     s3_key: z.string().meta({ description: 'Name the upload by this key in the job request.' }),
     expires_at: timestamp,
     max_bytes: count,
