@@ -143,9 +143,10 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
             'success; a network error, a timeout, 429 or 5xx is retried after 1, 2 and 4 s; redirects and other 4xx are not retried.',
           parameters: [
             { name: 'Service-Signature', required: false },
+            { name: 'User-Agent', required: true },
             { name: 'X-Webhook-Event', required: true },
             { name: 'X-Webhook-Id', required: true },
-            { name: 'X-Webhook-Delivery-Id', required: true },
+            { name: 'X-Webhook-Delivery-Id', required: true, description: 'A ULID, the same on every retry of one delivery.' },
             { name: 'X-Webhook-Timestamp', required: true },
           ].map((header) => ({ ...header, in: 'header', schema: { type: 'string' } })),
           requestBody: { required: true, content: { 'application/json': { schema: openApiSchema(webhookPayloadSchema, schemas, 'output') } } },

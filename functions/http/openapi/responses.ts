@@ -378,8 +378,16 @@ export const webhookPayloadSchema = z
     input_pages: count.optional().meta({ description: 'merge/split job.completed' }),
     output_count: count.optional().meta({ description: 'merge/split job.completed' }),
     warnings: z.array(z.string()).optional().meta({ description: 'merge/split job.completed: what the operation could not keep.' }),
+    // Mail merge campaigns (document 2; the campaign routes are not built yet, so none is delivered today).
+    campaign_id: z.string().optional().meta({ description: 'mailmerge.campaign.*' }),
+    campaign_name: z.string().optional().meta({ description: 'mailmerge.campaign.*' }),
+    sent_count: count.optional().meta({ description: 'mailmerge.campaign.*: emails sent (before a cancel, for cancelled).' }),
+    failed_count: count.optional().meta({ description: 'mailmerge.campaign.*' }),
+    rejected_count: count.optional().meta({ description: 'mailmerge.campaign.*' }),
+    unconfirmed_count: count.optional().meta({ description: 'mailmerge.campaign.*' }),
+    skipped_count: count.optional().meta({ description: 'mailmerge.campaign.*' }),
   })
-  .meta({ id: 'WebhookPayload' });
+  .meta({ id: 'WebhookPayload', description: 'job.timeout is subscribable but never delivered (quick-job timeouts answer 408 on the request).' });
 
 /** The success body of each route that answers JSON. */
 export const RESPONSE_SCHEMAS: Record<string, z.ZodType> = {
