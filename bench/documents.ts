@@ -29,5 +29,5 @@ export function section${n}(input: number): number {
 }
 \`\`\`
 `;
-  return `---\ntitle: Benchmark report\n---\n# Benchmark report\n${Array.from({ length: 14 }, (_, i) => section(i + 1)).join('\n')}`;
+  return `---\ntitle: Benchmark report\n---\n# Benchmark report\n${Array.from({ length: 16 }, (_, i) => section(i + 1)).join('\n')}`;
 }
