@@ -99,7 +99,7 @@ describe('GET /accounts/me/billing', () => {
   it('shows a pending account as pending with zero balances', async () => {
     const pending = await stack.account({ plan_id: 'pending' });
     const { billing } = await (await stack.request('GET', '/accounts/me/billing', { token: pending.id_token })).json();
-    expect(billing).toMatchObject({ plan_id: null, plan_type: 'pending', credits_balance: 0, subscription: null, monthly_quota: null });
+    expect(billing).toMatchObject({ plan_id: 'pending', plan_type: 'pending', credits_balance: 0, subscription: null, monthly_quota: null });
   });
 });
 

@@ -195,7 +195,7 @@ describe('subscriptions through Stripe', () => {
     expect((await billing(user)).subscription_credits_remaining).toBe(19.5);
   });
 
-  it('resets the allowance to the plan amount when the renewal invoice is paid, with no rollover', async () => {
+  it('resets the allowance to the plan amount at renewal, with no rollover, and its invoice grants nothing more', async () => {
     const user = await stack.account({ plan_id: 'pending', credits_usd: 3 });
     const { sub, customer, periodEnd } = await subscribe(user);
     await spend(user.account_id, 5);
@@ -203,16 +203,28 @@ describe('subscriptions through Stripe', () => {
 
     const nextStart = periodEnd;
     const nextEnd = iso(Date.parse(periodEnd) + 30 * DAY);
-    // Stripe moves the period first; the new period's allowance waits for its invoice.
+    // Stripe moves the period first and collects the renewal invoice about an hour later: the allowance resets at once.
     const renewed = double.renew(sub.id, nextStart, nextEnd);
     expect((await deliver('customer.subscription.updated', renewed)).body.result).toBe('applied');
-    expect(await subscription(user)).toMatchObject({ period_start: nextStart, period_end: nextEnd, credits_remaining: 0, status: 'active' });
+    expect(await subscription(user)).toMatchObject({ period_start: nextStart, period_end: nextEnd, credits_remaining: 20, status: 'active' });
+    await spend(user.account_id, 1);
 
     const invoice = double.invoice({ customer, subscription: sub.id, price: PRICES.starter, periodStart: nextStart, periodEnd: nextEnd });
+    expect((await deliver('invoice.paid', invoice)).body).toMatchObject({ result: 'ignored', reason: 'allowance_already_granted' });
+    expect(await billing(user)).toMatchObject({ subscription_credits_remaining: 19, subscription_pdfs_remaining: 1900, credits_balance: 3 });
+  });
+
+  it('grants a renewal that starts past due only when its invoice is paid', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub, customer, periodEnd } = await subscribe(user);
+    const nextEnd = iso(Date.parse(periodEnd) + 30 * DAY);
+    const pastDue = { ...double.renew(sub.id, periodEnd, nextEnd), status: 'past_due' };
+    expect((await deliver('customer.subscription.updated', pastDue)).body.result).toBe('applied');
+    expect(await subscription(user)).toMatchObject({ status: 'past_due', credits_remaining: 0, active: false });
+    await deliver('customer.subscription.updated', { ...pastDue, status: 'active' }, { created: Math.floor(Date.now() / 1000) + 1 });
+    const invoice = double.invoice({ customer, subscription: sub.id, price: PRICES.starter, periodStart: periodEnd, periodEnd: nextEnd });
     expect((await deliver('invoice.paid', invoice)).body.result).toBe('applied');
-    expect(await billing(user)).toMatchObject({ subscription_credits_remaining: 20, subscription_pdfs_remaining: 2000, credits_balance: 3 });
-    // The same invoice again (another event id) grants nothing more.
-    expect((await deliver('invoice.paid', invoice)).body.result).toBe('ignored');
+    expect(await subscription(user)).toMatchObject({ status: 'active', credits_remaining: 20 });
   });
 
   it('grants the renewal when its invoice arrives before the period update', async () => {
@@ -292,6 +304,17 @@ describe('subscriptions through Stripe', () => {
     expect(results.every((r) => r.bucket === 'subscription')).toBe(true);
     // 20 + (100 - 20) - 30 × 0.01, to the micro-dollar.
     expect((await stack.services.accounts.get(user.account_id))!.subscription!.allowance_micros).toBe(99_700_000);
+  });
+
+  it('makes an account that never bought a pack pending again when its subscription ends (no free tier: 402)', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub } = await subscribe(user);
+    const ended = { ...double.subscriptions.get(sub.id), status: 'canceled', ended_at: Math.floor(Date.now() / 1000) };
+    expect((await deliver('customer.subscription.deleted', ended)).body.result).toBe('applied');
+    expect(await billing(user)).toMatchObject({ plan_type: 'pending', credits_balance: 0, subscription: expect.objectContaining({ status: 'canceled' }) });
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>hello</p>' } });
+    expect(res.status).toBe(402);
+    expect((await res.json()).error.code).toBe('UPGRADE_REQUIRED');
   });
 
   it('schedules a downgrade for the renewal and applies it there', async () => {

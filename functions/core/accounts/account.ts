@@ -25,8 +25,8 @@ export interface Subscription {
   cancel_at_period_end: boolean;
   scheduled_change: ScheduledChange | null;
   /**
-   * The period whose allowance `allowance_micros` holds. The allowance of a new period is granted when its
-   * invoice is paid (no rollover). Absent (local accounts): the allowance belongs to `period_start`.
+   * The period whose allowance `allowance_micros` holds: granted once per period, at a live renewal or when the
+   * period's invoice is paid (no rollover). Absent (local accounts): the allowance belongs to `period_start`.
    */
   allowance_period_start?: string | null;
   /** The payment provider's own view of the subscription, from which status and scheduled_change are derived. */

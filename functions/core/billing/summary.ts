@@ -34,7 +34,8 @@ export function billingSummary(account: Account, plan: Plan | null, now: Date) {
   const allowance = usableAllowanceMicros(account, now);
   const liveSubscription = account.subscription && account.subscription.status !== 'canceled' ? account.subscription : null;
   return {
-    plan_id: account.plan_id,
+    // The spec types plan_id as a string: a pending account (no pack, no subscription) shows "pending", like plan_type.
+    plan_id: account.plan_id ?? 'pending',
     plan_type: plan?.plan_type ?? 'pending',
     monthly_quota: liveSubscription?.monthly_pdfs ?? plan?.monthly_quota ?? null,
     credits_balance: microsToUsd(account.credits_micros),

@@ -3,8 +3,8 @@
  * state goes in, the account's subscription comes out. The rules (document 1, "Subscription status values
  * and moves", charging rules 6 and 8):
  *
- * - the allowance of a period is granted when that period's invoice is paid, and set to the plan amount
- *   (no rollover); a new period without a paid invoice has no allowance;
+ * - the allowance is set to the plan amount (no rollover) once per period: when a renewal starts a new period
+ *   while the subscription is live, or when that period's invoice is paid (the first period: its checkout);
  * - an upgrade takes effect at once and adds the difference between the plans to the allowance;
  * - a downgrade is billed from the next renewal on: until then the current plan stays in effect and the
  *   subscription shows `scheduled_change: downgrade`;
@@ -83,9 +83,15 @@ export function mergeProviderSubscription(current: Subscription | null, p: Provi
   };
   if (p.period_start > current.period_start) {
     // A new period: the plan billed from now on is the plan in effect (a scheduled downgrade lands here),
-    // and the old period's allowance ends with it. This period's allowance comes with its paid invoice.
+    // and the old period's allowance ends with it (no rollover). The renewal resets the allowance to the plan
+    // amount (charging rule 6) while the provider still calls the subscription live: its invoice is paid about an
+    // hour later, and a failed payment turns it past_due, which makes the allowance unusable. Paused collection
+    // bills nothing, so nothing is granted; an invoice paid later (grantPeriodAllowance) grants it once.
     next = { ...withTerms(next, plan), period_start: p.period_start, period_end: p.period_end };
-    if (next.allowance_period_start !== p.period_start) next.allowance_micros = 0;
+    const live = ['active', 'trialing'].includes(mapProviderStatus(p.status)) && !p.pause_collection;
+    if (next.allowance_period_start !== p.period_start) {
+      next = live ? { ...next, allowance_micros: plan.price_micros, allowance_period_start: p.period_start } : { ...next, allowance_micros: 0 };
+    }
   } else {
     next.period_end = p.period_end;
     if (plan.price_id !== current.price_id && plan.price_micros >= current.price_micros) {
@@ -143,13 +149,17 @@ export function deriveSubscription(sub: Subscription, catalog: SubscriptionCatal
 
 /**
  * The account's plan once the subscription is in this state: a usable subscription makes the account
- * active on the subscription's plan; when it ends, the account falls back to the standard pay-as-you-go
- * plan so one-off credits keep working (rule 8). A pending account stays pending until something is paid.
+ * active on the subscription's plan. When it ends, an account that has bought a pack (or holds credits) falls
+ * back to the standard pay-as-you-go plan so its one-off credits keep working (rule 8); one that never had a
+ * pack is pending again, as it was before subscribing (rule 7: no pack and no subscription is pending, 402).
  */
-export function accountPlanAfter(account: Account, sub: Subscription, catalog: SubscriptionCatalog): Pick<Account, 'plan_id' | 'status'> {
+export function accountPlanAfter(account: Account, sub: Subscription, catalog: SubscriptionCatalog, history: { boughtPack: boolean }): Pick<Account, 'plan_id' | 'status'> {
   if (sub.status === 'active' || sub.status === 'trialing') {
     return { plan_id: catalog.forPrice(sub.price_id)?.plan_id ?? account.plan_id ?? STANDARD_PLAN_ID, status: 'active' };
   }
-  if (sub.status === 'canceled' && catalog.isSubscriptionPlan(account.plan_id)) return { plan_id: STANDARD_PLAN_ID, status: 'active' };
+  if (sub.status === 'canceled' && catalog.isSubscriptionPlan(account.plan_id)) {
+    const hasPack = history.boughtPack || account.credits_micros > 0 || account.free_credits_micros > 0;
+    return hasPack ? { plan_id: STANDARD_PLAN_ID, status: 'active' } : { plan_id: null, status: 'pending' };
+  }
   return { plan_id: account.plan_id, status: account.status };
 }

@@ -147,13 +147,14 @@ export class SubscriptionService {
     if (!accountId) return { result: 'ignored', reason: 'unknown_customer' };
     const catalog = await this.catalog();
     const periodStart = inv.period_start;
+    const history = { boughtPack: await this.boughtPack(accountId) };
     return this.mutate(accountId, eventId, (account) => {
       const sub = account.subscription;
       if (!sub || sub.subscription_id !== inv.subscription_id) return { ignore: 'unknown_subscription' };
       const granted = grantPeriodAllowance(sub, { period_start: periodStart, period_end: inv.period_end, price_id: inv.price_id }, catalog);
       if (!granted) return { ignore: 'allowance_already_granted' };
       const next = deriveSubscription(granted, catalog);
-      return { next: { ...accountPlanAfter(account, next, catalog), subscription: next, stripe_customer_id: account.stripe_customer_id } };
+      return { next: { ...accountPlanAfter(account, next, catalog, history), subscription: next, stripe_customer_id: account.stripe_customer_id } };
     });
   }
 
@@ -168,6 +169,8 @@ export class SubscriptionService {
       this.deps.log?.warn('subscription with a price outside the plan catalogue', { subscription: p.id, price: p.price_id });
       return { result: 'ignored', reason: 'unknown_price', account_id: accountId };
     }
+    // Only an ended subscription needs the purchase history (does the account fall back to pay-as-you-go?).
+    const history = { boughtPack: mapProviderStatus(p.status) === 'canceled' && (await this.boughtPack(accountId)) };
     return this.mutate(accountId, opts.eventId, (account) => {
       const current = account.subscription;
       if (current && current.subscription_id !== p.id) {
@@ -187,10 +190,15 @@ export class SubscriptionService {
       }
       next = deriveSubscription(next, catalog);
       return {
-        next: { ...accountPlanAfter(account, next, catalog), subscription: next, stripe_customer_id: account.stripe_customer_id ?? p.customer_id },
+        next: { ...accountPlanAfter(account, next, catalog, history), subscription: next, stripe_customer_id: account.stripe_customer_id ?? p.customer_id },
         linkCustomer: p.customer_id,
       };
     });
+  }
+
+  /** Whether the account ever bought a credit pack. */
+  private async boughtPack(accountId: string): Promise<boolean> {
+    return (await this.deps.store.purchases(accountId, 1)).length > 0;
   }
 
   /** Read, decide, write conditionally; on a concurrent change, read and decide again. */

@@ -46,9 +46,18 @@ describe('a new subscription', () => {
 });
 
 describe('renewal', () => {
-  it('ends the old allowance when the period moves and resets to the plan amount when paid (no rollover)', () => {
+  it('resets the allowance to the plan amount when a live subscription renews (no rollover), and its invoice grants nothing more', () => {
     const moved = deriveSubscription(mergeProviderSubscription(granted(15), provider({ period_start: P2.start, period_end: P2.end }), starter, null), catalog);
-    expect(moved).toMatchObject({ period_start: P2.start, allowance_micros: 0 });
+    expect(moved).toMatchObject({ period_start: P2.start, allowance_micros: usdToMicros(20), allowance_period_start: P2.start, status: 'active' });
+    expect(grantPeriodAllowance(moved, { period_start: P2.start, period_end: P2.end, price_id: 'price_s' }, catalog)).toBeNull();
+    // The same renewal reported again does not top the spent allowance up.
+    const spent = { ...moved, allowance_micros: usdToMicros(4) };
+    expect(mergeProviderSubscription(spent, provider({ period_start: P2.start, period_end: P2.end }), starter, null).allowance_micros).toBe(usdToMicros(4));
+  });
+
+  it('grants nothing at a renewal that starts past due, until its invoice is paid', () => {
+    const moved = deriveSubscription(mergeProviderSubscription(granted(15), provider({ status: 'past_due', period_start: P2.start, period_end: P2.end }), starter, null), catalog);
+    expect(moved).toMatchObject({ period_start: P2.start, allowance_micros: 0, status: 'past_due' });
     const paid = grantPeriodAllowance(moved, { period_start: P2.start, period_end: P2.end, price_id: 'price_s' }, catalog)!;
     expect(paid.allowance_micros).toBe(usdToMicros(20));
   });
@@ -83,8 +92,7 @@ describe('plan changes', () => {
       scheduled_change: { action: 'downgrade', effective_at: P1.end, price_id: 'price_s', name: 'Starter', monthly_pdfs: 2000 },
     });
     const renewed = deriveSubscription(mergeProviderSubscription(down, provider({ price_id: 'price_s', period_start: P2.start, period_end: P2.end }), starter, null), catalog);
-    expect(renewed).toMatchObject({ name: 'Starter', allowance_micros: 0, scheduled_change: null });
-    expect(grantPeriodAllowance(renewed, { period_start: P2.start, period_end: P2.end, price_id: 'price_s' }, catalog)!.allowance_micros).toBe(usdToMicros(20));
+    expect(renewed).toMatchObject({ name: 'Starter', allowance_micros: usdToMicros(20), scheduled_change: null });
   });
 });
 
@@ -117,13 +125,23 @@ describe('status and scheduled changes', () => {
 
 describe('the account plan', () => {
   it('activates a pending account on the plan of a usable subscription only', () => {
-    expect(accountPlanAfter(account(), granted(), catalog)).toEqual({ plan_id: 'starter', status: 'active' });
+    const none = { boughtPack: false };
+    expect(accountPlanAfter(account(), granted(), catalog, none)).toEqual({ plan_id: 'starter', status: 'active' });
     const incomplete = deriveSubscription(mergeProviderSubscription(null, provider({ status: 'incomplete' }), starter, null), catalog);
-    expect(accountPlanAfter(account(), incomplete, catalog)).toEqual({ plan_id: null, status: 'pending' });
+    expect(accountPlanAfter(account(), incomplete, catalog, none)).toEqual({ plan_id: null, status: 'pending' });
   });
 
-  it('falls back to the standard plan when the subscription ends, so credits keep working', () => {
+  it('falls back to the standard plan when the subscription ends on an account with a pack, so credits keep working', () => {
     const ended = deriveSubscription(mergeProviderSubscription(granted(), provider({ status: 'canceled' }), starter, null), catalog);
-    expect(accountPlanAfter(account({ plan_id: 'starter', status: 'active' }), ended, catalog)).toEqual({ plan_id: 'standard', status: 'active' });
+    const subscribed = account({ plan_id: 'starter', status: 'active' });
+    expect(accountPlanAfter(subscribed, ended, catalog, { boughtPack: true })).toEqual({ plan_id: 'standard', status: 'active' });
+    // Credits held without a recorded purchase (granted by an operator, or free credits) count as a pack too.
+    expect(accountPlanAfter({ ...subscribed, credits_micros: 1 }, ended, catalog, { boughtPack: false })).toEqual({ plan_id: 'standard', status: 'active' });
+    expect(accountPlanAfter({ ...subscribed, free_credits_micros: 1 }, ended, catalog, { boughtPack: false })).toEqual({ plan_id: 'standard', status: 'active' });
+  });
+
+  it('makes an account that never had a pack pending again when its subscription ends (no free tier)', () => {
+    const ended = deriveSubscription(mergeProviderSubscription(granted(), provider({ status: 'canceled' }), starter, null), catalog);
+    expect(accountPlanAfter(account({ plan_id: 'starter', status: 'active' }), ended, catalog, { boughtPack: false })).toEqual({ plan_id: null, status: 'pending' });
   });
 });
