@@ -158,7 +158,9 @@ describe('API key management', () => {
   it("cannot revoke another account's key", async () => {
     const other = await stack.account();
     const theirs = (await (await stack.request('GET', '/accounts/me/api-keys', { token: other.id_token })).json()).api_keys[0];
-    expect((await stack.request('DELETE', `/accounts/me/api-keys/${theirs.api_key_id}`, { token: user.id_token })).status).toBe(404);
+    const res = await stack.request('DELETE', `/accounts/me/api-keys/${theirs.api_key_id}`, { token: user.id_token });
+    expect(res.status).toBe(403);
+    expect((await res.json()).error).toMatchObject({ code: 'ACCESS_DENIED', details: { api_key_id: theirs.api_key_id } });
     expect((await stack.request('GET', '/me', { key: other.api_key })).status).toBe(200);
   });
 

@@ -1,4 +1,4 @@
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
 import { type Dynamo, isConditionalCheckFailed, queryAll, stripKeys } from './client';
 import { GSI1, keys } from './schema';
@@ -18,17 +18,31 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     return Items.map((i) => stripKeys<ApiKeyRecord>(i));
   }
 
+  /** The key and its owner record, together or not at all. */
   async create(record: ApiKeyRecord): Promise<void> {
     await this.db.doc.send(
-      new PutCommand({
-        TableName: this.db.table,
-        Item: {
-          ...keys.apiKey(record.prefix, record.api_key_id),
-          gsi1pk: keys.apiKeysOfAccount(record.account_id),
-          gsi1sk: `${record.created_at}#${record.api_key_id}`,
-          ...record,
-        },
-        ConditionExpression: 'attribute_not_exists(pk)',
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.db.table,
+              Item: {
+                ...keys.apiKey(record.prefix, record.api_key_id),
+                gsi1pk: keys.apiKeysOfAccount(record.account_id),
+                gsi1sk: `${record.created_at}#${record.api_key_id}`,
+                ...record,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: this.db.table,
+              Item: { ...keys.apiKeyOwner(record.api_key_id), account_id: record.account_id, prefix: record.prefix },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
       }),
     );
   }
@@ -43,9 +57,38 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     return items.map((i) => stripKeys<ApiKeyRecord>(i));
   }
 
-  async delete(accountId: string, apiKeyId: string): Promise<boolean> {
+  async delete(accountId: string, apiKeyId: string): Promise<'deleted' | 'not_found' | 'other_account'> {
+    const { Item: owner } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId), ConsistentRead: true }));
+    if (!owner) return this.deleteUnindexed(accountId, apiKeyId);
+    if (owner.account_id !== accountId) return 'other_account';
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Delete: {
+                TableName: this.db.table,
+                Key: keys.apiKey(owner.prefix as string, apiKeyId),
+                ConditionExpression: 'account_id = :acc',
+                ExpressionAttributeValues: { ':acc': accountId },
+              },
+            },
+            { Delete: { TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId) } },
+          ],
+        }),
+      );
+      return 'deleted';
+    } catch (err) {
+      // Revoked concurrently: the key is gone either way.
+      if ((err as Error).name === 'TransactionCanceledException') return 'not_found';
+      throw err;
+    }
+  }
+
+  /** A key created before owner records existed: found through the account's listing. */
+  private async deleteUnindexed(accountId: string, apiKeyId: string): Promise<'deleted' | 'not_found'> {
     const record = (await this.listForAccount(accountId)).find((r) => r.api_key_id === apiKeyId);
-    if (!record) return false;
+    if (!record) return 'not_found';
     try {
       await this.db.doc.send(
         new DeleteCommand({
@@ -55,9 +98,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
           ExpressionAttributeValues: { ':acc': accountId },
         }),
       );
-      return true;
+      return 'deleted';
     } catch (err) {
-      if (isConditionalCheckFailed(err)) return false;
+      if (isConditionalCheckFailed(err)) return 'not_found';
       throw err;
     }
   }

@@ -50,6 +50,8 @@ export const keys = {
   apiKeyPartition: (prefix: string) => `APIKEY#${prefix}`,
   apiKey: (prefix: string, apiKeyId: string): ItemKey => ({ pk: `APIKEY#${prefix}`, sk: `KEY#${apiKeyId}` }),
   apiKeysOfAccount: (accountId: string) => `ACCOUNT#${accountId}#APIKEYS`,
+  /** Which account and prefix a key id belongs to: a consistent lookup by id (revoke), which the listing index is not. */
+  apiKeyOwner: (apiKeyId: string): ItemKey => ({ pk: `APIKEYID#${apiKeyId}`, sk: 'OWNER' }),
   job: (jobId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: 'JOB' }),
   jobsOfAccount: (accountId: string) => `ACCOUNT#${accountId}#JOBS`,
   /** Position of a job in its account's newest-first listing. */

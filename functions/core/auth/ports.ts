@@ -14,8 +14,8 @@ export interface ApiKeyRepository {
   findByPrefix(prefix: string): Promise<ApiKeyRecord[]>;
   create(record: ApiKeyRecord): Promise<void>;
   listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
-  /** Removes the key; false when the account has no such key. */
-  delete(accountId: string, apiKeyId: string): Promise<boolean>;
+  /** Removes the key of this account: `not_found` when no key has this id, `other_account` when it is another account's. */
+  delete(accountId: string, apiKeyId: string): Promise<'deleted' | 'not_found' | 'other_account'>;
   /** Records use; callers throttle how often they write it. */
   touch(record: ApiKeyRecord, at: Date): Promise<void>;
 }

@@ -21,7 +21,7 @@ describe('authenticate', () => {
     findByPrefix: async (p) => (p === record.prefix ? [record] : []),
     create: async () => undefined,
     listForAccount: async () => [record],
-    delete: async () => true,
+    delete: async () => 'deleted' as const,
     touch: async (r) => void touched.push(r.api_key_id),
   };
   const deps = (verify: (t: string) => Promise<{ sub: string; email: string | null }>) => ({ apiKeys, idTokens: { verify }, clock: { now: () => new Date() } });
