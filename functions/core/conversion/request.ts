@@ -103,10 +103,11 @@ interface RuleContext {
 function contentRules(body: Record<string, unknown>, ctx: z.RefinementCtx, { types, optionsRank }: RuleContext): void {
   const type = body.input_type;
   if (!types.includes(type) || (type !== 'html' && type !== 'markdown' && type !== 'url')) return;
-  if (body.html !== undefined && body.markdown !== undefined) {
+  // null means absent, as for every optional field: clients that send every field, null when unused, are not refused.
+  if (body.html != null && body.markdown != null) {
     return refuse(ctx, new ServiceError('CONFLICTING_FIELDS', 'Send either html or markdown, not both.', { fields: ['html', 'markdown'] }), { rank: RANK.conflicting });
   }
-  const wrong = CONTENT_FIELDS.find((field: ContentField) => field !== type && body[field] !== undefined);
+  const wrong = CONTENT_FIELDS.find((field: ContentField) => field !== type && body[field] != null);
   if (wrong) {
     const message = `input_type is "${type}", so send the content in "${type}", not in "${wrong}".`;
     return refuse(ctx, new ServiceError('WRONG_FIELD_PROVIDED', message, { field: wrong, input_type: type, expected_field: type }), { rank: RANK.wrongField });

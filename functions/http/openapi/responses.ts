@@ -91,7 +91,10 @@ const storedQuickJob = z
     download_url: z.url().nullable().meta({ description: 'One-hour link; null when storing the PDF failed (the PDF was still produced and charged).' }),
     download_url_expires_at: timestamp.nullable(),
   })
-  .meta({ id: 'StoredQuickJob', description: 'With "store": true. Without it the answer is the PDF itself.' });
+  .meta({
+    id: 'StoredQuickJob',
+    description: 'With "store": true, or when the PDF is over 4.4 MB (too large for a Lambda response once encoded). Otherwise the answer is the PDF itself.',
+  });
 
 const acceptedLongJob = z
   .strictObject({ job_id: z.string(), status: z.literal('queued'), message: z.string(), estimated_completion: timestamp })
@@ -123,7 +126,7 @@ const subscription = z.strictObject({
 
 const billing = z
   .strictObject({
-    plan_id: z.string().nullable(),
+    plan_id: z.string().meta({ description: 'The plan in effect; "pending" while the account has neither a pack nor a subscription.' }),
     plan_type: z.string(),
     monthly_quota: count.nullable(),
     credits_balance: usd,

@@ -59,8 +59,8 @@ describe('parseJsonConversion (precedence and field types)', () => {
 
   it.each<[string, unknown, string, Record<string, unknown>]>([
     ['input_type before conflicting fields', { input_type: 'docx', html: '<p>x</p>', markdown: '# x' }, 'INVALID_INPUT_TYPE', {}],
-    ['conflicting fields before the wrong field', { input_type: 'url', html: 5, markdown: null }, 'CONFLICTING_FIELDS', {}],
-    ['the wrong field before the content field type', { input_type: 'html', html: 5, url: null }, 'WRONG_FIELD_PROVIDED', { field: 'url', expected_field: 'html' }],
+    ['conflicting fields before the wrong field', { input_type: 'url', html: 5, markdown: 7 }, 'CONFLICTING_FIELDS', {}],
+    ['the wrong field before the content field type', { input_type: 'html', html: 5, url: 7 }, 'WRONG_FIELD_PROVIDED', { field: 'url', expected_field: 'html' }],
     ['the missing field before options and store', { input_type: 'markdown', options: 'A4', store: 'yes' }, 'MISSING_CONTENT_FIELD', {}],
     ['the content type before emptiness checks and options', { input_type: 'html', html: 42, options: { scale: 9 } }, 'INVALID_PARAMETER', { parameter: 'html' }],
     ['a url that is not a string', { input_type: 'url', url: 5 }, 'INVALID_URL', { url: 5 }],
@@ -85,6 +85,10 @@ describe('parseJsonConversion (precedence and field types)', () => {
 
   it('treats null options and store as absent, and trims the url', () => {
     expect(parseJsonConversion({ input_type: 'html', html: '<p>x</p>', options: null, store: null })).toMatchObject({ store: false, options: { scale: 1 } });
+    // Clients that send every field, null when unused, are neither conflicting nor sending the wrong field.
+    expect(parseJsonConversion({ input_type: 'html', html: '<p>x</p>', markdown: null, url: null })).toMatchObject({ input_type: 'html', content: '<p>x</p>' });
+    expect(parseJsonConversion({ input_type: 'url', url: 'https://example.com/a', html: null, markdown: null })).toMatchObject({ input_type: 'url' });
+    expect(refused({ input_type: 'markdown', markdown: null, html: null }).code).toBe('MISSING_CONTENT_FIELD');
     expect(parseJsonConversion({ input_type: 'url', url: ' https://example.com/a ' })).toMatchObject({ url: 'https://example.com/a', store: false });
   });
 
