@@ -209,7 +209,13 @@ describe('PDF tools refusals', () => {
     ['a page range array of the wrong length', () => post('/pdf/merge', { body: form(two(), { page_ranges: '["1"]' }) }), 400, 'INVALID_PARAMETER', { parameter: 'page_ranges' }],
     ['options that are not JSON', () => post('/pdf/merge', { body: form(two(), { options: '{title:' }) }), 400, 'INVALID_OPTIONS_JSON', {}],
     ['a wrong option type', () => post('/pdf/merge', { json: { inputs: [{ pdf_base64: b64(a) }, { pdf_base64: b64(b) }], options: { title: 5 } } }), 400, 'INVALID_PARAMETER', { parameter: 'options.title' }],
-    ['bad base64', () => post('/pdf/merge', { json: { inputs: [{ pdf_base64: b64(a) }, { pdf_base64: '%%%', filename: 'z.pdf' }] } }), 400, 'INVALID_BASE64', { filename: 'z.pdf', input_index: 1 }],
+    ['bad base64', () => post('/pdf/merge', { json: { inputs: [{ pdf_base64: b64(a) }, { pdf_base64: '%%%', filename: 'z.pdf' }] } }), 400, 'INVALID_PARAMETER', { parameter: 'inputs[1].pdf_base64', filename: 'z.pdf', input_index: 1 }],
+    ['bad base64 to split', () => post('/pdf/split', { json: { input: { pdf_base64: '%%%', filename: 'z.pdf' }, split: { mode: 'each_page' } } }), 400, 'INVALID_PARAMETER', { parameter: 'input.pdf_base64', filename: 'z.pdf', input_index: 0 }],
+    ['a page number past any document', () => post('/pdf/merge', { body: form(two(), { page_ranges: JSON.stringify(['1-9999999999999999999999', null]) }) }), 400, 'PAGE_OUT_OF_RANGE', { total_pages: 3, token: '1-9999999999999999999999', filename: 'a.pdf', input_index: 0 }],
+    ['a form page range that is not a string', () => post('/pdf/merge', { body: form(two(), { page_ranges: '[null, 2]' }) }), 400, 'INVALID_PARAMETER', { parameter: 'page_ranges[1]', filename: 'b.pdf', input_index: 1 }],
+    ['a bad form page range', () => post('/pdf/merge', { body: form(two(), { page_ranges: '["1", "x"]' }) }), 400, 'INVALID_PAGE_RANGE', { parameter: 'page_ranges[1]', token: 'x', filename: 'b.pdf', input_index: 1 }],
+    ['101 ranges to split', () => post('/pdf/split', { json: { input: { pdf_base64: b64(a), filename: 'a.pdf' }, split: { mode: 'ranges', ranges: Array(101).fill('1') } } }), 400, 'OUTPUT_COUNT_EXCEEDED', { output_count: 101, max_outputs: 100, filename: 'a.pdf', input_index: 0 }],
+    ['a job of 501 ranges', () => post('/pdf/jobs', { json: { operation: 'split', inputs: [{ s3_key: 'not-uploaded', filename: 'big.pdf' }], split: { mode: 'ranges', ranges: Array(501).fill('1-end') } } }), 400, 'OUTPUT_COUNT_EXCEEDED', { output_count: 501, max_outputs: 500, filename: 'big.pdf', input_index: 0 }],
     ['a missing split mode', () => post('/pdf/split', { json: { input: { pdf_base64: b64(a) }, split: {} } }), 400, 'INVALID_SPLIT_MODE', {}],
     ['an unknown split mode', () => post('/pdf/split', { json: { input: { pdf_base64: b64(a) }, split: { mode: 'halves' } } }), 400, 'INVALID_SPLIT_MODE', { mode: 'halves' }],
     ['every_n of 0', () => post('/pdf/split', { json: { input: { pdf_base64: b64(a) }, split: { mode: 'every_n', every_n: 0 } } }), 400, 'INVALID_PARAMETER', { parameter: 'split.every_n' }],
@@ -272,6 +278,14 @@ describe('PDF tools refusals', () => {
     for (const route of ['/pdf/merge', '/pdf/split', '/pdf/upload-url', '/pdf/jobs', '/pdf/inspect']) {
       expect(await errorOf(await post(route, body, noTools.api_key))).toMatchObject({ status: 403, code: 'PDF_TOOLS_NOT_ENABLED' });
     }
+    // The editor's source_key comes from /pdf/upload-url: an editor-only plan may upload (and inspect), not merge.
+    await stack.services.plans.put([{ ...standard, plan_id: 'editor-only', name: 'Editor only', pdf_tools_enabled: false, pdf_editor_enabled: true }]);
+    const editor = await stack.account({ plan_id: 'editor-only', credits_usd: 5 });
+    const upload = await post('/pdf/upload-url', { json: { content_length_bytes: 1234 } }, editor.api_key);
+    expect(upload.status).toBe(200);
+    expect(await upload.json()).toMatchObject({ s3_key: expect.any(String), max_bytes: 150 * 1024 * 1024 });
+    expect((await post('/pdf/inspect', { json: { input: { pdf_base64: b64(a) } } }, editor.api_key)).status).toBe(200);
+    expect(await errorOf(await post('/pdf/merge', body, editor.api_key))).toMatchObject({ status: 403, code: 'PDF_TOOLS_NOT_ENABLED' });
     const poor = await stack.account({ credits_usd: 0.002 });
     expect(await errorOf(await post('/pdf/merge', body, poor.api_key))).toMatchObject({ status: 403, code: 'INSUFFICIENT_CREDITS', details: { required_amount: 0.0025 } });
     expect((await balance(poor.account_id)).credits).toBe(2_000);

@@ -10,11 +10,16 @@ import { ServiceError } from '../errors';
 
 export const MAX_RANGE_PARTS = 500;
 
+/**
+ * One part, 1-based. Any run of digits is a page number: one too large to hold exactly (past 2^53 − 1, beyond any
+ * document) is `Infinity`, so it is only ever reported as past the end.
+ */
 export type RangePart = { from: number; to: number | 'end' };
 
 export interface ParsedRange {
   /** The text as sent. */
   text: string;
+  /** One per comma-separated part of `text`, in order. */
   parts: RangePart[];
 }
 
@@ -30,16 +35,28 @@ function invalid(token: string, why: string, context: RangeContext): ServiceErro
 
 const PAGE = /^\d+$/;
 
-function page(token: string, raw: string, context: RangeContext): number {
+/** A page number as written (digits, leading zeros dropped) and as a number (`Infinity` when not exact). */
+interface Page {
+  digits: string;
+  value: number;
+}
+
+function page(token: string, raw: string, context: RangeContext): Page {
   const t = raw.trim();
   if (t === '') throw invalid(token, 'a page number is missing', context);
   if (/^[+-]/.test(t)) throw invalid(token, 'page numbers cannot be negative or signed', context);
   if (/[.,eE]/.test(t) && /^[\d.eE+-]+$/.test(t)) throw invalid(token, 'page numbers are whole numbers', context);
   if (!PAGE.test(t)) throw invalid(token, `"${t}" is not a page number`, context);
-  const n = Number(t);
-  if (n === 0) throw invalid(token, 'pages are numbered from 1', context);
-  if (!Number.isSafeInteger(n)) throw invalid(token, 'the page number is too large', context);
-  return n;
+  const digits = t.replace(/^0+/, '');
+  if (digits === '') throw invalid(token, 'pages are numbered from 1', context);
+  const n = Number(digits);
+  return { digits, value: Number.isSafeInteger(n) ? n : Infinity };
+}
+
+/** Compares page numbers exactly, however long (digits without leading zeros). */
+function comparePages(a: Page, b: Page): number {
+  if (a.digits.length !== b.digits.length) return a.digits.length - b.digits.length;
+  return a.digits < b.digits ? -1 : a.digits > b.digits ? 1 : 0;
 }
 
 /** Parses the syntax; throws 400 INVALID_PAGE_RANGE with `details.token` naming the offending part. */
@@ -60,7 +77,7 @@ export function parsePageRange(text: string, context: RangeContext = {}): Parsed
     // A leading "-" is a negative number, not a range.
     const dash = token.indexOf('-', 1);
     if (dash < 0) {
-      const n = page(token, token, context);
+      const n = page(token, token, context).value;
       parts.push({ from: n, to: n });
       continue;
     }
@@ -68,13 +85,13 @@ export function parsePageRange(text: string, context: RangeContext = {}): Parsed
     const right = token.slice(dash + 1);
     const from = page(token, left, context);
     if (right.trim().toLowerCase() === 'end') {
-      parts.push({ from, to: 'end' });
+      parts.push({ from: from.value, to: 'end' });
       continue;
     }
     if (right.includes('-')) throw invalid(token, 'a range has one dash', context);
     const to = page(token, right, context);
-    if (to < from) throw invalid(token, `the range runs backwards (${from} to ${to})`, context);
-    parts.push({ from, to });
+    if (comparePages(to, from) < 0) throw invalid(token, `the range runs backwards (${from.digits} to ${to.digits})`, context);
+    parts.push({ from: from.value, to: to.value });
   }
   return { text, parts };
 }
@@ -86,19 +103,22 @@ export function countSelected(range: ParsedRange, total: number): number {
   return n;
 }
 
-/** A page past the end is 400 PAGE_OUT_OF_RANGE with `details.total_pages`; checked without expanding the range. */
+/**
+ * A page past the end is 400 PAGE_OUT_OF_RANGE with `details.total_pages` and `details.page` (left out when the page
+ * number is too large to give exactly; `details.token` then names the part as written); checked without expanding the
+ * range.
+ */
 export function assertWithinDocument(range: ParsedRange, total: number, context: RangeContext = {}): void {
-  for (const p of range.parts) {
+  for (const [i, p] of range.parts.entries()) {
     const last = Math.max(p.from, p.to === 'end' ? total : p.to);
-    if (last > total) {
+    if (last <= total) continue;
+    const pages = `the document has ${total} page${total === 1 ? '' : 's'}. Choose pages from 1 to ${total}, or "end" for the last.`;
+    if (Number.isFinite(last)) {
       const token = p.to === 'end' ? `${p.from}-end` : p.from === p.to ? String(p.from) : `${p.from}-${p.to}`;
-      throw new ServiceError('PAGE_OUT_OF_RANGE', `Page ${last} is past the end: the document has ${total} page${total === 1 ? '' : 's'}.`, {
-        ...context,
-        token,
-        page: last,
-        total_pages: total,
-      });
+      throw new ServiceError('PAGE_OUT_OF_RANGE', `Page ${last} is past the end: ${pages}`, { ...context, token, page: last, total_pages: total });
     }
+    const token = range.text.split(',')[i].trim();
+    throw new ServiceError('PAGE_OUT_OF_RANGE', `Page range part "${token}" is past the end: ${pages}`, { ...context, token, total_pages: total });
   }
 }
 

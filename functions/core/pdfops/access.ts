@@ -13,11 +13,14 @@ export async function requirePdfTools(plans: PlanRepository, account: Account): 
   return plan;
 }
 
-/** Inspect is free and serves the editor too: any paid plan with the PDF tools or the editor may use it. */
-export async function requireInspect(plans: PlanRepository, account: Account): Promise<Plan> {
+/**
+ * Inspect (free) and PDF uploads serve the editor too (its `source_key` is an upload): any paid plan with the PDF
+ * tools or the editor may use them. `use` says what was refused, e.g. "inspect PDFs".
+ */
+export async function requireToolsOrEditor(plans: PlanRepository, account: Account, use: string): Promise<Plan> {
   const plan = await requirePaidPlan(plans, account);
   if (!plan.pdf_tools_enabled && !plan.pdf_editor_enabled) {
-    throw new ServiceError('PDF_TOOLS_NOT_ENABLED', `The PDF tools are not part of the ${plan.name} plan. Upgrade the plan to inspect PDFs.`, { plan_id: plan.plan_id });
+    throw new ServiceError('PDF_TOOLS_NOT_ENABLED', `Neither the PDF tools nor the PDF editor are part of the ${plan.name} plan. Upgrade the plan to ${use}.`, { plan_id: plan.plan_id });
   }
   return plan;
 }

@@ -111,7 +111,7 @@ export const pageRangeSchema = z
 /** INVALID_PAGE_RANGE completed with where it was sent, or INVALID_PARAMETER when the value was not a string. */
 function rangeRefusal(parameter: string, issue: AnyIssue, where: Record<string, unknown>, notARange: string): ServiceError {
   const range = paramsOf(issue).pageRange;
-  if (range instanceof ServiceError) return new ServiceError(range.code, range.message, { ...where, parameter, ...range.details });
+  if (range instanceof ServiceError) return new ServiceError(range.code, `${parameter}: ${range.message}`, { ...where, parameter, ...range.details });
   return invalidParameter(parameter, notARange, where);
 }
 
@@ -145,47 +145,72 @@ export const splitOptionsSchema = optional(z.object({ filename_pattern: filename
   .transform((o): FilenamePattern => o?.filename_pattern ?? DEFAULT_FILENAME_PATTERN)
   .meta({ description: 'Split options.' });
 
-/** `split`: how to cut the PDF. Refused with INVALID_SPLIT_MODE / INVALID_PARAMETER naming the input (`splitRefusal`). */
-export const splitModeSchema = z
-  .discriminatedUnion('mode', [
-    z.object({ mode: z.literal('extract'), pages: pageRangeSchema }).meta({ description: 'One file with the pages of `pages`, in the written order.' }),
-    z
-      .object({
-        mode: z.literal('ranges'),
-        ranges: z
-          .array(z.string().meta({ description: 'A page range such as "1-3" or "4-end".' }))
-          .min(1)
-          .meta({ examples: [['1-3', '4-end']] })
-          .transform((texts, ctx) => {
-            const ranges: ParsedRange[] = [];
-            for (const [index, text] of texts.entries()) {
-              try {
-                ranges.push(parsePageRange(text));
-              } catch (err) {
-                if (!(err instanceof ServiceError)) throw err;
-                ctx.addIssue({ code: 'custom', message: err.message, params: { pageRange: err, index } });
+/**
+ * `split`: how to cut the PDF. Refused with INVALID_SPLIT_MODE / INVALID_PARAMETER / OUTPUT_COUNT_EXCEEDED (more
+ * ranges than the limits' output files) naming the input (`splitRefusal`).
+ */
+function splitModeSchemaFor(limits: PdfToolLimits) {
+  return z
+    .discriminatedUnion('mode', [
+      z.object({ mode: z.literal('extract'), pages: pageRangeSchema }).meta({ description: 'One file with the pages of `pages`, in the written order.' }),
+      z
+        .object({
+          mode: z.literal('ranges'),
+          ranges: z
+            .array(z.string().meta({ description: 'A page range such as "1-3" or "4-end".' }))
+            .min(1)
+            .meta({ examples: [['1-3', '4-end']], maxItems: limits.maxOutputs } as Record<string, unknown>)
+            .transform((texts, ctx) => {
+              // One file per range: more ranges than files allowed is refused before any is parsed (or any PDF read).
+              if (texts.length > limits.maxOutputs) {
+                ctx.addIssue({ code: 'custom', message: `at most ${limits.maxOutputs} ranges`, params: { outputCount: texts.length, limits } });
                 return z.NEVER;
               }
-            }
-            return ranges;
-          })
-          .meta({ description: 'One file per page range, in order (ranges may overlap).' }),
-      })
-      .meta({ description: 'One file per page range.' }),
-    z
-      .object({
-        mode: z.literal('every_n'),
-        // Not .int(): its issue stops the request's other checks, which keep the spec's order of problems.
-        every_n: z
-          .number()
-          .min(1)
-          .refine(Number.isSafeInteger, { message: 'expected a whole number' })
-          .meta({ type: 'integer', description: 'Pages per file (the last file may have fewer); at least 1.' } as Record<string, unknown>),
-      })
-      .meta({ description: 'Files of every_n pages.' }),
-    z.object({ mode: z.literal('each_page') }).meta({ description: 'One file per page.' }),
-  ])
-  .meta({ description: `How to split: mode is one of ${SPLIT_MODES.join(', ')}.` });
+              const ranges: ParsedRange[] = [];
+              for (const [index, text] of texts.entries()) {
+                try {
+                  ranges.push(parsePageRange(text));
+                } catch (err) {
+                  if (!(err instanceof ServiceError)) throw err;
+                  ctx.addIssue({ code: 'custom', message: err.message, params: { pageRange: err, index } });
+                  return z.NEVER;
+                }
+              }
+              return ranges;
+            })
+            .meta({ description: `One file per page range, in order (ranges may overlap); at most ${limits.maxOutputs}.` }),
+        })
+        .meta({ description: 'One file per page range.' }),
+      z
+        .object({
+          mode: z.literal('every_n'),
+          // Not .int(): its issue stops the request's other checks, which keep the spec's order of problems.
+          every_n: z
+            .number()
+            .min(1)
+            .refine(Number.isSafeInteger, { message: 'expected a whole number' })
+            .meta({ type: 'integer', description: 'Pages per file (the last file may have fewer); at least 1.' } as Record<string, unknown>),
+        })
+        .meta({ description: 'Files of every_n pages.' }),
+      z.object({ mode: z.literal('each_page') }).meta({ description: 'One file per page.' }),
+    ])
+    .meta({ description: `How to split: mode is one of ${SPLIT_MODES.join(', ')}.` });
+}
+
+/** `split` of an instant request (/pdf/split): at most 100 ranges. */
+export const splitModeSchema = splitModeSchemaFor(INSTANT_LIMITS);
+/** `split` of a background job (/pdf/jobs, and its stored request): at most 500 ranges. */
+export const jobSplitModeSchema = splitModeSchemaFor(JOB_LIMITS);
+
+/** OUTPUT_COUNT_EXCEEDED as the split itself answers it (pdf/operations.ts `planSplit`), naming the input. */
+function tooManyOutputs(count: number, limits: PdfToolLimits, context: Record<string, unknown>): ServiceError {
+  const where = limits.kind === 'instant' ? ' per request (use POST /pdf/jobs for up to 500)' : ' per job';
+  return new ServiceError('OUTPUT_COUNT_EXCEEDED', `This split would produce ${count} files; at most ${limits.maxOutputs} are allowed${where}.`, {
+    ...context,
+    output_count: count,
+    max_outputs: limits.maxOutputs,
+  });
+}
 
 /** Refusals of the `split` object sent as `split`; `context` names the input (filename, input_index). */
 function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser {
@@ -201,7 +226,8 @@ function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser
     }
     if (field === 'pages') return rangeRefusal('split.pages', issue, context, 'Mode "extract" needs split.pages, a page range such as "1-3,8-end".');
     if (field === 'ranges') {
-      const index = paramsOf(issue).index;
+      const { index, outputCount, limits } = paramsOf(issue);
+      if (typeof outputCount === 'number') return tooManyOutputs(outputCount, limits as PdfToolLimits, context);
       if (typeof index === 'number') return rangeRefusal(`split.ranges[${index}]`, issue, context, '');
       return invalidParameter('split.ranges', 'Mode "ranges" needs split.ranges, a non-empty array of page ranges such as ["1-3", "4-end"].', context);
     }
@@ -232,7 +258,9 @@ export function inputRefusal(at: InputAt, field: PropertyKey | undefined, issue:
     const sentValue = fields.pdf_base64;
     const problem = paramsOf(issue).base64 ?? (sentValue === undefined || sentValue === null ? 'missing' : 'type');
     if (problem === 'missing') return new ServiceError('MISSING_PDF', `${parameter} is missing: send the PDF as base64.`, { ...where, parameter });
-    if (problem === 'invalid') return new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { ...where, parameter });
+    if (problem === 'invalid') {
+      return invalidParameter(parameter, `${parameter} is not valid base64: send the PDF's bytes base64-encoded (standard or URL-safe alphabet).`, where);
+    }
     if (problem === 'empty') return new ServiceError('MISSING_PDF', `${parameter} is empty.`, { ...where, parameter });
     return invalidParameter(parameter, `${parameter} must be a base64 string.`, where);
   }
@@ -298,14 +326,17 @@ function firstMergeInputProblem(items: unknown[], issues: readonly AnyIssue[], l
     if (issue) return inputRefusal(at(index), undefined, issue, undefined);
   }
   let total = 0;
+  let over: Record<string, unknown> | undefined;
   for (const [index, item] of items.entries()) {
     for (const field of ['filename', 'pdf_base64'] as const) {
       const issue = issueAt(issues, index, field);
       if (issue) return inputRefusal(at(index), field, issue, item);
     }
     total += (item as MergeJsonInput).pdf_base64.length;
+    if (total > limits.maxInputBytes) over ??= { filename: inputName((item as MergeJsonInput).filename, index), input_index: index };
   }
-  if (total > limits.maxInputBytes) return tooLarge(total, limits, { file_count: items.length });
+  // Named after the input that took the total over the limit.
+  if (over) return tooLarge(total, limits, { ...over, file_count: items.length });
   for (const [index, item] of items.entries()) {
     const issue = issueAt(issues, index, 'pages');
     if (issue) return inputRefusal(at(index), 'pages', issue, item);
@@ -336,12 +367,15 @@ export const mergeFormSchema = z
       .superRefine(mergeCount(INSTANT_LIMITS), EVEN_AFTER_FIELD_ERRORS)
       .superRefine((files, ctx) => {
         let total = 0;
+        let over: Record<string, unknown> | undefined;
         for (const [index, file] of files.entries()) {
           const filename = inputName(file.filename, index);
           if (file.data.length === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: index }));
           total += file.data.length;
+          if (total > INSTANT_LIMITS.maxInputBytes) over ??= { filename, input_index: index };
         }
-        if (total > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(total, INSTANT_LIMITS, { file_count: files.length }));
+        // Named after the file that took the total over the limit.
+        if (over) refuse(ctx, tooLarge(total, INSTANT_LIMITS, { ...over, file_count: files.length }));
       })
       .meta({ description: 'The PDFs to merge, 2 to 20, in this order (the field repeated; "files[]" is accepted too); 4 MB in total.' }),
     page_ranges: jsonFormField(z.array(pageRangeSchema.nullable()).optional(), (why) => invalidParameter('page_ranges', `The "page_ranges" field is not valid JSON (${why}).`), { rank: -2 }).meta({
@@ -372,7 +406,9 @@ export function parseMergeRequest(submitted: Submitted<MergeForm>): MergeRequest
       page_ranges: (_value: unknown, issue: z.core.$ZodIssue) => {
         if (issue.path.length < 2) return parameterRefusal('page_ranges', issue, undefined);
         const index = Number(issue.path[1]);
-        return inputRefusal({ base: `inputs[${index}]`, index, shape: '' }, 'pages', issue, { filename: files[index]?.filename });
+        const parameter = `page_ranges[${index}]`;
+        const where = { filename: inputName(files[index]?.filename, index), input_index: index };
+        return rangeRefusal(parameter, issue, where, `${parameter} must be a page range string such as "1-3,8-end", or null for all pages of file ${index + 1}.`);
       },
     };
     const form = parseRequest(mergeFormSchema, submitted.form, { refusals });
@@ -465,7 +501,7 @@ export function parseSplitRequest(submitted: Submitted<SplitForm>): SplitRequest
   return { input: { bytes: body.input.pdf_base64, filename: inputName(body.input.filename, 0), index: 0 }, split: body.split, pattern: body.options, store: body.store };
 }
 
-const splitOnlySchema = z.object({ split: splitModeSchema });
+const splitOnlySchema = z.object({ split: jobSplitModeSchema });
 
 /** A `split` object on its own (a background job's stored request). */
 export function parseSplitMode(value: unknown, context: Record<string, unknown> = {}): SplitMode {
@@ -538,7 +574,7 @@ export const pdfJobBodySchema = z.discriminatedUnion('operation', [
         splitJobCount,
         'The uploaded PDF to split: exactly one (150 MB, 5000 pages).',
       ),
-      split: splitModeSchema,
+      split: jobSplitModeSchema,
       options: splitOptionsSchema,
     })
     .superRefine((_job, ctx) => {

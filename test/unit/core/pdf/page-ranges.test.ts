@@ -98,6 +98,50 @@ describe('page ranges', () => {
     expect(err.details).toMatchObject({ token: '2', max_parts: MAX_RANGE_PARTS });
   });
 
+  it('takes any run of digits as a page number: one past every document is PAGE_OUT_OF_RANGE, not a syntax error', () => {
+    const huge = '9999999999999999999999';
+    for (const [text, token] of [
+      [huge, huge],
+      [`1,${huge}`, huge],
+      [`2-${huge}`, `2-${huge}`],
+      [`${huge}-end`, `${huge}-end`],
+      [` ${huge} - 99999999999999999999999 `, `${huge} - 99999999999999999999999`],
+      ['9007199254740992-9007199254740993', '9007199254740992-9007199254740993'],
+      ['1'.repeat(400), '1'.repeat(400)],
+    ]) {
+      const err = refusal(() => resolvePageRange(parsePageRange(text), 5, { parameter: 'pages' }));
+      expect(err.code).toBe('PAGE_OUT_OF_RANGE');
+      expect(err.details).toEqual({ parameter: 'pages', token, total_pages: 5 });
+      expect(err.message).toContain(token);
+      expect(JSON.parse(JSON.stringify(err.details))).toEqual(err.details);
+    }
+    // The largest exact page number still reports its page.
+    expect(refusal(() => resolvePageRange(parsePageRange('9007199254740991'), 5)).details).toEqual({ token: '9007199254740991', page: 9007199254740991, total_pages: 5 });
+  });
+
+  it.each([
+    [`99999999999999999999-5`],
+    [`99999999999999999999-99999999999999999998`],
+    // Equal as lossy Numbers, backwards as page numbers.
+    [`9007199254740993-9007199254740992`],
+    [`100000000000000000000-099999999999999999999`],
+  ])('finds backwards ranges of huge page numbers exactly (%s)', (text) => {
+    const err = refusal(() => parsePageRange(text));
+    expect(err.code).toBe('INVALID_PAGE_RANGE');
+    expect(err.details).toEqual({ token: text });
+    expect(err.message).toContain('runs backwards');
+  });
+
+  it('keeps leading zeros meaning the number they write', () => {
+    expect(parsePageRange('007,02-03,0004-end').parts).toEqual([
+      { from: 7, to: 7 },
+      { from: 2, to: 3 },
+      { from: 4, to: 'end' },
+    ]);
+    for (const text of ['00', '000-3', '0'.repeat(30)]) expect(refusal(() => parsePageRange(text)).code).toBe('INVALID_PAGE_RANGE');
+    expect(refusal(() => resolvePageRange(parsePageRange(`0${'9'.repeat(25)}`), 5)).code).toBe('PAGE_OUT_OF_RANGE');
+  });
+
   it('refuses pages past the end with the document size', () => {
     const err = refusal(() => resolvePageRange(parsePageRange('1,8-end'), 5, { filename: 'a.pdf', input_index: 1 }));
     expect(err.code).toBe('PAGE_OUT_OF_RANGE');

@@ -40,10 +40,13 @@ describe('POST /pdf/merge (JSON)', () => {
   });
 
   it('names inputs the spec way, with the input index and file name', () => {
-    expect(refused(() => merge({ inputs: [pdf(), pdf({ filename: 'z.pdf', pdf_base64: '%%%' })] }))).toEqual({
-      code: 'INVALID_BASE64',
+    // INVALID_BASE64 belongs to the bulk routes (document 1); the PDF tools answer INVALID_PARAMETER.
+    const badBase64 = refusal(() => merge({ inputs: [pdf(), pdf({ filename: 'z.pdf', pdf_base64: '%%%' })] }));
+    expect({ code: badBase64.code, details: badBase64.details }).toEqual({
+      code: 'INVALID_PARAMETER',
       details: { filename: 'z.pdf', input_index: 1, parameter: 'inputs[1].pdf_base64' },
     });
+    expect(badBase64.message).toMatch(/^inputs\[1\]\.pdf_base64 is not valid base64/);
     expect(refused(() => merge({ inputs: [pdf(), pdf({ pdf_base64: null })] }))).toMatchObject({ code: 'MISSING_PDF', details: { parameter: 'inputs[1].pdf_base64', input_index: 1 } });
     expect(refused(() => merge({ inputs: [pdf(), pdf({ pdf_base64: 5 })] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs[1].pdf_base64', filename: 'input-2.pdf', input_index: 1 } });
     expect(refused(() => merge({ inputs: [pdf({ filename: 7 }), pdf()] }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs[0].filename', input_index: 0 } });
@@ -75,6 +78,27 @@ describe('POST /pdf/merge (JSON)', () => {
   });
 });
 
+describe('POST /pdf/merge: the input that takes the total over 4 MB', () => {
+  const MB = 1024 * 1024;
+  const sized = (bytes: number) => Buffer.alloc(bytes, 0x20);
+
+  it('is named in JSON, with the whole total and the file count', () => {
+    const inputs = [pdf({ filename: 'a.pdf' }), { pdf_base64: b64(sized(3 * MB)), filename: 'big.pdf' }, { pdf_base64: b64(sized(MB)), filename: 'over.pdf' }, pdf({ filename: 'd.pdf' })];
+    expect(refused(() => merge({ inputs }))).toEqual({
+      code: 'PDF_INPUT_TOO_LARGE',
+      details: { filename: 'over.pdf', input_index: 2, file_count: 4, size_bytes: 4 * MB + 20, max_bytes: 4 * MB },
+    });
+  });
+
+  it('is named in a form, with the whole total and the file count', () => {
+    const files = [file('a.pdf'), file('big.pdf', sized(3 * MB)), file(null, sized(MB)), file('d.pdf')];
+    expect(refused(() => parseMergeRequest({ form: { files } }))).toEqual({
+      code: 'PDF_INPUT_TOO_LARGE',
+      details: { filename: 'input-3.pdf', input_index: 2, file_count: 4, size_bytes: 4 * MB + 20, max_bytes: 4 * MB },
+    });
+  });
+});
+
 describe('POST /pdf/merge (multipart)', () => {
   const form = (fields: Record<string, unknown>) => parseMergeRequest({ form: { files: [file('a.pdf'), file('b.pdf')], ...fields } });
 
@@ -99,9 +123,19 @@ describe('POST /pdf/merge (multipart)', () => {
     });
     expect(refused(() => form({ page_ranges: '[null, 5]', options: '{"title": 5}', store: 'x' }))).toEqual({
       code: 'INVALID_PARAMETER',
-      details: { parameter: 'inputs[1].pages', filename: 'b.pdf', input_index: 1 },
+      details: { parameter: 'page_ranges[1]', filename: 'b.pdf', input_index: 1 },
     });
-    expect(refused(() => form({ page_ranges: '["1-x", null]' }))).toEqual({ code: 'INVALID_PAGE_RANGE', details: { filename: 'a.pdf', input_index: 0, parameter: 'inputs[0].pages', token: '1-x' } });
+    expect(refused(() => form({ page_ranges: '["1-x", null]' }))).toEqual({ code: 'INVALID_PAGE_RANGE', details: { filename: 'a.pdf', input_index: 0, parameter: 'page_ranges[0]', token: '1-x' } });
+  });
+
+  it('names page_ranges[i] (not the JSON body\'s inputs[i].pages) in the parameter and the message', () => {
+    for (const [ranges, code] of [['[null, 5]', 'INVALID_PARAMETER'], ['[null, "2-1"]', 'INVALID_PAGE_RANGE']]) {
+      const err = refusal(() => form({ page_ranges: ranges }));
+      expect(err.code).toBe(code);
+      expect(err.details).toMatchObject({ parameter: 'page_ranges[1]', filename: 'b.pdf', input_index: 1 });
+      expect(err.message).toContain('page_ranges[1]');
+      expect(err.message).not.toContain('inputs[');
+    }
     expect(refused(() => form({ options: '{"title": 5}', store: 'x' })).details).toEqual({ parameter: 'options.title' });
     expect(refused(() => form({ store: 'x' })).details).toEqual({ parameter: 'store' });
   });
@@ -129,6 +163,25 @@ describe('POST /pdf/split', () => {
     // Every range must be a string before any is parsed.
     expect(refused(() => split({ input, split: { mode: 'ranges', ranges: ['x', 5] } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.ranges' } });
     expect(refused(() => split({ input, split: { mode: 'ranges', ranges: ['1', 'x'] } }))).toEqual({ code: 'INVALID_PAGE_RANGE', details: { ...where, parameter: 'split.ranges[1]', token: 'x' } });
+  });
+
+  it('refuses more than 100 ranges before reading the PDF, as the split itself would (JSON and form)', () => {
+    const where = { filename: 'r.pdf', input_index: 0 };
+    const ranges = (n: number) => Array.from({ length: n }, (_, i) => String(i + 1));
+    expect(split({ input, split: { mode: 'ranges', ranges: ranges(100) } }).split).toMatchObject({ mode: 'ranges', ranges: { length: 100 } });
+    const err = refusal(() => split({ input, split: { mode: 'ranges', ranges: [...ranges(100), 'x'] } }));
+    expect({ code: err.code, details: err.details }).toEqual({ code: 'OUTPUT_COUNT_EXCEEDED', details: { ...where, output_count: 101, max_outputs: 100 } });
+    expect(err.message).toContain('POST /pdf/jobs');
+    const form = { file: [file('r.pdf')], split: JSON.stringify({ mode: 'ranges', ranges: ranges(101) }) };
+    expect(refused(() => parseSplitRequest({ form }))).toEqual({ code: 'OUTPUT_COUNT_EXCEEDED', details: { ...where, output_count: 101, max_outputs: 100 } });
+    // A range that is not a string is still the first problem.
+    expect(refused(() => split({ input, split: { mode: 'ranges', ranges: [...ranges(101), 5] } })).details).toEqual({ ...where, parameter: 'split.ranges' });
+  });
+
+  it('takes a page number past any document as valid syntax (the document check answers it)', () => {
+    const huge = '9999999999999999999999';
+    expect(split({ input, split: { mode: 'extract', pages: huge } }).split).toMatchObject({ mode: 'extract', pages: { text: huge } });
+    expect(merge({ inputs: [pdf({ pages: `1-${huge}` }), pdf()] }).inputs[0].pages?.text).toBe(`1-${huge}`);
   });
 
   it('refuses a missing input first, then the file, the split settings, the options and store', () => {
@@ -166,6 +219,15 @@ describe('POST /pdf/jobs', () => {
     });
     const sent = { operation: 'split', inputs: [{ s3_key: 'a' }], split: { mode: 'every_n', every_n: 3, extra: 1 }, options: { filename_pattern: 'x.pdf' } };
     expect(parsePdfJobRequest(sent)).toMatchObject({ split: sent.split, options: sent.options });
+  });
+
+  it('refuses a split into more than 500 ranges at submission, as the job itself would', () => {
+    const ranges = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}-end`);
+    const job = (n: number) => ({ operation: 'split', inputs: [{ s3_key: 'a', filename: 'big.pdf' }], split: { mode: 'ranges', ranges: ranges(n) } });
+    expect(parsePdfJobRequest(job(500)).split).toMatchObject({ mode: 'ranges' });
+    const err = refusal(() => parsePdfJobRequest(job(501)));
+    expect({ code: err.code, details: err.details }).toEqual({ code: 'OUTPUT_COUNT_EXCEEDED', details: { filename: 'big.pdf', input_index: 0, output_count: 501, max_outputs: 500 } });
+    expect(err.message).toContain('at most 500');
   });
 
   it('refuses in the spec order: operation, inputs, options object, split settings, options fields', () => {
@@ -209,7 +271,7 @@ describe('POST /pdf/inspect', () => {
     expect(refused(() => inspect({ s3_key: 5, input: null })).details).toEqual({ parameter: 's3_key' });
     expect(refused(() => inspect({ s3_key: '' })).details).toEqual({ parameter: 's3_key' });
     for (const body of [{}, { input: null }, { input: 'x' }]) expect(refused(() => inspect(body)).code).toBe('MISSING_PDF');
-    expect(refused(() => inspect({ input: { pdf_base64: '@@', filename: 'x.pdf' } }))).toEqual({ code: 'INVALID_BASE64', details: { filename: 'x.pdf', input_index: 0, parameter: 'input.pdf_base64' } });
+    expect(refused(() => inspect({ input: { pdf_base64: '@@', filename: 'x.pdf' } }))).toEqual({ code: 'INVALID_PARAMETER', details: { filename: 'x.pdf', input_index: 0, parameter: 'input.pdf_base64' } });
     expect(refused(() => parseInspectRequest({ form: { file: [file('a.pdf'), file('b.pdf')], for: 'x' } })).code).toBe('TOO_MANY_FILES');
     expect(refused(() => parseInspectRequest({ form: { file: [] } })).code).toBe('MISSING_PDF');
   });
