@@ -23,7 +23,8 @@ export type SplitMode =
   | { mode: 'each_page' };
 
 export interface MergeSpec {
-  inputs: (PdfInputFile & { pages: ParsedRange | null })[];
+  /** `pagesParameter`: where the request sent `pages` (default `inputs[i].pages`; a merge form sends `page_ranges[i]`). */
+  inputs: (PdfInputFile & { pages: ParsedRange | null; pagesParameter?: string })[];
   /** `output_filename` as sent (without .pdf); default "merged". */
   outputFilename?: string | null;
   title?: string | null;
@@ -101,7 +102,7 @@ export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: Pd
     const source = sources[i];
     const total = source.pages.length;
     inputPages += total;
-    const context = { ...culprit(input), parameter: `inputs[${i}].pages` };
+    const context = { ...culprit(input), parameter: input.pagesParameter ?? `inputs[${i}].pages` };
     // A page past the end is the caller's real mistake: say so before counting against the limit.
     if (input.pages) assertWithinDocument(input.pages, total, context);
     selected += input.pages ? countSelected(input.pages, total) : total;

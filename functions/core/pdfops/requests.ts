@@ -413,7 +413,13 @@ export function parseMergeRequest(submitted: Submitted<MergeForm>): MergeRequest
     };
     const form = parseRequest(mergeFormSchema, submitted.form, { refusals });
     return {
-      inputs: form.files.map((file, index) => ({ bytes: file.data, filename: inputName(file.filename, index), index, pages: form.page_ranges?.[index] ?? null })),
+      inputs: form.files.map((file, index) => ({
+        bytes: file.data,
+        filename: inputName(file.filename, index),
+        index,
+        pages: form.page_ranges?.[index] ?? null,
+        pagesParameter: `page_ranges[${index}]`,
+      })),
       ...form.options,
       store: form.store,
     };
