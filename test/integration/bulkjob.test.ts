@@ -149,6 +149,7 @@ describe('POST /bulkjob: a bundle in, a ZIP of PDFs out', () => {
       success_count: 2,
       failure_count: 0,
       pages_total: 2,
+      pages: 2,
       error_code: null,
       s3_url: expect.stringMatching(/^http/),
     });
@@ -236,6 +237,8 @@ describe('POST /bulkjob refusals', () => {
 
   it.each([
     ['an unknown bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => ({ bundle_type: 'docx', zip_base64: okZip() })],
+    ['an empty bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => ({ bundle_type: '', zip_base64: okZip() })],
+    ['a null bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => ({ bundle_type: null, zip_base64: okZip() })],
     ['no input', 400, 'INVALID_BULK_INPUT', () => ({ bundle_type: 'html' })],
     ['two inputs', 400, 'INVALID_BULK_INPUT', () => ({ zip_base64: okZip(), s3_key: `uploads/${user.account_id}/bulk/01J00000000000000000000000.zip` })],
     ['an absolute path', 400, 'INVALID_BULK_PATH', () => ({ files: [{ path: '/etc/a.html', content_base64: '' }] })],
@@ -248,6 +251,7 @@ describe('POST /bulkjob refusals', () => {
     ['an s3_key of another account', 403, 'FORBIDDEN', () => ({ s3_key: 'uploads/someone-else/bulk/01J00000000000000000000000.zip' })],
     ['an s3_key never uploaded', 404, 'UPLOAD_NOT_FOUND', () => ({ s3_key: `uploads/${user.account_id}/bulk/01J00000000000000000000000.zip` })],
     ['an s3_key that is no upload', 404, 'UPLOAD_NOT_FOUND', () => ({ s3_key: 'outputs/x/y.zip' })],
+    ['an s3_key in the uploads area that names no account', 404, 'UPLOAD_NOT_FOUND', () => ({ s3_key: 'uploads/nope.zip' })],
   ])('refuses %s (%d %s), creating no job', async (_name, status, code, body) => {
     const before = (await (await stack.request('GET', '/jobs?job_type=bulk', { token: user.id_token })).json()).count;
     expect(await errorOf(await post('/bulkjob', (body as () => unknown)()))).toMatchObject({ status, code });
@@ -260,6 +264,7 @@ describe('POST /bulkjob refusals', () => {
     ['a path with ..', 400, 'INVALID_BULK_PATH', () => form([{ name: 'paths', value: '["../a.html"]' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['no files part', 400, 'INVALID_BULK_INPUT', () => form([{ name: 'bundle_type', value: 'html' }])],
     ['bad options JSON', 400, 'INVALID_OPTIONS_JSON', () => form([{ name: 'options', value: '{' }, { name: 'files', value: 'x', filename: 'a.html' }])],
+    ['an empty bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => form([{ name: 'bundle_type', value: '' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['more than 4 MB of files', 413, 'BULK_INLINE_TOO_LARGE', () => form([{ name: 'files', value: noise(2_200_000), filename: 'a.png' }, { name: 'files', value: noise(2_200_000, 'b'), filename: 'b.png' }])],
   ])('refuses multipart with %s (%d %s)', async (_name, status, code, make) => {
     const { body, contentType } = (make as () => ReturnType<typeof multipart>)();
@@ -418,33 +423,48 @@ describe('cancel', () => {
     await stack.services.jobSlots.release({ accountId: user.account_id, kind: 'bulk', jobId: 'probe' });
   });
 
-  it('asks a running job to stop (202): made PDFs stay and are charged, the rest are skipped with CANCELLED', async () => {
+  it('asks a running job to stop (202): only documents already printing are made and charged, the rest are skipped with CANCELLED', async () => {
     const before = await credits();
-    const slow = (i: number) => ({ name: `slow${String(i).padStart(2, '0')}.html`, data: `<p>slow ${i}</p><script>const t = Date.now(); while (Date.now() - t < 700) {}</script>` });
-    const jobId = await submit({ zip_base64: zipB64(Array.from({ length: 16 }, (_, i) => slow(i))) });
-    for (let i = 0; i < 200; i++) {
-      const job = await (await get(`/jobs/${jobId}`)).json();
-      if (job.status === 'processing' && job.processed_count >= 1) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    const res = await post(`/jobs/${jobId}/cancel`, undefined);
-    expect(res.status).toBe(202);
-    expect(await res.json()).toEqual({ job_id: jobId, status: 'processing', cancel_requested: true, message: expect.any(String) });
-    expect((await post(`/jobs/${jobId}/cancel`, undefined)).status).toBe(202);
-    expect(await (await get(`/jobs/${jobId}`)).json()).toMatchObject({ status: 'processing', cancel_requested: true });
+    // Printing slots of this stack; the workflow hands out 10 files at once, so with fewer slots most files queue.
+    const slots = Math.min(stack.services.config.renderMaxConcurrent, 10);
+    const slow = (i: number) => ({ name: `slow${String(i).padStart(2, '0')}.html`, data: `<p>slow ${i}</p><script>const t = Date.now(); while (Date.now() - t < 1000) {}</script>` });
+    // Watches the renderer port (calls go through unchanged): the cancel lands once all 10 dispatched files have
+    // asked for a slot (they read the job before the cancel) and one document has started printing.
+    const renders: string[] = [];
+    let printing = 0;
+    const render = stack.services.renderer.render.bind(stack.services.renderer);
+    const spy = jest.spyOn(stack.services.renderer, 'render').mockImplementation((request) => {
+      renders.push(request.bundle!.documentPath);
+      const shouldStart = request.shouldStart;
+      return render(shouldStart ? { ...request, shouldStart: async () => (await shouldStart()) && ++printing > 0 } : request);
+    });
+    try {
+      const jobId = await submit({ zip_base64: zipB64(Array.from({ length: 12 }, (_, i) => slow(i))) });
+      for (const until = Date.now() + 10_000; !(renders.length >= 10 && printing > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      const res = await post(`/jobs/${jobId}/cancel`, undefined);
+      expect(res.status).toBe(202);
+      expect(await res.json()).toEqual({ job_id: jobId, status: 'processing', cancel_requested: true, message: expect.any(String) });
+      expect((await post(`/jobs/${jobId}/cancel`, undefined)).status).toBe(202);
+      expect(await (await get(`/jobs/${jobId}`)).json()).toMatchObject({ status: 'processing', cancel_requested: true });
 
-    const job = await finished(jobId);
-    const rows = (await filesOf(jobId)).files as { status: string; error_code: string | null; output: string | null }[];
-    const made = rows.filter((r) => r.status === 'success');
-    expect(job).toMatchObject({ status: 'cancelled', cancel_requested: true, file_count: 16, success_count: made.length, failure_count: 16 - made.length });
-    expect(made.length).toBeGreaterThanOrEqual(1);
-    expect(made.length).toBeLessThan(16);
-    expect(rows.filter((r) => r.status !== 'success').every((r) => r.status === 'skipped' && r.error_code === 'CANCELLED')).toBe(true);
-    expect(await credits()).toBe(before - made.length * 10_000);
-    expect([...(await outputOf(jobId)).zip.keys()]).toEqual([...made.map((r) => r.output), 'manifest.json']);
-    expect((await outbox(jobId)).map((e) => [e.event, e.success_count, typeof e.output_key])).toEqual([['bulk.job.cancelled', made.length, 'string']]);
-    // Cancelled already: cancelling again is harmless.
-    expect((await post(`/jobs/${jobId}/cancel`, undefined)).status).toBe(200);
+      const job = await finished(jobId);
+      const rows = (await filesOf(jobId)).files as { status: string; error_code: string | null; output: string | null }[];
+      const made = rows.filter((r) => r.status === 'success');
+      expect(job).toMatchObject({ status: 'cancelled', cancel_requested: true, file_count: 12, success_count: made.length, failure_count: 12 - made.length });
+      // Exactly the documents that had started printing before the cancel: at most one per slot.
+      expect(made.length).toBeGreaterThanOrEqual(1);
+      expect(made.length).toBe(printing);
+      expect(made.length).toBeLessThanOrEqual(slots);
+      expect(renders.length).toBeGreaterThan(made.length); // files handed to the renderer were called off while queued
+      expect(rows.filter((r) => r.status !== 'success').every((r) => r.status === 'skipped' && r.error_code === 'CANCELLED')).toBe(true);
+      expect(await credits()).toBe(before - made.length * 10_000);
+      expect([...(await outputOf(jobId)).zip.keys()]).toEqual([...made.map((r) => r.output), 'manifest.json']);
+      expect((await outbox(jobId)).map((e) => [e.event, e.success_count, typeof e.output_key])).toEqual([['bulk.job.cancelled', made.length, 'string']]);
+      // Cancelled already: cancelling again is harmless.
+      expect((await post(`/jobs/${jobId}/cancel`, undefined)).status).toBe(200);
+    } finally {
+      spy.mockRestore();
+    }
   }, 90_000);
 
   it('answers 409 for finished jobs and for job types that cannot be cancelled, 404 for other accounts', async () => {

@@ -85,6 +85,18 @@ describe('GET /jobs', () => {
     expect(seen).toEqual(seeded.map((j) => j.job_id));
   });
 
+  it('answers next_token null on a last page that is exactly full, and never a token leading to an empty page', async () => {
+    const ten = await stack.account();
+    await seed(ten, 10, 't');
+    expect((await list('?limit=10', ten)).body).toMatchObject({ count: 10, next_token: null });
+    const first = (await list('?limit=5', ten)).body;
+    expect(typeof first.next_token).toBe('string');
+    const second = (await list(`?limit=5&next_token=${encodeURIComponent(first.next_token)}`, ten)).body;
+    expect(second).toMatchObject({ count: 5, next_token: null });
+    // The same with a filter: 2 of the 10 are failed.
+    expect((await list('?limit=2&status=failed', ten)).body).toMatchObject({ count: 2, next_token: null });
+  });
+
   it('filters by status, job_type, truncated and creation month (UTC), also across pages', async () => {
     const failed = (await list('?status=failed')).body;
     expect(failed.jobs.map((j: Job) => j.job_id)).toEqual(mine.filter((j) => j.status === 'failed').map((j) => j.job_id));

@@ -2,9 +2,11 @@
 import type { BulkDeps } from '../../functions/core/bulk/deps';
 import { DEFAULT_BULK_TIMING } from '../../functions/core/bulk/limits';
 import type { BulkProgress } from '../../functions/core/bulk/ports';
+import type { OutboxEvent } from '../../functions/core/events/events';
 import type { JobFileRow } from '../../functions/core/jobs/files';
+import type { Job } from '../../functions/core/jobs/job';
 import { pageWindow } from '../../functions/core/render/page-window';
-import type { RenderRequest, RenderResult, Renderer } from '../../functions/core/render/ports';
+import { RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer } from '../../functions/core/render/ports';
 import { type MemoryChargeStore, type MemoryFiles, type MemoryJobs, memoryWorld } from './memory';
 
 /** Like the DynamoDB adapter: row once + processed_count, attribute updates only while processing. */
@@ -39,17 +41,33 @@ export class MemoryBulkProgress implements BulkProgress {
     return true;
   }
 
+  async finishJob(job: Job, events: OutboxEvent[], cancelSeen: boolean) {
+    const current = this.jobs.jobs.get(job.job_id);
+    if (!current || current.status !== 'processing' || (!cancelSeen && current.cancel_requested)) return false;
+    await this.jobs.put(job, events);
+    return true;
+  }
+
   async chargedUnits(_accountId: string, jobId: string) {
     return new Set([...this.ledger.ledger.keys()].filter((k) => k.startsWith(`${jobId}#`)).map((k) => k.slice(jobId.length + 1)));
   }
 }
 
-/** A renderer that prints nothing real: the page count comes from the HTML (`<!-- pages: N -->`) unless `behave` says otherwise. */
+/**
+ * A renderer that prints nothing real: the page count comes from the HTML (`<!-- pages: N -->`) unless `behave` says
+ * otherwise. Like the Chromium adapter it asks `shouldStart` once it has a printing slot (`slot`: the wait for one).
+ */
 export class FakeRenderer implements Renderer {
   calls: RenderRequest[] = [];
+  /** Documents that passed `shouldStart` (or had none) and were printed. */
+  started: RenderRequest[] = [];
+  slot: (request: RenderRequest) => Promise<void> | void = () => undefined;
   behave: (request: RenderRequest) => Promise<Partial<RenderResult>> | Partial<RenderResult> = () => ({});
   async render(request: RenderRequest): Promise<RenderResult> {
     this.calls.push(request);
+    await this.slot(request);
+    if (request.shouldStart && !(await request.shouldStart())) throw new RenderNotStartedError();
+    this.started.push(request);
     const pages = Number(/<!-- pages: (\d+) -->/.exec(request.html)?.[1] ?? 1);
     // Like Chromium with the page window: printing stops after maxPages + 1 pages (the fake ignores selections).
     const windowed = request.maxPages !== undefined && pageWindow(request) !== request.options.pageRanges;

@@ -2,7 +2,7 @@ import { ServiceError, invalidParameter } from '../../core/errors';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
-import { type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
+import { RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 
@@ -117,6 +117,8 @@ export class ChromiumRenderer implements Renderer {
         this.browser.withPage(async (page) => {
           const { session, frameId, crashed } = page;
           if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
+          // The caller may have called the work off while it waited for the slot (a cancelled bulk job).
+          if (request.shouldStart && !(await request.shouldStart())) throw new RenderNotStartedError();
           // A page reused within its scope has counted earlier documents' refusals already.
           const blockedBefore = page.blockedRequests();
           const listeners: [string, (e: unknown) => void][] = [];

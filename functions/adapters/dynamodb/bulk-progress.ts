@@ -1,7 +1,10 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BulkProgress } from '../../core/bulk/ports';
+import type { OutboxEvent } from '../../core/events/events';
 import type { JobFileRow } from '../../core/jobs/files';
+import type { Job } from '../../core/jobs/job';
 import { type Dynamo, isConditionalCheckFailed, queryAll } from './client';
+import { eventItem, jobItem } from './jobs';
 import { keys } from './schema';
 
 const PROCESSING = { '#status': 'status' };
@@ -10,6 +13,7 @@ const PROCESSING = { '#status': 'status' };
  * Bulk job writes that concurrent file renders make to one job item: attribute updates (never whole-item
  * puts, which would overwrite each other's counts or a cancel request), each conditional on the job still
  * processing. A file's row and its `processed_count` step are one transaction, so a retried render adds nothing.
+ * Finish's whole-item put is conditional on the cancel request it read, so a cancel arriving meanwhile survives.
  */
 export class DynamoBulkProgress implements BulkProgress {
   constructor(private readonly db: Dynamo) {}
@@ -77,6 +81,26 @@ export class DynamoBulkProgress implements BulkProgress {
 
   requestCancel(jobId: string): Promise<boolean> {
     return this.update(jobId, 'cancel_requested = :yes', { ':yes': true });
+  }
+
+  async finishJob(job: Job, events: OutboxEvent[], cancelSeen: boolean): Promise<boolean> {
+    // cancel_requested only ever goes from absent/false to true, so "not true" is "unchanged since Finish read it".
+    const condition = cancelSeen ? '#status = :processing' : '#status = :processing AND (attribute_not_exists(cancel_requested) OR cancel_requested <> :yes)';
+    const put = {
+      TableName: this.db.table,
+      Item: jobItem(job),
+      ConditionExpression: condition,
+      ExpressionAttributeNames: PROCESSING,
+      ExpressionAttributeValues: { ':processing': 'processing', ...(cancelSeen ? {} : { ':yes': true }) },
+    };
+    try {
+      if (events.length === 0) await this.db.doc.send(new PutCommand(put));
+      else await this.db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...events.map((e) => ({ Put: { TableName: this.db.table, Item: eventItem(e) } }))] }));
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err) || (err as Error).name === 'TransactionCanceledException') return false;
+      throw err;
+    }
   }
 
   async chargedUnits(accountId: string, jobId: string): Promise<Set<string>> {

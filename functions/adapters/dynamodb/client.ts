@@ -56,7 +56,7 @@ export async function queryAll(db: Dynamo, input: Omit<QueryCommandInput, 'Table
   return items;
 }
 
-/** One page of a newest-first query: the matching items and whether any may follow the last of them. */
+/** One page of a newest-first query: the matching items and whether more follow the last of them. */
 export interface NewestFirstPage {
   items: Record<string, unknown>[];
   more: boolean;
@@ -64,8 +64,9 @@ export interface NewestFirstPage {
 
 /**
  * Up to `limit` items of a newest-first query, starting after `start`. A filter can leave a DynamoDB page short, so
- * pages are read until `limit` items match or the query ends; `more` is true when something may follow the last
- * item returned (the caller builds its cursor from that item, not from the query's own position).
+ * pages are read until `limit + 1` items match or the query ends: `more` is true only when that extra item exists.
+ * (A LastEvaluatedKey does not say so: a page that stops at exactly the last item still has one, and the spec's
+ * `next_token` must be null on the last page.) The caller builds its cursor from the last item returned.
  */
 export async function queryNewestFirst(
   db: Dynamo,
@@ -73,9 +74,9 @@ export async function queryNewestFirst(
   limit: number,
   start?: Record<string, unknown>,
 ): Promise<NewestFirstPage> {
+  const wanted = limit + 1;
   const items: Record<string, unknown>[] = [];
-  let more = false;
-  while (items.length < limit) {
+  do {
     const page = await db.doc.send(
       new QueryCommand({
         TableName: db.table,
@@ -86,17 +87,14 @@ export async function queryNewestFirst(
         ExpressionAttributeValues: input.values,
         ScanIndexForward: false,
         ExclusiveStartKey: start,
-        Limit: Math.max(limit - items.length, 10),
+        // At least 10 evaluated per request: with a filter, asking for the one missing item at a time would crawl.
+        Limit: Math.max(wanted - items.length, 10),
       }),
     );
-    const found = page.Items ?? [];
-    const room = limit - items.length;
-    items.push(...found.slice(0, room));
+    items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
-    more = found.length > room || !!start;
-    if (!start) break;
-  }
-  return { items, more };
+  } while (items.length < wanted && start);
+  return { items: items.slice(0, limit), more: items.length > limit };
 }
 
 export type { ItemKey };

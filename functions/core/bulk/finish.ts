@@ -75,7 +75,10 @@ function finalStatus(job: Job, rows: JobFileRow[]): { status: JobStatus; code: s
   const success = rows.filter((r) => r.status === 'success').length;
   const others = rows.length - success;
   if (job.cancel_requested) {
-    return { status: 'cancelled', code: null, message: `Cancelled on request: ${success} of ${rows.length} files were converted before the job stopped; the rest were skipped.` };
+    // Also when the cancel came after the last file had started (or during Finish): the 202 promised `cancelled`.
+    const skipped = rows.filter((r) => r.error_code === 'CANCELLED').length;
+    const rest = skipped > 0 ? `; ${skipped} not started were skipped` : '';
+    return { status: 'cancelled', code: null, message: `Cancelled on request: ${success} of ${rows.length} files were converted before the job stopped${rest}. GET /jobs/${job.job_id}/files says what happened to each.` };
   }
   if (success === rows.length) return { status: 'completed', code: null, message: null };
   if (success > 0) return { status: 'partial_failed', code: null, message: `${others} of ${rows.length} files were not converted; GET /jobs/${job.job_id}/files says why for each.` };
@@ -122,55 +125,64 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
     // Output paths mirror the inputs; rows no longer point at staged files (there are no per-file downloads).
     const made = rows.filter((r) => r.status === 'success');
     const names = outputPaths(made.map((r) => r.input), bundle.bundle_type);
-    const staged = new Map(made.map((r, i) => [r.index, r.key]));
     made.forEach((r, i) => (r.output = names[i]));
     for (const r of rows) {
       r.key = null;
       delete r.size_bytes;
     }
-
-    const at = deps.clock.now();
-    const verdict = finalStatus(job, rows);
-    let final: Job = {
-      ...job,
-      status: verdict.status,
-      completed_at: at.toISOString(),
-      error_code: verdict.code,
-      error_message: verdict.message,
-      file_count: rows.length,
-      processed_count: rows.length,
-      success_count: made.length,
-      failure_count: rows.length - made.length,
-      pages_total: made.reduce((n, r) => n + r.pages, 0),
-      output: null,
-    };
-    if (made.length > 0) {
-      const zip = new ZipBuilder();
-      // Read in parallel (one GET per PDF), added in index order.
-      const pdfs = await mapBounded(made, STORAGE_CONCURRENCY, async (r) => {
-        const pdf = await deps.blobs.get(staged.get(r.index)!);
-        if (!pdf) throw new Error(`the staged PDF of ${r.input} is missing`);
-        return pdf;
-      });
-      made.forEach((r, i) => zip.add(r.output!, pdfs[i], at));
-      zip.add('manifest.json', Buffer.from(JSON.stringify(presentManifest(final, rows), null, 2)), at);
-      const data = await zip.finish();
-      const key = bulkKeys.output(job.account_id, job.job_id);
-      await deps.blobs.put(key, data, ZIP);
-      final = { ...final, output: { key, name: `${job.job_id}.zip`, content_type: ZIP, size_bytes: data.length, expires_at: retentionEnd('jobOutputs', at)! } };
-    }
-    await deps.files.putAll(job.job_id, rows);
-    const event = jobEvent(EVENT_OF[final.status]!, final, at, {
-      processed_count: final.processed_count,
-      error_message: final.error_message,
-      files_url: `/jobs/${job.job_id}/files`,
+    // Read in parallel (one GET per PDF). Staged keys follow from the index, so a retried finish (rows already
+    // written without them) still finds its PDFs.
+    const pdfs = await mapBounded(made, STORAGE_CONCURRENCY, async (r) => {
+      const pdf = await deps.blobs.get(bulkKeys.pdf(job.account_id, job.job_id, r.index));
+      if (!pdf) throw new Error(`the staged PDF of ${r.input} is missing`);
+      return pdf;
     });
-    if (!(await deps.jobs.putIf(final, ['processing'], [event]))) {
+
+    // Twice at most: a cancel that lands while this runs is not overwritten; the job then ends cancelled (every
+    // file has been dealt with by now, so the rows stay as decided: made PDFs are kept and charged).
+    let seen = job;
+    for (;;) {
+      const at = deps.clock.now();
+      const cancelSeen = !!seen.cancel_requested;
+      const verdict = finalStatus(seen, rows);
+      let final: Job = {
+        ...seen,
+        status: verdict.status,
+        completed_at: at.toISOString(),
+        error_code: verdict.code,
+        error_message: verdict.message,
+        file_count: rows.length,
+        processed_count: rows.length,
+        success_count: made.length,
+        failure_count: rows.length - made.length,
+        pages_total: made.reduce((n, r) => n + r.pages, 0),
+        output: null,
+      };
+      if (made.length > 0) {
+        const zip = new ZipBuilder();
+        made.forEach((r, i) => zip.add(r.output!, pdfs[i], at));
+        zip.add('manifest.json', Buffer.from(JSON.stringify(presentManifest(final, rows), null, 2)), at);
+        const data = await zip.finish();
+        const key = bulkKeys.output(job.account_id, job.job_id);
+        await deps.blobs.put(key, data, ZIP);
+        final = { ...final, output: { key, name: `${job.job_id}.zip`, content_type: ZIP, size_bytes: data.length, expires_at: retentionEnd('jobOutputs', at)! } };
+      }
+      await deps.files.putAll(job.job_id, rows);
+      const event = jobEvent(EVENT_OF[final.status]!, final, at, {
+        processed_count: final.processed_count,
+        error_message: final.error_message,
+        files_url: `/jobs/${job.job_id}/files`,
+      });
+      if (await deps.progress.finishJob(final, [event], cancelSeen)) {
+        await releaseJob(deps, final);
+        return { job_id: job.job_id, status: final.status };
+      }
       const current = await deps.jobs.get(job.job_id);
-      return { job_id: job.job_id, status: current?.status ?? 'missing' };
+      if (current?.status !== 'processing') return { job_id: job.job_id, status: current?.status ?? 'missing' };
+      // Still processing: either the cancel that arrived meanwhile (once), or a write that lost a race; then retry.
+      if (!current.cancel_requested || cancelSeen) throw new Error('the final write of the job did not go through');
+      seen = current;
     }
-    await releaseJob(deps, final);
-    return { job_id: job.job_id, status: final.status };
   } catch (err) {
     throw new TransientTaskError(`finishing bulk job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
   }

@@ -1,8 +1,10 @@
+import type { OutboxEvent } from '../events/events';
 import type { JobFileRow } from '../jobs/files';
+import type { Job } from '../jobs/job';
 
 /**
  * What bulk jobs need beyond the job and file-row repositories: writes that many concurrent file renders
- * make to one job without overwriting each other, and a look at the job's ledger.
+ * make to one job without overwriting each other (or a cancel request), and a look at the job's ledger.
  */
 export interface BulkProgress {
   /**
@@ -15,6 +17,12 @@ export interface BulkProgress {
   setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }): Promise<boolean>;
   /** Sets `cancel_requested` on a processing job (nothing else changes); false when it is not processing. */
   requestCancel(jobId: string): Promise<boolean>;
+  /**
+   * Writes the finished job (whole item) with its events, only while the stored job is processing and, when
+   * `cancelSeen` is false, no cancel has been requested since Finish read it (a cancel landing meanwhile must not be
+   * overwritten). False, and nothing written, otherwise.
+   */
+  finishJob(job: Job, events: OutboxEvent[], cancelSeen: boolean): Promise<boolean>;
   /** Ledger units already charged for the job (e.g. `file#3`), so a retried finish never re-decides them. */
   chargedUnits(accountId: string, jobId: string): Promise<Set<string>>;
 }

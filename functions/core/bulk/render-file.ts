@@ -1,14 +1,17 @@
 /**
  * Workflow step 2 (`RenderFile`, one Map iteration per file): renders one convertible file with the bundle as
  * the page's world, stores its PDF under the job's staging prefix and records its row exactly once (which also
- * moves `processed_count`). A cancel or the job's time budget makes it skip the file before starting it.
+ * moves `processed_count`). A cancel or the job's time budget makes it skip the file before starting it: checked
+ * when the task starts and again once the renderer holds a printing slot (up to 10 files wait for slots at once;
+ * a cancel meanwhile must not let them print). A file whose printing started may finish.
  * Nothing is charged here: the page budget depends on the files before this one, so `Finish` charges.
  */
 import { isServiceError } from '../errors';
 import type { JobFileRow } from '../jobs/files';
+import type { Job } from '../jobs/job';
 import { markdownToHtml } from '../render/markdown';
 import { pageCountFacts } from '../render/page-window';
-import { RenderTimeoutError } from '../render/ports';
+import { RenderNotStartedError, RenderTimeoutError } from '../render/ports';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
@@ -20,12 +23,28 @@ export interface RenderFileInput {
   index: number;
 }
 
-/** Storage trouble while the page read the bundle: worth a retry, never the document's fault. */
-class BundleReadError extends Error {
-  constructor(cause: unknown) {
-    super(`reading the bundle failed: ${(cause as Error)?.message ?? cause}`, { cause });
-    this.name = 'BundleReadError';
+/** Storage trouble during the render (the bundle, the job): worth a retry, never the document's fault. */
+class OurSideError extends Error {
+  constructor(what: string, cause: unknown) {
+    super(`${what} failed: ${(cause as Error)?.message ?? cause}`, { cause });
+    this.name = 'OurSideError';
   }
+}
+
+type RowChanges = Partial<JobFileRow>;
+
+/** Why a file of `job` must not start now (skipped row), or null when it may. */
+function whyNotStart(deps: BulkDeps, job: Job): RowChanges | null {
+  if (job.cancel_requested) return { status: 'skipped', error_code: 'CANCELLED', error_message: 'Not converted: the job was cancelled before this file started.' };
+  const started = Date.parse(job.started_at ?? job.created_at);
+  if (deps.clock.now().getTime() - started > deps.timing.jobTimeBudgetSeconds * 1000) {
+    return {
+      status: 'skipped',
+      error_code: 'TIME_BUDGET_EXCEEDED',
+      error_message: `Not converted: the job's ${Math.round(deps.timing.jobTimeBudgetSeconds / 60)}-minute time budget ran out before this file started. Submit the remaining files as a new job.`,
+    };
+  }
+  return null;
 }
 
 export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Promise<{ index: number; status: string }> {
@@ -49,20 +68,13 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
     missing_assets: 0,
     key: null,
   };
-  const record = async (changes: Partial<JobFileRow>) => {
+  const record = async (changes: RowChanges) => {
     await deps.progress.recordFile(job.job_id, { ...row, ...changes });
     return { index, status: changes.status ?? row.status };
   };
 
-  if (job.cancel_requested) return record({ status: 'skipped', error_code: 'CANCELLED', error_message: 'Not converted: the job was cancelled before this file started.' });
-  const started = Date.parse(job.started_at ?? job.created_at);
-  if (deps.clock.now().getTime() - started > deps.timing.jobTimeBudgetSeconds * 1000) {
-    return record({
-      status: 'skipped',
-      error_code: 'TIME_BUDGET_EXCEEDED',
-      error_message: `Not converted: the job's ${Math.round(deps.timing.jobTimeBudgetSeconds / 60)}-minute time budget ran out before this file started. Submit the remaining files as a new job.`,
-    });
-  }
+  const skip = whyNotStart(deps, job);
+  if (skip) return record(skip);
 
   const read = bundleReader(deps.blobs, bundle);
   let source: Buffer | null;
@@ -74,6 +86,19 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
   if (!source) throw new TransientTaskError(`${file.path} of bulk job ${job.job_id} is missing from its bundle`);
   const text = source.toString('utf8').replace(/^\uFEFF/, '');
 
+  // Asked again once the renderer holds a printing slot (the wait for one can be long): the job as it is then decides.
+  const calledOff: { skip?: RowChanges | 'not_processing' } = {};
+  const shouldStart = async () => {
+    let current: Job | null;
+    try {
+      current = await deps.jobs.get(job.job_id);
+    } catch (err) {
+      throw new OurSideError('reading the job before printing', err);
+    }
+    calledOff.skip = current?.status === 'processing' ? (whyNotStart(deps, current) ?? undefined) : 'not_processing';
+    return calledOff.skip === undefined;
+  };
+
   let result;
   try {
     // Inside the try: Markdown the parser refuses (nested too deeply, over its deadline) fails this file, not the job.
@@ -84,18 +109,23 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       timeoutMs: deps.timing.fileTimeoutSeconds * 1000,
       networkIdle: { quietMs: BULK_IDLE_QUIET_MS, maxMs: deps.timing.idleMaxSeconds * 1000 },
       maxPages: BULK_LIMITS.pagesPerFile,
+      shouldStart,
       bundle: {
         documentPath: file.path,
         // The job's files may share a warm page one after another (storage cleared in between), never another job's.
         scope: job.job_id,
         read: (path) =>
           read(path).catch((err) => {
-            throw new BundleReadError(err);
+            throw new OurSideError('reading the bundle', err);
           }),
       },
     });
   } catch (err) {
-    if (err instanceof BundleReadError) throw new TransientTaskError(`rendering ${file.path} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
+    if (err instanceof RenderNotStartedError) {
+      // No longer processing (ended elsewhere): its row could not be written anyway.
+      return calledOff.skip && calledOff.skip !== 'not_processing' ? record(calledOff.skip) : { index, status: 'not_processing' };
+    }
+    if (err instanceof OurSideError) throw new TransientTaskError(`rendering ${file.path} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
     if (err instanceof RenderTimeoutError) {
       return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
     }

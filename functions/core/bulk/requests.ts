@@ -87,13 +87,16 @@ function attempt<T>(fn: () => T): T | ServiceError {
 
 // ---- fields --------------------------------------------------------------------------------------
 
-export const bundleTypeSchema = optional(z.union([z.enum(['html', 'markdown']), z.literal('')]))
-  .transform((type): BundleType => type || 'html')
-  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default "html".' });
+// Only an absent field means the default: null or "" (an empty form field too) is a bundle type that is neither.
+export const bundleTypeSchema = z
+  .enum(['html', 'markdown'])
+  .optional()
+  .transform((type): BundleType => type ?? 'html')
+  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default "html" when the field is left out.' });
 
 function bundleTypeRefusal(value: unknown): ServiceError {
-  return new ServiceError('INVALID_BUNDLE_TYPE', 'bundle_type must be "html" (converts .html and .htm files) or "markdown" (.md and .markdown).', {
-    bundle_type: typeof value === 'string' ? value.slice(0, 100) : value === undefined ? null : typeof value,
+  return new ServiceError('INVALID_BUNDLE_TYPE', 'bundle_type must be "html" (converts .html and .htm files) or "markdown" (.md and .markdown); leave it out for "html".', {
+    bundle_type: typeof value === 'string' ? value.slice(0, 100) : value === undefined || value === null ? null : typeof value,
     allowed: BUNDLE_TYPES,
   });
 }

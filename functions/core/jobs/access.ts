@@ -54,6 +54,8 @@ export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<
       success_count: job.success_count ?? 0,
       failure_count: job.failure_count ?? 0,
       pages_total: job.pages_total ?? 0,
+      // The job's page count is its PDFs' pages (0 until Finish counts them, like pages_total).
+      pages: job.pages_total ?? 0,
     });
     if (job.cancel_requested !== undefined) body.cancel_requested = job.cancel_requested;
   }

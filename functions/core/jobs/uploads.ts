@@ -27,13 +27,27 @@ export interface UploadRefusal {
 }
 
 /**
- * The caller's upload at `key`: its own (403 FORBIDDEN for another account's), issued by us, present and within
- * the uploads' one-day life (404 UPLOAD_NOT_FOUND). Returns what storage says of it; size limits are the caller's.
+ * The account a key names when it has the shape of a key we issue (`uploads/<account>/<kind>/<ulid>.<ext>`), else
+ * null. Only such a key can belong to anyone; storage is not asked, so another account's uploads are never probed.
+ */
+export function uploadOwner(key: string): string | null {
+  const parts = key.split('/');
+  if (parts.length !== 4 || `${parts[0]}/` !== STORAGE_AREAS.uploads.prefix) return null;
+  const [, account, kind, name] = parts;
+  if (!/^[A-Za-z0-9_-]+$/.test(account) || !/^[a-z][a-z0-9-]*$/.test(kind) || !/^[0-9A-Z]{26}\.[a-z0-9]+$/.test(name)) return null;
+  return uploadIssuedAt(key) ? account : null;
+}
+
+/**
+ * The caller's upload at `key`: its own (403 FORBIDDEN for a well-formed key of another account), issued by us,
+ * present and within the uploads' one-day life (404 UPLOAD_NOT_FOUND for anything else: a key that names no
+ * account's upload was never uploaded). Returns what storage says of it; size limits are the caller's.
  */
 export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accountId: string, key: string, refusal: UploadRefusal) {
   const details = { ...refusal.details, s3_key: key };
   if (!keyBelongsTo(key, 'uploads', accountId)) {
-    if (key.startsWith(STORAGE_AREAS.uploads.prefix)) {
+    const owner = uploadOwner(key);
+    if (owner !== null && owner !== accountId) {
       throw new ServiceError('FORBIDDEN', `${refusal.subject}: this s3_key belongs to another account. Upload with your own POST ${refusal.route}.`, details);
     }
     throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: no upload exists at this s3_key. Use the s3_key returned by POST ${refusal.route}.`, details);

@@ -24,6 +24,12 @@ export interface RenderRequest {
    * after a few seconds of layout instead of being printed for minutes only to be refused.
    */
   maxPages?: number;
+  /**
+   * Asked once the renderer holds a printing slot, before the document is opened: false gives the slot back and
+   * the render rejects with RenderNotStartedError. Work queued behind busy slots can so be called off (a bulk job
+   * cancelled meanwhile) instead of being printed. A rejection fails the render with that error.
+   */
+  shouldStart?: () => Promise<boolean> | boolean;
 }
 
 /** The synthetic origin a bundle document is rendered at (`.invalid` can never resolve to a real host). */
@@ -60,6 +66,14 @@ export interface RenderResult {
 /** Turns HTML into PDF. Implemented by the Chromium adapter; domain code sees only this. */
 export interface Renderer {
   render(request: RenderRequest): Promise<RenderResult>;
+}
+
+/** `shouldStart` said no: the document was never opened. */
+export class RenderNotStartedError extends Error {
+  constructor() {
+    super('render not started: called off while waiting for a printing slot');
+    this.name = 'RenderNotStartedError';
+  }
 }
 
 /** The page did not finish within the time it was given. */

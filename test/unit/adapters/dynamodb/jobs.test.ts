@@ -26,3 +26,60 @@ describe('DynamoJobRepository.list (GET /jobs)', () => {
     expect(input.ExclusiveStartKey).toMatchObject({ gsi1pk: keys.jobsOfAccount('acc1'), gsi1sk: '2026-11-05T00:00:00.000Z#job_9' });
   });
 });
+
+/**
+ * The account's index partition as DynamoDB answers it: newest first after ExclusiveStartKey, `Limit` items evaluated,
+ * the filter applied to those, and a LastEvaluatedKey whenever `Limit` stopped the page (even at the very last item).
+ */
+function partition(jobs: { job_id: string; created_at: string; status: string }[]) {
+  const items = jobs
+    .map((j) => ({ ...keys.job(j.job_id), gsi1pk: keys.jobsOfAccount('acc1'), gsi1sk: keys.jobListPosition(j.created_at, j.job_id), job_type: 'quick', ...j }))
+    .sort((a, b) => (a.gsi1sk < b.gsi1sk ? 1 : -1));
+  mock.on(QueryCommand).callsFake((input) => {
+    const from = input.ExclusiveStartKey ? items.findIndex((i) => i.gsi1sk === input.ExclusiveStartKey.gsi1sk) + 1 : 0;
+    const evaluated = items.slice(from, from + input.Limit);
+    const status = input.ExpressionAttributeValues[':status'];
+    const last = evaluated[evaluated.length - 1];
+    return {
+      Items: evaluated.filter((i) => status === undefined || i.status === status),
+      LastEvaluatedKey: evaluated.length === input.Limit ? { pk: last.pk, sk: last.sk, gsi1pk: last.gsi1pk, gsi1sk: last.gsi1sk } : undefined,
+    };
+  });
+}
+
+const jobsOf = (n: number, status = (_i: number) => 'completed') =>
+  Array.from({ length: n }, (_, i) => ({ job_id: `job_${String(i).padStart(3, '0')}`, created_at: new Date(Date.UTC(2026, 10, 1, 0, 0, i)).toISOString(), status: status(i) }));
+
+describe('DynamoJobRepository.list pages', () => {
+  const repo = () => new DynamoJobRepository({ doc, table: 't' });
+
+  it('says there is no next page when exactly `limit` jobs remain', async () => {
+    partition(jobsOf(10));
+    const page = await repo().list({ accountId: 'acc1', limit: 10 });
+    expect(page.jobs).toHaveLength(10);
+    expect(page.last).toBeUndefined();
+  });
+
+  it('gives a position only when another job follows, and following it never ends on an empty page', async () => {
+    partition(jobsOf(21));
+    const first = await repo().list({ accountId: 'acc1', limit: 10 });
+    expect(first.last).toEqual({ created_at: first.jobs[9].created_at, job_id: first.jobs[9].job_id });
+    const second = await repo().list({ accountId: 'acc1', limit: 10, after: first.last });
+    expect(second.jobs).toHaveLength(10);
+    const third = await repo().list({ accountId: 'acc1', limit: 10, after: second.last });
+    expect(third.jobs.map((j) => j.job_id)).toEqual(['job_000']);
+    expect(third.last).toBeUndefined();
+  });
+
+  it('with a filter, reads on until one more match than the limit is found or the partition ends', async () => {
+    // Every fourth job failed: 10 of 40, the oldest one last on a full DynamoDB page (which still has a LastEvaluatedKey).
+    partition(jobsOf(40, (i) => (i % 4 === 0 ? 'failed' : 'completed')));
+    const first = await repo().list({ accountId: 'acc1', limit: 5, status: 'failed' });
+    expect(first.jobs.map((j) => j.status)).toEqual(Array(5).fill('failed'));
+    expect(first.last).toBeDefined();
+    const second = await repo().list({ accountId: 'acc1', limit: 5, status: 'failed', after: first.last });
+    expect(second.jobs).toHaveLength(5);
+    expect(second.last).toBeUndefined();
+    expect([...first.jobs, ...second.jobs].map((j) => j.job_id)).toEqual(jobsOf(40).filter((_, i) => i % 4 === 0).map((j) => j.job_id).reverse());
+  });
+});

@@ -140,9 +140,12 @@ describe('POST /bulkjob/upload-url body', () => {
 describe('POST /bulkjob problems in the spec order', () => {
   const file = (path: unknown, content: unknown = b64('x')) => ({ path, content_base64: content });
 
-  it('takes null and "" as the defaults', () => {
-    expect(parseBulkJson({ bundle_type: null, s3_key: 'k', zip_base64: null, files: null, options: null })).toMatchObject({ bundle_type: 'html', input: { kind: 's3', key: 'k' } });
-    expect(parseBulkJson({ bundle_type: '', s3_key: 'k', files: [] }).bundle_type).toBe('html');
+  it('takes null as the default of the inputs and options; bundle_type defaults only when left out', () => {
+    expect(parseBulkJson({ s3_key: 'k', zip_base64: null, files: null, options: null })).toMatchObject({ bundle_type: 'html', input: { kind: 's3', key: 'k' } });
+    expect(parseBulkJson({ s3_key: 'k', files: [] }).bundle_type).toBe('html');
+    expect(refused(() => parseBulkJson({ bundle_type: null, s3_key: 'k' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: null, allowed: ['html', 'markdown'] } });
+    expect(refused(() => parseBulkJson({ bundle_type: '', s3_key: 'k' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: '', allowed: ['html', 'markdown'] } });
+    expect(refused(() => parseBulkJson({ bundle_type: 'HTML', s3_key: 'k' }))).toMatchObject({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: 'HTML' } });
   });
 
   it('checks bundle_type, then that one input was sent, then the options, then the input', () => {
@@ -174,7 +177,9 @@ describe('POST /bulkjob problems in the spec order', () => {
     expect(refused(() => parseBulkForm({ ...form, zip_base64: '' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 2 } });
     expect(refused(() => parseBulkForm({ files: [], s3_key: 'k' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 1 } });
     expect(refused(() => parseBulkForm({ ...form, options: '{"scale": 9}', paths: '[' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'options.scale' } });
-    expect(parseBulkForm({ ...form, options: ' ', bundle_type: '' })).toMatchObject({ bundle_type: 'html', input: { files: [{ path: 'a.html' }] } });
+    expect(parseBulkForm({ ...form, options: ' ' })).toMatchObject({ bundle_type: 'html', input: { files: [{ path: 'a.html' }] } });
+    // An empty bundle_type field is no bundle type, as in JSON.
+    expect(refused(() => parseBulkForm({ ...form, bundle_type: '' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: '', allowed: ['html', 'markdown'] } });
   });
 });
 

@@ -356,6 +356,84 @@ describe('cancel', () => {
     expect(w.jobs.events.map((e) => [e.event, e.payload.success_count, e.output_key])).toEqual([['bulk.job.cancelled', 2, job.output!.key]]);
   });
 
+  it('skips files still waiting for a printing slot when the cancel lands; a file already printing finishes and is charged', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    // One slot: f0 prints at once, the others have read the job (no cancel yet) and queue for the slot.
+    let openSlots!: () => void;
+    const slotsFree = new Promise<void>((resolve) => (openSlots = resolve));
+    w.renderer.slot = (req) => (req.bundle!.documentPath === 'f0.html' ? undefined : slotsFree);
+    const tasks = prepared.items.map((index) => renderBulkFile(w.deps, { job_id, index }));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(w.renderer.calls).toHaveLength(4);
+    expect((await cancelJob(w.deps, (await w.jobs.get(job_id))!)).statusCode).toBe(202);
+    openSlots();
+    expect((await Promise.all(tasks)).map((t) => t.status)).toEqual(['success', 'skipped', 'skipped', 'skipped']);
+    expect(w.renderer.started.map((r) => r.bundle!.documentPath)).toEqual(['f0.html']);
+
+    await finishBulkJob(w.deps, { job_id });
+    const job = (await w.jobs.get(job_id))!;
+    expect((await w.files.list(job_id)).map((r) => [r.status, r.error_code])).toEqual([
+      ['success', null],
+      ['skipped', 'CANCELLED'],
+      ['skipped', 'CANCELLED'],
+      ['skipped', 'CANCELLED'],
+    ]);
+    expect(job).toMatchObject({ status: 'cancelled', success_count: 1, failure_count: 3 });
+    expect(charges(w, job_id)).toEqual([`${job_id}#file#0`]);
+  });
+
+  it('skips a file whose wait for a slot outlasted the time budget; retries when the job cannot be read before printing', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    await prepareBulkJob(w.deps, { job_id });
+    w.renderer.slot = () => void w.advance(16 * 60 * 1000);
+    expect(await renderBulkFile(w.deps, { job_id, index: 0 })).toEqual({ index: 0, status: 'skipped' });
+    expect(await w.files.get(job_id, 0)).toMatchObject({ status: 'skipped', error_code: 'TIME_BUDGET_EXCEEDED' });
+
+    const v = bulkWorld();
+    const second = await submit(v, [{ name: 'a.html', data: page(1) }]);
+    await prepareBulkJob(v.deps, { job_id: second.job_id });
+    v.renderer.slot = () => {
+      v.jobs.get = async () => {
+        throw new Error('DynamoDB unavailable');
+      };
+    };
+    await expect(renderBulkFile(v.deps, { job_id: second.job_id, index: 0 })).rejects.toMatchObject({ name: 'TransientTaskError' });
+    expect(v.renderer.started).toEqual([]);
+    expect(await v.files.list(second.job_id)).toEqual([]);
+  });
+
+  it('does not lose a cancel that lands while Finish runs: the job ends cancelled, its PDFs kept and charged', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    // The cancel arrives while Finish stores the output ZIP (after it read the job).
+    const put = w.blobs.put.bind(w.blobs);
+    let cancelled = false;
+    w.blobs.put = async (key, body, type) => {
+      await put(key, body, type);
+      if (key.endsWith(`${job_id}.zip`) && !cancelled) {
+        cancelled = true;
+        expect((await cancelJob(w.deps, (await w.jobs.get(job_id))!)).statusCode).toBe(202);
+      }
+    };
+    expect(await finishBulkJob(w.deps, { job_id })).toEqual({ job_id, status: 'cancelled' });
+    const job = (await w.jobs.get(job_id))!;
+    expect(job).toMatchObject({ status: 'cancelled', cancel_requested: true, success_count: 2, failure_count: 0 });
+    expect((await w.files.list(job_id)).map((r) => r.status)).toEqual(['success', 'success']);
+    expect(charges(w, job_id)).toHaveLength(2);
+    const zip = await unzip((await w.blobs.get(job.output!.key))!);
+    expect([...zip.keys()]).toEqual(['f0.pdf', 'f1.pdf', 'manifest.json']);
+    expect(JSON.parse(zip.get('manifest.json')!.toString())).toMatchObject({ status: 'cancelled', count: 2 });
+    expect(w.jobs.events.map((e) => [e.event, e.payload.success_count])).toEqual([['bulk.job.cancelled', 2]]);
+    expect(w.slots.held.size).toBe(0);
+    // Cancelled already: cancelling again is harmless.
+    expect((await cancelJob(w.deps, job)).statusCode).toBe(200);
+  });
+
   it('refuses finished jobs and other job types with 409 JOB_NOT_CANCELLABLE', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);

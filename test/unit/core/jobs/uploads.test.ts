@@ -1,5 +1,5 @@
 import { encodeTime, ulid } from 'ulid';
-import { ownUpload, uploadIssuedAt } from '../../../../functions/core/jobs/uploads';
+import { ownUpload, uploadIssuedAt, uploadOwner } from '../../../../functions/core/jobs/uploads';
 import { MemoryBlobs } from '../../../support/memory';
 
 const now = new Date('2026-11-21T12:00:00Z');
@@ -36,6 +36,10 @@ describe('ownUpload', () => {
 
   it.each([
     ['outside the uploads area', () => 'outputs/acc/x.zip', true],
+    ['in the uploads area that names no account', () => 'uploads/nope.zip', false],
+    ["shaped like another account's but not issued by us", () => 'uploads/other/bulk/nope.zip', false],
+    ['with extra folders', () => `uploads/other/bulk/x/${ulid()}.zip`, false],
+    ['with a .. segment', () => `uploads/acc/../other/${ulid()}.zip`, false],
     ['never uploaded', () => keyOf('acc'), false],
     ['older than a day', () => keyOf('acc', 86_400_000 + 1), true],
     ['not issued by us (no ULID)', () => 'uploads/acc/bulk/mine.zip', true],
@@ -44,5 +48,15 @@ describe('ownUpload', () => {
     const k = key();
     if (stored) await blobs.put(k, Buffer.alloc(1), 'application/zip');
     await expect(ownUpload({ blobs, clock }, 'acc', k, refusal)).rejects.toMatchObject({ code: 'UPLOAD_NOT_FOUND', details: { s3_key: k } });
+  });
+});
+
+describe('uploadOwner', () => {
+  it('names the account of a key shaped as we issue them, and nothing else', () => {
+    expect(uploadOwner(keyOf('acc-1_x'))).toBe('acc-1_x');
+    expect(uploadOwner(`uploads/3f0c/pdf/${ulid()}.pdf`)).toBe('3f0c');
+    for (const key of ['uploads/nope.zip', 'uploads/acc/bulk/mine.zip', 'uploads//bulk/01J00000000000000000000000.zip', 'outputs/acc/bulk/01J00000000000000000000000.zip', `uploads/acc/bulk/${ulid()}`, `uploads/a.b/bulk/${ulid()}.zip`]) {
+      expect(uploadOwner(key)).toBeNull();
+    }
   });
 });
