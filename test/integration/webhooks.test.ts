@@ -30,17 +30,22 @@ let receiver: TestServer;
 let stack: TestStack;
 const received: Received[] = [];
 const hangCount = new Map<string, number>();
+/** Run by the receiver before it answers a request to that path (e.g. to change the webhook mid-series). */
+const beforeAnswer = new Map<string, (r: Received) => Promise<void>>();
 const stripe = new Stripe('sk_test_unused');
 
 function receive(req: http.IncomingMessage, res: http.ServerResponse) {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
+  req.on('end', async () => {
     const path = req.url ?? '/';
-    received.push({ path, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() });
+    const got = { path, headers: req.headers, body: Buffer.concat(chunks), at: Date.now() };
+    received.push(got);
+    await beforeAnswer.get(path)?.(got);
     const route = path.split('?')[0];
     if (route.startsWith('/ok')) return res.writeHead(200, { 'Content-Type': 'text/plain' }).end('thanks');
     if (route === '/fail500') return res.writeHead(500).end('broken');
+    if (route === '/big-ok') return res.writeHead(200, { 'Content-Type': 'text/plain' }).end(Buffer.alloc(3 * 1024 * 1024, 0x61));
     if (route === '/unauthorized') return res.writeHead(401).end('bad signature');
     if (route === '/redirect') return res.writeHead(302, { Location: '/ok/after-redirect' }).end();
     if (route === '/hang-once') {
@@ -113,7 +118,6 @@ describe('webhook management (ID token only)', () => {
       is_active: true,
       signing_enabled: true,
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9_-]{43}$/),
-      previous_secret_expires_at: null,
       created_at: expect.any(String),
       updated_at: webhook.created_at,
       last_triggered_at: null,
@@ -124,6 +128,8 @@ describe('webhook management (ID token only)', () => {
     });
     const fetched = await getHook(user, webhook.webhook_id);
     expect(fetched).not.toHaveProperty('secret');
+    // Only while a rotated-out secret still signs.
+    expect(webhook).not.toHaveProperty('previous_secret_expires_at');
     const { secret: _secret, ...shown } = webhook;
     expect(fetched).toEqual(shown);
     // The secret is stored sealed, never as given.
@@ -476,6 +482,61 @@ describe('deliveries', () => {
     expect((await history(user, hook.webhook_id)).history).toEqual([expect.objectContaining({ status: 'success', status_code: 204, retry_count: 1 })]);
   }, 40_000);
 
+  it('counts a 2xx with a body over 1 MiB as a success: the answer is decided on its status line', async () => {
+    const user = await stack.account();
+    const hook = await createHook(user, { url: hookUrl('/big-ok') });
+    await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
+    expect(deliveriesTo('/big-ok')).toHaveLength(1);
+    expect((await history(user, hook.webhook_id)).history).toEqual([expect.objectContaining({ status: 'success', status_code: 200, retry_count: 0 })]);
+    expect(await getHook(user, hook.webhook_id)).toMatchObject({ success_count: 1, failure_count: 0 });
+  });
+
+  it('sets last_triggered_at as a series starts, and retries use the secret valid then (rotation with grace 0)', async () => {
+    const user = await stack.account();
+    const path = `/fail500?rotate${Date.now()}`;
+    const hook = await createHook(user, { url: hookUrl(path), events: ['job.failed'] });
+    let rotated: Record<string, any> | undefined;
+    let triggeredDuringFirst: string | null = null;
+    beforeAnswer.set(path, async () => {
+      if (rotated) return;
+      triggeredDuringFirst = (await stack.services.webhooks.get(hook.webhook_id))!.last_triggered_at;
+      rotated = (await (await api(user, 'POST', `/accounts/me/webhooks/${hook.webhook_id}/rotate-secret`, { grace_period_seconds: 0 })).json()).webhook;
+    });
+    const before = new Date().toISOString();
+    await emit(user, 'job.failed', { status: 'failed', error_message: 'x', completed_at: new Date().toISOString() });
+    const got = deliveriesTo(path);
+    expect(got).toHaveLength(4);
+    expect(triggeredDuringFirst! >= before).toBe(true);
+    const verify = (r: Received, secret: string) => verifyWebhookSignature(r.body, r.headers['service-signature'] as string, secret);
+    expect([verify(got[0], hook.secret), verify(got[0], rotated!.secret)]).toEqual([true, false]);
+    for (const r of got.slice(1)) {
+      expect(r.headers['service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+      expect([verify(r, hook.secret), verify(r, rotated!.secret)]).toEqual([false, true]);
+    }
+    // Completing the series leaves the start alone.
+    expect(await getHook(user, hook.webhook_id)).toMatchObject({ last_triggered_at: triggeredDuringFirst, failure_count: 1 });
+  });
+
+  it('stops retrying a webhook paused or deleted during its series, and records why', async () => {
+    const user = await stack.account();
+    const paused = await createHook(user, { url: hookUrl(`/fail500?pause${Date.now()}`), events: ['job.failed'] });
+    const deleted = await createHook(user, { url: hookUrl(`/fail500?delete${Date.now()}`), events: ['job.failed'] });
+    const pathOf = (h: Record<string, any>) => new URL(h.url).pathname + new URL(h.url).search;
+    beforeAnswer.set(pathOf(paused), async () => void (await api(user, 'PUT', `/accounts/me/webhooks/${paused.webhook_id}`, { is_active: false })));
+    beforeAnswer.set(pathOf(deleted), async () => void (await api(user, 'DELETE', `/accounts/me/webhooks/${deleted.webhook_id}`)));
+    const job = await emit(user, 'job.failed', { status: 'failed', error_message: 'x', completed_at: new Date().toISOString() });
+    expect(deliveriesTo(pathOf(paused))).toHaveLength(1);
+    expect(deliveriesTo(pathOf(deleted))).toHaveLength(1);
+    const [pausedRecord] = (await history(user, paused.webhook_id)).history;
+    expect(pausedRecord).toMatchObject({ status: 'failed', status_code: 500, retry_count: 0, error_message: 'HTTP 500 from the receiver; retries stopped: the webhook was paused (is_active false)' });
+    // A paused webhook keeps its statistics: the stopped series counts as its failure.
+    expect(await getHook(user, paused.webhook_id)).toMatchObject({ is_active: false, failure_count: 1, last_failure_at: expect.any(String) });
+    const byJob = await (await api(user, 'GET', `/jobs/${job.job_id}/webhooks/history`)).json();
+    expect(byJob.history.find((r: any) => r.webhook_id === deleted.webhook_id)).toMatchObject({
+      status: 'failed', status_code: 500, retry_count: 0, error_message: 'HTTP 500 from the receiver; retries stopped: the webhook was deleted',
+    });
+  });
+
   it('refuses at registration a name that resolves to a private address, on create and on update', async () => {
     const user = await stack.account();
     const res = await api(user, 'POST', '/accounts/me/webhooks', { url: 'https://hooks.example.com/ok/x' });
@@ -544,7 +605,7 @@ describe('deliveries', () => {
     const short = await createHook(user, { url: hookUrl('/ok/rotate-short') });
     const { webhook: shortRotated } = await (await api(user, 'POST', `/accounts/me/webhooks/${short.webhook_id}/rotate-secret`, { grace_period_seconds: 1 })).json();
     await new Promise((r) => setTimeout(r, Date.parse(shortRotated.previous_secret_expires_at) - Date.now() + 100));
-    expect((await getHook(user, short.webhook_id)).previous_secret_expires_at).toBeNull();
+    expect(await getHook(user, short.webhook_id)).not.toHaveProperty('previous_secret_expires_at');
     await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
     const afterGrace = deliveriesTo('/ok/rotate-short')[0];
     const header2 = afterGrace.headers['service-signature'] as string;
@@ -555,7 +616,7 @@ describe('deliveries', () => {
 
     // grace 0 revokes the old secret at once; bad grace values are refused.
     const now0 = await (await api(user, 'POST', `/accounts/me/webhooks/${hook.webhook_id}/rotate-secret`, { grace_period_seconds: 0 })).json();
-    expect(now0.webhook.previous_secret_expires_at).toBeNull();
+    expect(now0.webhook).not.toHaveProperty('previous_secret_expires_at');
     await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
     const third = deliveriesTo('/ok/rotate')[2];
     expect(third.headers['service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -593,12 +654,14 @@ describe('deliveries', () => {
       failure_count: 0,
     };
     expect(await stack.services.webhooks.create(legacy, 5)).toEqual({ created: true });
-    expect(await getHook(user, legacy.webhook_id)).toMatchObject({ signing_enabled: false, previous_secret_expires_at: null });
+    expect(await getHook(user, legacy.webhook_id)).toMatchObject({ signing_enabled: false });
+    expect(await getHook(user, legacy.webhook_id)).not.toHaveProperty('previous_secret_expires_at');
     await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
     expect(deliveriesTo('/ok/legacy')[0].headers).not.toHaveProperty('service-signature');
 
     const { webhook } = await (await api(user, 'POST', `/accounts/me/webhooks/${legacy.webhook_id}/rotate-secret`, { grace_period_seconds: 3600 })).json();
-    expect(webhook).toMatchObject({ signing_enabled: true, secret: expect.stringMatching(/^whsec_/), previous_secret_expires_at: null });
+    expect(webhook).toMatchObject({ signing_enabled: true, secret: expect.stringMatching(/^whsec_/) });
+    expect(webhook).not.toHaveProperty('previous_secret_expires_at');
     await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
     const signed = deliveriesTo('/ok/legacy')[1];
     expect(signed.headers['service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
@@ -690,7 +753,10 @@ describe('delivery claims and records in the table', () => {
       ...pair, delivery_id: '01HDELIVERY000000000000001', account_id: user.account_id, event_type: 'job.completed' as const, status: 'success' as const,
       status_code: 200, error_message: null, retry_count: 0, started_at: at(95_000), delivered_at: at(95_100), duration_ms: 100, payload_size_bytes: 10,
     };
-    await store.complete(record);
+    // The series start sets last_triggered_at (only on an active webhook subscribed to the event); completing keeps it.
+    expect(await stack.services.webhooks.markTriggered(hook.webhook_id, 'job.failed', at(95_000))).toBeNull();
+    expect(await stack.services.webhooks.markTriggered(hook.webhook_id, 'job.completed', at(95_000))).toMatchObject({ webhook_id: hook.webhook_id, last_triggered_at: at(95_000) });
+    await store.complete({ ...record, started_at: at(1) });
     await store.complete(record); // a second finish of the same series changes nothing
     expect(await store.claim({ ...pair, delivery_id: '01HDELIVERY000000000000004', lease_until: at(400_000), now: at(300_000) })).toEqual({ state: 'done' });
     expect((await history(user, hook.webhook_id)).history).toEqual([expect.objectContaining({ delivery_id: record.delivery_id, status: 'success' })]);

@@ -1,6 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { OutboxEvent } from '../../core/events/events';
+import type { EventType, OutboxEvent } from '../../core/events/events';
 import type {
   ClaimResult,
   DeliveryStore,
@@ -97,6 +97,26 @@ export class DynamoWebhookRepository implements WebhookRepository {
     return setFields(this.db, webhookId, changes);
   }
 
+  /** Conditioned on the webhook being active and subscribed, so a paused or unsubscribed one is not marked either. */
+  async markTriggered(webhookId: string, event: EventType, at: string): Promise<Webhook | null> {
+    try {
+      const { Attributes } = await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.webhook(webhookId),
+          ConditionExpression: 'attribute_exists(pk) AND is_active = :true AND contains(events, :event)',
+          UpdateExpression: 'SET last_triggered_at = :at',
+          ExpressionAttributeValues: { ':true': true, ':event': event, ':at': at },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return Attributes ? stripKeys<Webhook>(Attributes) : null;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return null;
+      throw err;
+    }
+  }
+
   async delete(accountId: string, webhookId: string): Promise<boolean> {
     try {
       await this.db.doc.send(
@@ -180,6 +200,8 @@ export class DynamoDeliveryStore implements DeliveryStore {
   /**
    * History record + claim closed + webhook counters, in one transaction. The claim must still be pending
    * with this delivery id (a series finishes once). A webhook deleted meanwhile gets its record without counters.
+   * `last_triggered_at` is not touched: `markTriggered` set it when the series started, and writing the start
+   * here could move it back behind a series that started later.
    */
   async complete(record: DeliveryRecord): Promise<void> {
     const success = record.status === 'success';
@@ -205,8 +227,8 @@ export class DynamoDeliveryStore implements DeliveryStore {
           TableName: this.db.table,
           Key: keys.webhook(record.webhook_id),
           ConditionExpression: 'attribute_exists(pk)',
-          UpdateExpression: `SET last_triggered_at = :started, ${success ? 'last_success_at' : 'last_failure_at'} = :at ADD ${success ? 'success_count' : 'failure_count'} :one`,
-          ExpressionAttributeValues: { ':started': record.started_at, ':at': record.delivered_at, ':one': 1 },
+          UpdateExpression: `SET ${success ? 'last_success_at' : 'last_failure_at'} = :at ADD ${success ? 'success_count' : 'failure_count'} :one`,
+          ExpressionAttributeValues: { ':at': record.delivered_at, ':one': 1 },
         },
       },
     ];
@@ -221,6 +243,24 @@ export class DynamoDeliveryStore implements DeliveryStore {
         return;
       }
       throw err;
+    }
+  }
+
+  /** Closes a claim (still ours) without a record: the series never started. */
+  async release(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; at: string }): Promise<void> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.deliveryClaim(input.job_id, input.event_id, input.webhook_id),
+          ConditionExpression: '#state = :pending AND delivery_id = :id',
+          UpdateExpression: 'SET #state = :done, finished_at = :at REMOVE lease_until',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':pending': 'pending', ':done': 'done', ':id': input.delivery_id, ':at': input.at },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err; // already closed by another worker
     }
   }
 

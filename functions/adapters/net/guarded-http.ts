@@ -6,6 +6,34 @@ import type { LookupFunction } from 'node:net';
 import { FetchError, type HttpClient, type HttpRequestSpec, type HttpResult } from '../../core/net/fetch';
 import { BlockedTargetError, type ApprovedTarget, type NetworkGuard, ResolveError } from '../../core/net/guard';
 
+/** How much of a discarded body is read before the socket is dropped: enough for a short answer to end cleanly. */
+export const DISCARD_READ_BYTES = 16 * 1024;
+/** How long a discarded body may keep the socket open before it is dropped. */
+const DISCARD_WAIT_MS = 1_000;
+
+function headerRecord(raw: http.IncomingHttpHeaders): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+  return headers;
+}
+
+/** Reads a little of an unwanted body, then closes the connection (never left open for a slow or endless body). */
+function discard(res: http.IncomingMessage, req: http.ClientRequest): void {
+  let read = 0;
+  const drop = () => {
+    clearTimeout(timer);
+    req.destroy();
+  };
+  const timer = setTimeout(drop, DISCARD_WAIT_MS);
+  timer.unref();
+  res.on('data', (c: Buffer) => {
+    read += c.length;
+    if (read > DISCARD_READ_BYTES) drop();
+  });
+  res.on('end', drop);
+  res.on('error', drop);
+}
+
 /** A lookup that answers only with the addresses the guard approved: the connection cannot go anywhere else. */
 export function pinnedLookup(target: ApprovedTarget): LookupFunction {
   return ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
@@ -39,8 +67,8 @@ function decoder(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zli
 /**
  * Outbound HTTP(S) through the network guard: each hop's host is approved and the socket connects only to
  * the approved addresses; redirects are re-checked hop by hop; the body is capped on decoded bytes; one
- * deadline covers the whole exchange. NODE_EXTRA_CA_CERTS (passed in as `extraCa`) is trusted in addition
- * to the public roots.
+ * deadline covers the whole exchange (up to the status line when the body is discarded). NODE_EXTRA_CA_CERTS
+ * (passed in as `extraCa`) is trusted in addition to the public roots.
  */
 export class GuardedHttpClient implements HttpClient {
   private readonly ca: string[] | undefined;
@@ -130,6 +158,14 @@ export class GuardedHttpClient implements HttpClient {
           },
         },
         (res) => {
+          if (spec.discardBody) {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve({ status: res.statusCode ?? 0, headers: headerRecord(res.headers), body: Buffer.alloc(0), finalUrl: rawUrl });
+            discard(res, req);
+            return;
+          }
           const declared = Number(res.headers['content-length']);
           const encoding = res.headers['content-encoding'];
           if (!encoding && Number.isFinite(declared) && declared > spec.maxBytes) {
@@ -159,9 +195,7 @@ export class GuardedHttpClient implements HttpClient {
             if (settled) return;
             settled = true;
             clearTimeout(timer);
-            const headers: Record<string, string> = {};
-            for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-            resolve({ status: res.statusCode ?? 0, headers, body: Buffer.concat(chunks), finalUrl: rawUrl });
+            resolve({ status: res.statusCode ?? 0, headers: headerRecord(res.headers), body: Buffer.concat(chunks), finalUrl: rawUrl });
           });
         },
       );

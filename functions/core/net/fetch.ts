@@ -34,8 +34,14 @@ export interface HttpRequestSpec {
   maxRedirects: number;
   /** Cap on decoded body bytes (a lying Content-Length or a compression bomb stops here). */
   maxBytes: number;
-  /** Whole-request deadline: connecting, waiting and reading. */
+  /** Whole-request deadline: connecting, waiting and reading (up to the status line when the body is discarded). */
   timeoutMs: number;
+  /**
+   * Settle on the status line: the result has the status and headers and an empty body, whatever the body's size
+   * (webhook delivery: a 2xx is the receiver's acknowledgement). The body is read a little, then dropped with the
+   * connection. Without it the body is read in full, capped at `maxBytes`.
+   */
+  discardBody?: boolean;
 }
 
 export interface HttpResult {

@@ -10,7 +10,7 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
 export const RETRY_DELAYS_MS: readonly number[] = [1000, 2000, 4000];
 /** The service-webhook product token. */
 export const WEBHOOK_USER_AGENT = 'PdfService-Webhooks/1.0';
-/** A receiver's answer is read up to this size (its body is ignored). */
+/** Cap on a receiver's answer for a client that reads bodies anyway (the guarded client discards them). */
 const MAX_RESPONSE_BYTES = 1024 * 1024;
 
 export interface DeliveryDeps {
@@ -25,6 +25,21 @@ export interface SeriesTarget {
   url: string;
   /** Plaintext secrets that sign (none: an unsigned legacy webhook). */
   secrets: string[];
+}
+
+/** Why a series ends before a retry: its webhook is gone, paused or no longer subscribed to the event. */
+export interface SeriesStop {
+  stop: string;
+}
+
+export interface SeriesOptions {
+  retryDelaysMs?: readonly number[];
+  timeoutMs?: number;
+  /**
+   * Called before each retry (after its wait) with the time of that attempt: the webhook as it is now (its URL
+   * and the secrets valid at `at`), or why the series stops. Without it every attempt uses the first target.
+   */
+  reload?: (at: Date) => Promise<SeriesTarget | SeriesStop>;
 }
 
 export interface SeriesInput {
@@ -87,22 +102,20 @@ export function classifyError(err: unknown, timeoutMs: number): Attempt {
 
 /**
  * One attempt series: POST with the delivery headers, re-signed with a fresh `t` on every attempt (one `v1`
- * per active secret), 10 s per attempt, redirects returned rather than followed, and the host approved by
- * the network guard on every attempt (the client resolves it again and connects only to checked addresses).
- * Up to 3 retries after 1, 2 and 4 s on network errors, timeouts, 5xx and 429. The result is the last
- * attempt's outcome; `duration_ms` is that attempt's duration.
+ * per active secret), 10 s per attempt up to the status line (the body is discarded), redirects returned
+ * rather than followed, and the host approved by the network guard on every attempt (the client resolves it
+ * again and connects only to checked addresses). Up to 3 retries after 1, 2 and 4 s on network errors,
+ * timeouts, 5xx and 429; before each, `reload` gives the webhook as it is then (a rotation, a pause or a
+ * delete made meanwhile applies to the retries). The result is the last attempt's outcome (`duration_ms` is
+ * that attempt's); a series stopped by `reload` keeps it and says why in `error_message`.
  */
-export async function runAttemptSeries(
-  deps: DeliveryDeps,
-  target: SeriesTarget,
-  input: SeriesInput,
-  opts: { retryDelaysMs?: readonly number[]; timeoutMs?: number } = {},
-): Promise<SeriesResult> {
+export async function runAttemptSeries(deps: DeliveryDeps, first: SeriesTarget, input: SeriesInput, opts: SeriesOptions = {}): Promise<SeriesResult> {
   const delays = opts.retryDelaysMs ?? RETRY_DELAYS_MS;
   const timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
   const sleep = deps.sleep ?? defaultSleep;
   const body = Buffer.from(input.body, 'utf8');
   const startedAt = deps.clock.now().toISOString();
+  let target = first;
   let retries = 0;
   for (;;) {
     const at = deps.clock.now();
@@ -119,25 +132,31 @@ export async function runAttemptSeries(
     const began = performance.now();
     let attempt: Attempt;
     try {
-      const res = await deps.http.request({ method: 'POST', url: target.url, headers, body, schemes: ['https:'], maxRedirects: 0, maxBytes: MAX_RESPONSE_BYTES, timeoutMs });
+      const res = await deps.http.request({ method: 'POST', url: target.url, headers, body, schemes: ['https:'], maxRedirects: 0, maxBytes: MAX_RESPONSE_BYTES, timeoutMs, discardBody: true });
       attempt = classifyResponse(res.status, res.headers.location);
     } catch (err) {
       attempt = classifyError(err, timeoutMs);
     }
     const durationMs = Math.round(performance.now() - began);
-    if (attempt.next === 'final' || retries >= delays.length) {
-      return {
-        status: attempt.status,
-        status_code: attempt.status_code,
-        error_message: attempt.error_message,
-        retry_count: retries,
-        started_at: startedAt,
-        delivered_at: deps.clock.now().toISOString(),
-        duration_ms: durationMs,
-        payload_size_bytes: body.byteLength,
-      };
-    }
+    const endedAt = deps.clock.now().toISOString();
+    const outcome = (errorMessage: string | null): SeriesResult => ({
+      status: attempt.status,
+      status_code: attempt.status_code,
+      error_message: errorMessage,
+      retry_count: retries,
+      started_at: startedAt,
+      delivered_at: endedAt,
+      duration_ms: durationMs,
+      payload_size_bytes: body.byteLength,
+    });
+    if (attempt.next === 'final' || retries >= delays.length) return outcome(attempt.error_message);
     await sleep(delays[retries]);
+    if (opts.reload) {
+      const next = await opts.reload(deps.clock.now());
+      // Not retried: the record keeps the last attempt's outcome (it is what the receiver last did).
+      if ('stop' in next) return outcome(`${attempt.error_message}; retries stopped: ${next.stop}`);
+      target = next;
+    }
     retries++;
   }
 }

@@ -1,11 +1,11 @@
 import type { Clock } from '../clock';
 import { NEVER_DELIVERED, type OutboxEvent } from '../events/events';
 import { newUlid } from '../ids';
+import type { HttpClient } from '../net/fetch';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import { LINK_TTL_SECONDS } from '../jobs/storage-layout';
 import type { MessageQueue } from '../jobs/queue';
-import type { HttpClient } from '../net/fetch';
-import { type DeliveryDeps, type SeriesResult, runAttemptSeries } from './delivery';
+import { type DeliveryDeps, type SeriesResult, type SeriesStop, type SeriesTarget, runAttemptSeries } from './delivery';
 import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './ports';
 import type { SecretBox } from './secret-box';
 import { type DeliveryRecord, type Webhook, activeSealedSecrets } from './webhook';
@@ -68,7 +68,7 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
   const { event } = stored;
   const targets = NEVER_DELIVERED.has(event.event)
     ? []
-    : (await deps.webhooks.listForAccount(event.account_id)).filter((w) => w.is_active && w.events.includes(event.event));
+    : (await deps.webhooks.listForAccount(event.account_id)).filter((w) => deliveryStopReason(w, event.event) === null);
 
   // One payload (one signed link) for every webhook of this run, built only when someone is called.
   let body: Promise<string> | null = null;
@@ -81,26 +81,48 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
   return 'in_progress';
 }
 
+/** Why `webhook` (as stored now) must not be called for `event` any more; null when it may. */
+export function deliveryStopReason(webhook: Webhook | null, event: OutboxEvent['event']): string | null {
+  if (!webhook) return 'the webhook was deleted';
+  if (!webhook.is_active) return 'the webhook was paused (is_active false)';
+  if (!webhook.events.includes(event)) return `the webhook no longer subscribes to ${event}`;
+  return null;
+}
+
+/** Where and how an attempt made at `at` goes: the webhook's URL and the secrets that sign at that moment. */
+function targetOf(deps: Pick<DispatchDeps, 'secrets'>, webhook: Webhook, at: Date): SeriesTarget {
+  const secrets = activeSealedSecrets(webhook, at).map((sealed) => deps.secrets.open(sealed, webhook.webhook_id));
+  return { webhook_id: webhook.webhook_id, url: webhook.url, secrets };
+}
+
 /** One (event, webhook) pair; false when another worker is still delivering it. */
-async function deliverTo(deps: DispatchDeps, event: OutboxEvent, webhook: Webhook, payloadBody: () => Promise<string>): Promise<boolean> {
+async function deliverTo(deps: DispatchDeps, event: OutboxEvent, listed: Webhook, payloadBody: () => Promise<string>): Promise<boolean> {
   const now = deps.clock.now();
-  const claim = await deps.deliveries.claim({
-    job_id: event.job_id,
-    event_id: event.event_id,
-    webhook_id: webhook.webhook_id,
-    delivery_id: newUlid(),
-    lease_until: new Date(now.getTime() + DELIVERY_LEASE_MS).toISOString(),
-    now: now.toISOString(),
-  });
+  const pair = { job_id: event.job_id, event_id: event.event_id, webhook_id: listed.webhook_id };
+  const claim = await deps.deliveries.claim({ ...pair, delivery_id: newUlid(), lease_until: new Date(now.getTime() + DELIVERY_LEASE_MS).toISOString(), now: now.toISOString() });
   if (claim.state === 'done') return true;
   if (claim.state === 'busy') return false;
-  const secrets = activeSealedSecrets(webhook, now).map((sealed) => deps.secrets.open(sealed, webhook.webhook_id));
   const body = await payloadBody();
+  // The series starts: `last_triggered_at` now, and the webhook read back (the list comes from an index that may
+  // lag): paused, unsubscribed or deleted since it was listed, it is not called.
+  const startedAt = deps.clock.now();
+  const webhook = await deps.webhooks.markTriggered(listed.webhook_id, event.event, startedAt.toISOString());
+  if (!webhook) {
+    await deps.deliveries.release({ ...pair, delivery_id: claim.delivery_id, at: startedAt.toISOString() });
+    return true;
+  }
+  // Before each retry the webhook is read again: a rotation, pause, unsubscription or delete made during the
+  // series applies to the attempts still to come.
+  const reload = async (at: Date): Promise<SeriesTarget | SeriesStop> => {
+    const current = await deps.webhooks.get(webhook.webhook_id);
+    const stop = deliveryStopReason(current, event.event);
+    return stop ? { stop } : targetOf(deps, current!, at);
+  };
   const result: SeriesResult = await runAttemptSeries(
     { http: deps.http, clock: deps.clock, sleep: deps.sleep },
-    { webhook_id: webhook.webhook_id, url: webhook.url, secrets },
+    targetOf(deps, webhook, startedAt),
     { delivery_id: claim.delivery_id, event_type: event.event, body },
-    { retryDelaysMs: deps.retryDelaysMs },
+    { retryDelaysMs: deps.retryDelaysMs, reload },
   );
   const record: DeliveryRecord = {
     delivery_id: claim.delivery_id,
@@ -110,6 +132,7 @@ async function deliverTo(deps: DispatchDeps, event: OutboxEvent, webhook: Webhoo
     event_id: event.event_id,
     event_type: event.event,
     ...result,
+    started_at: startedAt.toISOString(), // the webhook's last_triggered_at for this series
   };
   await deps.deliveries.complete(record);
   if (record.status !== 'success') deps.log?.(`webhook ${webhook.webhook_id} delivery ${record.delivery_id} ${record.status}: ${record.error_message}`);

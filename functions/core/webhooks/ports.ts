@@ -16,6 +16,12 @@ export interface WebhookRepository {
   /** Changes only the given fields (counters written by deliveries meanwhile are kept); null when gone. */
   update(webhookId: string, changes: WebhookChanges): Promise<Webhook | null>;
   updateSecrets(webhookId: string, changes: SecretChanges): Promise<Webhook | null>;
+  /**
+   * The start of a delivery series: sets `last_triggered_at` to `at` on a webhook that is still active and
+   * subscribed to `event`, and returns it as stored (read after the write, so its URL and secrets are current).
+   * null when it is gone, paused or no longer subscribed: then nothing is written and nothing is sent.
+   */
+  markTriggered(webhookId: string, event: EventType, at: string): Promise<Webhook | null>;
   /** false when no such webhook of this account exists. */
   delete(accountId: string, webhookId: string): Promise<boolean>;
   /** Every webhook of the account, newest first (at most the plan's maximum). */
@@ -40,8 +46,14 @@ export interface DeliveryStore {
    * another worker is still delivering is `busy`.
    */
   claim(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; lease_until: string; now: string }): Promise<ClaimResult>;
-  /** Writes the history record, closes the claim and moves the webhook's counters, in one step (once per series). */
+  /**
+   * Writes the history record, closes the claim and moves the webhook's counters (`success_count` /
+   * `failure_count`, `last_success_at` / `last_failure_at`), in one step (once per series). `last_triggered_at`
+   * is left as the series' start set it.
+   */
   complete(record: DeliveryRecord): Promise<void>;
+  /** Closes a claim whose series never started (the webhook was paused, unsubscribed or deleted first): no record. */
+  release(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; at: string }): Promise<void>;
   listForWebhook(webhookId: string, query: HistoryQuery): Promise<{ records: DeliveryRecord[]; last?: string }>;
   listForJob(jobId: string, query: HistoryQuery): Promise<{ records: DeliveryRecord[]; last?: string }>;
 }

@@ -16,6 +16,9 @@ export const DELIVERY_STATUSES = ['success', 'failed', 'timeout'] as const;
 
 type UrlChecker = Pick<NetworkGuard, 'checkLiteral'>;
 
+/** How long registration waits for DNS before leaving the resolving check to delivery. */
+const REGISTRATION_DNS_WAIT_MS = 2_000;
+
 function badUrl(reason: string, url?: unknown): ServiceError {
   return new ServiceError(
     'INVALID_WEBHOOK_URL',
@@ -65,7 +68,9 @@ function webhookUrl(guard?: UrlChecker) {
       description:
         `Where deliveries are POSTed: an absolute https:// URL of 1 to ${MAX_URL_LENGTH} characters, without a user name or password, ` +
         'whose host is public: localhost, .localhost, .local and .internal names and private, loopback, link-local, CGNAT, reserved ' +
-        'or IPv4-mapped addresses (in any notation) are refused with 400 INVALID_WEBHOOK_URL, and so is a name that resolves to one.',
+        'or IPv4-mapped addresses (in any notation) are refused with 400 INVALID_WEBHOOK_URL, and so is a name that resolves to one. ' +
+        `A name whose DNS lookup fails or takes longer than ${REGISTRATION_DNS_WAIT_MS / 1000} s is accepted (DNS may be set up after the webhook); ` +
+        'every delivery resolves and checks it again, and a private answer then means no connection and a failed "Delivery blocked:" record.',
     });
 }
 
@@ -77,9 +82,6 @@ function webhookUrl(guard?: UrlChecker) {
 export function validateWebhookUrl(value: unknown, guard: UrlChecker): string {
   return parseRequest(z.object({ url: webhookUrl(guard) }), { url: value }, { refusals: { url: urlRefusal } }).url;
 }
-
-/** How long registration waits for DNS before leaving the resolving check to delivery. */
-const REGISTRATION_DNS_WAIT_MS = 2_000;
 
 /**
  * The resolving half of the URL rules, at registration: a name with a private, loopback or reserved address
@@ -139,7 +141,7 @@ function createWebhookBody(guard?: UrlChecker) {
   return z.object({
     url: webhookUrl(guard),
     name: optional(nameSchema).meta({
-      description: `A label for the webhook, 1 to ${MAX_NAME_LENGTH} characters after trimming. Default (absent or null): the URL's host name.`,
+      description: `A label for the webhook: leading and trailing white space is trimmed, and the rest must be 1 to ${MAX_NAME_LENGTH} characters. Default (absent or null): the URL's host name.`,
     }),
     events: optional(eventsSchema).meta({ description: `${EVENTS_DESCRIPTION} Default (absent or null): ["job.completed"].` }),
     is_active: optional(z.boolean()).meta({ description: 'Whether events are delivered; false pauses the webhook. Default (absent or null): true.' }),
@@ -150,7 +152,9 @@ function createWebhookBody(guard?: UrlChecker) {
 function updateWebhookBody(guard?: UrlChecker) {
   return z
     .object({
-      name: nameSchema.optional().meta({ description: `A new label, 1 to ${MAX_NAME_LENGTH} characters after trimming. Absent: unchanged.` }),
+      name: nameSchema
+        .optional()
+        .meta({ description: `A new label: leading and trailing white space is trimmed, and the rest must be 1 to ${MAX_NAME_LENGTH} characters. Absent: unchanged.` }),
       url: webhookUrl(guard).optional(),
       events: eventsSchema.optional().meta({ description: `${EVENTS_DESCRIPTION} Replaces the current list. Absent: unchanged.` }),
       is_active: z.boolean().optional().meta({ description: 'true delivers events, false pauses the webhook. Absent: unchanged.' }),

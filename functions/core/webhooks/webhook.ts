@@ -34,7 +34,7 @@ export interface DeliveryRecord {
   status_code: number | null;
   error_message: string | null;
   retry_count: number;
-  /** When the series started (the webhook's `last_triggered_at`). */
+  /** When the series started (what the webhook's `last_triggered_at` was set to then). */
   started_at: string;
   /** When the last attempt ended. */
   delivered_at: string;
@@ -52,7 +52,10 @@ export function activeSealedSecrets(webhook: Webhook, now: Date): string[] {
   return out;
 }
 
-/** The webhook resource of document 2; `secret` only when it was just created or rotated. */
+/**
+ * The webhook resource of document 2; `secret` only when it was just created or rotated, and
+ * `previous_secret_expires_at` only while a rotated-out secret still signs (absent, not null, otherwise).
+ */
 export function presentWebhook(webhook: Webhook, now: Date, secret?: string) {
   const graceRunning = !!webhook.previous_secret_sealed && !!webhook.previous_secret_expires_at && webhook.previous_secret_expires_at > now.toISOString();
   return {
@@ -63,7 +66,7 @@ export function presentWebhook(webhook: Webhook, now: Date, secret?: string) {
     is_active: webhook.is_active,
     signing_enabled: webhook.secret_sealed !== null,
     ...(secret !== undefined ? { secret } : {}),
-    previous_secret_expires_at: graceRunning ? webhook.previous_secret_expires_at : null,
+    ...(graceRunning ? { previous_secret_expires_at: webhook.previous_secret_expires_at } : {}),
     created_at: webhook.created_at,
     updated_at: webhook.updated_at,
     last_triggered_at: webhook.last_triggered_at,

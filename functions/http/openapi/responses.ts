@@ -168,10 +168,12 @@ const webhook = z
     is_active: z.boolean(),
     signing_enabled: z.boolean(),
     secret: z.string().optional().meta({ description: 'The signing secret: only in the answer that created or rotated it.' }),
-    previous_secret_expires_at: timestamp.nullable().meta({ description: 'While the previous secret still signs (after a rotation with a grace period).' }),
+    previous_secret_expires_at: timestamp
+      .optional()
+      .meta({ description: 'When the rotated-out secret stops signing; present only while it still signs (after a rotation with a grace period, until then).' }),
     created_at: timestamp,
     updated_at: timestamp,
-    last_triggered_at: timestamp.nullable(),
+    last_triggered_at: timestamp.nullable().meta({ description: 'When the latest delivery series started (set as it starts, before its first attempt); null before any.' }),
     last_success_at: timestamp.nullable(),
     last_failure_at: timestamp.nullable(),
     success_count: count,

@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, ScanCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { GSI1, keys } from '../../../../functions/adapters/dynamodb/schema';
 import { DynamoDeliveryStore, DynamoOutbox, DynamoWebhookRepository } from '../../../../functions/adapters/dynamodb/webhooks';
@@ -45,5 +45,51 @@ describe('webhook access patterns (queries, never scans)', () => {
     expect(hooks).toMatchObject({ IndexName: GSI1, ExpressionAttributeValues: { ':pk': keys.webhooksOfAccount('acc_1') } });
     expect(pending).toMatchObject({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before', ExpressionAttributeValues: { ':pk': 'OUTBOX#3' }, Limit: 100 });
     expect(mock.commandCalls(ScanCommand)).toHaveLength(0);
+  });
+});
+
+describe('webhook counters and series start', () => {
+  const record = {
+    delivery_id: '01HDELIVERY000000000000001', webhook_id: 'wh_1', account_id: 'acc_1', job_id: 'job_1', event_id: '01HEVENT00000000000000000A',
+    event_type: 'job.completed' as const, status: 'failed' as const, status_code: 500, error_message: 'HTTP 500 from the receiver', retry_count: 3,
+    started_at: '2026-05-01T10:00:00.000Z', delivered_at: '2026-05-01T10:00:07.500Z', duration_ms: 12, payload_size_bytes: 40,
+  };
+
+  it('sets last_triggered_at when a series starts, only on an active webhook subscribed to the event, reading it back', async () => {
+    mock.on(UpdateCommand).resolves({ Attributes: { ...keys.webhook('wh_1'), webhook_id: 'wh_1', is_active: true, last_triggered_at: '2026-05-01T10:00:00.000Z' } });
+    const hook = await new DynamoWebhookRepository(db).markTriggered('wh_1', 'job.completed', '2026-05-01T10:00:00.000Z');
+    expect(hook).toEqual({ webhook_id: 'wh_1', is_active: true, last_triggered_at: '2026-05-01T10:00:00.000Z' });
+    expect(mock.commandCalls(UpdateCommand)[0].args[0].input).toMatchObject({
+      Key: keys.webhook('wh_1'),
+      ConditionExpression: 'attribute_exists(pk) AND is_active = :true AND contains(events, :event)',
+      UpdateExpression: 'SET last_triggered_at = :at',
+      ExpressionAttributeValues: { ':true': true, ':event': 'job.completed', ':at': '2026-05-01T10:00:00.000Z' },
+      ReturnValues: 'ALL_NEW',
+    });
+    mock.on(UpdateCommand).rejects(Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' }));
+    expect(await new DynamoWebhookRepository(db).markTriggered('wh_1', 'job.completed', '2026-05-01T10:00:00.000Z')).toBeNull();
+  });
+
+  it('completes a series without moving last_triggered_at (no backdating to the start)', async () => {
+    mock.on(TransactWriteCommand).resolves({});
+    await new DynamoDeliveryStore(db).complete(record);
+    const [, claim, counters] = mock.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(claim.Update).toMatchObject({ Key: keys.deliveryClaim('job_1', record.event_id, 'wh_1') });
+    expect(counters.Update).toMatchObject({
+      Key: keys.webhook('wh_1'),
+      UpdateExpression: 'SET last_failure_at = :at ADD failure_count :one',
+      ExpressionAttributeValues: { ':at': record.delivered_at, ':one': 1 },
+    });
+  });
+
+  it('releases a claim whose series never started: closed, no record', async () => {
+    mock.on(UpdateCommand).resolves({});
+    await new DynamoDeliveryStore(db).release({ job_id: 'job_1', event_id: record.event_id, webhook_id: 'wh_1', delivery_id: record.delivery_id, at: record.started_at });
+    expect(mock.commandCalls(UpdateCommand)[0].args[0].input).toMatchObject({
+      Key: keys.deliveryClaim('job_1', record.event_id, 'wh_1'),
+      ConditionExpression: '#state = :pending AND delivery_id = :id',
+      ExpressionAttributeValues: expect.objectContaining({ ':done': 'done', ':id': record.delivery_id }),
+    });
+    expect(mock.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 });

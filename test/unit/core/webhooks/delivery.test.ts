@@ -1,5 +1,5 @@
 import { FetchError, type HttpClient, type HttpRequestSpec, type HttpResult } from '../../../../functions/core/net/fetch';
-import { ATTEMPT_TIMEOUT_MS, runAttemptSeries } from '../../../../functions/core/webhooks/delivery';
+import { ATTEMPT_TIMEOUT_MS, type SeriesOptions, type SeriesStop, type SeriesTarget, runAttemptSeries } from '../../../../functions/core/webhooks/delivery';
 import { verifyWebhookSignature } from '../../../../functions/core/webhooks/signature';
 
 type Answer = number | FetchError | { status: number; location: string };
@@ -27,8 +27,8 @@ function setup(script: Answer[]) {
       now += ms;
     },
   };
-  const run = (secrets = ['whsec_a']) =>
-    runAttemptSeries(deps, { webhook_id: 'wh_1', url: 'https://hooks.example.com/in', secrets }, { delivery_id: '01HZZZZZZZZZZZZZZZZZZZZZZZ', event_type: 'job.completed', body: '{"event":"job.completed"}' });
+  const run = (secrets = ['whsec_a'], opts: SeriesOptions = {}) =>
+    runAttemptSeries(deps, { webhook_id: 'wh_1', url: 'https://hooks.example.com/in', secrets }, { delivery_id: '01HZZZZZZZZZZZZZZZZZZZZZZZ', event_type: 'job.completed', body: '{"event":"job.completed"}' }, opts);
   return { run, requests, sleeps };
 }
 
@@ -111,5 +111,51 @@ describe('one delivery attempt series', () => {
     const { run, requests } = setup([200]);
     await run([]);
     expect(requests[0].headers).not.toHaveProperty('Service-Signature');
+  });
+
+  it('asks the client to decide on the status line and discard the body (a 2xx is the acknowledgement, whatever its size)', async () => {
+    const { run, requests } = setup([200]);
+    await run();
+    expect(requests[0]).toMatchObject({ discardBody: true });
+  });
+});
+
+describe('a series reloading its webhook before each retry', () => {
+  it('asks before every retry, at the time of that attempt, and uses what it gets: URL and secrets', async () => {
+    const { run, requests } = setup([500, 500, 200]);
+    const asked: string[] = [];
+    const reload = async (at: Date): Promise<SeriesTarget | SeriesStop> => {
+      asked.push(at.toISOString());
+      return { webhook_id: 'wh_1', url: `https://hooks.example.com/v${asked.length}`, secrets: [`whsec_v${asked.length}`] };
+    };
+    expect(await run(['whsec_a'], { reload })).toMatchObject({ status: 'success', retry_count: 2 });
+    expect(asked).toEqual(['2026-03-01T12:00:01.000Z', '2026-03-01T12:00:03.000Z']);
+    expect(requests.map((r) => r.url)).toEqual(['https://hooks.example.com/in', 'https://hooks.example.com/v1', 'https://hooks.example.com/v2']);
+    requests.forEach((r, i) => {
+      const t = Number(/^t=(\d+)/.exec(r.headers!['Service-Signature'])![1]);
+      const secret = i === 0 ? 'whsec_a' : `whsec_v${i}`;
+      expect(verifyWebhookSignature(Buffer.from(r.body!), r.headers!['Service-Signature'], secret, 300, t)).toBe(true);
+      if (i > 0) expect(verifyWebhookSignature(Buffer.from(r.body!), r.headers!['Service-Signature'], 'whsec_a', 300, t)).toBe(false);
+    });
+  });
+
+  it('stops when told, keeping the last attempt as the outcome and saying why', async () => {
+    const { run, requests } = setup([502, 200]);
+    const result = await run(['whsec_a'], { reload: async () => ({ stop: 'the webhook was deleted' }) });
+    expect(requests).toHaveLength(1);
+    expect(result).toMatchObject({
+      status: 'failed',
+      status_code: 502,
+      retry_count: 0,
+      error_message: 'HTTP 502 from the receiver; retries stopped: the webhook was deleted',
+      delivered_at: '2026-03-01T12:00:00.000Z',
+    });
+  });
+
+  it('is not asked when there is nothing to retry', async () => {
+    const reload = jest.fn();
+    await setup([200]).run(['whsec_a'], { reload });
+    await setup([401]).run(['whsec_a'], { reload });
+    expect(reload).not.toHaveBeenCalled();
   });
 });

@@ -1,6 +1,6 @@
 import { type EventType, type OutboxEvent, jobEvent } from '../../../../functions/core/events/events';
 import { completed, newJob } from '../../../../functions/core/jobs/job';
-import type { HttpClient, HttpRequestSpec } from '../../../../functions/core/net/fetch';
+import { FetchError, type HttpClient, type HttpRequestSpec } from '../../../../functions/core/net/fetch';
 import { type DispatchDeps, buildPayload, dispatchEvent, sweepOutbox } from '../../../../functions/core/webhooks/dispatch';
 import type { ClaimResult, DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from '../../../../functions/core/webhooks/ports';
 import { SecretBox } from '../../../../functions/core/webhooks/secret-box';
@@ -45,6 +45,14 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
   async listForAccount(accountId: string) {
     return this.hooks.filter((h) => h.account_id === accountId);
   }
+  triggered: string[] = [];
+  async markTriggered(webhookId: string, event: EventType, at: string): Promise<Webhook | null> {
+    const hook = this.hooks.find((h) => h.webhook_id === webhookId);
+    if (!hook || !hook.is_active || !hook.events.includes(event)) return null;
+    hook.last_triggered_at = at;
+    this.triggered.push(webhookId);
+    return { ...hook };
+  }
   async claim(input: { event_id: string; webhook_id: string; delivery_id: string; lease_until: string; now: string }): Promise<ClaimResult> {
     const key = `${input.event_id}#${input.webhook_id}`;
     const current = this.claims.get(key);
@@ -60,6 +68,10 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
     claim.state = 'done';
     this.records.push(record);
   }
+  async release(input: { event_id: string; webhook_id: string; delivery_id: string }) {
+    const claim = this.claims.get(`${input.event_id}#${input.webhook_id}`)!;
+    if (claim.state === 'pending' && claim.delivery_id === input.delivery_id) claim.state = 'done';
+  }
   async listForWebhook(): Promise<any> {
     throw new Error('unused');
   }
@@ -74,12 +86,14 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
   }
 }
 
-function setup(status = 200) {
+/** `answer`: a status for every request, or one computed per request (it may change the stored webhook first). */
+function setup(answer: number | ((spec: HttpRequestSpec, memory: Memory) => number) = 200) {
   const memory = new Memory();
   const sent: HttpRequestSpec[] = [];
   const http: HttpClient = {
     async request(spec) {
       sent.push(spec);
+      const status = typeof answer === 'number' ? answer : answer(spec, memory);
       return { status, headers: {}, body: Buffer.alloc(0), finalUrl: spec.url, redirects: [] };
     },
   };
@@ -188,6 +202,102 @@ describe('dispatchEvent', () => {
     await dispatchEvent(deps, add('job.completed'));
     expect(sent[1].headers!['Service-Signature'].split(',v1=')).toHaveLength(2);
     expect(verifyWebhookSignature(Buffer.from(sent[1].body!), sent[1].headers!['Service-Signature'], 'whsec_old', 300, clockMs / 1000)).toBe(false);
+  });
+});
+
+describe('a series under way sees the webhook as it is at each retry', () => {
+  const hookOf = (memory: Memory, id: string) => memory.hooks.find((h) => h.webhook_id === id)!;
+  const signs = (spec: HttpRequestSpec, secret: string) => verifyWebhookSignature(Buffer.from(spec.body!), spec.headers!['Service-Signature'], secret, 300, clockMs / 1000);
+
+  it('sets last_triggered_at when the series starts, before the first attempt answers', async () => {
+    const seen: (string | null)[] = [];
+    const { memory, deps, add } = setup((_spec, m) => {
+      seen.push(hookOf(m, 'wh_t').last_triggered_at);
+      return 200;
+    });
+    memory.hooks = [hook('wh_t')];
+    await dispatchEvent(deps, add('job.completed'));
+    expect(seen).toEqual([clock.now().toISOString()]);
+    expect(memory.records[0].started_at).toBe(clock.now().toISOString());
+  });
+
+  it('signs each retry with the secrets valid then: a rotation with grace 0 revokes the old secret for the retries', async () => {
+    const { memory, sent, deps, add } = setup((_spec, m) => {
+      if (sent.length > 1) return 200;
+      Object.assign(hookOf(m, 'wh_r'), { secret_sealed: box.seal('whsec_new', 'wh_r'), previous_secret_sealed: null, previous_secret_expires_at: null });
+      return 503;
+    });
+    memory.hooks = [hook('wh_r', {}, 'whsec_old')];
+    await dispatchEvent(deps, add('job.completed'));
+    expect(sent).toHaveLength(2);
+    expect([signs(sent[0], 'whsec_old'), signs(sent[0], 'whsec_new')]).toEqual([true, false]);
+    expect([signs(sent[1], 'whsec_old'), signs(sent[1], 'whsec_new')]).toEqual([false, true]);
+    expect(memory.records[0]).toMatchObject({ status: 'success', retry_count: 1 });
+  });
+
+  it('adds the old secret to the retries when a rotation keeps it for a grace period, and follows a new URL', async () => {
+    const { memory, sent, deps, add } = setup((_spec, m) => {
+      if (sent.length > 1) return 200;
+      Object.assign(hookOf(m, 'wh_g'), {
+        url: 'https://moved.example.com/in',
+        secret_sealed: box.seal('whsec_new', 'wh_g'),
+        previous_secret_sealed: box.seal('whsec_old', 'wh_g'),
+        previous_secret_expires_at: new Date(clockMs + 3_600_000).toISOString(),
+      });
+      return 500;
+    });
+    memory.hooks = [hook('wh_g', {}, 'whsec_old')];
+    await dispatchEvent(deps, add('job.completed'));
+    expect(sent.map((s) => s.url)).toEqual(['https://hooks.example.com/wh_g', 'https://moved.example.com/in']);
+    expect([signs(sent[1], 'whsec_old'), signs(sent[1], 'whsec_new')]).toEqual([true, true]);
+  });
+
+  const changes: [string, (h: Webhook, m: Memory) => void, string][] = [
+    ['paused', (h) => (h.is_active = false), 'the webhook was paused (is_active false)'],
+    ['unsubscribed', (h) => (h.events = ['job.failed']), 'the webhook no longer subscribes to job.completed'],
+    ['deleted', (h, m) => (m.hooks = m.hooks.filter((x) => x !== h)), 'the webhook was deleted'],
+  ];
+  it.each(changes)('stops retrying a webhook %s during its series and records why', async (_what, change, why) => {
+    const { memory, sent, deps, add } = setup((_spec, m) => {
+      change(hookOf(m, 'wh_s'), m);
+      return 503;
+    });
+    memory.hooks = [hook('wh_s')];
+    const notice = add('job.completed');
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent).toHaveLength(1);
+    expect(memory.records).toEqual([
+      expect.objectContaining({ webhook_id: 'wh_s', status: 'failed', status_code: 503, retry_count: 0, error_message: `HTTP 503 from the receiver; retries stopped: ${why}` }),
+    ]);
+    expect(memory.events.get(notice.event_id)!.pending).toBe(false);
+  });
+
+  it('keeps the last attempt’s timeout status when a series of timeouts is stopped', async () => {
+    const { memory, sent, deps, add } = setup();
+    deps.http = {
+      async request(spec) {
+        sent.push(spec);
+        if (sent.length === 2) hookOf(memory, 'wh_to').is_active = false;
+        throw new FetchError('timeout', spec.url, 'no complete answer within 10000 ms');
+      },
+    };
+    memory.hooks = [hook('wh_to')];
+    await dispatchEvent(deps, add('job.completed'));
+    expect(sent).toHaveLength(2);
+    expect(memory.records[0]).toMatchObject({ status: 'timeout', retry_count: 1, error_message: expect.stringMatching(/10 seconds; retries stopped: the webhook was paused/) });
+  });
+
+  it('does not call a webhook paused after the (lagging) list showed it active: no record, the pair is closed', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_lag', { is_active: false })];
+    const stale = [{ ...memory.hooks[0], is_active: true }];
+    memory.listForAccount = async () => stale;
+    const notice = add('job.completed');
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent).toHaveLength(0);
+    expect(memory.records).toHaveLength(0);
+    expect(memory.hooks[0].last_triggered_at).toBeNull();
+    expect(memory.claims.get(`${notice.event_id}#wh_lag`)!.state).toBe('done');
   });
 });
 

@@ -82,4 +82,13 @@ describe('webhook body schemas', () => {
     const list = z.toJSONSchema(webhookListQuerySchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, unknown> };
     expect(list.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
   });
+
+  it('documents two deliberate behaviours: DNS that fails or is slow at registration is left to delivery, and names are trimmed', () => {
+    for (const schema of [createWebhookBodySchema, updateWebhookBodySchema]) {
+      const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+      expect(json.properties.url.description).toMatch(/DNS lookup fails or takes longer than 2 s is accepted/);
+      expect(json.properties.url.description).toMatch(/every delivery resolves and checks it again/);
+      expect(json.properties.name.description).toMatch(/trimmed, and the rest must be 1 to 100 characters/);
+    }
+  });
 });

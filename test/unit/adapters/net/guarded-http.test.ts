@@ -1,0 +1,83 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { GuardedHttpClient } from '../../../../functions/adapters/net/guarded-http';
+import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
+import { FetchError } from '../../../../functions/core/net/fetch';
+import { NetworkGuard } from '../../../../functions/core/net/guard';
+
+const MiB = 1024 * 1024;
+let server: http.Server;
+let port: number;
+/** How each response ended on the server side: `finished` (whole body written) or `closed` (client dropped it). */
+const endings = new Map<string, Promise<'finished' | 'closed'>>();
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    endings.set(
+      path,
+      new Promise((resolve) => {
+        res.on('finish', () => resolve('finished'));
+        res.on('close', () => resolve(res.writableFinished ? 'finished' : 'closed'));
+      }),
+    );
+    req.resume();
+    req.on('end', () => {
+      if (path === '/big') return res.writeHead(200, { 'Content-Length': String(2 * MiB) }).end(Buffer.alloc(2 * MiB, 0x61));
+      if (path === '/big-chunked') {
+        res.writeHead(202);
+        for (let i = 0; i < 4; i++) res.write(Buffer.alloc(MiB / 2, 0x62));
+        return res.end();
+      }
+      if (path === '/endless') {
+        res.writeHead(200);
+        const tick = setInterval(() => res.write('x'.repeat(100)), 10);
+        res.on('close', () => clearInterval(tick));
+        return;
+      }
+      if (path === '/small-500') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('broken');
+      if (path === '/silent') return; // never answers
+      res.writeHead(404).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+const client = () => new GuardedHttpClient(new NetworkGuard({ resolve: async () => [] }, new PrivateTargetAllowlist(`127.0.0.1:${port}`)), { userAgent: 'test' });
+const post = (path: string, extra: { discardBody?: boolean; timeoutMs?: number } = {}) =>
+  client().request({ method: 'POST', url: `http://127.0.0.1:${port}${path}`, body: Buffer.from('{}'), schemes: ['http:'], maxRedirects: 0, maxBytes: MiB, timeoutMs: 5_000, ...extra });
+
+describe('GuardedHttpClient', () => {
+  it('by default reads the body and refuses one over maxBytes (URL input keeps this)', async () => {
+    await expect(post('/big')).rejects.toMatchObject({ kind: 'too_large' });
+    await expect(post('/big-chunked')).rejects.toMatchObject({ kind: 'too_large' });
+  });
+
+  it('with discardBody settles on the status line: a 2xx with a body over maxBytes is an answer', async () => {
+    for (const path of ['/big', '/big-chunked']) {
+      const res = await post(path, { discardBody: true });
+      expect([path, res.status, res.body.length]).toEqual([path, path === '/big' ? 200 : 202, 0]);
+    }
+    const small = await post('/small-500', { discardBody: true });
+    expect(small).toMatchObject({ status: 500, headers: expect.objectContaining({ 'content-type': 'text/plain' }) });
+  });
+
+  it('with discardBody does not wait for a body that never ends, and closes it within a second', async () => {
+    const began = Date.now();
+    expect((await post('/endless', { discardBody: true, timeoutMs: 3_000 })).status).toBe(200);
+    expect(Date.now() - began).toBeLessThan(1_000);
+    expect(await endings.get('/endless')).toBe('closed');
+    expect(Date.now() - began).toBeLessThan(2_500);
+  });
+
+  it('with discardBody still times out when no status line comes', async () => {
+    const err = await post('/silent', { discardBody: true, timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect(err).toMatchObject({ kind: 'timeout' });
+  });
+});
