@@ -212,16 +212,7 @@ export class DynamoDeliveryStore implements DeliveryStore {
           Item: { ...keys.delivery(record.webhook_id, record.delivery_id), gsi1pk: keys.deliveriesOfJob(record.job_id), gsi1sk: record.delivery_id, ...record },
         },
       },
-      {
-        Update: {
-          TableName: this.db.table,
-          Key: keys.deliveryClaim(record.job_id, record.event_id, record.webhook_id),
-          ConditionExpression: '#state = :pending AND delivery_id = :id',
-          UpdateExpression: 'SET #state = :done, finished_at = :at REMOVE lease_until',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':pending': 'pending', ':done': 'done', ':id': record.delivery_id, ':at': record.delivered_at },
-        },
-      },
+      { Update: this.closeClaim(record, record.delivered_at) },
       {
         Update: {
           TableName: this.db.table,
@@ -246,19 +237,22 @@ export class DynamoDeliveryStore implements DeliveryStore {
     }
   }
 
+  /** The update that closes a claim, only while it is still this series' (pending, with its delivery id). */
+  private closeClaim(claim: { job_id: string; event_id: string; webhook_id: string; delivery_id: string }, at: string) {
+    return {
+      TableName: this.db.table,
+      Key: keys.deliveryClaim(claim.job_id, claim.event_id, claim.webhook_id),
+      ConditionExpression: '#state = :pending AND delivery_id = :id',
+      UpdateExpression: 'SET #state = :done, finished_at = :at REMOVE lease_until',
+      ExpressionAttributeNames: { '#state': 'state' },
+      ExpressionAttributeValues: { ':pending': 'pending', ':done': 'done', ':id': claim.delivery_id, ':at': at },
+    };
+  }
+
   /** Closes a claim (still ours) without a record: the series never started. */
   async release(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; at: string }): Promise<void> {
     try {
-      await this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.table,
-          Key: keys.deliveryClaim(input.job_id, input.event_id, input.webhook_id),
-          ConditionExpression: '#state = :pending AND delivery_id = :id',
-          UpdateExpression: 'SET #state = :done, finished_at = :at REMOVE lease_until',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: { ':pending': 'pending', ':done': 'done', ':id': input.delivery_id, ':at': input.at },
-        }),
-      );
+      await this.db.doc.send(new UpdateCommand(this.closeClaim(input, input.at)));
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err; // already closed by another worker
     }
