@@ -1,10 +1,10 @@
-import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { BulkProgress } from '../../core/bulk/ports';
 import type { OutboxEvent } from '../../core/events/events';
 import type { JobFileRow } from '../../core/jobs/files';
 import type { Job } from '../../core/jobs/job';
 import { type Dynamo, isConditionalCheckFailed, queryAll } from './client';
-import { eventItem, jobItem } from './jobs';
+import { putJobIf } from './jobs';
 import { keys } from './schema';
 
 const PROCESSING = { '#status': 'status' };
@@ -85,22 +85,9 @@ export class DynamoBulkProgress implements BulkProgress {
 
   async finishJob(job: Job, events: OutboxEvent[], cancelSeen: boolean): Promise<boolean> {
     // cancel_requested only ever goes from absent/false to true, so "not true" is "unchanged since Finish read it".
-    const condition = cancelSeen ? '#status = :processing' : '#status = :processing AND (attribute_not_exists(cancel_requested) OR cancel_requested <> :yes)';
-    const put = {
-      TableName: this.db.table,
-      Item: jobItem(job),
-      ConditionExpression: condition,
-      ExpressionAttributeNames: PROCESSING,
-      ExpressionAttributeValues: { ':processing': 'processing', ...(cancelSeen ? {} : { ':yes': true }) },
-    };
-    try {
-      if (events.length === 0) await this.db.doc.send(new PutCommand(put));
-      else await this.db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...events.map((e) => ({ Put: { TableName: this.db.table, Item: eventItem(e) } }))] }));
-      return true;
-    } catch (err) {
-      if (isConditionalCheckFailed(err) || (err as Error).name === 'TransactionCanceledException') return false;
-      throw err;
-    }
+    if (cancelSeen) return putJobIf(this.db, job, '#status = :processing', { ':processing': 'processing' }, events);
+    const unchanged = '#status = :processing AND (attribute_not_exists(cancel_requested) OR cancel_requested <> :yes)';
+    return putJobIf(this.db, job, unchanged, { ':processing': 'processing', ':yes': true }, events);
   }
 
   async chargedUnits(accountId: string, jobId: string): Promise<Set<string>> {

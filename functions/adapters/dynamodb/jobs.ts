@@ -21,6 +21,22 @@ export function eventItem(event: OutboxEvent): Record<string, unknown> {
   return { ...keys.event(event.job_id, event.event_id), gsi1pk: keys.pendingEvents(shard), gsi1sk: `${event.created_at}#${event.event_id}`, ...event };
 }
 
+/**
+ * Puts a whole job item if `condition` (which may use `#status`) holds, with its outbox events in the same
+ * transaction; false when the condition failed.
+ */
+export async function putJobIf(db: Dynamo, job: Job, condition: string, values: Record<string, unknown>, events: OutboxEvent[] = []): Promise<boolean> {
+  const put = { TableName: db.table, Item: jobItem(job), ConditionExpression: condition, ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values };
+  try {
+    if (events.length === 0) await db.doc.send(new PutCommand(put));
+    else await db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...events.map((e) => ({ Put: { TableName: db.table, Item: eventItem(e) } }))] }));
+    return true;
+  } catch (err) {
+    if (isConditionalCheckFailed(err) || (err as Error).name === 'TransactionCanceledException') return false;
+    throw err;
+  }
+}
+
 export class DynamoJobRepository implements JobRepository {
   constructor(private readonly db: Dynamo) {}
 
@@ -48,17 +64,7 @@ export class DynamoJobRepository implements JobRepository {
       condition = `(${condition}) OR (#status = :processing AND lease_until < :now)`;
       Object.assign(values, { ':processing': 'processing', ':now': leaseExpiredBefore });
     }
-    const guarded = {
-      Put: { TableName: this.db.table, Item: jobItem(job), ConditionExpression: condition, ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values },
-    };
-    try {
-      if (events.length === 0) await this.db.doc.send(new PutCommand(guarded.Put));
-      else await this.db.doc.send(new TransactWriteCommand({ TransactItems: [guarded, ...events.map((e) => ({ Put: { TableName: this.db.table, Item: eventItem(e) } }))] }));
-      return true;
-    } catch (err) {
-      if (isConditionalCheckFailed(err) || (err as Error).name === 'TransactionCanceledException') return false;
-      throw err;
-    }
+    return putJobIf(this.db, job, condition, values, events);
   }
 
   /** Newest first from the account's GSI partition; filters are applied server-side, pages refilled until `limit`. */
