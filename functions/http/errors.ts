@@ -44,10 +44,12 @@ const statuses: Record<number, string[]> = {
     'PDF_ENCRYPTED', 'INVALID_PDF', 'PDF_NO_PAGES', 'PDF_TOO_COMPLEX', 'PDF_NO_FORM', 'PDF_XFA_FORM', 'NO_ANNOTATIONS',
   ],
   429: ['THROTTLED', 'LIMIT_REQUEST_PENDING'],
-  500: ['PDF_GENERATION_FAILED', 'INTERNAL_SERVER_ERROR'],
+  // SERVICE_UNAVAILABLE (a queue or workflow that would not take a job) is a 500, the spec's "server-side failure"
+  // that clients retry with backoff; a 503 would fall outside the spec's status table and its retry advice.
+  500: ['PDF_GENERATION_FAILED', 'INTERNAL_SERVER_ERROR', 'SERVICE_UNAVAILABLE'],
   501: ['NOT_IMPLEMENTED'],
   502: ['PAYMENT_PROVIDER_ERROR'],
-  503: ['SERVICE_UNAVAILABLE', 'PAYMENTS_NOT_CONFIGURED'],
+  503: ['PAYMENTS_NOT_CONFIGURED'],
 };
 for (const [status, codes] of Object.entries(statuses)) for (const code of codes) STATUS_BY_CODE[code] = Number(status);
 

@@ -4,7 +4,7 @@ import type { WorkflowJobDeps } from './job-deps';
 /**
  * Starts the workflow that runs a job just recorded as queued; the execution is named after the job, so a
  * repeated start is not a second run. If it cannot start, `recordFailure` ends the job (freeing what it holds)
- * and the caller gets 503 SERVICE_UNAVAILABLE: nothing ran, so nothing was charged.
+ * and the caller gets 500 SERVICE_UNAVAILABLE: nothing ran, so nothing was charged.
  */
 export async function startJobWorkflow(
   deps: Pick<WorkflowJobDeps, 'workflows' | 'log'>,

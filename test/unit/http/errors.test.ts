@@ -6,6 +6,8 @@ describe('error mapping', () => {
     ['INVALID_PARAMETER', 400], ['UNAUTHORIZED', 401], ['UPGRADE_REQUIRED', 402], ['INSUFFICIENT_CREDITS', 403], ['RATE_LIMIT_EXCEEDED', 403],
     ['JOB_NOT_FOUND', 404], ['QUICKJOB_TIMEOUT', 408], ['JOB_NOT_READY', 409], ['OUTPUT_EXPIRED', 410], ['BULK_INLINE_TOO_LARGE', 413],
     ['URL_FETCH_HTTP_ERROR', 422], ['THROTTLED', 429], ['PDF_GENERATION_FAILED', 500], ['NOT_IMPLEMENTED', 501],
+    // A job that could not be queued is a server-side failure the spec says to retry: 500, not a 503 outside its table.
+    ['SERVICE_UNAVAILABLE', 500],
   ])('%s is %d', (code, status) => {
     expect(statusForCode(code)).toBe(status);
   });

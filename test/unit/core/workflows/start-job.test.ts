@@ -13,7 +13,7 @@ describe('startJobWorkflow', () => {
     expect(recordFailure).not.toHaveBeenCalled();
   });
 
-  it('records the failure, logs the cause and answers 503 SERVICE_UNAVAILABLE with the job id when it cannot start', async () => {
+  it('records the failure, logs the cause and answers SERVICE_UNAVAILABLE (500) with the job id when it cannot start', async () => {
     const workflows = new RecordingWorkflows();
     workflows.fail = new Error('throttled');
     const recordFailure = jest.fn(async () => undefined);
