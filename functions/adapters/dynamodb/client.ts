@@ -24,12 +24,33 @@ export function createDynamo(config: DynamoConfig): Dynamo {
       : {}),
     ...(config.requestHandler ? { requestHandler: config.requestHandler } : {}),
   });
+  client.middlewareStack.add(unknowableKeysAreAbsent, { step: 'initialize', name: 'unknowableKeysAreAbsent' });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
   });
   return { doc, table: config.tableName };
 }
+
+/** DynamoDB's refusal of a key larger than it can store (2048 bytes for a partition key, 1024 for a sort key). */
+const KEY_TOO_LARGE = /size of (hash|range)key has exceeded|key .*exceed|aggregated size of all range keys/i;
+
+/**
+ * Ids come from the caller (paths, bodies). A GetItem with an id too long to be a key would be a ValidationException,
+ * answered as a 500; no item can have such a key, so the read finds nothing instead, and the route says "not found".
+ * (Routes read a parent item by id before they query its children.)
+ */
+const unknowableKeysAreAbsent = ((next: (args: unknown) => Promise<{ output: Record<string, unknown> }>, context: { commandName?: string }) =>
+  async (args: unknown) => {
+    try {
+      return await next(args);
+    } catch (err) {
+      const e = err as { name?: string; message?: string; $metadata?: unknown };
+      if (e?.name !== 'ValidationException' || !KEY_TOO_LARGE.test(e.message ?? '')) throw err;
+      if (context.commandName === 'GetItemCommand') return { output: { $metadata: e.$metadata ?? {} } };
+      throw err;
+    }
+  }) as never;
 
 const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'ttl'];
 
