@@ -35,7 +35,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
     const principal = await authenticate(
       { apiKeys: svc.apiKeys, idTokens: svc.idTokens, clock: svc.clock, log: (m, e) => svc.log.warn(m, e) },
       route.access,
-      readCredential(headers),
+      readCredential(headers, event.multiValueHeaders),
     );
     return policy('Allow', principal.account_id, event.methodArn, {
       account_id: principal.account_id,

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { type JWK, SignJWT, exportJWK, generateKeyPair, importJWK } from 'jose';
 import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../local/issuer';
@@ -18,14 +19,15 @@ afterAll(() => stack?.stop());
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 /** A token signed with the local issuer's real key, with claims and header under the test's control. */
-async function token(overrides: { claims?: Record<string, unknown>; iss?: string; aud?: string; exp?: number; kid?: string; key?: JWK } = {}) {
+async function token(overrides: { claims?: Record<string, unknown>; iss?: string; aud?: string; exp?: number; kid?: string; key?: JWK; sub?: string | null } = {}) {
   const now = Math.floor(Date.now() / 1000);
   const key = overrides.key ?? signingJwk;
-  return new SignJWT({ email: user.email, token_use: 'id', ...overrides.claims })
+  const jwt = new SignJWT({ email: user.email, token_use: 'id', ...overrides.claims })
     .setProtectedHeader({ alg: 'RS256', kid: overrides.kid ?? signingJwk.kid })
     .setIssuer(overrides.iss ?? LOCAL_ISSUER)
-    .setAudience(overrides.aud ?? LOCAL_CLIENT_ID)
-    .setSubject(user.account_id)
+    .setAudience(overrides.aud ?? LOCAL_CLIENT_ID);
+  if (overrides.sub !== null) jwt.setSubject(overrides.sub ?? user.account_id);
+  return jwt
     .setIssuedAt(now - 10)
     .setExpirationTime(overrides.exp ?? now + 600)
     .sign(await importJWK(key, 'RS256'));
@@ -168,5 +170,54 @@ describe('API key management', () => {
     const res = await stack.request('POST', '/accounts/me/api-keys', { token: user.id_token, json: { name: '' } });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'name' } });
+  });
+});
+
+describe('credentials that name no account, or two', () => {
+  it.each([
+    ['no sub', null],
+    ['an empty sub', ''],
+    ['a sub of 2,100 characters', 'a'.repeat(2100)],
+  ])('refuses a correctly signed token with %s: 401 at the authorizer, never a 500', async (_label, sub) => {
+    await expect401(await stack.request('GET', '/me', { token: await token({ sub }) }), undefined, 'invalid_token');
+  });
+
+  it('refuses two different X-API-Key headers (or Authorization headers) instead of using the last one', async () => {
+    const other = await stack.account();
+    const send = (headers: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1');
+        let reply = '';
+        socket.on('data', (chunk) => (reply += chunk));
+        socket.on('end', () => resolve(reply));
+        socket.on('error', reject);
+        socket.write(`GET /me HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}\r\n`);
+      });
+    for (const headers of [
+      `X-API-Key: ${user.api_key}\r\nX-API-Key: ${other.api_key}\r\n`,
+      `X-API-Key: ${user.api_key}\r\nx-api-key: ${other.api_key}\r\n`,
+      `Authorization: Bearer ${user.id_token}\r\nAuthorization: Bearer ${other.id_token}\r\n`,
+    ]) {
+      const reply = await send(headers);
+      expect(reply).toMatch(/^HTTP\/1\.1 401/);
+      expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'conflicting_credentials' } });
+    }
+    // The same key twice is still that key.
+    expect(await send(`X-API-Key: ${user.api_key}\r\nX-API-Key: ${user.api_key}\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+  });
+});
+
+describe('ids too long to be stored keys', () => {
+  it('answers the route\'s 404, not a 500', async () => {
+    const huge = 'k'.repeat(3000);
+    const revoke = await stack.request('DELETE', `/accounts/me/api-keys/${huge}`, { token: user.id_token });
+    expect(revoke.status).toBe(404);
+    expect((await revoke.json()).error.code).toBe('API_KEY_NOT_FOUND');
+    const job = await stack.request('GET', `/jobs/job_${huge}`, { key: user.api_key });
+    expect(job.status).toBe(404);
+    expect((await job.json()).error.code).toBe('JOB_NOT_FOUND');
+    const webhook = await stack.request('GET', `/accounts/me/webhooks/wh_${huge}`, { token: user.id_token });
+    expect(webhook.status).toBe(404);
+    expect((await webhook.json()).error.code).toBe('WEBHOOK_NOT_FOUND');
   });
 });

@@ -6,7 +6,7 @@ import { type ApiKeyRepository, type IdTokenVerifier, TokenExpiredError } from '
 /** Which credentials a route accepts. */
 export type RouteAccess = 'key_or_token' | 'token' | 'none';
 
-export type PresentedCredential = { type: 'api_key'; key: string } | { type: 'id_token'; token: string } | null;
+export type PresentedCredential = { type: 'api_key'; key: string } | { type: 'id_token'; token: string } | { type: 'conflicting' } | null;
 
 export interface Principal {
   account_id: string;
@@ -14,11 +14,23 @@ export interface Principal {
   api_key_id: string | null;
 }
 
+/** Distinct non-empty values of a header sent more than once (names compared without case). */
+function distinctValues(multiValueHeaders: Record<string, (string | undefined)[] | undefined>, name: string): number {
+  const values = new Set<string>();
+  for (const [k, list] of Object.entries(multiValueHeaders)) {
+    if (k.toLowerCase() !== name) continue;
+    for (const v of list ?? []) if (v?.trim()) values.add(v.trim());
+  }
+  return values.size;
+}
+
 /**
  * Reads the credential of a request. `X-API-Key` wins; `Authorization: Bearer pk_…` is also a key;
- * any other bearer value is an ID token. With both a key and a token, the key is used.
+ * any other bearer value is an ID token. With both a key and a token, the key is used. Two different
+ * values of one credential header are refused rather than one picked: which one a proxy keeps varies.
  */
-export function readCredential(headers: Record<string, string | undefined>): PresentedCredential {
+export function readCredential(headers: Record<string, string | undefined>, multiValueHeaders?: Record<string, (string | undefined)[] | undefined> | null): PresentedCredential {
+  if (multiValueHeaders && (distinctValues(multiValueHeaders, 'x-api-key') > 1 || distinctValues(multiValueHeaders, 'authorization') > 1)) return { type: 'conflicting' };
   const key = headers['x-api-key']?.trim();
   if (key) return { type: 'api_key', key };
   const auth = headers.authorization?.trim();
@@ -32,6 +44,9 @@ export function unauthorized(message: string, details: Record<string, unknown> =
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+
+/** Cognito subjects are UUIDs and local ones short ids; anything empty, longer than 128 or with control characters is not an account. */
+const ACCOUNT_ID_SHAPE = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
 export interface AuthenticateDeps {
   apiKeys: ApiKeyRepository;
@@ -50,6 +65,9 @@ export async function authenticate(deps: AuthenticateDeps, access: Exclude<Route
       { reason: 'missing_credential' },
     );
   }
+  if (credential.type === 'conflicting') {
+    throw unauthorized('The request carries two different values of X-API-Key or Authorization. Send exactly one credential.', { reason: 'conflicting_credentials' });
+  }
   if (credential.type === 'api_key') {
     if (access === 'token') {
       throw unauthorized('This route accepts only a dashboard ID token (Authorization: Bearer <ID token>); API keys are refused here.', {
@@ -60,6 +78,8 @@ export async function authenticate(deps: AuthenticateDeps, access: Exclude<Route
   }
   try {
     const token = await deps.idTokens.verify(credential.token);
+    // The subject is the account id: a signed token without a usable one identifies nobody.
+    if (typeof token.sub !== 'string' || !ACCOUNT_ID_SHAPE.test(token.sub)) throw new Error('the token has no usable sub claim');
     return { account_id: token.sub, credential: 'id_token', api_key_id: null };
   } catch (err) {
     if (err instanceof TokenExpiredError) throw unauthorized('The ID token has expired. Sign in again to get a new one.', { reason: 'token_expired' });

@@ -11,6 +11,16 @@ describe('readCredential', () => {
     expect(readCredential({ authorization: 'Basic abc' })).toBeNull();
     expect(readCredential({})).toBeNull();
   });
+
+  it('refuses two different values of one credential header instead of picking one', () => {
+    expect(readCredential({ 'x-api-key': 'pk_b' }, { 'X-API-Key': ['pk_a'], 'x-api-key': ['pk_b'] })).toEqual({ type: 'conflicting' });
+    expect(readCredential({ authorization: 'Bearer b' }, { Authorization: ['Bearer a', 'Bearer b'] })).toEqual({ type: 'conflicting' });
+    // The same value twice, or an empty duplicate, is not a conflict.
+    expect(readCredential({ 'x-api-key': 'pk_a' }, { 'X-API-Key': ['pk_a', ' pk_a '] })).toEqual({ type: 'api_key', key: 'pk_a' });
+    expect(readCredential({ 'x-api-key': 'pk_a' }, { 'X-API-Key': ['', 'pk_a'] })).toEqual({ type: 'api_key', key: 'pk_a' });
+    // A key and a token in their own headers are not a conflict: the key is used.
+    expect(readCredential({ 'x-api-key': 'pk_a', authorization: 'Bearer t' }, { 'X-API-Key': ['pk_a'], Authorization: ['Bearer t'] })).toEqual({ type: 'api_key', key: 'pk_a' });
+  });
 });
 
 describe('authenticate', () => {
@@ -48,5 +58,19 @@ describe('authenticate', () => {
     await expect(authenticate(deps(async () => { throw new TokenExpiredError(); }), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ details: { reason: 'token_expired' } });
     await expect(authenticate(deps(async () => { throw new Error('bad sig'); }), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ details: { reason: 'invalid_token' } });
     await expect(authenticate(deps(okToken), 'token', { type: 'id_token', token: 't' })).resolves.toMatchObject({ account_id: 'acc_2', credential: 'id_token' });
+  });
+
+  it('refuses conflicting credentials with 401', async () => {
+    await expect(authenticate(deps(okToken), 'key_or_token', { type: 'conflicting' })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'conflicting_credentials' } });
+  });
+
+  it.each([
+    ['no sub', undefined],
+    ['an empty sub', ''],
+    ['a sub longer than any account id', 'a'.repeat(129)],
+    ['a sub with control characters', 'acc\u0000'],
+  ])('refuses a correctly signed token with %s (it names no account)', async (_label, sub) => {
+    const verify = async () => ({ sub: sub as string, email: null });
+    await expect(authenticate(deps(verify), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'invalid_token' } });
   });
 });
