@@ -93,6 +93,22 @@ function sendGatewayResponse(res: http.ServerResponse, type: GatewayResponseType
   sendJson(res, def.status ?? 400, { error: { code: fill(def.code), message: fill(def.message), details } }, requestId);
 }
 
+/**
+ * Requests Node cannot parse (headers over 16 KB, control characters in a header, a broken request line) or that
+ * arrive too slowly never reach a handler; Node's own answer would be a bare status. They get the envelope too.
+ */
+function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) {
+  if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+  const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const [status, reason, message] = timedOut
+    ? [408, 'Request Timeout', 'The request did not arrive in time. Send the whole request at once, then retry.']
+    : err.code === 'HPE_HEADER_OVERFLOW'
+      ? [400, 'Bad Request', 'The request headers are larger than 16 KB. Send large values in the body.']
+      : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
+  const body = JSON.stringify({ error: { code: 'INVALID_PARAMETER', message, details: { parameter: timedOut ? 'body' : 'headers' } } });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
 function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLarge: true; drained: boolean }> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? NaN);
@@ -277,5 +293,6 @@ export function createGateway(opts: GatewayOptions): http.Server {
   // Node would wait 300 s for a slow body (every connection holding up to 6 MB meanwhile); it answers 408 and closes.
   server.requestTimeout = requestTimeoutMs;
   server.headersTimeout = Math.min(requestTimeoutMs, 15_000);
+  server.on('clientError', answerUnreadableRequest);
   return server;
 }

@@ -100,6 +100,34 @@ describe('platform throttle', () => {
   });
 });
 
+/** Sends raw bytes and reads the whole reply (the connection is closed after it). */
+function rawExchange(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let reply = '';
+    socket.on('data', (chunk) => (reply += chunk));
+    socket.on('close', () => resolve(reply));
+    socket.on('error', reject);
+    socket.write(request);
+  });
+}
+
+describe('requests Node cannot parse', () => {
+  const body = (reply: string) => JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4));
+
+  it('answers headers over 16 KB (a giant token) with 400 and the envelope, not a bare 431', async () => {
+    const reply = await rawExchange(Number(new URL(stack.baseUrl).port), `GET /me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(100_000)}\r\n\r\n`);
+    expect(reply).toMatch(/^HTTP\/1\.1 400/);
+    expect(body(reply).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'headers' } });
+  });
+
+  it('answers a control character in a header with 400 and the envelope', async () => {
+    const reply = await rawExchange(Number(new URL(stack.baseUrl).port), 'GET /me HTTP/1.1\r\nHost: x\r\nX-API-Key: pk_\x01abc\r\n\r\n');
+    expect(reply).toMatch(/^HTTP\/1\.1 400/);
+    expect(body(reply).error.code).toBe('INVALID_PARAMETER');
+  });
+});
+
 describe('slow clients', () => {
   it('answers a request whose body stalls with 408 and closes the connection, instead of holding it for minutes', async () => {
     const slow = await startTestStack({ LOCAL_REQUEST_TIMEOUT_MS: '1000' });
@@ -115,6 +143,7 @@ describe('slow clients', () => {
       });
       expect(closed).toBe(true);
       expect(reply).toMatch(/^HTTP\/1\.1 408/);
+      expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'INVALID_PARAMETER' });
     } finally {
       await slow.stop();
     }
