@@ -21,8 +21,11 @@ export interface LocalRouteResult {
 const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'paused', 'canceled'] as const satisfies readonly SubscriptionStatus[];
 const DAY_MS = 86_400_000;
 
-const usdAmount = (description: string) => optional(z.number().min(0)).meta({ description: `${description} (USD, default 0).` });
-const notUsd = (name: string): Refuser => () => invalidParameter(name, `${name} must be a non-negative number of USD.`);
+/** Amounts are held as integer micro-USD: past a billion USD they would no longer be exact integers. */
+const MAX_USD = 1_000_000_000;
+const MAX_MONTHLY_PDFS = 1_000_000_000;
+const usdAmount = (description: string) => optional(z.number().min(0).max(MAX_USD)).meta({ description: `${description} (USD, default 0, at most ${MAX_USD}).` });
+const notUsd = (name: string): Refuser => () => invalidParameter(name, `${name} must be a number of USD from 0 to ${MAX_USD}.`);
 
 /** The body of POST /_local/accounts (everything optional): the local contract's account set-up. */
 export const localAccountBodySchema = z.object({
@@ -37,8 +40,8 @@ export const localAccountBodySchema = z.object({
   subscription: optional(
     z.object({
       name: z.string().min(1).meta({ description: 'A subscription plan name (Starter, Business).' }),
-      monthly_pdfs: z.number().int().min(0),
-      price: optional(z.number().min(0)).meta({ description: 'USD; default monthly_pdfs at the per-PDF price (2,000 PDFs → 20 USD).' }),
+      monthly_pdfs: z.number().int().min(0).max(MAX_MONTHLY_PDFS),
+      price: optional(z.number().min(0).max(MAX_USD)).meta({ description: 'USD; default monthly_pdfs at the per-PDF price (2,000 PDFs → 20 USD).' }),
       status: optional(z.enum(SUBSCRIPTION_STATUSES)).meta({ description: 'Default active.' }),
       period_end: z
         .string()
@@ -56,7 +59,7 @@ const accountRefusals: Record<string, Refuser> = {
   free_credits_usd: notUsd('free_credits_usd'),
   subscription: () => invalidParameter('subscription', 'subscription must be an object {name, monthly_pdfs, price, status?, period_end?}.'),
   'subscription.name': () => invalidParameter('subscription.name', 'subscription.name is required.'),
-  'subscription.monthly_pdfs': () => invalidParameter('subscription.monthly_pdfs', 'subscription.monthly_pdfs must be a whole number.'),
+  'subscription.monthly_pdfs': () => invalidParameter('subscription.monthly_pdfs', `subscription.monthly_pdfs must be a whole number from 0 to ${MAX_MONTHLY_PDFS}.`),
   'subscription.price': notUsd('subscription.price'),
   'subscription.status': () => invalidParameter('subscription.status', `subscription.status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}.`),
   'subscription.period_end': () => invalidParameter('subscription.period_end', 'subscription.period_end must be an ISO 8601 time.'),

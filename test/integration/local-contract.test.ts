@@ -57,6 +57,10 @@ describe('local contract', () => {
         [{ plan_id: 'gold' }, 'plan_id'],
         [{ plan_id: 7 }, 'plan_id'],
         [{ credits_usd: -1 }, 'credits_usd'],
+        // Past a billion USD, micro-USD stop being exact integers (it used to be a 500).
+        [{ credits_usd: 1e12 }, 'credits_usd'],
+        [{ subscription: { name: 'x', monthly_pdfs: 1e12 } }, 'subscription.monthly_pdfs'],
+        [{ subscription: { name: 'x', monthly_pdfs: 5, price: 1e300 } }, 'subscription.price'],
         [{ free_credits_usd: '5' }, 'free_credits_usd'],
         [{ subscription: [] }, 'subscription'],
         [{ subscription: { name: 'x' } }, 'subscription.monthly_pdfs'],
