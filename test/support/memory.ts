@@ -27,6 +27,12 @@ export class MemoryJobs implements JobRepository {
     if (ok) await this.put(job, events);
     return ok;
   }
+  async putIfLeaseHeld(job: Job, leaseUntil: string, events: OutboxEvent[] = []) {
+    const current = this.jobs.get(job.job_id);
+    const ok = current?.status === 'processing' && current.lease_until === leaseUntil;
+    if (ok) await this.put(job, events);
+    return ok;
+  }
   async list(_q: JobListQuery) {
     return { jobs: [...this.jobs.values()] };
   }

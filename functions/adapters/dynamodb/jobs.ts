@@ -67,6 +67,10 @@ export class DynamoJobRepository implements JobRepository {
     return putJobIf(this.db, job, condition, values, events);
   }
 
+  async putIfLeaseHeld(job: Job, leaseUntil: string, events: OutboxEvent[] = []): Promise<boolean> {
+    return putJobIf(this.db, job, '#status = :processing AND lease_until = :lease', { ':processing': 'processing', ':lease': leaseUntil }, events);
+  }
+
   /** Newest first from the account's GSI partition; filters are applied server-side, pages refilled until `limit`. */
   async list(q: JobListQuery): Promise<{ jobs: Job[]; last?: { created_at: string; job_id: string } }> {
     const names: Record<string, string> = {};

@@ -54,6 +54,12 @@ export class NotifyingJobRepository extends DynamoJobRepository {
     if (written) await this.notify(events);
     return written;
   }
+
+  override async putIfLeaseHeld(job: Job, leaseUntil: string, events: OutboxEvent[] = []): Promise<boolean> {
+    const written = await super.putIfLeaseHeld(job, leaseUntil, events);
+    if (written) await this.notify(events);
+    return written;
+  }
 }
 
 /** The charge store that notifies the dispatcher of the events a committed charge carried (e.g. job.completed). */

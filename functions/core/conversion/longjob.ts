@@ -187,7 +187,7 @@ export async function processLongJob(deps: LongJobWorkerDeps, jobId: string, tim
     return await runClaimed(deps, job, claimed, timeoutMs);
   } catch (err) {
     // Unexpected failure (storage, database): give the lease back so the redelivered message can retry at once.
-    await deps.jobs.putIf({ ...claimed, lease_until: now.toISOString() }, ['processing']).catch(() => undefined);
+    await deps.jobs.putIfLeaseHeld({ ...claimed, lease_until: now.toISOString() }, claimed.lease_until!).catch(() => undefined);
     throw err;
   }
 }
@@ -196,7 +196,9 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
   const jobId = job.job_id;
   const account = await deps.accounts.get(job.account_id);
   const finish = async (final: Job, outcome: ProcessOutcome): Promise<ProcessOutcome> => {
-    await deps.jobs.put(final, [jobEvent('job.failed', final, deps.clock.now())]);
+    // Only under this worker's own claim: if its lease ran out meanwhile, another worker owns the job (and may have
+    // completed and charged it), so this late failure neither overwrites the job nor removes its input.
+    if (!(await deps.jobs.putIfLeaseHeld(final, claimed.lease_until!, [jobEvent('job.failed', final, deps.clock.now())]))) return 'skipped';
     await cleanup();
     if (account && wantsJobEmail(account, final)) await mail(jobFailedEmail(account, final));
     return outcome;

@@ -22,6 +22,11 @@ export interface JobRepository {
    * out before `leaseExpiredBefore`); false when another writer got there first. Events go in the same write.
    */
   putIf(job: Job, from: JobStatus[], events?: OutboxEvent[], leaseExpiredBefore?: string): Promise<boolean>;
+  /**
+   * Writes `job` only while the stored job is processing under the lease `leaseUntil` (the writer's own claim):
+   * false when the lease ran out and another worker claimed the job, or the job already finished.
+   */
+  putIfLeaseHeld(job: Job, leaseUntil: string, events?: OutboxEvent[]): Promise<boolean>;
   /** Newest first. */
   list(query: JobListQuery): Promise<{ jobs: Job[]; last?: { created_at: string; job_id: string } }>;
 }

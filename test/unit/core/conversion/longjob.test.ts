@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { longjobBodySchema, parseLongJobRequest } from '../../../../functions/core/conversion/longjob';
+import { Billing } from '../../../../functions/core/billing/charging';
+import { longjobBodySchema, parseLongJobRequest, processLongJob } from '../../../../functions/core/conversion/longjob';
+import { newJob } from '../../../../functions/core/jobs/job';
+import { normalisePdfOptions } from '../../../../functions/core/render/options';
+import { FakeRenderer } from '../../../support/bulk-memory';
+import { memoryWorld } from '../../../support/memory';
 import { refusal } from '../../../support/errors';
 
 const refused = (body: unknown) => refusal(() => parseLongJobRequest(body));
@@ -32,5 +37,38 @@ describe('parseLongJobRequest', () => {
     const schema = z.toJSONSchema(longjobBodySchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
     expect(Object.keys(schema.properties)).toEqual(['input_type', 'html', 'markdown', 'options', 'store', 'email_notification', 'webhook_url']);
     for (const [name, field] of Object.entries(schema.properties)) expect([name, typeof field.description]).toEqual([name, 'string']);
+  });
+});
+
+describe('processLongJob under at-least-once delivery', () => {
+  /** Two deliveries of one job: the first worker stalls past its lease, the second claims the job and completes it. */
+  it("a worker whose lease ran out fails late without overwriting the job another worker completed (or its input)", async () => {
+    const w = memoryWorld();
+    let t = Date.parse('2026-11-22T10:00:00Z');
+    const clock = { now: () => new Date(t) };
+    const job = newJob({ job_id: 'job_late', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: clock.now() });
+    await w.blobs.put('inputs/job_late.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+    await w.jobs.put({ ...job, input_key: 'inputs/job_late.json' });
+
+    let releaseFirst!: () => void;
+    const renderer = new FakeRenderer();
+    let calls = 0;
+    renderer.slot = () => (++calls === 1 ? new Promise<void>((resolve) => (releaseFirst = resolve)) : undefined);
+    // The first worker's document fails late (over the page limit), after the second took over and finished.
+    renderer.behave = (req) => (req === renderer.calls[0] ? { pages: 500 } : {});
+    const mails: unknown[] = [];
+    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: unknown) => void mails.push(m) } };
+
+    const first = processLongJob(deps, 'job_late', 1000);
+    await new Promise((r) => setTimeout(r, 10));
+    t += 120_000; // past the first worker's lease (timeout + 60 s)
+    expect(await processLongJob(deps, 'job_late', 1000)).toBe('completed');
+    releaseFirst();
+    expect(await first).toBe('skipped');
+
+    const stored = await w.jobs.get('job_late');
+    expect(stored).toMatchObject({ status: 'completed', pages: 1 });
+    expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros - w.plan.price_per_pdf_micros);
   });
 });
