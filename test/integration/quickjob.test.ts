@@ -81,6 +81,16 @@ describe('POST /quickjob with HTML', () => {
       }),
     );
     expect(custom.pages[0].text).toContain('Footer page 1 of 1');
+
+    // An empty template prints nothing (Chromium's own band would show "about:blank" and the date).
+    const empty = await pdfOf(await quick({ input_type: 'html', html: '<title>T</title><p>Body</p>', options: { displayHeaderFooter: true, headerTemplate: '', footerTemplate: '' } }));
+    expect(empty.pages[0].text.trim()).toBe('Body');
+  });
+
+  it('refuses a header template that links a stylesheet (Chromium cannot print it) with 400, not a 500', async () => {
+    const res = await quick({ input_type: 'html', html: '<p>x</p>', options: { displayHeaderFooter: true, headerTemplate: '<link rel="stylesheet" href="https://example.com/a.css">' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.headerTemplate' } });
   });
 
   it('prints backgrounds by default and drops them with printBackground false', async () => {

@@ -46,6 +46,23 @@ function isRangeSyntax(text: string): boolean {
 
 const TEMPLATE_MAX = 100_000;
 
+/**
+ * Chromium prints header and footer templates without a network: a stylesheet they link or import makes the
+ * whole print fail, whatever the document, so such a template is refused up front (400, not a 500 to retry).
+ */
+const TEMPLATE_STYLESHEET = /<link\b|@import\b/i;
+const TEMPLATE_STYLESHEET_HINT = 'header and footer templates cannot load stylesheets (<link> or @import); put the styles in a style attribute or a <style> element';
+const loadsNoStylesheet = (template: string) => !TEMPLATE_STYLESHEET.test(template);
+
+/** Largest page side: Acrobat and most viewers refuse pages over 200 in (14,400 pt). */
+const MAX_PAPER_IN = 200;
+
+/** A template as Chromium must get it: it prints its own URL-and-date band for an empty string, so "nothing" is an empty element. */
+function bandTemplate(template: string | undefined, fallback: string): string {
+  if (template === undefined) return fallback;
+  return template.trim() === '' ? '<span></span>' : template;
+}
+
 /** The [first, last] pages of each comma-separated part of a pageRanges string in range syntax (open end: Infinity). */
 function rangeParts(text: string): [number, number][] {
   return text.split(',').map((part): [number, number] => {
@@ -91,7 +108,8 @@ export const pdfOptionsSchema = z
   .object({
     format: z
       .union([z.string(), z.null()], { error: FORMAT_HINT })
-      .refine((v) => v === null || v.toLowerCase() in PAPER_FORMATS, { message: FORMAT_HINT })
+      // Own keys only: `in` would also accept "constructor" or "__proto__" (and print a paper without a size).
+      .refine((v) => v === null || Object.hasOwn(PAPER_FORMATS, v.toLowerCase()), { message: FORMAT_HINT })
       .optional()
       .meta({
         description:
@@ -127,15 +145,17 @@ export const pdfOptionsSchema = z
     headerTemplate: z
       .string()
       .max(TEMPLATE_MAX)
+      .refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })
       .optional()
       .meta({
-        description: `HTML of the header, up to ${TEMPLATE_MAX} characters; elements with class pageNumber, totalPages, date, title or url are filled in. Set an explicit font-size; send an empty element to print only the footer.`,
+        description: `HTML of the header, up to ${TEMPLATE_MAX} characters; elements with class pageNumber, totalPages, date, title or url are filled in. Set an explicit font-size; styles go inline (no <link> or @import). An empty string prints no header.`,
       }),
     footerTemplate: z
       .string()
       .max(TEMPLATE_MAX)
+      .refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })
       .optional()
-      .meta({ description: `HTML of the footer, up to ${TEMPLATE_MAX} characters; the same classes as headerTemplate are filled in. Default "page / pages".` }),
+      .meta({ description: `HTML of the footer, up to ${TEMPLATE_MAX} characters; the same classes and rules as headerTemplate. Default "page / pages"; an empty string prints no footer.` }),
   })
   .meta({ description: 'PDF options. Unknown keys are ignored.' });
 
@@ -203,7 +223,10 @@ export function normalisePdfOptions(o: Partial<PdfOptionsInput>, defaultMargin: 
         width: o.width !== undefined ? lengthToInches(o.width)! : a4.width,
         height: o.height !== undefined ? lengthToInches(o.height)! : a4.height,
       };
-  if (paper.width <= 0 || paper.height <= 0) throw invalidParameter('options.width', 'Paper width and height must be greater than zero.');
+  for (const [name, size] of [['width', paper.width], ['height', paper.height]] as const) {
+    if (size <= 0) throw invalidParameter(`options.${name}`, `The paper ${name} must be greater than zero.`);
+    if (size > MAX_PAPER_IN) throw invalidParameter(`options.${name}`, `The paper ${name} can be at most ${MAX_PAPER_IN} in (5.08 m); PDF viewers refuse larger pages.`);
+  }
 
   const displayHeaderFooter = o.displayHeaderFooter ?? false;
   const roomForBands = displayHeaderFooter ? HEADER_FOOTER_MARGIN_IN : 0;
@@ -232,7 +255,7 @@ export function normalisePdfOptions(o: Partial<PdfOptionsInput>, defaultMargin: 
     margin,
     pageRanges: (o.pageRanges ?? '').trim(),
     displayHeaderFooter,
-    headerTemplate: displayHeaderFooter ? (o.headerTemplate ?? DEFAULT_HEADER_TEMPLATE) : '',
-    footerTemplate: displayHeaderFooter ? (o.footerTemplate ?? DEFAULT_FOOTER_TEMPLATE) : '',
+    headerTemplate: displayHeaderFooter ? bandTemplate(o.headerTemplate, DEFAULT_HEADER_TEMPLATE) : '',
+    footerTemplate: displayHeaderFooter ? bandTemplate(o.footerTemplate, DEFAULT_FOOTER_TEMPLATE) : '',
   };
 }

@@ -39,6 +39,9 @@ describe('parsePdfOptions', () => {
     expect(o.margin.top).toBeCloseTo(HEADER_FOOTER_MARGIN_IN);
     // An empty element prints only the footer.
     expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate: '<span></span>' }).headerTemplate).toBe('<span></span>');
+    // So does an empty string: Chromium would print its own band (the URL about:blank and the date) for it.
+    expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate: '' }).headerTemplate).toBe('<span></span>');
+    expect(parsePdfOptions({ displayHeaderFooter: true, footerTemplate: '  ' }).footerTemplate).toBe('<span></span>');
   });
 
   it('keeps a default margin on the sides the caller did not set', () => {
@@ -63,6 +66,18 @@ describe('parsePdfOptions', () => {
     [{ pageRanges: '5-3' }, 'options.pageRanges'],
     [{ pageRanges: '0-2' }, 'options.pageRanges'],
     [{ margin: { left: '150mm', right: '150mm' } }, 'options.margin'],
+    // Names of the object's prototype are not paper formats (they printed Letter, or failed with a 500).
+    [{ format: 'constructor' }, 'options.format'],
+    [{ format: '__proto__', margin: { left: '12in' } }, 'options.format'],
+    [{ format: 'toString' }, 'options.format'],
+    // The side that is wrong is the one named.
+    [{ format: null, width: '100mm', height: '0mm' }, 'options.height'],
+    [{ format: null, width: 0, height: '100mm' }, 'options.width'],
+    [{ format: null, width: '201in' }, 'options.width'],
+    [{ format: null, height: 1e308 }, 'options.height'],
+    // Chromium cannot print a band that links a stylesheet: the whole print failed.
+    [{ displayHeaderFooter: true, headerTemplate: '<link rel="stylesheet" href="https://example.com/a.css"><span></span>' }, 'options.headerTemplate'],
+    [{ displayHeaderFooter: true, footerTemplate: '<style>@import url(https://example.com/a.css);</style>' }, 'options.footerTemplate'],
   ])('refuses %j naming %s', (raw, parameter) => {
     const err = refusal(() => parsePdfOptions(raw));
     expect(err.code).toBe('INVALID_PARAMETER');
