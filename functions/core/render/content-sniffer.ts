@@ -10,6 +10,8 @@ export type SniffedType = 'html' | 'markdown' | 'pdf' | 'image' | 'url' | 'binar
  * of "<a" without ">" made each "<" scan to the end (100 KB took 22 s).
  */
 const HTML_TAG = /<(\/?)(html|head|body|div|span|p|h[1-6]|table|thead|tbody|tr|td|th|ul|ol|li|a|img|br|hr|strong|em|b|i|section|article|header|footer|main|nav|style|script|link|meta|title|pre|code|blockquote|svg|form|input|button|label|figure|canvas|iframe)\b[^<>]*>/gi;
+/** Any element, known or not (`<u>`, `<font>`, custom elements); `<https://…>` autolinks are not elements. */
+const ANY_ELEMENT = /<\/?[a-z][a-z0-9-]*(?:[\s/][^<>]*)?>/i;
 const URL_ONLY = /^\s*https?:\/\/\S+\s*$/i;
 const BASE64_IMAGE = /^\s*(data:image\/[a-z+.-]+;base64,|iVBORw0KGgo|\/9j\/)[A-Za-z0-9+/=\s]*$/;
 
@@ -54,6 +56,12 @@ export function looksLikeHtmlDocument(text: string): boolean {
   return DOCUMENT_START.test(text.slice(at, at + 16));
 }
 
+/** The first non-blank line starts with a tab or four spaces (a Markdown indented code block). */
+function opensWithIndentedCode(text: string): boolean {
+  const firstLine = /^(?:[ \t]*\r?\n)*([ \t]*)\S/.exec(text);
+  return !!firstLine && (firstLine[1].includes('\t') || firstLine[1].length >= 4);
+}
+
 export function markdownSignalCount(text: string): number {
   return MARKDOWN_SIGNALS.reduce((n, re) => n + (re.test(text) ? 1 : 0), 0);
 }
@@ -83,9 +91,11 @@ export function contentMismatch(declared: 'html' | 'markdown', text: string): Sn
   const sniffed = sniffContent(text);
   if (sniffed === 'pdf' || sniffed === 'image' || sniffed === 'binary' || sniffed === 'url') return sniffed;
   if (declared === 'html') {
-    // Markdown sent as HTML: no tags at all and at least two kinds of Markdown syntax.
-    return htmlTagCount(text) === 0 && markdownSignalCount(text) >= 2 ? 'markdown' : null;
+    // Markdown sent as HTML: no element at all and at least two kinds of Markdown syntax.
+    return !ANY_ELEMENT.test(text) && markdownSignalCount(text) >= 2 ? 'markdown' : null;
   }
-  // Markdown may embed HTML fragments; a whole HTML document is the mistake.
-  return looksLikeHtmlDocument(text.slice(0, 8192)) ? 'html' : null;
+  // Markdown may embed HTML fragments; a whole HTML document is the mistake. A document that opens with an indented
+  // line opens with a Markdown code block, which may well show HTML.
+  const head = text.slice(0, 8192);
+  return !opensWithIndentedCode(head) && looksLikeHtmlDocument(head) ? 'html' : null;
 }

@@ -13,6 +13,21 @@ describe('content sniffing', () => {
 
   it('flags Markdown sent as HTML', () => {
     expect(contentMismatch('html', '# Title\n\n- one\n- two\n\n**bold**')).toBe('markdown');
+    // An autolink is not an element.
+    expect(contentMismatch('html', '# Title\n\n- one <https://example.com>\n\n**bold**')).toBe('markdown');
+  });
+
+  it('accepts HTML whose only elements are ones it has no list entry for', () => {
+    expect(contentMismatch('html', '<u>Price list</u>\n- apples **cheap**\n1. first')).toBeNull();
+    expect(contentMismatch('html', '<center><font size=2>Menu</font></center>\n# not a heading\n- item')).toBeNull();
+    expect(contentMismatch('html', '<my-widget></my-widget>\n- a\n- **b**')).toBeNull();
+  });
+
+  it('accepts Markdown that opens with an indented code block showing HTML', () => {
+    expect(contentMismatch('markdown', '    <!DOCTYPE html>\n    <html>\n\n# Hi')).toBeNull();
+    expect(contentMismatch('markdown', '\n\t<html>\n\t</html>\n\nText')).toBeNull();
+    // Slightly indented, it is still a whole document.
+    expect(contentMismatch('markdown', '  <!DOCTYPE html><html><body>x</body></html>')).toBe('html');
   });
 
   it('flags a whole HTML document sent as Markdown', () => {
