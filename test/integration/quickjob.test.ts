@@ -194,7 +194,7 @@ describe('POST /quickjob refusals', () => {
     const { error } = await res.json();
     expect(error).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 30, max_pages: 25, suggestion: 'use_longjob_endpoint' } });
     const job = await stack.services.jobs.get(error.details.job_id);
-    expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
+    expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED', pages: 30 });
     const after = await stack.services.accounts.get(user.account_id);
     expect(after!.credits_micros).toBe(before!.credits_micros);
   });
@@ -207,6 +207,8 @@ describe('POST /quickjob refusals', () => {
     expect(error.code).toBe('PAGE_LIMIT_EXCEEDED');
     expect(error.details).toEqual({ job_id: expect.stringMatching(/^job_/), pages_at_least: 101, max_pages: 25 });
     expect(error.message).toMatch(/more than 100 pages.*Split the document/);
+    // Printing stopped early, so the job has no exact page count to report.
+    expect((await stack.services.jobs.get(error.details.job_id))?.pages ?? null).toBeNull();
   });
 
   it.each<[string, number, string, unknown]>([

@@ -69,9 +69,9 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   assertCanCover(account, price, started);
 
   const job = { ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'quick', status: 'processing', mode: input.mode, now: started }), started_at: started.toISOString() };
-  const recordFailure = async (code: string, message: string, asTimeout = false) => {
+  const recordFailure = async (code: string, message: string, asTimeout = false, changes: Partial<Job> = {}) => {
     const at = deps.clock.now();
-    const final = asTimeout ? timedOut(job, at, code, message) : failed(job, at, code, message);
+    const final = asTimeout ? timedOut(job, at, code, message) : failed(job, at, code, message, changes);
     await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
   };
 
@@ -105,7 +105,8 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   if (morePages || pages > QUICKJOB_MAX_PAGES) {
     const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
     const longjobFits = !morePages && pages <= LONGJOB_MAX_PAGES;
-    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; quick jobs allow ${QUICKJOB_MAX_PAGES}.`);
+    // The job keeps the page count when it is exact (past the long-job limit printing stopped early).
+    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; quick jobs allow ${QUICKJOB_MAX_PAGES}.`, false, morePages ? {} : { pages });
     const advice = longjobFits ? `Use /longjob (up to ${LONGJOB_MAX_PAGES} pages) or options.pageRanges.` : 'Split the document, or choose pages with options.pageRanges.';
     throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; /quickjob allows ${QUICKJOB_MAX_PAGES}. ${advice}`, {
       job_id: job.job_id,
