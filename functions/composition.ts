@@ -31,6 +31,8 @@ import type { JobSlots } from './core/jobs/slots';
 import type { WorkflowStarter } from './core/workflows/ports';
 import { DynamoJobFileRepository } from './adapters/dynamodb/job-files';
 import { DynamoJobSlots } from './adapters/dynamodb/job-slots';
+import { DynamoCommitmentStore } from './adapters/dynamodb/commitments';
+import type { CommitmentStore } from './core/billing/commitments';
 import { SfnWorkflowStarter, createSfnClient } from './adapters/sfn/workflow-starter';
 import { WORKFLOWS, workflowArnVariable } from './workflows';
 import { PrivateTargetAllowlist } from './core/net/allowlist';
@@ -209,6 +211,8 @@ export interface Services {
   readonly jobFiles: JobFileRepository;
   /** Running-job slots (2 merge/split jobs per account). */
   readonly jobSlots: JobSlots;
+  /** What running bulk and merge/split jobs will charge (the whole-job credit check). */
+  readonly commitments: CommitmentStore;
   /** Starts Step Functions workflows (in-process locally). */
   readonly workflows: WorkflowStarter;
   /** The long-job render queue. */
@@ -304,6 +308,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   const rateLimiter = memo(() => new DynamoRateLimiter(dynamo()));
   const jobFiles = memo(() => new DynamoJobFileRepository(dynamo()));
   const jobSlots = memo(() => new DynamoJobSlots(dynamo()));
+  const commitments = memo(() => new DynamoCommitmentStore(dynamo()));
   const bulkProgress = memo(() => new DynamoBulkProgress(dynamo()));
   const workflows = memo<WorkflowStarter>(() => local.workflows ?? new SfnWorkflowStarter(createSfnClient(config.region), config.workflowArns));
   const renderQueue = memo<MessageQueue<RenderJobMessage>>(
@@ -398,6 +403,9 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     },
     get jobSlots() {
       return jobSlots();
+    },
+    get commitments() {
+      return commitments();
     },
     get workflows() {
       return workflows();

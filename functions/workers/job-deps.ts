@@ -10,6 +10,7 @@ export function workflowJobDeps(svc: Services): WorkflowJobDeps {
     billing: svc.billing,
     clock: svc.clock,
     slots: svc.jobSlots,
+    commitments: svc.commitments,
     workflows: svc.workflows,
     accounts: svc.accounts,
     plans: svc.plans,

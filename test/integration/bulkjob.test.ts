@@ -373,6 +373,27 @@ describe('budgets and per-file results', () => {
     expect(await finished(none, poor.api_key)).toMatchObject({ status: 'failed', error_code: 'BULK_NO_CONVERTIBLE_FILES' });
   });
 
+  it("checks each job against what the account's other running jobs will charge: of two jobs the balance covers only one of, the second fails whole", async () => {
+    const pair = await stack.account({ credits_usd: 0.03 });
+    // Files that take a while to print, so both jobs are checked before either charges.
+    const slow = (name: string) => ({ name, data: `<p>${name}</p><script>const t = Date.now(); while (Date.now() - t < 400) {}</script>` });
+    const [first, second] = await Promise.all([
+      submit({ zip_base64: zipB64([slow('a1.html'), slow('a2.html')]) }, pair.api_key),
+      submit({ zip_base64: zipB64([slow('b1.html'), slow('b2.html')]) }, pair.api_key),
+    ]);
+    const jobs = [await finished(first, pair.api_key), await finished(second, pair.api_key)];
+    // Without the commitment both passed their check, and the later Finish ran out after one file (partial_failed).
+    expect(jobs.map((j) => j.status).sort()).toEqual(['completed', 'failed']);
+    const refused = jobs.find((j) => j.status === 'failed');
+    expect(refused).toMatchObject({ error_code: 'INSUFFICIENT_CREDITS', file_count: 2, success_count: 0 });
+    expect(refused.error_message).toMatch(/set aside for 1 running job/);
+    expect(await credits(pair.account_id)).toBe(10_000);
+    // Both ended, so nothing stays set aside: a job the remaining balance covers runs.
+    expect((await stack.services.accounts.get(pair.account_id))!.commitments).toEqual({});
+    const third = await submit({ zip_base64: zipB64([{ name: 'c.html', data: 'c' }]) }, pair.api_key);
+    expect(await finished(third, pair.api_key)).toMatchObject({ status: 'completed' });
+  });
+
   it('records FILE_TOO_LARGE, PAGE_LIMIT_EXCEEDED, RENDER_TIMEOUT and RENDER_FAILED per file; a page that never goes idle prints as it stood', async () => {
     const before = await credits();
     const zip = rawZip([

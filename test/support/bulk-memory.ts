@@ -90,6 +90,7 @@ export function bulkWorld(creditsUsd = 5) {
     billing: world.billing,
     clock,
     slots: world.slots,
+    commitments: world.commitments,
     workflows: world.workflows,
     accounts: world.accounts,
     plans: world.plans,

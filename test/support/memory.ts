@@ -1,7 +1,8 @@
 /** In-memory stand-ins for the ports, for unit tests of domain orchestration (integration tests use the real stack). */
-import { type Account, newAccount, usableAllowanceMicros } from '../../functions/core/accounts/account';
+import { type Account, type JobCommitment, newAccount, usableAllowanceMicros } from '../../functions/core/accounts/account';
 import type { AccountRepository, PlanRepository } from '../../functions/core/accounts/ports';
 import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, afterDebit, chooseBucket } from '../../functions/core/billing/charging';
+import type { CommitmentStore } from '../../functions/core/billing/commitments';
 import { type Plan, planCatalogue } from '../../functions/core/billing/plans';
 import type { Clock } from '../../functions/core/clock';
 import type { OutboxEvent } from '../../functions/core/events/events';
@@ -156,6 +157,25 @@ function bucketCovers(a: Account, bucket: Bucket, amount: number, at: Date): boo
   return (bucket === 'free_credits' ? a.free_credits_micros : a.credits_micros) >= amount;
 }
 
+/** Commitments on the account records, with the version check of the DynamoDB write. */
+export class MemoryCommitments implements CommitmentStore {
+  writes = 0;
+  constructor(private readonly accounts: MemoryAccounts) {}
+  async replace(accountId: string, version: number, commitments: Record<string, JobCommitment>) {
+    const a = this.accounts.accounts.get(accountId);
+    if (!a || (a.commitments_version ?? 0) !== version) return false;
+    this.accounts.accounts.set(accountId, { ...a, commitments: structuredClone(commitments), commitments_version: version + 1 });
+    this.writes++;
+    return true;
+  }
+  async release(accountId: string, jobId: string) {
+    const a = this.accounts.accounts.get(accountId);
+    if (!a?.commitments?.[jobId]) return;
+    const { [jobId]: _gone, ...rest } = a.commitments;
+    this.accounts.accounts.set(accountId, { ...a, commitments: rest, commitments_version: (a.commitments_version ?? 0) + 1 });
+  }
+}
+
 export class MemorySlots implements JobSlots {
   held = new Map<string, string>();
   async acquire(i: { accountId: string; kind: string; jobId: string; max: number }) {
@@ -202,6 +222,7 @@ export function memoryWorld(creditsUsd = 5) {
     files: new MemoryFiles(),
     blobs: new MemoryBlobs(),
     slots: new MemorySlots(),
+    commitments: new MemoryCommitments(accounts),
     workflows: new RecordingWorkflows(),
     billing: new Billing(accounts, chargeStore, clock),
   };

@@ -66,6 +66,17 @@ export interface Account {
   updated_at: string;
   /** Bumped by every billing-state write (subscription, plan, purchases): optimistic concurrency for them. */
   billing_version?: number;
+  /** What running bulk and merge/split jobs will charge, by job id (see functions/core/billing/commitments.ts). */
+  commitments?: Record<string, JobCommitment>;
+  /** Bumped by every change of `commitments`. */
+  commitments_version?: number;
+}
+
+/** A running job's pledge: `charges` charges of `amount_micros` each, recorded at `at`. */
+export interface JobCommitment {
+  charges: number;
+  amount_micros: Micros;
+  at: string;
 }
 
 export const DEFAULT_MAILMERGE_MAX_ROWS = 100;

@@ -38,7 +38,7 @@ const requested = (job: Job): CancelOutcome => ({
   },
 });
 
-export async function cancelJob(deps: Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'clock' | 'progress' | 'log'>, job: Job): Promise<CancelOutcome> {
+export async function cancelJob(deps: Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'progress' | 'log'>, job: Job): Promise<CancelOutcome> {
   if (job.job_type !== 'bulk') throw notCancellable(job, 'job_type');
   // Two rounds at most: a job that moved on between reading and writing is looked at once more.
   for (let round = 0; round < 3; round++) {

@@ -11,7 +11,7 @@ import { BULK_SLOT_KIND, type BulkDeps } from './deps';
 import { STORAGE_CONCURRENCY } from './limits';
 import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
 
-type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'clock' | 'log'>;
+type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'log'>;
 
 /** Deletes with a bounded number of requests in flight; failures are logged (the bucket's rules clean up later). */
 async function deleteAll(deps: Deps, keys: string[], what: string): Promise<void> {
@@ -23,10 +23,12 @@ export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Pr
   return raw ? (JSON.parse(raw.toString('utf8')) as StoredBulkRequest) : null;
 }
 
-/** Gives back the slot and deletes the staged inputs of a job that has ended. Never throws. */
+/** Gives back the slot and the credit commitment and deletes the staged inputs of a job that has ended. Never throws. */
 export async function releaseJob(deps: Deps, job: Job, { keepUpload = false }: { keepUpload?: boolean } = {}): Promise<void> {
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of bulk job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: BULK_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
+  // A commitment left behind would only be dropped at another job's check (which looks the job up first).
+  await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
   const { account_id: acct, job_id: id } = job;
   const index = await loadIndex(deps.blobs, acct, id).catch(() => null);
   const keys = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];

@@ -5,9 +5,7 @@
  * checked archive kept under the job with an index of where each file's data is, and the list of files to
  * render handed to the Map state.
  */
-import { type Account, usableAllowanceMicros } from '../accounts/account';
-import { insufficientCredits } from '../billing/charging';
-import type { Micros } from '../billing/money';
+import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import { isServiceError } from '../errors';
 import type { JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job } from '../jobs/job';
@@ -32,12 +30,6 @@ export interface PreparedJob {
   status: string;
   /** Row indexes of the files to render (the Map state's items). */
   items: number[];
-}
-
-/** How many files of `price` each the account's balances can pay for (each file is charged on its own, from any bucket). */
-export function coverableFiles(account: Account, price: Micros, now: Date): number {
-  if (price <= 0) return Number.MAX_SAFE_INTEGER;
-  return [usableAllowanceMicros(account, now), account.free_credits_micros, account.credits_micros].reduce((n, balance) => n + Math.floor(Math.max(0, balance) / price), 0);
 }
 
 function tooLargeRow(file: BundleFile): JobFileRow {
@@ -102,11 +94,13 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
 
     const files: BundleFile[] = convertible.map((f, index) => ({ index, path: f.path, size: f.size, entry: f.size > BULK_LIMITS.convertibleBytes ? null : f.location }));
     const renderable = files.filter((f) => f.entry !== null);
-    const price = plan.price_per_pdf_micros;
-    if (coverableFiles(account, price, deps.clock.now()) < renderable.length) {
-      const refusal = insufficientCredits(account, price * renderable.length, deps.clock.now());
+    // The whole job, on top of what the account's other running jobs will charge; recorded until this job ends.
+    try {
+      await commitWholeJob(deps, { account_id: job.account_id, job_id: job.job_id, charges: renderable.length, amount_micros: plan.price_per_pdf_micros }, jobLiveness(deps.jobs));
+    } catch (err) {
+      if (!isServiceError(err) || err.code !== 'INSUFFICIENT_CREDITS') throw err;
       return ended(
-        await failJob(deps, job, 'INSUFFICIENT_CREDITS', `The balance cannot pay for all ${renderable.length} files of the bundle; nothing was converted or charged. ${refusal.message}`, {
+        await failJob(deps, job, 'INSUFFICIENT_CREDITS', `The balance cannot pay for all ${renderable.length} files of the bundle; nothing was converted or charged. ${err.message}`, {
           file_count: files.length,
         }),
       );

@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type { Account } from '../accounts/account';
 import { type Billing, assertCanCover } from '../billing/charging';
+import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
@@ -77,6 +78,13 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
       max_active_jobs: MAX_ACTIVE_PDF_JOBS,
     });
   }
+  // The whole job's charge at most, on top of what the account's other running jobs will charge (rule 3).
+  try {
+    await commitWholeJob(deps, { account_id: account.account_id, job_id: jobId, charges: 1, amount_micros: maxOperationCharge(plan) }, jobLiveness(deps.jobs));
+  } catch (err) {
+    await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
+    throw err;
+  }
   const job: Job = {
     ...newJob({ job_id: jobId, account_id: account.account_id, job_type: 'pdfop', status: 'queued', now }),
     operation: request.operation,
@@ -93,6 +101,7 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
     await deps.jobs.put(job);
   } catch (err) {
     await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
+    await deps.commitments.release(account.account_id, jobId).catch((e) => deps.log?.(`releasing the commitment of job ${jobId}`, e));
     throw err;
   }
   await startJobWorkflow(deps, PDFOP_WORKFLOW, job, () => finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null, { keepUploads: true }));
@@ -119,10 +128,11 @@ async function loadRequest(deps: PdfJobDeps, job: Job): Promise<PdfJobRequest | 
   return raw ? (JSON.parse(raw.toString('utf8')) as PdfJobRequest) : null;
 }
 
-/** Releases the slot and deletes the uploads the job used (and its stored request). Never throws. */
+/** Releases the slot and the credit commitment and deletes the uploads the job used (and its stored request). Never throws. */
 async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, { keepUploads = false }: { keepUploads?: boolean } = {}) {
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: PDFOP_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
+  await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
   // A job that never started keeps its uploads: the caller retries with the same s3_keys.
   const inputs = keepUploads ? [] : (request?.inputs ?? []);
   const keys = new Set(inputs.map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));

@@ -1,5 +1,6 @@
 import type { AccountRepository, PlanRepository } from '../accounts/ports';
 import type { Billing } from '../billing/charging';
+import type { CommitmentStore } from '../billing/commitments';
 import type { Clock } from '../clock';
 import type { JobFileRepository } from '../jobs/files';
 import type { BlobStore, JobRepository } from '../jobs/ports';
@@ -17,6 +18,8 @@ export interface WorkflowJobDeps {
   billing: Billing;
   clock: Clock;
   slots: JobSlots;
+  /** What the account's running jobs will charge: the whole-job credit check. */
+  commitments: CommitmentStore;
   workflows: WorkflowStarter;
   accounts: AccountRepository;
   plans: PlanRepository;

@@ -69,6 +69,21 @@ describe('background merge/split jobs', () => {
     expect(w.jobs.jobs.size + poor.jobs.jobs.size).toBe(0);
   });
 
+  it("checks a job against what the account's other running jobs may charge, and frees that when a job ends", async () => {
+    const w = memoryWorld(0.03); // the top band of one job (0.02) fits, not two
+    const body = async () => ({ operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 's.pdf' }], split: { mode: 'each_page' } });
+    const first = await submit(w, await body());
+    const refused = await rejection(submit(w, await body()));
+    expect(refused).toMatchObject({ code: 'INSUFFICIENT_CREDITS', details: { required_amount: 0.02, committed_to_running_jobs: 0.02, running_jobs: [first.job_id] } });
+    // The refused submission wrote no job and gave its slot back.
+    expect(w.jobs.jobs.size).toBe(1);
+    expect(w.slots.held.size).toBe(1);
+    // Once the first job is done (charged what it used, well under the top band), the next fits.
+    await processPdfJob(deps(w), { job_id: first.job_id, account_id: 'acct1' });
+    expect((await w.accounts.get('acct1'))!.commitments).toEqual({});
+    await submit(w, await body());
+  });
+
   it('allows two running jobs per account, answers the third with 409, and frees the slot when a job ends', async () => {
     const w = memoryWorld();
     const body = async () => ({ operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 's.pdf' }], split: { mode: 'each_page' } });
