@@ -62,9 +62,19 @@ async function readPdf(session: import('puppeteer-core').CDPSession, handle: str
   return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }
 
-/** Chromium's refusals of a page range are the caller's mistake, not a render failure. */
-function mapPrintError(err: unknown): unknown {
+/**
+ * Failures the document itself causes are the caller's mistake (400), not a render failure to retry (500): Chromium's
+ * refusals of a page range, and a document that navigates away (a script setting location, a link it clicks, a meta
+ * refresh) while it loads, which leaves nothing to print.
+ */
+export function mapRenderError(err: unknown): unknown {
   const message = (err as Error)?.message ?? '';
+  if (/inspected target navigated|execution context was destroyed|cannot find context with specified id/i.test(message)) {
+    return new ServiceError('INVALID_PARAMETER', 'The document navigated away from itself while loading (a script set location, clicked a link or a meta refresh fired). Remove the navigation; the document must print itself.', {
+      parameter: 'html',
+      reason: 'navigated_away',
+    });
+  }
   if (/page range syntax error/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges could not be read; use pages and ranges such as "1-3, 5".');
   if (/page range exceeds page count/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document.');
   if (/page range is invalid/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges has a range that ends before it starts; write ranges low to high, from page 1.');
@@ -160,13 +170,8 @@ export class ChromiumRenderer implements Renderer {
             } else {
               await loaded;
             }
-            let stream: string;
             const pageRanges = pageWindow(request);
-            try {
-              ({ stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges))) as { stream: string });
-            } catch (err) {
-              throw mapPrintError(err);
-            }
+            const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (origin?.failure()) throw origin.failure();
             const pages = await countPdfPages(pdf);
@@ -180,7 +185,9 @@ export class ChromiumRenderer implements Renderer {
               if (!renderTimeout) page.markReusable();
             }
             return result;
-          })();
+          })().catch((err) => {
+            throw mapRenderError(err);
+          });
           // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.
           return Promise.race([run, crashed, timeout]);
         }, request.bundle?.scope),
