@@ -373,6 +373,13 @@ describe('budgets and per-file results', () => {
     expect(await finished(none, poor.api_key)).toMatchObject({ status: 'failed', error_code: 'BULK_NO_CONVERTIBLE_FILES' });
   });
 
+  it('counts every refused page request, also those Chromium refuses itself (mixed content it cannot upgrade, unsafe ports)', async () => {
+    const html = '<img src="http://192.0.2.2/a.png"><img src="http://[2001:db8::1]/b.png"><img src="https://127.0.0.1:9/c.png"><img src="https://127.0.0.1:4555/d.png"><p>refusals</p>';
+    const jobId = await submit({ zip_base64: zipB64([{ name: 'r.html', data: html }]) });
+    expect(await finished(jobId)).toMatchObject({ status: 'completed' });
+    expect((await filesOf(jobId)).files[0]).toMatchObject({ status: 'success', blocked_requests: 4 });
+  });
+
   it("checks each job against what the account's other running jobs will charge: of two jobs the balance covers only one of, the second fails whole", async () => {
     const pair = await stack.account({ credits_usd: 0.03 });
     // Files that take a while to print, so both jobs are checked before either charges.

@@ -93,7 +93,7 @@ export interface PreparedPage {
   frameId: string;
   /** Resolves if the page's renderer crashes. */
   crashed: Promise<never>;
-  /** Requests refused so far: network targets the guard refused plus local files Chromium refused. */
+  /** Requests refused so far: network targets the guard refused plus requests Chromium refused itself (local files, mixed content, unsafe ports). */
   blockedRequests(): number;
   proxy: EgressProxy;
   /**
@@ -123,8 +123,11 @@ interface ParkedPage {
 /** How long a page waits for the next document of its scope before its context is disposed. */
 const PARKED_MS = 10_000;
 
-/** Chromium's console reports for local files a page tried to load (it refuses them itself). */
-const LOCAL_FILE_REFUSAL = /(not allowed to load local resource:?|cannot load)\s+file:/i;
+/**
+ * Requests Chromium refuses itself, never reaching the proxy, as its console reports them: local files, http:// to an
+ * IP address from an https page (mixed content it cannot upgrade), and ports it never connects to.
+ */
+const CHROMIUM_REFUSAL = /(not allowed to load local resource:?|cannot load)\s+file:|^Mixed Content:.*This request has been blocked|net::ERR_UNSAFE_PORT/i;
 
 interface Instance {
   browser: Browser;
@@ -250,9 +253,9 @@ export class ChromiumBrowser {
       session.on('Page.javascriptDialogOpening', () => {
         session.send('Page.handleJavaScriptDialog', { accept: true }).catch(() => undefined);
       });
-      let localFiles = 0;
+      let refusedByChromium = 0;
       session.on('Log.entryAdded', (event: { entry: { text: string } }) => {
-        if (LOCAL_FILE_REFUSAL.test(event.entry.text)) localFiles++;
+        if (CHROMIUM_REFUSAL.test(event.entry.text)) refusedByChromium++;
       });
       // Page.enable is what starts the renderer process, the costly part, which is why pages are prepared ahead.
       await Promise.all([session.send('Page.enable'), session.send('Log.enable')]);
@@ -264,7 +267,7 @@ export class ChromiumBrowser {
         frameId: targetId,
         crashed,
         proxy,
-        blockedRequests: () => proxy.blocked + localFiles,
+        blockedRequests: () => proxy.blocked + refusedByChromium,
         whileIdle: (wait) => wait(), // replaced by withPage, which holds the slot
         reused: false,
         reusable: false,
