@@ -88,6 +88,12 @@ export async function serveBundle(session: CDPSession, bundle: RenderBundle, htm
   const answer = async (event: RequestPaused) => {
     const path = bundlePathOf(event.request.url);
     if (path !== null && oversized.has(path)) return refuse(event);
+    // The limits apply before a file is read (inflating a 300 MB asset only to refuse it held the process for seconds).
+    const size = path !== null && path !== documentPath ? bundle.size(path) : null;
+    if (size !== null && (size > limits.assetBytes || served + size > limits.documentBytes)) {
+      if (size > limits.assetBytes) oversized.add(path!);
+      return refuse(event);
+    }
     let body: Uint8Array | null = null;
     if (path === documentPath) body = documentBody;
     else if (path !== null) body = await read(path);

@@ -15,7 +15,7 @@ import { RenderNotStartedError, RenderTimeoutError } from '../render/ports';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
-import { bulkKeys, bundleReader, loadIndex } from './storage';
+import { bulkKeys, bundleFileSize, bundleReader, loadIndex } from './storage';
 
 export interface RenderFileInput {
   job_id: string;
@@ -118,6 +118,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
           read(path).catch((err) => {
             throw new OurSideError('reading the bundle', err);
           }),
+        size: (path) => bundleFileSize(bundle, path),
       },
     });
   } catch (err) {

@@ -117,6 +117,11 @@ export async function loadIndex(blobs: BlobStore, accountId: string, jobId: stri
   return index;
 }
 
+/** A bundle file's inflated size by path (null when the bundle has none), from the index: nothing is read. */
+export function bundleFileSize(index: BundleIndex, path: string): number | null {
+  return Object.prototype.hasOwnProperty.call(index.entries, path) ? index.entries[path].size : null;
+}
+
 /** A bundle file's bytes by path (null when the bundle has none), read from the checked archive. */
 export function bundleReader(blobs: BlobStore, index: BundleIndex) {
   return async (path: string): Promise<Buffer | null> => {
@@ -127,7 +132,7 @@ export function bundleReader(blobs: BlobStore, index: BundleIndex) {
     if (hit) return hit;
     const zip = await readStaged(blobs, index.zip_key);
     if (!zip) throw new Error(`the bundle of ${index.zip_key} is missing from storage`);
-    const data = readLocation(zip, at);
+    const data = await readLocation(zip, at);
     files.set(key, data);
     return data;
   };

@@ -43,6 +43,8 @@ export interface RenderBundle {
    * gets a 404 and the reference counts in `missingAssets`). A rejection fails the render.
    */
   read(path: string): Promise<Uint8Array | null> | Uint8Array | null;
+  /** A bundle file's size in bytes without reading it (null when there is no such file), so limits apply before a read. */
+  size(path: string): number | null;
   /**
    * Documents of one scope (the files of one bulk job: one customer, one bundle) may be rendered one after
    * another in the same browser context, its storage cleared in between; never across scopes.

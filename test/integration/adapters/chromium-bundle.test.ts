@@ -43,6 +43,7 @@ function bundleOf(files: Record<string, string | Buffer>, documentPath: string, 
       const f = files[path];
       return f === undefined ? null : Buffer.from(f);
     },
+    size: (path) => (files[path] === undefined ? null : Buffer.byteLength(files[path])),
   };
 }
 
@@ -113,9 +114,11 @@ describe('rendering with a bundle as the page world', () => {
     </script>`;
     const result = await limited.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 300, maxMs: 10_000 }, bundle: bundleOf(files, 'index.html', reads) });
     const sizes = (await readPdf(result.pdf))[0].text.split(/\s+/).filter((t) => /^\d+$|^refused$/.test(t));
-    // big.bin is over the asset limit: refused every time, read only until it is known to be oversized.
+    // big.bin is over the asset limit: refused every time, and never read (its size is known without reading).
     expect(sizes.slice(0, 10)).toEqual(Array(10).fill('refused'));
-    expect(reads.filter((p) => p === 'big.bin').length).toBeLessThanOrEqual(2);
+    expect(reads.filter((p) => p === 'big.bin')).toEqual([]);
+    // Once the document's budget is spent, further files are refused without being read either.
+    expect(reads.filter((p) => p === 'mid.bin').length).toBeLessThanOrEqual(7);
     // mid.bin fits, but only six copies fit the document's budget (the page itself is a few hundred bytes of it).
     expect(sizes.slice(10).filter((x) => x === '150000')).toHaveLength(6);
     expect(sizes.slice(10).filter((x) => x === 'refused')).toHaveLength(4);
@@ -127,6 +130,7 @@ describe('rendering with a bundle as the page world', () => {
       read: async () => {
         throw new Error('storage unavailable');
       },
+      size: () => 10,
     };
     await expect(renderer.render({ html: '<img src="x.png"><p>x</p>', options, timeoutMs: 20_000, bundle })).rejects.toThrow('storage unavailable');
     // And the browser keeps working for the next document.

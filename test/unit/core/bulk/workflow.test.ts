@@ -365,7 +365,8 @@ describe('cancel', () => {
     const slotsFree = new Promise<void>((resolve) => (openSlots = resolve));
     w.renderer.slot = (req) => (req.bundle!.documentPath === 'f0.html' ? undefined : slotsFree);
     const tasks = prepared.items.map((index) => renderBulkFile(w.deps, { job_id, index }));
-    await new Promise((resolve) => setImmediate(resolve));
+    // Every file reaches the renderer once its source is read from the bundle (inflated off the main thread).
+    for (let i = 0; i < 100 && w.renderer.calls.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(w.renderer.calls).toHaveLength(4);
     expect((await cancelJob(w.deps, (await w.jobs.get(job_id))!)).statusCode).toBe(202);
     openSlots();
