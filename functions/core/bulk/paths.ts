@@ -13,8 +13,8 @@ export type PathProblem = 'empty' | 'absolute' | 'parent_reference' | 'backslash
 export function pathProblem(path: string): PathProblem | null {
   if (path.split('/').every((s) => s === '' || s === '.')) return 'empty';
   if (path.length > MAX_PATH_LENGTH) return 'too_long';
-  // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(path)) return 'control_character';
+  // Every control character: C0, DEL and C1 (U+0080–U+009F, e.g. U+009B, a terminal's escape introducer).
+  if (/\p{Cc}/u.test(path)) return 'control_character';
   if (path.includes('\\')) return 'backslash';
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'absolute';
   if (path.split('/').includes('..')) return 'parent_reference';
@@ -59,18 +59,27 @@ export function isIgnoredEntry(path: string): boolean {
   return name.startsWith('._') || name === '.DS_Store';
 }
 
+const MANIFEST = 'manifest.json';
+
 /**
  * Output path of a converted file: the input path with its extension replaced by `.pdf` (`docs/a.html` →
  * `docs/a.pdf`). When two inputs would share an output (`a.html` and `a.htm`), the later one keeps its whole
- * name: `a.htm.pdf`; and should even that be taken, `-2`, `-3`, … are added before `.pdf`.
+ * name: `a.htm.pdf`; and should even that be taken, `-2`, `-3`, … are added before `.pdf`. A name is also taken
+ * when it is a folder of another output (`x.pdf` beside `x.pdf/y.pdf`): an archive holding both cannot be unzipped.
+ * So is `manifest.json`; a top-level folder of that name becomes `_manifest.json/`, beside the manifest.
  */
 export function outputPaths(inputs: readonly string[], bundleType: BundleType): string[] {
-  const taken = new Set<string>();
-  return inputs.map((input) => {
+  const mirrored = inputs.map((input) => (input.split('/')[0] === MANIFEST ? `_${input}` : input));
+  const taken = new Set<string>([MANIFEST]);
+  for (const path of mirrored) {
+    const segments = path.split('/');
+    for (let i = 1; i < segments.length; i++) taken.add(segments.slice(0, i).join('/'));
+  }
+  return mirrored.map((input) => {
     const lower = input.toLowerCase();
     const ext = CONVERTIBLE_EXTENSIONS[bundleType].find((e) => lower.endsWith(e));
     const candidates = [`${ext ? input.slice(0, -ext.length) : input}.pdf`, `${input}.pdf`];
-    let name = candidates.find((c) => !taken.has(c) && c !== 'manifest.json');
+    let name = candidates.find((c) => !taken.has(c));
     for (let n = 2; !name; n++) if (!taken.has(`${input}-${n}.pdf`)) name = `${input}-${n}.pdf`;
     taken.add(name);
     return name;

@@ -25,6 +25,9 @@ describe('paths', () => {
     ['..', 'parent_reference'],
     ['a\\b.html', 'backslash'],
     ['a\u0007.html', 'control_character'],
+    ['a\u007f.html', 'control_character'],
+    ['a\u009bb.html', 'control_character'],
+    ['a\u0085b.html', 'control_character'],
     ['x'.repeat(1025), 'too_long'],
   ])('%j is refused (%s)', (path, problem) => {
     expect(pathProblem(path)).toBe(problem);
@@ -52,6 +55,15 @@ describe('paths', () => {
     expect(outputPaths(['a.html', 'docs/b.htm', 'a.htm', 'a.HTML'], 'html')).toEqual(['a.pdf', 'docs/b.pdf', 'a.htm.pdf', 'a.HTML.pdf']);
     expect(outputPaths(['a.md', 'a.markdown', 'a.md.pdf.md'], 'markdown')).toEqual(['a.pdf', 'a.markdown.pdf', 'a.md.pdf.pdf']);
     expect(outputPaths(['x.html', 'x.htm', 'x.htm.html'], 'html')).toEqual(['x.pdf', 'x.htm.pdf', 'x.htm.html.pdf']);
+  });
+
+  it('never names an output after a folder of another output, or after the manifest (the ZIP must unzip)', () => {
+    expect(outputPaths(['x.html', 'x.pdf/y.html'], 'html')).toEqual(['x.html.pdf', 'x.pdf/y.pdf']);
+    expect(outputPaths(['x.pdf/y.html', 'x.html'], 'html')).toEqual(['x.pdf/y.pdf', 'x.html.pdf']);
+    expect(outputPaths(['index.html', 'manifest.json/x.html'], 'html')).toEqual(['index.pdf', '_manifest.json/x.pdf']);
+    expect(outputPaths(['manifest.json.html'], 'html')).toEqual(['manifest.json.pdf']);
+    // Deeper folders too.
+    expect(outputPaths(['a/b.html', 'a/b.pdf/c/d.html'], 'html')).toEqual(['a/b.html.pdf', 'a/b.pdf/c/d.pdf']);
   });
 });
 
