@@ -35,9 +35,9 @@ export interface MultipartLimits {
 export class MultipartForm {
   constructor(readonly parts: MultipartPart[]) {}
 
-  /** Every part with this field name, in body order. */
-  all(name: string): MultipartPart[] {
-    return this.parts.filter((p) => p.name === name);
+  /** Every part with one of these field names (e.g. `files` and `files[]`), in body order. */
+  all(...names: string[]): MultipartPart[] {
+    return this.parts.filter((p) => names.includes(p.name));
   }
 
   /** The text of a field (UTF-8); undefined when absent. A field sent twice is refused. */
@@ -82,7 +82,9 @@ export function headerParams(value: string): { value: string; params: Map<string
     if (value[j] === '"') {
       j++;
       for (; j < value.length && value[j] !== '"'; j++) {
-        if (value[j] === '\\' && j + 1 < value.length) j++;
+        // Only \" and \\ are escapes (curl writes them); any other backslash is literal, as browsers and Windows
+        // clients send `filename="C:\Users\x\a.html"` unescaped.
+        if (value[j] === '\\' && (value[j + 1] === '"' || value[j + 1] === '\\')) j++;
         v += value[j];
       }
       if (value[j] !== '"') throw malformed('bad_header', 'A quoted header parameter is not closed.');

@@ -25,7 +25,8 @@ function readRequest(req: AuthedRequest): BulkRequest {
     bundle_type: form.text('bundle_type'),
     options: form.text('options'),
     paths: form.text('paths'),
-    files: [...form.all('files'), ...form.all('files[]')].map((p) => ({ filename: p.filename, data: p.data })),
+    // In body order whichever of the two names each part uses: `paths` follows that order.
+    files: form.all('files', 'files[]').map((p) => ({ filename: p.filename, data: p.data })),
     // Not accepted in a form (refused as INVALID_BULK_INPUT); only whether they were sent matters.
     s3_key: text('s3_key'),
     zip_base64: text('zip_base64'),

@@ -18,7 +18,7 @@ function form(req: HttpRequest): MultipartForm | null {
   return isMultipart(req.headers['content-type']) ? parseMultipart(req.body, req.headers['content-type'], FORM_LIMITS) : null;
 }
 
-const files = (f: MultipartForm, ...names: string[]) => names.flatMap((name) => f.all(name)).map((p) => ({ filename: p.filename, data: p.data }));
+const files = (f: MultipartForm, ...names: string[]) => f.all(...names).map((p) => ({ filename: p.filename, data: p.data }));
 
 export function readMerge(req: HttpRequest): Submitted<MergeForm> {
   const f = form(req);

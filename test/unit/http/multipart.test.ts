@@ -87,6 +87,22 @@ describe('multipart/form-data parser', () => {
     expect(refusal(() => parseMultipart(twice, CT, LIMITS).text('store')).details.reason).toBe('duplicate_field');
   });
 
+  it('keeps the body order of parts across the names asked for (files and files[] mixed)', () => {
+    const mixed = body([
+      { headers: ['Content-Disposition: form-data; name="files[]"; filename="a.html"'], data: 'A' },
+      { headers: ['Content-Disposition: form-data; name="paths"'], data: '[]' },
+      { headers: ['Content-Disposition: form-data; name="files"; filename="b.html"'], data: 'B' },
+      { headers: ['Content-Disposition: form-data; name="files[]"; filename="c.html"'], data: 'C' },
+    ]);
+    expect(parseMultipart(mixed, CT, LIMITS).all('files', 'files[]').map((p) => p.filename)).toEqual(['a.html', 'b.html', 'c.html']);
+  });
+
+  it('takes backslashes in quoted parameters literally, except before a quote or a backslash', () => {
+    expect(headerParams('form-data; name="files"; filename="C:\\Users\\x\\a.html"').params.get('filename')).toBe('C:\\Users\\x\\a.html');
+    expect(headerParams('form-data; name="f"; filename="say \\"hi\\".pdf"').params.get('filename')).toBe('say "hi".pdf');
+    expect(headerParams('form-data; name="f"; filename="a\\\\b.pdf"').params.get('filename')).toBe('a\\b.pdf');
+  });
+
   it('parses header parameters and validates boundaries', () => {
     expect(headerParams('form-data; name="a;b"; filename=plain.pdf')).toEqual({ value: 'form-data', params: new Map([['name', 'a;b'], ['filename', 'plain.pdf']]) });
     expect(boundaryOf('Multipart/Form-Data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW')).toBe('----WebKitFormBoundary7MA4YWxkTrZu0gW');
