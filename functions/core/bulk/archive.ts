@@ -8,7 +8,7 @@
  */
 import { promisify } from 'node:util';
 import { crc32, createInflateRaw, inflateRaw } from 'node:zlib';
-import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import yauzl, { type Entry, type LocalFileHeader, type ZipFile } from 'yauzl';
 import { ServiceError } from '../errors';
 import { BULK_LIMITS } from './limits';
 import { isIgnoredEntry, normalisePath, pathProblem } from './paths';
@@ -120,16 +120,38 @@ const UNSAFE_MESSAGES: Record<string, string> = {
 type Counted = { size: number; crc: number; data: Buffer | null; start: number } | { over: number };
 
 /**
+ * The local header repeats what the central directory says of an entry. Readers differ in which one they trust, so
+ * an archive whose two copies disagree would be a different archive to another tool: it is refused.
+ */
+function localHeaderMismatch(entry: Entry, local: LocalFileHeader): string | null {
+  if (!local.fileName.equals(entry.fileNameRaw)) return 'name';
+  if (local.compressionMethod !== entry.compressionMethod) return 'compression method';
+  if ((local.generalPurposeBitFlag & 1) !== (entry.generalPurposeBitFlag & 1)) return 'encryption flag';
+  // With a data descriptor (flag bit 3) the local header leaves checksum and sizes at 0; 0xFFFFFFFF defers to ZIP64.
+  if (!(local.generalPurposeBitFlag & 8)) {
+    if (local.crc32 !== entry.crc32) return 'checksum';
+    if (local.compressedSize !== 0xffffffff && local.compressedSize !== entry.compressedSize) return 'compressed size';
+    if (local.uncompressedSize !== 0xffffffff && local.uncompressedSize !== entry.uncompressedSize) return 'size';
+  }
+  return null;
+}
+
+const CENTRAL_FILE_HEADER = 0x02014b50;
+
+/**
  * Inflates an entry's data counting real bytes; stops as soon as more than `cap` bytes came out (and says so).
  * `collect` keeps the data (extraction), otherwise it is only counted.
  */
 async function inflate(zip: ZipFile, source: Buffer, entry: Entry, cap: number, collect: boolean): Promise<Counted> {
-  let fileDataStart: number;
+  let local: LocalFileHeader;
   try {
-    ({ fileDataStart } = await zip.readLocalFileHeaderPromise(entry, { minimal: true }));
+    local = await zip.readLocalFileHeaderPromise(entry);
   } catch (err) {
     throw invalid('bad_local_header', `entry "${entryName(entry).slice(0, 200)}" has a damaged header (${(err as Error).message}).`);
   }
+  const mismatch = localHeaderMismatch(entry, local);
+  if (mismatch) throw invalid('local_header_mismatch', `entry "${entryName(entry).slice(0, 200)}" has a different ${mismatch} in its local header than in the central directory.`);
+  const { fileDataStart } = local;
   const end = fileDataStart + entry.compressedSize;
   if (end > source.length) throw invalid('truncated', `entry "${entryName(entry).slice(0, 200)}" runs past the end of the file.`);
   const raw = source.subarray(fileDataStart, end);
@@ -201,6 +223,12 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
     entries = await readCentralDirectory(zip);
   } catch (err) {
     throw invalid('bad_directory', `its central directory is damaged (${(err as Error).message}).`);
+  }
+  // The end record's entry count must reach the end of the central directory: more records after it would be entries
+  // this check never saw but other tools extract.
+  const cursor = (zip as unknown as { readEntryCursor: number }).readEntryCursor;
+  if (cursor + 4 <= source.length && source.readUInt32LE(cursor) === CENTRAL_FILE_HEADER) {
+    throw invalid('bad_directory', `its end record counts ${entries.length} entries but its central directory holds more.`);
   }
 
   // 1. Names and kinds of every entry, before any data is touched.

@@ -73,6 +73,30 @@ describe('inspectArchive', () => {
     await expect(inspectArchive(rawZip([{ name: 'a.html', data: 'x', unixMode: 0o100644 }]))).resolves.toBeDefined();
   });
 
+  it.each<[string, (zip: Buffer) => void]>([
+    ['a different name', (zip) => zip.write('b', 30)],
+    ['a different compression method', (zip) => zip.writeUInt16LE(0, 8)],
+    ['the encryption flag', (zip) => zip.writeUInt16LE(zip.readUInt16LE(6) | 1, 6)],
+    ['a different checksum', (zip) => zip.writeUInt32LE(0xdeadbeef, 14)],
+    ['a different size', (zip) => zip.writeUInt32LE(99_999, 22)],
+  ])('refuses an entry whose local header says something else than the central directory: %s', async (_what, patch) => {
+    const zip = rawZip([{ name: 'a.html', data: '<p>a</p>' }]);
+    patch(zip); // the first local header starts at 0
+    expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'local_header_mismatch' } });
+  });
+
+  it('accepts local headers that leave checksum and sizes to a data descriptor (yazl writes those)', async () => {
+    await expect(inspectArchive(await yazlZip({ 'a.html': '<p>a</p>', 'b.html': '<p>b</p>' }))).resolves.toBeDefined();
+  });
+
+  it('refuses an end record that counts fewer entries than the central directory holds', async () => {
+    const zip = rawZip([{ name: 'a.html', data: 'a' }, { name: 'b.html', data: 'b' }]);
+    const end = zip.length - 22;
+    zip.writeUInt16LE(1, end + 8);
+    zip.writeUInt16LE(1, end + 10);
+    expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'bad_directory' } });
+  });
+
   it('refuses duplicate names (also after normalising ./ and //)', async () => {
     expect(await refusal(rawZip([{ name: 'a.html', data: '1' }, { name: 'a.html', data: '2' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'duplicate' } });
     expect(await refusal(rawZip([{ name: 'd/a.html', data: '1' }, { name: './d//a.html', data: '2' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'duplicate' } });
