@@ -35,7 +35,8 @@ function isMissing(err: unknown): boolean {
 }
 
 /** Content-Disposition filename, quoted, with an RFC 5987 UTF-8 form for non-ASCII names. */
-function disposition(kind: 'inline' | 'attachment', filename: string): string {
+function disposition(kind: 'inline' | 'attachment', name: string): string {
+  const filename = name.replace(/\p{Cs}/gu, '_'); // half a surrogate pair would make encodeURIComponent throw
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }

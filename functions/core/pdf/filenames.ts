@@ -10,16 +10,31 @@ export const DEFAULT_SPLIT_PATTERN = '{basename}-{index:03}.pdf';
 export const DEFAULT_MERGE_NAME = 'merged';
 const MAX_NAME_LENGTH = 200;
 
-/** Characters no file system or Content-Disposition header takes safely, plus control characters. */
-const UNSAFE = /[\u0000-\u001f\u007f<>:"/\\|?*]/g;
+/**
+ * Characters no file system or Content-Disposition header takes safely: every control character (C0, DEL, C1),
+ * the bidirectional controls that make `a\u202Efdp.exe` display as `aexe.pdf`, line separators, and halves of
+ * surrogate pairs (not text; encodeURIComponent throws on them).
+ */
+const UNSAFE = /[\p{Cc}<>:"/\\|?*\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
 
-/** A safe file name: unsafe characters become `_`, whitespace collapses, no leading/trailing dots or spaces. */
+/** File systems take 255 bytes per name; a little is kept for a `-2` suffix. */
+const MAX_NAME_BYTES = 240;
+
+/**
+ * A safe file name: unsafe characters become `_`, whitespace collapses, no leading/trailing dots or spaces, at most
+ * 200 characters and 240 UTF-8 bytes, cut between code points (never inside a surrogate pair), keeping the extension.
+ */
 export function sanitizeFilename(name: string, fallback: string): string {
-  let s = name.normalize('NFC').replace(UNSAFE, '_').replace(/\s+/g, ' ').trim();
+  let s = name.replace(UNSAFE, '_').normalize('NFC').replace(/\s+/g, ' ').trim();
   s = s.replace(/^[.\s]+/, '').replace(/[.\s]+$/, '');
-  if (s.length > MAX_NAME_LENGTH) {
+  if (s.length > MAX_NAME_LENGTH || Buffer.byteLength(s) > MAX_NAME_BYTES) {
     const ext = /\.[A-Za-z0-9]{1,5}$/.exec(s)?.[0] ?? '';
-    s = s.slice(0, MAX_NAME_LENGTH - ext.length) + ext;
+    let kept = '';
+    for (const ch of s.slice(0, s.length - ext.length)) {
+      if (kept.length + ch.length + ext.length > MAX_NAME_LENGTH || Buffer.byteLength(kept + ch) + ext.length > MAX_NAME_BYTES) break;
+      kept += ch;
+    }
+    s = kept + ext;
   }
   return s === '' || /^_+$/.test(s) ? fallback : s;
 }

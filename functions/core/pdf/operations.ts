@@ -134,12 +134,24 @@ export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfTo
       output_count: count,
       max_outputs: limits.maxOutputs,
     });
+  // A selection may name a page many times ("1-end,1-end,…"): what counts against the page limit is the pages the
+  // outputs will hold, checked before any selection is expanded.
+  const withinLimit = (ranges: { range: ParsedRange; parameter: string }[]) => {
+    let selected = 0;
+    for (const { range, parameter } of ranges) {
+      assertWithinDocument(range, total, { ...culprit(input), parameter });
+      selected += countSelected(range, total);
+    }
+    if (selected > limits.maxPages) throw pageLimit(limits, selected, input);
+  };
   switch (split.mode) {
     case 'extract':
+      withinLimit([{ range: split.pages, parameter: 'split.pages' }]);
       groups.push(resolvePageRange(split.pages, total, { ...culprit(input), parameter: 'split.pages' }));
       break;
     case 'ranges':
       if (split.ranges.length > limits.maxOutputs) throw tooMany(split.ranges.length);
+      withinLimit(split.ranges.map((range, i) => ({ range, parameter: `split.ranges[${i}]` })));
       split.ranges.forEach((range, i) => groups.push(resolvePageRange(range, total, { ...culprit(input), parameter: `split.ranges[${i}]` })));
       break;
     case 'every_n': {

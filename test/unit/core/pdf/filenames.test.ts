@@ -15,6 +15,18 @@ describe('file names', () => {
         expect(safe.startsWith('.')).toBe(false);
       }),
     );
+    // Any UTF-16, lone surrogates included: the result is well-formed and fits a file system's 255 bytes.
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (name) => {
+        const safe = sanitizeFilename(name, 'fallback');
+        expect(() => encodeURIComponent(safe)).not.toThrow();
+        expect(Buffer.byteLength(safe)).toBeLessThanOrEqual(240);
+        expect(safe).not.toMatch(/[\p{Cc}\u202a-\u202e\u2066-\u2069]/u);
+      }),
+    );
+    expect(sanitizeFilename(`${'a'.repeat(195)}${'😀'.repeat(10)}.pdf`, 'f')).toBe(`${'a'.repeat(195)}.pdf`); // the emoji would not fit whole
+    expect(sanitizeFilename('x\ud800.pdf', 'f')).toBe('x_.pdf');
+    expect(sanitizeFilename('invoice\u202efdp.exe', 'f')).toBe('invoice_fdp.exe');
     expect(basenameOf('Invoice 7.PDF')).toBe('Invoice 7');
     expect(sanitizeFilename('..', 'x')).toBe('x');
   });

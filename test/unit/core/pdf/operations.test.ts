@@ -189,6 +189,18 @@ describe('split', () => {
     }
   });
 
+  it('counts the pages a selection names, repeats included, against the page limit before expanding it', async () => {
+    const repeated = Array(500).fill('1-end').join(',');
+    const extract = await refusal(() => split(twelve, { mode: 'extract', pages: parsePageRange(repeated) }));
+    expect(extract).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 6000, max_pages: INSTANT_LIMITS.maxPages, filename: 'report.pdf' } });
+    const ranges = await refusal(() => split(twelve, { mode: 'ranges', ranges: Array.from({ length: 100 }, () => parsePageRange(repeated)) }));
+    expect(ranges).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 600_000 } });
+    // Within the limit, repeats are fine.
+    expect((await split(twelve, { mode: 'extract', pages: parsePageRange('1-end,1-end') })).files[0].pages).toBe(24);
+    // A page past the end is still named as such, not as a page-limit refusal.
+    expect((await refusal(() => split(twelve, { mode: 'ranges', ranges: [parsePageRange('1'), parsePageRange('99')] }))).code).toBe('PAGE_OUT_OF_RANGE');
+  });
+
   it('refuses too many outputs, too many pages, too large outputs, and stops at the deadline', async () => {
     const each = await refusal(() => split(twelve, { mode: 'each_page' }, undefined, 'r.pdf', { ...INSTANT_LIMITS, maxOutputs: 10 }));
     expect(each.code).toBe('OUTPUT_COUNT_EXCEEDED');
