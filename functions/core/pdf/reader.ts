@@ -448,7 +448,12 @@ export class PdfReader {
         for (let i = kids.size() - 1; i >= 0; i--) {
           const kidObj = kids.get(i);
           const kid = this.resolve(kidObj);
-          if (kid instanceof PDFDict) stack.push({ node: kid, ref: kidObj instanceof PDFRef ? kidObj : null, inherited: own, depth: depth + 1 });
+          // Skipping it would shift every later page: "page 2" would select what the author calls page 3.
+          if (!(kid instanceof PDFDict)) {
+            const which = kidObj instanceof PDFRef ? `object ${kidObj.objectNumber}` : `entry ${i + 1} of a /Kids list`;
+            throw new PdfProblem('INVALID_PDF', 'damaged_page', `A page of the page tree (${which}) is missing or damaged, so pages cannot be numbered.`);
+          }
+          stack.push({ node: kid, ref: kidObj instanceof PDFRef ? kidObj : null, inherited: own, depth: depth + 1 });
         }
       } else {
         if (pages.length >= MAX_PAGE_TREE_PAGES) throw new PdfProblem('PDF_TOO_COMPLEX', 'too_many_pages', 'The page tree is too large.');

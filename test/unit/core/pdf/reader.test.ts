@@ -101,6 +101,29 @@ describe('PdfReader', () => {
     expect(err.code).toBe('PDF_NO_PAGES');
   });
 
+  it.each([
+    ['a kid that is not an object', '<< /Type /Pages /Kids [3 0 R 4 0 R 5 0 R] /Count 3 >>', '4 0 obj\n<< /Type /Page /MediaBox [0 0 612 792\nendobj\n'],
+    ['a kid that points at no object', '<< /Type /Pages /Kids [3 0 R 9 0 R 5 0 R] /Count 3 >>', ''],
+  ])('refuses %s instead of renumbering the pages after it', (_name, pagesDict, damaged) => {
+    const parts: string[] = ['%PDF-1.5\n'];
+    const offsets: number[] = [];
+    const objects: [number, string][] = [
+      [1, '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n'],
+      [2, `2 0 obj\n${pagesDict}\nendobj\n`],
+      [3, '3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>\nendobj\n'],
+      [5, '5 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>\nendobj\n'],
+    ];
+    if (damaged) objects.splice(3, 0, [4, damaged]);
+    for (const [n, text] of objects) {
+      offsets[n] = parts.join('').length;
+      parts.push(text);
+    }
+    for (let n = 1; n <= 5; n++) offsets[n] ??= offsets[1];
+    const at = parts.join('').length;
+    const bytes = Buffer.from(`${parts.join('')}${classicXref(offsets, '')}startxref\n${at}\n%%EOF\n`, 'latin1');
+    expect(problemOf(() => PdfReader.open(bytes).pages())).toMatchObject({ code: 'INVALID_PDF', reason: 'damaged_page' });
+  });
+
   it('stops a decompression bomb in a filter chain while decoding it, within the document budget', () => {
     // Two Flate layers: pdf-lib's decoders would inflate it all before any size check.
     const inner = deflateSync(Buffer.alloc(MAX_DECODED_STRUCTURE_BYTES + 1024 * 1024), { level: 1 });
