@@ -204,6 +204,7 @@ describe('PDF tools refusals', () => {
     ['no inputs to merge', () => post('/pdf/merge', { json: {} }), 400, 'MISSING_PDFS', {}],
     ['no file to split', () => post('/pdf/split', { json: { split: { mode: 'each_page' } } }), 400, 'MISSING_PDF', {}],
     ['21 files', () => post('/pdf/merge', { json: { inputs: Array(21).fill({ pdf_base64: 'JVBERi0=' }) } }), 400, 'TOO_MANY_FILES', { max_files: 20 }],
+    ['65 files in a form (more parts than the form takes)', () => post('/pdf/merge', { body: form(Array.from({ length: 65 }, (_, i) => ({ field: 'files', bytes: a, name: `f${i}.pdf` }))) }), 400, 'TOO_MANY_FILES', { max_files: 20 }],
     ['a bad page range', () => post('/pdf/merge', { body: form(two(), { page_ranges: JSON.stringify([null, '2-1']) }) }), 400, 'INVALID_PAGE_RANGE', { token: '2-1', filename: 'b.pdf', input_index: 1 }],
     ['a page past the end', () => post('/pdf/merge', { body: form(two(), { page_ranges: JSON.stringify(['4', null]) }) }), 400, 'PAGE_OUT_OF_RANGE', { parameter: 'page_ranges[0]', total_pages: 3, filename: 'a.pdf', input_index: 0 }],
     ['a JSON page past the end', () => post('/pdf/merge', { json: { inputs: [{ pdf_base64: b64(a), filename: 'a.pdf', pages: '4' }, { pdf_base64: b64(b) }] } }), 400, 'PAGE_OUT_OF_RANGE', { parameter: 'inputs[0].pages', total_pages: 3, input_index: 0 }],

@@ -2,6 +2,7 @@
  * POST /pdf/inspect: what a PDF is, read without copying anything. An encrypted file is described, not refused.
  */
 import { PDFArray, PDFName, PDFNumber, type PDFObject } from 'pdf-lib';
+import { ServiceError } from '../errors';
 import { inputProblem } from './errors';
 import { type DocFeatures, type PdfWarning, detectFeatures, inheritedField, orderWarnings, walkFields } from './features';
 import { type FormField, listFormFields } from './forms';
@@ -33,7 +34,11 @@ export function pageBox(reader: PdfReader, page: PageInfo): PageBox {
   const box = reader.resolve(page.cropBox) ?? reader.resolve(page.mediaBox);
   const nums = box instanceof PDFArray && box.size() >= 4 ? box.asArray().slice(0, 4).map((x: PDFObject) => (reader.resolve(x) instanceof PDFNumber ? (reader.resolve(x) as PDFNumber).asNumber() : NaN)) : null;
   if (!nums || nums.some((n) => !Number.isFinite(n))) return { width: 612, height: 792 };
-  return { width: round(Math.abs(nums[2] - nums[0])), height: round(Math.abs(nums[3] - nums[1])) };
+  const width = Math.abs(nums[2] - nums[0]);
+  const height = Math.abs(nums[3] - nums[1]);
+  // Finite corners can still be 1e308 apart: a box no viewer can show is read as the default Letter size, like a missing one.
+  if (!Number.isFinite(width) || !Number.isFinite(height)) return { width: 612, height: 792 };
+  return { width: round(width), height: round(height) };
 }
 
 /** Rotation in degrees, normalised to 0, 90, 180 or 270 (other values are ignored by viewers). */
@@ -56,6 +61,9 @@ function predictedWarnings(reader: PdfReader, f: DocFeatures): PdfWarning[] {
   if (f.signed) w.push('SIGNATURE_INVALIDATED');
   return orderWarnings(w);
 }
+
+/** Pages of a document the editor opens (document 2, limits: "Editor: pages 200 per document"). */
+export const EDITOR_MAX_PAGES = 200;
 
 export function inspectPdf(bytes: Uint8Array, opts: { filename: string; maxPages: number; forEdit: boolean }): InspectResult {
   const input = { filename: opts.filename, index: 0 };
@@ -98,6 +106,14 @@ export function inspectPdf(bytes: Uint8Array, opts: { filename: string; maxPages
       warnings: predictedWarnings(reader, features),
     };
     if (opts.forEdit) {
+      // The editor opens documents of up to 200 pages (document 2, limits); listing 200,000 page ids would not even fit a response.
+      if (pages.length > EDITOR_MAX_PAGES) {
+        throw new ServiceError('PDF_PAGE_LIMIT_EXCEEDED', `The editor takes documents of up to ${EDITOR_MAX_PAGES} pages; this one has ${pages.length}. Inspect it without "for": "edit", or split it first.`, {
+          filename: opts.filename,
+          pages: pages.length,
+          max_pages: EDITOR_MAX_PAGES,
+        });
+      }
       result.pages = pages.map((p) => ({ id: `p${p.index}`, ...pageBox(reader, p), rotation: pageRotation(reader, p) }));
       result.form = listFormFields(reader);
     }

@@ -4,14 +4,24 @@
  */
 import type { InspectForm } from '../../core/pdfops/inspect';
 import type { MergeForm, SplitForm, Submitted } from '../../core/pdfops/requests';
-import { type MultipartForm, isMultipart, parseMultipart } from '../multipart';
+import { ServiceError } from '../../core/errors';
+import { INSTANT_LIMITS, JOB_LIMITS } from '../../core/pdf/limits';
+import { type MultipartForm, type MultipartLimits, isMultipart, parseMultipart } from '../multipart';
 import type { HttpRequest } from '../pipeline';
 
-const FORM_LIMITS = {
+const FORM_LIMITS: MultipartLimits = {
   maxParts: 64,
   // The gateway refuses bodies over ~6 MB anyway; PDF_INPUT_TOO_LARGE is decided on the decoded total.
   maxFileBytes: 8 * 1024 * 1024,
   maxFieldBytes: 1024 * 1024,
+  // Far more parts than any request needs: they are files, and too many files has its own code.
+  refuse: (limit, info) =>
+    limit === 'parts'
+      ? new ServiceError('TOO_MANY_FILES', `A merge takes at most ${INSTANT_LIMITS.maxMergeFiles} PDFs (POST /pdf/jobs up to ${JOB_LIMITS.maxMergeFiles}); this form has more than ${info.limit} parts.`, {
+          max_files: INSTANT_LIMITS.maxMergeFiles,
+          max_parts: info.limit,
+        })
+      : undefined,
 };
 
 function form(req: HttpRequest): MultipartForm | null {

@@ -1,5 +1,7 @@
+import { rejection } from '../../../support/errors';
 import { ServiceError } from '../../../../functions/core/errors';
-import { inspectPdf } from '../../../../functions/core/pdf/inspect';
+import { inspectPdf, pageBox } from '../../../../functions/core/pdf/inspect';
+import { PDFDocument } from 'pdf-lib';
 import { encryptedPdf, pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf, truncated, zeroPagePdf } from '../../../support/pdf-fixtures';
 
 const opts = { filename: 'x.pdf', maxPages: 500, forEdit: false };
@@ -51,6 +53,22 @@ describe('inspectPdf', () => {
     expect(form).toHaveLength(4);
     const signed = inspectPdf(await pdfWithSignature(), { ...opts, forEdit: true }).form;
     expect(signed).toEqual([{ name: 'Signature1', type: 'signature', value: true, options: null, required: false, read_only: false, page: 1, page_id: 'p0' }]);
+  });
+
+  it('for: edit refuses documents over the 200 pages the editor opens (their page list would not even fit a response)', async () => {
+    const err = await rejection(Promise.resolve().then(async () => inspectPdf(await simplePdf(201), { ...opts, forEdit: true })));
+    expect(err).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 201, max_pages: 200 } });
+    // Without for: edit the same document is described as usual.
+    expect(inspectPdf(await simplePdf(201), opts).page_count).toBe(201);
+    expect(inspectPdf(await simplePdf(200), { ...opts, forEdit: true }).pages).toHaveLength(200);
+  });
+
+  it('reads a page box whose corners are finite but too far apart to measure as the default size, never null', async () => {
+    const doc = await PDFDocument.create();
+    const box = doc.context.obj([-1e308, -1e308, 1e308, 1e308]);
+    const reader = { resolve: (x: unknown) => x } as unknown as Parameters<typeof pageBox>[0];
+    expect(pageBox(reader, { cropBox: box } as unknown as Parameters<typeof pageBox>[1])).toEqual({ width: 612, height: 792 });
+    expect(pageBox(reader, { cropBox: doc.context.obj([0, 0, 100, 50]) } as unknown as Parameters<typeof pageBox>[1])).toEqual({ width: 100, height: 50 });
   });
 
   it('reports zero pages truthfully and refuses damaged files as INVALID_PDF', async () => {
