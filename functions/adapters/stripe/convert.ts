@@ -1,79 +1,181 @@
-/** Stripe objects → the plain data of functions/core/subscriptions/ports.ts. */
+/**
+ * Stripe objects → the plain data of functions/core/subscriptions/ports.ts. Everything is checked on the way
+ * in: a signed event is still data from outside, and a field that is not what Stripe documents (a null object,
+ * a time that is not a time, an id that is not a string) must not reach the billing rules.
+ */
 import type Stripe from 'stripe';
-import type { CheckoutSession, PaidInvoice, PaymentEvent, ProviderSubscription } from '../../core/subscriptions/ports';
+import { type CheckoutSession, MalformedPaymentEventError, type PaidInvoice, type PaymentEvent, type ProviderSubscription } from '../../core/subscriptions/ports';
 
-const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
-const idOf = (value: string | { id: string } | null | undefined): string | null => (typeof value === 'string' ? value : (value?.id ?? null));
+/** A Stripe object (from an event or an API answer) with a field that is not what Stripe documents. */
+export class MalformedStripeObjectError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MalformedStripeObjectError';
+  }
+}
 
-export function toProviderSubscription(s: Stripe.Subscription): ProviderSubscription {
-  const item = s.items?.data?.[0];
+type Fields = Record<string, unknown>;
+
+const isFields = (v: unknown): v is Fields => typeof v === 'object' && v !== null && !Array.isArray(v);
+const shown = (v: unknown) =>
+  v === undefined ? 'missing' : v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'number' ? String(v) : typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : `a ${typeof v}`;
+const malformed = (path: string, expected: string, got: unknown): never => {
+  throw new MalformedStripeObjectError(`${path} should be ${expected}, got ${shown(got)}`);
+};
+
+function object(v: unknown, path: string): Fields {
+  return isFields(v) ? v : malformed(path, 'an object', v);
+}
+
+function optionalObject(v: unknown, path: string): Fields | null {
+  return v === undefined || v === null ? null : object(v, path);
+}
+
+function text(v: unknown, path: string): string {
+  return typeof v === 'string' && v !== '' ? v : malformed(path, 'a non-empty string', v);
+}
+
+/** A string, or null when absent or empty. */
+function optionalText(v: unknown, path: string): string | null {
+  if (v === undefined || v === null || v === '') return null;
+  return typeof v === 'string' ? v : malformed(path, 'a string or null', v);
+}
+
+/** A reference to another Stripe object: its id, or the object itself when expanded. */
+function optionalRef(v: unknown, path: string): string | null {
+  if (isFields(v)) return text(v.id, `${path}.id`);
+  return optionalText(v, path);
+}
+
+/** 10000-01-01T00:00:00Z: later times print as "+010000-…", which no longer sorts with the other ISO times. */
+const END_OF_TIMES = 253_402_300_800;
+
+/** Unix seconds → ISO 8601; anything else (a string, NaN, 1e20, a fraction) is malformed, never `Invalid Date`. */
+function time(v: unknown, path: string): string {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0 || v >= END_OF_TIMES) return malformed(path, 'a Unix time in seconds', v);
+  return new Date(v * 1000).toISOString();
+}
+
+function optionalTime(v: unknown, path: string): string | null {
+  return v === undefined || v === null ? null : time(v, path);
+}
+
+function flag(v: unknown, path: string): boolean {
+  if (v === undefined || v === null) return false;
+  return typeof v === 'boolean' ? v : malformed(path, 'true or false', v);
+}
+
+function readSubscription(v: unknown, at: string): ProviderSubscription {
+  const s = object(v, at);
+  const items = optionalObject(s.items, `${at}.items`);
+  const data = items?.data;
+  if (data !== undefined && data !== null && !Array.isArray(data)) malformed(`${at}.items.data`, 'a list', data);
+  const item = Array.isArray(data) && data.length > 0 ? object(data[0], `${at}.items.data[0]`) : null;
   // Since API version 2025-03-31 the billing period lives on the subscription items.
-  const legacy = s as unknown as { current_period_start?: number; current_period_end?: number };
-  const start = item?.current_period_start ?? legacy.current_period_start ?? s.start_date;
-  const end = item?.current_period_end ?? legacy.current_period_end ?? start;
+  const start = item?.current_period_start ?? s.current_period_start ?? s.start_date;
+  const end = item?.current_period_end ?? s.current_period_end ?? start;
+  const metadata = optionalObject(s.metadata, `${at}.metadata`);
   return {
-    id: s.id,
-    customer_id: idOf(s.customer) ?? '',
-    status: s.status,
-    price_id: item?.price?.id ?? null,
-    item_id: item?.id ?? null,
-    period_start: iso(start),
-    period_end: iso(end),
-    cancel_at_period_end: !!s.cancel_at_period_end,
-    cancel_at: s.cancel_at ? iso(s.cancel_at) : null,
-    pause_collection: !!s.pause_collection,
-    account_ref: s.metadata?.account_id || null,
+    id: text(s.id, `${at}.id`),
+    customer_id: optionalRef(s.customer, `${at}.customer`) ?? malformed(`${at}.customer`, 'a customer id', s.customer),
+    status: text(s.status, `${at}.status`),
+    price_id: item ? optionalRef(item.price, `${at}.items.data[0].price`) : null,
+    item_id: item ? optionalText(item.id, `${at}.items.data[0].id`) : null,
+    period_start: time(start, `${at} period start (items.data[0].current_period_start, current_period_start or start_date)`),
+    period_end: time(end, `${at} period end (items.data[0].current_period_end or current_period_end)`),
+    cancel_at_period_end: flag(s.cancel_at_period_end, `${at}.cancel_at_period_end`),
+    cancel_at: optionalTime(s.cancel_at, `${at}.cancel_at`),
+    pause_collection: !!optionalObject(s.pause_collection, `${at}.pause_collection`),
+    account_ref: optionalText(metadata?.account_id, `${at}.metadata.account_id`),
   };
+}
+
+function readCheckoutSession(v: unknown, at: string): CheckoutSession {
+  const s = object(v, at);
+  const metadata = optionalObject(s.metadata, `${at}.metadata`);
+  return {
+    id: text(s.id, `${at}.id`),
+    mode: text(s.mode, `${at}.mode`),
+    payment_status: text(s.payment_status, `${at}.payment_status`),
+    account_ref: optionalText(s.client_reference_id, `${at}.client_reference_id`) ?? optionalText(metadata?.account_id, `${at}.metadata.account_id`),
+    customer_id: optionalRef(s.customer, `${at}.customer`),
+    subscription_id: optionalRef(s.subscription, `${at}.subscription`),
+  };
+}
+
+function readPaidInvoice(v: unknown, at: string): PaidInvoice {
+  const inv = object(v, at);
+  const data = optionalObject(inv.lines, `${at}.lines`)?.data ?? [];
+  if (!Array.isArray(data)) return malformed(`${at}.lines.data`, 'a list', data);
+  const lines = data.map((l, i) => {
+    const lineAt = `${at}.lines.data[${i}]`;
+    const line = object(l, lineAt);
+    const parent = optionalObject(line.parent, `${lineAt}.parent`);
+    return { at: lineAt, line, item: optionalObject(parent?.subscription_item_details, `${lineAt}.parent.subscription_item_details`) };
+  });
+  // The subscription line (not a proration) carries the service period the invoice pays for.
+  const chosen = lines.find((l) => l.item && !l.item.proration) ?? lines[0];
+  const lineAt = chosen?.at ?? `${at}.lines.data[0]`;
+  const period = optionalObject(chosen?.line.period, `${lineAt}.period`);
+  const priceDetails = optionalObject(optionalObject(chosen?.line.pricing, `${lineAt}.pricing`)?.price_details, `${lineAt}.pricing.price_details`);
+  const subscriptionDetails = optionalObject(optionalObject(inv.parent, `${at}.parent`)?.subscription_details, `${at}.parent.subscription_details`);
+  return {
+    id: text(inv.id, `${at}.id`),
+    customer_id: optionalRef(inv.customer, `${at}.customer`),
+    subscription_id:
+      optionalRef(subscriptionDetails?.subscription, `${at}.parent.subscription_details.subscription`) ??
+      optionalRef(chosen?.item?.subscription, `${lineAt}.parent.subscription_item_details.subscription`) ??
+      optionalRef(inv.subscription, `${at}.subscription`), // API versions before 2025-03-31
+    billing_reason: optionalText(inv.billing_reason, `${at}.billing_reason`),
+    period_start: period ? time(period.start, `${lineAt}.period.start`) : null,
+    period_end: period ? time(period.end, `${lineAt}.period.end`) : null,
+    price_id: optionalRef(priceDetails?.price, `${lineAt}.pricing.price_details.price`),
+  };
+}
+
+/** A subscription from Stripe's API; a malformed one throws MalformedStripeObjectError. */
+export function toProviderSubscription(s: Stripe.Subscription): ProviderSubscription {
+  return readSubscription(s, 'subscription');
 }
 
 export function toCheckoutSession(s: Stripe.Checkout.Session): CheckoutSession {
-  return {
-    id: s.id,
-    mode: s.mode,
-    payment_status: s.payment_status,
-    account_ref: s.client_reference_id || s.metadata?.account_id || null,
-    customer_id: idOf(s.customer as string | { id: string } | null),
-    subscription_id: idOf(s.subscription),
-  };
+  return readCheckoutSession(s, 'checkout session');
 }
 
 export function toPaidInvoice(inv: Stripe.Invoice): PaidInvoice {
-  const lines = inv.lines?.data ?? [];
-  // The subscription line (not a proration) carries the service period the invoice pays for.
-  const line = lines.find((l) => l.parent?.subscription_item_details && !l.parent.subscription_item_details.proration) ?? lines[0];
-  const legacy = inv as unknown as { subscription?: string | { id: string } | null };
-  const linePrice = line?.pricing?.price_details?.price as string | { id: string } | undefined;
-  return {
-    id: inv.id ?? '',
-    customer_id: idOf(inv.customer as string | { id: string } | null),
-    subscription_id:
-      idOf(inv.parent?.subscription_details?.subscription as string | { id: string } | null | undefined) ??
-      line?.parent?.subscription_item_details?.subscription ??
-      idOf(legacy.subscription),
-    billing_reason: inv.billing_reason ?? null,
-    period_start: line?.period ? iso(line.period.start) : null,
-    period_end: line?.period ? iso(line.period.end) : null,
-    price_id: idOf(linePrice),
-  };
+  return readPaidInvoice(inv, 'invoice');
 }
 
-/** A verified Stripe event reduced to what the billing rules act on; other types are `other`. */
-export function toPaymentEvent(event: Stripe.Event): PaymentEvent {
-  const base = { id: event.id, type: event.type, created: iso(event.created) };
-  const object = (event.data as { object: unknown }).object;
-  switch (event.type) {
-    case 'checkout.session.completed':
-    case 'checkout.session.async_payment_succeeded':
-      return { ...base, kind: 'checkout_completed', session: toCheckoutSession(object as Stripe.Checkout.Session) };
-    case 'customer.subscription.created':
-    case 'customer.subscription.updated':
-    case 'customer.subscription.deleted':
-    case 'customer.subscription.paused':
-    case 'customer.subscription.resumed':
-      return { ...base, kind: 'subscription_changed', subscription: toProviderSubscription(object as Stripe.Subscription) };
-    case 'invoice.paid':
-      return { ...base, kind: 'invoice_paid', invoice: toPaidInvoice(object as Stripe.Invoice) };
-    default:
-      return { ...base, kind: 'other' };
+/**
+ * A verified Stripe event (the parsed body, whatever its shape) reduced to what the billing rules act on;
+ * other types are `other`. A body that is not a Stripe event — no string id, no valid `created`, no `data`,
+ * or an object of a handled type that is not what Stripe documents — throws MalformedPaymentEventError.
+ */
+export function toPaymentEvent(event: unknown): PaymentEvent {
+  const readable = isFields(event) ? event : {};
+  const id = typeof readable.id === 'string' && readable.id ? readable.id : null;
+  const type = typeof readable.type === 'string' && readable.type ? readable.type : null;
+  try {
+    const e = object(event, 'event');
+    const base = { id: text(e.id, 'id'), type: text(e.type, 'type'), created: time(e.created, 'created') };
+    const data = object(e.data, 'data');
+    switch (base.type) {
+      case 'checkout.session.completed':
+      case 'checkout.session.async_payment_succeeded':
+        return { ...base, kind: 'checkout_completed', session: readCheckoutSession(data.object, 'data.object') };
+      case 'customer.subscription.created':
+      case 'customer.subscription.updated':
+      case 'customer.subscription.deleted':
+      case 'customer.subscription.paused':
+      case 'customer.subscription.resumed':
+        return { ...base, kind: 'subscription_changed', subscription: readSubscription(data.object, 'data.object') };
+      case 'invoice.paid':
+        return { ...base, kind: 'invoice_paid', invoice: readPaidInvoice(data.object, 'data.object') };
+      default:
+        return { ...base, kind: 'other' };
+    }
+  } catch (err) {
+    if (err instanceof MalformedStripeObjectError) throw new MalformedPaymentEventError(err.message, id, type);
+    throw err;
   }
 }

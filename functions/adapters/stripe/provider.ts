@@ -39,7 +39,9 @@ export class StripePaymentProvider implements PaymentProvider {
   async checkoutLineItems(sessionId: string) {
     const stripe = await this.stripe();
     const items = await call(() => stripe.checkout.sessions.listLineItems(sessionId, { limit: 100 }));
-    return items.data.map((i) => ({ price_id: i.price?.id ?? null, quantity: i.quantity ?? 1 }));
+    // Stripe always sets a line item's quantity; a missing one is passed on as NaN, which the service refuses
+    // (it must never count as one pack).
+    return items.data.map((i) => ({ price_id: i.price?.id ?? null, quantity: typeof i.quantity === 'number' ? i.quantity : Number.NaN }));
   }
 
   async getSubscription(subscriptionId: string): Promise<ProviderSubscription> {

@@ -70,6 +70,23 @@ export class InvalidEventSignatureError extends Error {
   }
 }
 
+/**
+ * Thrown by a verifier for a validly signed event whose content is not what the provider documents (not an
+ * object, no id, a time that is not a time, a field of the wrong type, …). A redelivery would be the same,
+ * so the webhook settles it (200 `ignored`, `malformed_event`) instead of failing it into endless retries.
+ */
+export class MalformedPaymentEventError extends Error {
+  constructor(
+    readonly problem: string,
+    /** The event's id and type when they could be read, else null. */
+    readonly eventId: string | null,
+    readonly eventType: string | null,
+  ) {
+    super(`malformed payment event ${eventId ?? '(no id)'} of type ${eventType ?? '(no type)'}: ${problem}`);
+    this.name = 'MalformedPaymentEventError';
+  }
+}
+
 /** Verifies a provider webhook delivery (raw body + signature header) and returns the event. */
 export interface PaymentEventVerifier {
   verify(rawBody: Uint8Array, signatureHeader: string | undefined): Promise<PaymentEvent>;

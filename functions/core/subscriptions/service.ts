@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Account, Subscription } from '../accounts/account';
 import type { AccountRepository, PlanRepository } from '../accounts/ports';
+import { MICROS_PER_USD, type Micros } from '../billing/money';
 import { STANDARD_PLAN_ID } from '../billing/plans';
 import type { CreditPack } from '../billing/packs';
 import type { Clock } from '../clock';
@@ -34,6 +35,8 @@ export type ChangeResult = 'upgraded' | 'downgrade_scheduled' | 'downgrade_cance
 type Decision = { ignore: string } | Omit<BillingStateWrite, 'seen' | 'eventId'>;
 
 const MAX_ATTEMPTS = 25;
+/** The most one checkout may credit (1,000,000 USD). A larger total is refused, never credited or clipped. */
+export const MAX_PURCHASE_MICROS: Micros = 1_000_000 * MICROS_PER_USD;
 /** Invoices that start a period's allowance (not proration invoices of an upgrade, which adds the difference itself). */
 const ALLOWANCE_INVOICES = new Set(['subscription_create', 'subscription_cycle', 'subscription']);
 
@@ -83,6 +86,11 @@ export class SubscriptionService {
   // ── provider events ────────────────────────────────────────────────────────────────────────────────
 
   async handleEvent(event: PaymentEvent): Promise<EventOutcome> {
+    // The event id is the applied-once marker written with the effect: without one, a redelivery would apply it again.
+    if (typeof event.id !== 'string' || event.id === '') {
+      this.deps.log?.error('payment event without an id ignored (it could not be applied exactly once)', { type: event.type, kind: event.kind });
+      return { result: 'ignored', reason: 'malformed_event' };
+    }
     if (event.kind === 'other') return { result: 'ignored', reason: 'event_type_not_handled' };
     if (await this.deps.store.eventApplied(event.id)) return { result: 'duplicate' };
     switch (event.kind) {
@@ -110,10 +118,19 @@ export class SubscriptionService {
 
     if (s.mode === 'payment') {
       const items = await this.provider().checkoutLineItems(s.id);
+      // A quantity is a whole number of packs: 0 buys nothing; anything else (negative, fractional, missing) is not a purchase we can read.
+      if (items.some((i) => !Number.isSafeInteger(i.quantity) || i.quantity < 0)) {
+        this.deps.log?.error('checkout with a line item quantity that is not a whole number of packs; nothing credited', { session: s.id, account_id: accountId, items });
+        return { result: 'ignored', reason: 'invalid_quantity', account_id: accountId };
+      }
       let micros = 0;
       for (const item of items) {
         const pack = this.deps.packs.find((p) => p.price_id === item.price_id);
-        if (pack) micros += pack.amount_micros * Math.max(1, item.quantity);
+        if (pack) micros += pack.amount_micros * item.quantity;
+      }
+      if (micros > MAX_PURCHASE_MICROS) {
+        this.deps.log?.error(`checkout total out of range (over ${MAX_PURCHASE_MICROS / MICROS_PER_USD} USD); nothing credited`, { session: s.id, account_id: accountId, micros, items });
+        return { result: 'ignored', reason: 'amount_out_of_range', account_id: accountId };
       }
       if (micros === 0) {
         this.deps.log?.warn('checkout without a configured credit pack price', { session: s.id, prices: items.map((i) => i.price_id) });

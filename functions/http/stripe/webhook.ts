@@ -1,12 +1,13 @@
 import { ServiceError } from '../../core/errors';
-import { InvalidEventSignatureError } from '../../core/subscriptions/ports';
+import { InvalidEventSignatureError, MalformedPaymentEventError } from '../../core/subscriptions/ports';
 import { paymentsNotConfigured } from '../../core/subscriptions/service';
 import { json } from '../responses';
 import { publicRoute } from '../route';
 
 /**
  * POST /stripe/webhook (no credential): the raw body is verified against `Stripe-Signature` before anything
- * is read from it. 200 tells Stripe the event is settled (applied, already applied, or not ours to act on);
+ * is read from it. 200 tells Stripe the event is settled (applied, already applied, or not ours to act on —
+ * including a signed event that is not what Stripe documents, which a redelivery would not change);
  * a failure answers 5xx so Stripe delivers it again.
  */
 export const handler = publicRoute('stripe.webhook', async ({ services, body, headers }) => {
@@ -16,6 +17,10 @@ export const handler = publicRoute('stripe.webhook', async ({ services, body, he
   try {
     event = await verifier.verify(body, headers['stripe-signature']);
   } catch (err) {
+    if (err instanceof MalformedPaymentEventError) {
+      services.log.error('signed Stripe event ignored as malformed (nothing applied)', { event_id: err.eventId, type: err.eventType, problem: err.problem });
+      return json(200, { received: true, event_id: err.eventId, type: err.eventType, result: 'ignored', reason: 'malformed_event' });
+    }
     if (!(err instanceof InvalidEventSignatureError)) throw err;
     throw new ServiceError('INVALID_SIGNATURE', `The Stripe-Signature header does not verify for this body (${err.message}). Nothing was changed.`);
   }

@@ -1,4 +1,5 @@
 import { toPaymentEvent } from '../../../../functions/adapters/stripe/convert';
+import { MalformedPaymentEventError } from '../../../../functions/core/subscriptions/ports';
 import { StripeDouble, seconds } from '../../../support/stripe-double';
 
 const double = new StripeDouble();
@@ -37,5 +38,50 @@ describe('Stripe events → payment events', () => {
 
   it('leaves other event types alone', () => {
     expect(toPaymentEvent(event('invoice.payment_failed', { id: 'in_1', object: 'invoice' }))).toMatchObject({ kind: 'other', type: 'invoice.payment_failed' });
+  });
+});
+
+describe('malformed Stripe events (signed, but not what Stripe documents)', () => {
+  const sub = () => double.subscription({ customer: 'cus_1', price: 'price_s', periodStart: '2026-11-01T00:00:00Z', periodEnd: '2026-12-01T00:00:00Z' });
+  const created = 1795330000;
+  const cases: [string, unknown, string | null, string | null][] = [
+    ['the body is null', null, null, null],
+    ['the body is an array', [{ id: 'evt_a', type: 'invoice.paid' }], null, null],
+    ['the body is an empty object', {}, null, null],
+    ['the event has no id', { type: 'invoice.paid', created, data: { object: {} } }, null, 'invoice.paid'],
+    ['the event id is not a string', { id: 42, type: 'customer.created', created, data: { object: {} } }, null, 'customer.created'],
+    ['the event has no created', { id: 'evt_r2', type: 'invoice.paid', data: { object: {} } }, 'evt_r2', 'invoice.paid'],
+    ['created is a string', { id: 'evt_c', type: 'customer.created', created: '1795330000', data: { object: {} } }, 'evt_c', 'customer.created'],
+    ['created is past any date', { id: 'evt_c2', type: 'customer.created', created: 1e20, data: { object: {} } }, 'evt_c2', 'customer.created'],
+    ['the event has no data', { id: 'evt_d', type: 'customer.subscription.updated', created }, 'evt_d', 'customer.subscription.updated'],
+    ['a checkout event whose object is null', { id: 'evt_r1', type: 'checkout.session.completed', created, data: { object: null } }, 'evt_r1', 'checkout.session.completed'],
+    ['an invoice event whose object is empty', { id: 'evt_i', type: 'invoice.paid', created, data: { object: {} } }, 'evt_i', 'invoice.paid'],
+    ['a subscription without any period field', { id: 'evt_r3', type: 'customer.subscription.updated', created, data: { object: { id: 'sub_r', customer: 'cus_r', status: 'active' } } }, 'evt_r3', 'customer.subscription.updated'],
+    ['a subscription without a customer', { id: 'evt_s2', type: 'customer.subscription.updated', created, data: { object: { ...sub(), customer: null } } }, 'evt_s2', 'customer.subscription.updated'],
+    ['a subscription with account metadata that is not a string', { id: 'evt_s3', type: 'customer.subscription.created', created, data: { object: { ...sub(), metadata: { account_id: 7 } } } }, 'evt_s3', 'customer.subscription.created'],
+    ['a checkout whose client_reference_id is a number', { id: 'evt_c3', type: 'checkout.session.completed', created, data: { object: { ...double.checkoutSession({ mode: 'payment' }), client_reference_id: 123 } } }, 'evt_c3', 'checkout.session.completed'],
+  ];
+  it.each(cases)('refuses an event when %s, keeping the id and type it could read', (_what, body, id, type) => {
+    let thrown: unknown;
+    try {
+      toPaymentEvent(body as never);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(MalformedPaymentEventError);
+    expect(thrown).toMatchObject({ eventId: id, eventType: type });
+  });
+
+  it('refuses an invoice whose paid period is not a date (lines.period.start = 1e20), naming the field', () => {
+    const s = sub();
+    const inv = double.invoice({ customer: 'cus_1', subscription: s.id, price: 'price_s', periodStart: '2026-12-01T00:00:00Z', periodEnd: '2027-01-01T00:00:00Z' });
+    inv.lines.data[0].period.start = 1e20;
+    expect(() => toPaymentEvent(event('invoice.paid', inv))).toThrow(/data\.object\.lines\.data\[0\]\.period\.start/);
+  });
+
+  it('still reads a subscription whose period is only on the subscription (API versions before 2025-03-31)', () => {
+    const s = sub();
+    const legacy = { ...s, current_period_start: seconds('2026-11-01T00:00:00Z'), current_period_end: seconds('2026-12-01T00:00:00Z'), items: { ...s.items, data: [{ ...s.items.data[0], current_period_start: undefined, current_period_end: undefined }] } };
+    expect(toPaymentEvent(event('customer.subscription.updated', legacy))).toMatchObject({ subscription: { period_start: '2026-11-01T00:00:00.000Z', period_end: '2026-12-01T00:00:00.000Z' } });
   });
 });

@@ -55,6 +55,7 @@ function setup(provider: Partial<PaymentProvider> | null = {}) {
   const repo: AccountRepository = { get: async (id) => accounts.get(id) ?? null, create: async () => true };
   const plans: PlanRepository = { get: async () => null, list: async () => planCatalogue({ starter: 'price_s', business: 'price_b' }), put: async () => undefined };
   const store = new MemoryStore(accounts);
+  const log = { warn: jest.fn(), error: jest.fn() };
   const lineItems = async () => [{ price_id: 'price_pack_100_usd', quantity: 1 }];
   const service = new SubscriptionService({
     accounts: repo,
@@ -63,8 +64,9 @@ function setup(provider: Partial<PaymentProvider> | null = {}) {
     provider: provider === null ? null : ({ checkoutLineItems: lineItems, ...provider } as PaymentProvider),
     packs: creditPacks(),
     clock: { now: () => now },
+    log,
   });
-  return { accounts, store, service };
+  return { accounts, store, service, log };
 }
 
 const packEvent = (id = 'evt_1'): PaymentEvent => ({
@@ -103,5 +105,54 @@ describe('SubscriptionService.handleEvent', () => {
   it('needs the provider for a pack checkout (503 PAYMENTS_NOT_CONFIGURED, so Stripe retries)', async () => {
     const { service } = setup(null);
     await expect(service.handleEvent(packEvent())).rejects.toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED' });
+  });
+});
+
+describe('SubscriptionService: events that must never credit', () => {
+  const items = (...list: { price_id: string | null; quantity: number }[]) => async () => list;
+
+  it('ignores an event without an id (it could not be recorded as applied, so it could be applied again)', async () => {
+    for (const id of ['', undefined, 42]) {
+      const lineItems = jest.fn(items({ price_id: 'price_pack_100_usd', quantity: 1 }));
+      const { service, store, accounts, log } = setup({ checkoutLineItems: lineItems });
+      expect(await service.handleEvent({ ...packEvent(), id } as unknown as PaymentEvent)).toEqual({ result: 'ignored', reason: 'malformed_event' });
+      expect(store.commits).toBe(0);
+      expect(lineItems).not.toHaveBeenCalled();
+      expect(accounts.get('a1')!.credits_micros).toBe(0);
+      expect(log.error).toHaveBeenCalledWith(expect.stringMatching(/without an id/), expect.anything());
+    }
+  });
+
+  it('refuses a pack checkout whose total passes 1,000,000 USD (no 500 loop, nothing credited, logged)', async () => {
+    const { service, store, accounts, log } = setup({ checkoutLineItems: items({ price_id: 'price_pack_1500_usd', quantity: 6_004_799_503_160 }) });
+    expect(await service.handleEvent(packEvent())).toEqual({ result: 'ignored', reason: 'amount_out_of_range', account_id: 'a1' });
+    expect(store.commits).toBe(0);
+    expect(accounts.get('a1')!.credits_micros).toBe(0);
+    expect(log.error).toHaveBeenCalledWith(expect.stringMatching(/out of range/), expect.objectContaining({ session: 'cs_1' }));
+  });
+
+  it('refuses a total just above 1,000,000 USD and credits one of exactly 1,000,000 USD', async () => {
+    const over = setup({ checkoutLineItems: items({ price_id: 'price_pack_1000_usd', quantity: 1000 }, { price_id: 'price_pack_10_usd', quantity: 1 }) });
+    expect(await over.service.handleEvent(packEvent())).toMatchObject({ result: 'ignored', reason: 'amount_out_of_range' });
+    const exact = setup({ checkoutLineItems: items({ price_id: 'price_pack_1000_usd', quantity: 1000 }) });
+    expect(await exact.service.handleEvent(packEvent())).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(exact.accounts.get('a1')!.credits_micros).toBe(1_000_000_000_000);
+  });
+
+  it('credits nothing for a line item of quantity 0', async () => {
+    const only = setup({ checkoutLineItems: items({ price_id: 'price_pack_100_usd', quantity: 0 }) });
+    expect(await only.service.handleEvent(packEvent())).toEqual({ result: 'ignored', reason: 'no_credit_pack', account_id: 'a1' });
+    expect(only.accounts.get('a1')!.credits_micros).toBe(0);
+    const mixed = setup({ checkoutLineItems: items({ price_id: 'price_pack_100_usd', quantity: 0 }, { price_id: 'price_pack_10_usd', quantity: 2 }) });
+    expect(await mixed.service.handleEvent(packEvent())).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(mixed.accounts.get('a1')!.credits_micros).toBe(20_000_000);
+  });
+
+  it.each([[-1], [1.5], [Number.NaN], [Number.POSITIVE_INFINITY]])('ignores the whole checkout when a quantity is %p (never credits)', async (quantity) => {
+    const { service, store, accounts, log } = setup({ checkoutLineItems: items({ price_id: 'price_pack_10_usd', quantity: 1 }, { price_id: 'price_pack_100_usd', quantity }) });
+    expect(await service.handleEvent(packEvent())).toEqual({ result: 'ignored', reason: 'invalid_quantity', account_id: 'a1' });
+    expect(store.commits).toBe(0);
+    expect(accounts.get('a1')!.credits_micros).toBe(0);
+    expect(log.error).toHaveBeenCalledWith(expect.stringMatching(/quantit/), expect.objectContaining({ session: 'cs_1' }));
   });
 });

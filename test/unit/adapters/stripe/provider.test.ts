@@ -1,0 +1,30 @@
+/** StripePaymentProvider through the real `stripe` client against the loopback double. */
+import { StripePaymentProvider } from '../../../../functions/adapters/stripe/provider';
+import { PRICES, type StripeDouble, TEST_SECRET_KEY, startStripeDouble } from '../../../support/stripe-double';
+
+let double: StripeDouble;
+let provider: StripePaymentProvider;
+
+beforeAll(async () => {
+  double = await startStripeDouble();
+  provider = new StripePaymentProvider({ secretKey: TEST_SECRET_KEY, host: '127.0.0.1', port: double.port, protocol: 'http' });
+});
+afterAll(() => double.stop());
+
+describe('StripePaymentProvider.checkoutLineItems', () => {
+  it('passes quantities on as Stripe reports them', async () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: PRICES.pack10, quantity: 3 }, { price: PRICES.pack100, quantity: 0 }] });
+    expect(await provider.checkoutLineItems(s.id)).toEqual([
+      { price_id: PRICES.pack10, quantity: 3 },
+      { price_id: PRICES.pack100, quantity: 0 },
+    ]);
+  });
+
+  it('never reads a missing quantity as one pack (Stripe always sets it on line items)', async () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: PRICES.pack1500 }] });
+    double.lineItems.set(s.id, [{ price: PRICES.pack1500, quantity: null as unknown as number }]);
+    const [item] = await provider.checkoutLineItems(s.id);
+    expect(item.price_id).toBe(PRICES.pack1500);
+    expect(Number.isInteger(item.quantity)).toBe(false);
+  });
+});

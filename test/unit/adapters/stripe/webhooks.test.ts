@@ -1,0 +1,65 @@
+/** POST /stripe/webhook through the real verifier: what a signed delivery is answered, before any billing rule runs. */
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import Stripe from 'stripe';
+import { StripeWebhookVerifier } from '../../../../functions/adapters/stripe/webhooks';
+import { type Services, setServices } from '../../../../functions/composition';
+import { handler } from '../../../../functions/http/stripe/webhook';
+
+const SECRET = 'whsec_test';
+
+function setup() {
+  const handleEvent = jest.fn(async () => ({ result: 'ignored' as const, reason: 'event_type_not_handled' }));
+  const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+  setServices({ paymentEvents: new StripeWebhookVerifier(SECRET), subscriptions: { handleEvent }, log, config: { checkResponseContract: false } } as unknown as Services);
+  return { handleEvent, log };
+}
+
+async function deliver(payload: string, signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET })) {
+  const res = await handler({
+    httpMethod: 'POST',
+    path: '/stripe/webhook',
+    headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature },
+    body: payload,
+    isBase64Encoded: false,
+    requestContext: { requestId: 'req_1' },
+  } as unknown as APIGatewayProxyEvent);
+  return { status: res.statusCode, body: JSON.parse(res.body) };
+}
+
+afterEach(() => setServices(null));
+
+describe('POST /stripe/webhook: signed events that are not what Stripe documents', () => {
+  const malformed: [string, string, string | null, string | null][] = [
+    ['a checkout whose object is null', '{"id":"evt_r1","type":"checkout.session.completed","created":1795330000,"data":{"object":null}}', 'evt_r1', 'checkout.session.completed'],
+    ['an invoice without created', '{"id":"evt_r2","type":"invoice.paid","data":{"object":{}}}', 'evt_r2', 'invoice.paid'],
+    ['a subscription without a period', '{"id":"evt_r3","type":"customer.subscription.updated","created":1795330000,"data":{"object":{"id":"sub_r","customer":"cus_r","status":"active"}}}', 'evt_r3', 'customer.subscription.updated'],
+    ['an empty object', '{}', null, null],
+    ['an array', '[{"id":"evt_a"}]', null, null],
+    ['null', 'null', null, null],
+    ['an event whose created is a string', '{"id":"evt_s","type":"invoice.paid","created":"1795330000","data":{"object":{}}}', 'evt_s', 'invoice.paid'],
+    ['an event without data', '{"id":"evt_d","type":"customer.subscription.deleted","created":1795330000}', 'evt_d', 'customer.subscription.deleted'],
+    ['an event without an id', '{"type":"checkout.session.completed","created":1795330000,"data":{"object":{"id":"cs_1","mode":"payment","payment_status":"paid","client_reference_id":"acc_1"}}}', null, 'checkout.session.completed'],
+  ];
+  it.each(malformed)('answers 200 ignored malformed_event for %s, logs it, and applies nothing', async (_what, payload, id, type) => {
+    const { handleEvent, log } = setup();
+    const res = await deliver(payload);
+    expect(res).toEqual({ status: 200, body: { received: true, event_id: id, type, result: 'ignored', reason: 'malformed_event' } });
+    expect(handleEvent).not.toHaveBeenCalled();
+    expect(log.error).toHaveBeenCalledWith(expect.stringMatching(/malformed/), expect.objectContaining({ event_id: id, type, problem: expect.any(String) }));
+  });
+
+  it('still refuses a body whose signature does not verify (400, nothing read)', async () => {
+    const { handleEvent } = setup();
+    const res = await deliver('{"id":"evt_r1","type":"checkout.session.completed","created":1795330000,"data":{"object":null}}', 't=1,v1=deadbeef');
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'INVALID_SIGNATURE' } } });
+    expect(handleEvent).not.toHaveBeenCalled();
+  });
+
+  it('hands a well-formed event to the billing rules', async () => {
+    const { handleEvent } = setup();
+    const created = Math.floor(Date.now() / 1000);
+    const res = await deliver(JSON.stringify({ id: 'evt_ok', type: 'customer.created', created, data: { object: { id: 'cus_1' } } }));
+    expect(res).toEqual({ status: 200, body: { received: true, event_id: 'evt_ok', type: 'customer.created', result: 'ignored', reason: 'event_type_not_handled' } });
+    expect(handleEvent).toHaveBeenCalledWith({ id: 'evt_ok', type: 'customer.created', created: new Date(created * 1000).toISOString(), kind: 'other' });
+  });
+});
