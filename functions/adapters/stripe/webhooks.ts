@@ -1,4 +1,4 @@
-import { InvalidEventSignatureError, type PaymentEvent, type PaymentEventVerifier } from '../../core/subscriptions/ports';
+import { InvalidEventSignatureError, MalformedPaymentEventError, type PaymentEvent, type PaymentEventVerifier } from '../../core/subscriptions/ports';
 import { stripeSdk } from './client';
 import { toPaymentEvent } from './convert';
 
@@ -16,6 +16,8 @@ export class StripeWebhookVerifier implements PaymentEventVerifier {
     try {
       event = Stripe.webhooks.constructEvent(Buffer.from(rawBody), signatureHeader, this.secret, this.toleranceSeconds);
     } catch (err) {
+      // The SDK parses the body only after the signature verified: a signed body that is not JSON is settled, not retried.
+      if (err instanceof SyntaxError) throw new MalformedPaymentEventError(`the signed body is not JSON (${err.message})`, null, null);
       throw new InvalidEventSignatureError((err as Error).message);
     }
     return toPaymentEvent(event);

@@ -38,6 +38,7 @@ describe('POST /stripe/webhook: signed events that are not what Stripe documents
     ['null', 'null', null, null],
     ['an event whose created is a string', '{"id":"evt_s","type":"invoice.paid","created":"1795330000","data":{"object":{}}}', 'evt_s', 'invoice.paid'],
     ['an event without data', '{"id":"evt_d","type":"customer.subscription.deleted","created":1795330000}', 'evt_d', 'customer.subscription.deleted'],
+    ['a signed body that is not JSON', '{"id": "evt_x", oops', null, null],
     ['an event without an id', '{"type":"checkout.session.completed","created":1795330000,"data":{"object":{"id":"cs_1","mode":"payment","payment_status":"paid","client_reference_id":"acc_1"}}}', null, 'checkout.session.completed'],
   ];
   it.each(malformed)('answers 200 ignored malformed_event for %s, logs it, and applies nothing', async (_what, payload, id, type) => {
