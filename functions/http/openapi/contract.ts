@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RouteDef } from '../../routes';
 import type { HttpResponse } from '../responses';
+import { errorStatuses, successStatuses } from './document';
 import { RESPONSE_SCHEMAS, errorBodySchema } from './responses';
 
 /** The schema a response must match: the error envelope for refusals, the route's documented body for JSON success. */
@@ -16,6 +17,10 @@ function schemaFor(route: RouteDef, response: HttpResponse): z.ZodType | undefin
  * document fails the integration tests instead of surprising a client.
  */
 export function contractViolation(route: RouteDef, response: HttpResponse): string | null {
+  const documented = [...successStatuses(route), ...errorStatuses(route)];
+  if (!documented.includes(response.statusCode)) {
+    return `${route.id} answered ${response.statusCode}, which its OpenAPI operation does not list (${documented.join(', ')})`;
+  }
   const schema = schemaFor(route, response);
   if (!schema) return null;
   let body: unknown;

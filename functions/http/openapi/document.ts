@@ -8,6 +8,8 @@ import { RESPONSE_SCHEMAS, errorBodySchema, webhookPayloadSchema } from './respo
 type Json = Record<string, unknown>;
 
 const SAFE_INTEGER_BOUNDS = new Set([Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]);
+/** JSON Schema's formats (draft 2020-12) that tools validate; others are dropped. */
+const STANDARD_FORMATS = new Set(['date-time', 'date', 'time', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uri', 'uri-reference', 'uuid', 'regex', 'int32', 'int64', 'float', 'double', 'byte', 'binary']);
 
 /**
  * A zod schema as an OpenAPI schema: named parts (`.meta({ id })`) move to components.schemas and are referenced
@@ -19,6 +21,8 @@ export function openApiSchema(schema: z.ZodType, components: Record<string, Json
     unrepresentable: 'any',
     override: ({ jsonSchema }) => {
       if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
+      // zod names some checks as formats no OpenAPI tool knows (startsWith → "starts_with"); the pattern says it.
+      if (typeof jsonSchema.format === 'string' && !STANDARD_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
       for (const bound of ['minimum', 'maximum'] as const) if (SAFE_INTEGER_BOUNDS.has(jsonSchema[bound] as number)) delete jsonSchema[bound];
     },
   }) as Json;
@@ -39,20 +43,77 @@ const SECURITY: Record<RouteDef['access'], Json[]> = {
   none: [],
 };
 
-/** Statuses every route can answer besides its own: bad input, credentials, gateway limits, failures. */
-function commonResponses(route: RouteDef): Record<string, Json> {
-  const ref = (status: number) => ({ $ref: `#/components/responses/Error${status}` });
-  const responses: Record<string, Json> = { 400: ref(400), 429: ref(429), 500: ref(500) };
-  if (route.access !== 'none') Object.assign(responses, { 401: ref(401), 403: ref(403) });
-  if (route.path.includes('{')) responses[404] = ref(404);
-  if (route.method === 'POST' || route.method === 'PUT') responses[413] = ref(413);
-  return responses;
+/** Error statuses of a route beyond those every route of its kind has (see `errorStatuses`). */
+const ROUTE_ERROR_STATUSES: Record<string, number[]> = {
+  'quickjob.create': [402, 408, 422],
+  'longjob.create': [402, 408],
+  'bulkjob.uploadUrl': [402],
+  'bulkjob.create': [402, 404, 409],
+  'jobs.download': [409, 410],
+  'jobs.fileDownload': [409, 410],
+  'jobs.cancel': [409],
+  'subscription.cancel': [409, 502, 503],
+  'subscription.resume': [409, 502, 503],
+  'subscription.change': [402, 409, 502, 503],
+  'subscription.portal': [409, 502, 503],
+  'stripe.webhook': [503],
+  'pdf.merge': [402, 408, 422],
+  'pdf.split': [402, 408, 422],
+  'pdf.inspect': [402, 404, 422],
+  'pdf.uploadUrl': [402],
+  'pdf.jobs': [402, 404, 409],
+  'webhooks.create': [409],
+  'webhooks.update': [409],
+};
+
+/**
+ * Every error status a route can answer: bad input, throttling and failures everywhere; credentials where it needs
+ * one; 404 where the path names a resource; 413 for bodies; then the route's own (ROUTE_ERROR_STATUSES). Routes not
+ * built yet add 501. The test stack checks every answer against this list (RESPONSE_CONTRACT=strict).
+ */
+export function errorStatuses(route: RouteDef): number[] {
+  const statuses = new Set([400, 429, 500]);
+  if (route.access !== 'none') [401, 403].forEach((s) => statuses.add(s));
+  if (route.path.includes('{')) statuses.add(404);
+  if (route.method === 'POST' || route.method === 'PUT') statuses.add(413);
+  if (route.handler === null) statuses.add(501);
+  for (const s of ROUTE_ERROR_STATUSES[route.id] ?? []) statuses.add(s);
+  return [...statuses].sort((a, b) => a - b);
 }
+
+function errorResponses(route: RouteDef): Record<string, Json> {
+  return Object.fromEntries(errorStatuses(route).map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
+}
+
+/** Routes whose success is the PDF itself (unless stored), with the headers that describe it. */
+const PDF_RESPONSE_HEADERS: Record<string, Record<string, string>> = {
+  'quickjob.create': {
+    'Content-Disposition': 'inline; filename=<job_id>.pdf',
+    'X-PDF-Pages': 'Pages in the PDF.',
+    'X-PDF-Truncated': 'true when pageRanges cut the document.',
+    'X-Job-Id': 'The job that made it (GET /jobs/{job_id}).',
+  },
+  'pdf.merge': {
+    'Content-Disposition': 'attachment, with the output file name (ASCII and UTF-8 forms).',
+    'X-PDF-Pages': 'Pages in the PDF.',
+    'X-PDF-Output-Count': 'Always 1 for a PDF body.',
+    'X-PDF-Warnings': 'Comma-separated warnings (e.g. BOOKMARKS_NOT_PRESERVED), empty when none.',
+    'X-Job-Id': 'The job that made it.',
+  },
+};
+PDF_RESPONSE_HEADERS['pdf.split'] = PDF_RESPONSE_HEADERS['pdf.merge'];
 
 function successBody(route: RouteDef, components: Record<string, Json>): Json {
   const schema = RESPONSE_SCHEMAS[route.id];
   if (!schema) return { description: 'Success (see the README for the body of this route).' };
-  return { description: 'Success.', content: { 'application/json': { schema: openApiSchema(schema, components, 'output') } } };
+  const json = { 'application/json': { schema: openApiSchema(schema, components, 'output') } };
+  const pdfHeaders = PDF_RESPONSE_HEADERS[route.id];
+  if (!pdfHeaders) return { description: 'Success.', content: json };
+  return {
+    description: 'Success: the PDF itself, or JSON with a download link when it was stored (store: true, several files, or too large to return).',
+    headers: Object.fromEntries(Object.entries(pdfHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+    content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } }, ...json },
+  };
 }
 
 /** One query parameter per property of the route's query schema, with its description and whether it is required. */
@@ -78,7 +139,7 @@ function requestBody(route: RouteDef, components: Record<string, Json>): Json | 
 
 function operation(route: RouteDef, components: Record<string, Json>): Json {
   const parameters = [
-    ...[...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } })),
+    ...[...route.path.matchAll(/\{([^}]+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: name.endsWith('_index') ? { type: 'integer', minimum: 0 } : { type: 'string' } })),
     ...queryParameters(REQUEST_SCHEMAS[route.id]?.query, components),
   ];
   const body = requestBody(route, components);
@@ -92,20 +153,25 @@ function operation(route: RouteDef, components: Record<string, Json>): Json {
     ...(built ? {} : { description: 'Not built yet: answers 501 NOT_IMPLEMENTED.', 'x-implemented': false }),
     ...(body ? { requestBody: body } : {}),
     responses: {
-      ...(built ? { [SUCCESS_STATUS[route.id] ?? 200]: successBody(route, components) } : { 501: { $ref: '#/components/responses/Error501' } }),
-      ...commonResponses(route),
+      ...(built ? Object.fromEntries(successStatuses(route).map((status) => [status, successBody(route, components)])) : {}),
+      ...errorResponses(route),
     },
   };
 }
 
-/** Routes that do not answer 200 on success: accepted jobs and created resources. */
-const SUCCESS_STATUS: Record<string, number> = {
-  'longjob.create': 202,
-  'bulkjob.create': 202,
-  'pdf.jobs': 202,
-  'apiKeys.create': 201,
-  'webhooks.create': 201,
+/** Routes that do not (only) answer 200 on success: accepted jobs, created resources, a cancel still under way. */
+const SUCCESS_STATUSES: Record<string, number[]> = {
+  'longjob.create': [202],
+  'bulkjob.create': [202],
+  'pdf.jobs': [202],
+  'apiKeys.create': [201],
+  'webhooks.create': [201],
+  'jobs.cancel': [200, 202],
 };
+
+export function successStatuses(route: RouteDef): number[] {
+  return route.handler === null ? [] : (SUCCESS_STATUSES[route.id] ?? [200]);
+}
 
 /**
  * This API as an OpenAPI 3.1 document, built from the route table (paths, credentials, what is not built yet),

@@ -161,6 +161,25 @@ describe('the response contract (RESPONSE_CONTRACT=strict)', () => {
     expect(contractViolation(jobsGet, json(500, { message: 'boom' }))).toMatch(/error/);
   });
 
+  it('holds every answer to the statuses its operation lists', () => {
+    const envelope = { error: { code: 'JOB_NOT_READY', message: 'Not yet.', details: {} } };
+    expect(contractViolation(jobsGet, json(409, envelope))).toMatch(/jobs\.get answered 409, which its OpenAPI operation does not list/);
+    expect(contractViolation(routeById('jobs.download'), json(409, envelope))).toBeNull();
+    expect(contractViolation(routeById('jobs.cancel'), json(202, { job_id: 'job_1', status: 'processing', cancel_requested: true, message: 'Stopping.' }))).toBeNull();
+  });
+
+  it('documents PDF answers with their headers, every error status a route answers, and integer indexes', () => {
+    const doc = openApiDocument() as any;
+    const quick = doc.paths['/quickjob'].post.responses;
+    expect(Object.keys(quick)).toEqual(expect.arrayContaining(['200', '402', '408', '422']));
+    expect(quick['200'].content).toHaveProperty(['application/pdf']);
+    expect(Object.keys(quick['200'].headers)).toEqual(['Content-Disposition', 'X-PDF-Pages', 'X-PDF-Truncated', 'X-Job-Id']);
+    expect(Object.keys(doc.paths['/jobs/{job_id}/cancel'].post.responses)).toEqual(expect.arrayContaining(['200', '202', '409']));
+    const index = doc.paths['/jobs/{job_id}/files/{file_index}/download'].get.parameters.find((p: any) => p.name === 'file_index');
+    expect(index.schema).toEqual({ type: 'integer', minimum: 0 });
+    expect(JSON.stringify(doc)).not.toContain('starts_with');
+  });
+
   it('leaves PDF answers and routes without a documented body alone', () => {
     expect(contractViolation(routeById('quickjob.create'), pdf(new Uint8Array([37, 80, 68, 70]), {}))).toBeNull();
     expect(contractViolation(routeById('stripe.webhook'), json(200, { anything: true }))).toBeNull();
