@@ -160,7 +160,8 @@ export async function submitLongJob(deps: LongJobDeps, input: { account: Account
   return job;
 }
 
-export interface LongJobWorkerDeps extends LongJobDeps {
+/** The worker renders queued jobs; it queues nothing (in AWS it does not even know the queue's URL). */
+export interface LongJobWorkerDeps extends Omit<LongJobDeps, 'queue' | 'submissionSeconds'> {
   accounts: AccountRepository;
   plans: { get(planId: string): Promise<Plan | null> };
   billing: Billing;

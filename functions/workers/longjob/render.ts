@@ -26,7 +26,6 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
           jobs: svc.jobs,
           blobs: svc.blobs,
           renderer: svc.renderer,
-          queue: svc.renderQueue,
           clock: svc.clock,
           accounts: svc.accounts,
           plans: svc.plans,
