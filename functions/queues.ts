@@ -26,7 +26,9 @@ export const QUEUES: readonly QueueDef[] = [
     handler: 'workers/longjob/render#handler',
     profile: 'render',
     timeoutSeconds: 900,
-    visibilityTimeoutSeconds: 960,
+    // AWS's guidance for Lambda event sources: at least 6× the function timeout, so receives spent while the
+    // function is throttled do not use up maxReceiveCount before it ever ran.
+    visibilityTimeoutSeconds: 5400,
     maxReceiveCount: 3,
     permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'],
   },
@@ -38,7 +40,7 @@ export const QUEUES: readonly QueueDef[] = [
     handler: 'workers/webhooks/dispatch#handler',
     profile: 'standard',
     timeoutSeconds: 120,
-    visibilityTimeoutSeconds: 180,
+    visibilityTimeoutSeconds: 720,
     maxReceiveCount: 5,
     permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets'],
   },

@@ -28,13 +28,14 @@ export interface RouteDef {
 }
 
 /** `stripe`: the function gets the Stripe secret key and webhook secret (only functions that call Stripe).
+ *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
  *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs.
  *  `queue:<name>`: may send to that queue of functions/queues.ts and gets its URL (`queue:webhooks`: functions
  *  that write outbox events announce them to the webhook dispatcher).
  *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
 export type Permission =
   | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'workflow:start'
-  | 'queue:render' | 'queue:webhooks' | 'webhook:secrets';
+  | 'queue:render' | 'queue:webhooks' | 'webhook:secrets' | 'pagination';
 
 const r = (
   id: string,
@@ -52,6 +53,8 @@ const r = (
 const READ: Permission[] = ['table:read'];
 const READ_WRITE: Permission[] = ['table:read', 'table:write'];
 const JOB_READ: Permission[] = ['table:read', 'bucket:read'];
+/** A list with sealed page tokens (next_token). */
+const LIST: Permission[] = ['table:read', 'pagination'];
 const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
 /** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure). */
 const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
@@ -76,13 +79,13 @@ export const ROUTES: readonly RouteDef[] = [
   r('bulkjob.create', 'POST', '/bulkjob', KT, 'http/bulkjob/create#handler', 'Start a bulk ZIP conversion', 'standard', undefined, PDF_JOB_SUBMIT),
 
   // Jobs
-  r('jobs.list', 'GET', '/jobs', T, 'http/jobs/list#handler', 'List jobs, newest first', 'light', undefined, READ),
+  r('jobs.list', 'GET', '/jobs', T, 'http/jobs/list#handler', 'List jobs, newest first', 'light', undefined, LIST),
   r('jobs.get', 'GET', '/jobs/{job_id}', KT, 'http/jobs/get#handler', 'One job', 'light', undefined, JOB_READ),
   r('jobs.files', 'GET', '/jobs/{job_id}/files', KT, 'http/jobs/files#handler', 'Per-file results of a bulk or merge/split job', 'light', undefined, READ),
   r('jobs.fileDownload', 'GET', '/jobs/{job_id}/files/{file_index}/download', KT, 'http/jobs/file-download#handler', 'Fresh link for one merge/split output', 'light', undefined, JOB_READ),
   r('jobs.download', 'GET', '/jobs/{job_id}/download', KT, 'http/jobs/download#handler', 'Fresh link for the stored output', 'light', undefined, JOB_READ),
   r('jobs.cancel', 'POST', '/jobs/{job_id}/cancel', KT, 'http/jobs/cancel#handler', 'Cancel a bulk job or mail-merge campaign', 'light', undefined, JOB_CANCEL),
-  r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, 'http/webhooks/job-history#handler', 'Webhook deliveries triggered by a job', 'light', undefined, READ),
+  r('jobs.webhookHistory', 'GET', '/jobs/{job_id}/webhooks/history', T, 'http/webhooks/job-history#handler', 'Webhook deliveries triggered by a job', 'light', undefined, LIST),
 
   // Account, billing, keys, plans
   r('me.get', 'GET', '/me', KT, 'http/me/get#handler', 'The calling account', 'light', undefined, READ),
@@ -144,12 +147,12 @@ export const ROUTES: readonly RouteDef[] = [
 
   // Webhooks
   r('webhooks.create', 'POST', '/accounts/me/webhooks', T, 'http/webhooks/create#handler', 'Create a webhook', 'light', undefined, WEBHOOK_SEAL),
-  r('webhooks.list', 'GET', '/accounts/me/webhooks', T, 'http/webhooks/list#handler', 'List webhooks', 'light', undefined, READ),
+  r('webhooks.list', 'GET', '/accounts/me/webhooks', T, 'http/webhooks/list#handler', 'List webhooks', 'light', undefined, LIST),
   r('webhooks.get', 'GET', '/accounts/me/webhooks/{webhook_id}', T, 'http/webhooks/get#handler', 'One webhook', 'light', undefined, READ),
   r('webhooks.update', 'PUT', '/accounts/me/webhooks/{webhook_id}', T, 'http/webhooks/update#handler', 'Change a webhook', 'light', undefined, READ_WRITE),
   r('webhooks.delete', 'DELETE', '/accounts/me/webhooks/{webhook_id}', T, 'http/webhooks/delete#handler', 'Delete a webhook', 'light', undefined, READ_WRITE),
   r('webhooks.rotateSecret', 'POST', '/accounts/me/webhooks/{webhook_id}/rotate-secret', T, 'http/webhooks/rotate-secret#handler', 'Rotate the signing secret', 'light', undefined, WEBHOOK_SEAL),
-  r('webhooks.history', 'GET', '/accounts/me/webhooks/{webhook_id}/history', T, 'http/webhooks/history#handler', 'Delivery history', 'light', undefined, READ),
+  r('webhooks.history', 'GET', '/accounts/me/webhooks/{webhook_id}/history', T, 'http/webhooks/history#handler', 'Delivery history', 'light', undefined, LIST),
 ];
 
 export const NOT_IMPLEMENTED_HANDLER = 'http/not-implemented#handler';

@@ -66,16 +66,34 @@ export class Api extends Construct {
 
   private readonly preflighted = new Set<string>();
 
-  /** Browser preflights only where a route lives (not on every intermediate path segment). */
-  private addPreflight(resource: apigw.IResource) {
+  /**
+   * Browser preflights only where a route lives (not on every intermediate path segment): a MOCK answer. Not
+   * `addCorsPreflight`: with binary media types `*\/*` API Gateway treats the preflight's request as binary and its
+   * mapping template fails ("Unable to transform request", a 500) unless the integration converts it to text.
+   */
+  private addPreflight(resource: apigw.IResource, routePath: string) {
     if (this.preflighted.has(resource.path)) return;
     this.preflighted.add(resource.path);
-    resource.addCorsPreflight({
-      allowOrigins: apigw.Cors.ALL_ORIGINS,
-      allowHeaders: ['Content-Type', 'Authorization', 'X-API-Key'],
-      exposeHeaders: EXPOSED_HEADERS,
-      maxAge: Duration.minutes(10),
-    });
+    const methods = [...new Set(ROUTES.filter((r) => r.path === routePath).map((r) => r.method)), 'OPTIONS'].join(',');
+    const headers: Record<string, string> = {
+      'Access-Control-Allow-Origin': "'*'",
+      'Access-Control-Allow-Headers': "'Content-Type,Authorization,X-API-Key'",
+      'Access-Control-Allow-Methods': `'${methods}'`,
+      'Access-Control-Expose-Headers': `'${EXPOSED_HEADERS.join(',')}'`,
+      'Access-Control-Max-Age': "'600'",
+    };
+    resource.addMethod(
+      'OPTIONS',
+      new apigw.MockIntegration({
+        contentHandling: apigw.ContentHandling.CONVERT_TO_TEXT,
+        requestTemplates: { 'application/json': '{ "statusCode": 204 }' },
+        integrationResponses: [{ statusCode: '204', responseParameters: Object.fromEntries(Object.entries(headers).map(([k, v]) => [`method.response.header.${k}`, v])) }],
+      }),
+      {
+        authorizationType: apigw.AuthorizationType.NONE,
+        methodResponses: [{ statusCode: '204', responseParameters: Object.fromEntries(Object.keys(headers).map((k) => [`method.response.header.${k}`, true])) }],
+      },
+    );
   }
 
   private addRoute(route: RouteDef, props: ApiProps, authorizer: apigw.IAuthorizer) {
@@ -87,7 +105,7 @@ export class Api extends Construct {
     });
     const resource = this.restApi.root.resourceForPath(route.path);
     const timeout = Duration.seconds(Math.min(props.integrationTimeoutSeconds, route.timeoutSeconds ?? 29));
-    this.addPreflight(resource);
+    this.addPreflight(resource, route.path);
     // One invoke permission per function for the whole API instead of one per method.
     resource.addMethod(route.method, new apigw.LambdaIntegration(fn, { proxy: true, timeout, scopePermissionToMethod: false }), {
       operationName: route.id,

@@ -69,17 +69,12 @@ export class PdfServiceStack extends Stack {
       LONGJOB_SUBMISSION_SECONDS: String(Math.min(28, integrationTimeoutSeconds - 3)),
       ...(props.stripePriceIds?.starter ? { STRIPE_PRICE_STARTER: props.stripePriceIds.starter } : {}),
       ...(props.stripePriceIds?.business ? { STRIPE_PRICE_BUSINESS: props.stripePriceIds.business } : {}),
-      // Signs list page tokens; generated at deploy and resolved into the environment by CloudFormation.
-      PAGINATION_SECRET: new secretsmanager.Secret(this, 'PaginationSecret', {
-        description: 'Signs the next_token of list routes',
-        generateSecretString: { passwordLength: 48, excludePunctuation: true },
-      }).secretValue.unsafeUnwrap(),
+      // Price ids are not secrets: GET /accounts/me/credits lists the packs with theirs, besides the Stripe routes.
+      ...Object.fromEntries(
+        CREDIT_PACK_USD.flatMap((usd) => (props.stripePackPriceIds?.[usd] ? [[`STRIPE_PRICE_PACK_${usd}`, props.stripePackPriceIds[usd] as string]] : [])),
+      ),
     };
-    const packPrices = Object.fromEntries(
-      CREDIT_PACK_USD.flatMap((usd) => (props.stripePackPriceIds?.[usd] ? [[`STRIPE_PRICE_PACK_${usd}`, props.stripePackPriceIds[usd] as string]] : [])),
-    );
     const stripeEnvironment: Record<string, string> = {
-      ...packPrices,
       ...(props.stripePortalReturnUrl ? { STRIPE_PORTAL_RETURN_URL: props.stripePortalReturnUrl } : {}),
       ...(props.stripeSecretName
         ? {
@@ -95,6 +90,13 @@ export class PdfServiceStack extends Stack {
       environment: baseEnvironment,
       permissionEnvironment: {
         stripe: stripeEnvironment,
+        // Signs list page tokens; generated at deploy and resolved into the environment of the list routes only.
+        pagination: {
+          PAGINATION_SECRET: new secretsmanager.Secret(this, 'PaginationSecret', {
+            description: 'Signs the next_token of list routes',
+            generateSecretString: { passwordLength: 48, excludePunctuation: true },
+          }).secretValue.unsafeUnwrap(),
+        },
         // Seals webhook signing secrets at rest; only functions that create, rotate or sign receive it.
         'webhook:secrets': {
           WEBHOOK_SECRETS_KEY: new secretsmanager.Secret(this, 'WebhookSecretsKey', {
@@ -109,8 +111,8 @@ export class PdfServiceStack extends Stack {
     this.auth = new Auth(this, 'Auth', { postConfirmation });
     const poolEnv = { USER_POOL_ID: this.auth.userPool.userPoolId, USER_POOL_CLIENT_ID: this.auth.client.userPoolClientId };
 
-    const authorizerFunction = this.functions.forHandler({ ref: 'http/authorizer#handler', profile: 'light', permissions: ['table:read'], environment: poolEnv });
-    // The authorizer records a key's last use; that one write is all it may do.
+    // A role of its own: it records a key's last use, and that one write must not reach the read-only routes' shared role.
+    const authorizerFunction = this.functions.forHandler({ ref: 'http/authorizer#handler', profile: 'light', permissions: ['table:read'], environment: poolEnv, dedicatedRole: true });
     this.storage.table.grant(authorizerFunction, 'dynamodb:UpdateItem');
 
     this.api = new Api(this, 'Api', {

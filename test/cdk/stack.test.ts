@@ -63,6 +63,17 @@ describe('CDK app', () => {
     }
   });
 
+  it('answers browser preflights itself, converting the (binary, with */*) request to text so its template applies', () => {
+    const preflights = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties.HttpMethod === 'OPTIONS');
+    expect(preflights).toHaveLength(new Set(ROUTES.map((r) => r.path)).size);
+    for (const p of preflights) {
+      expect(p.Properties).toMatchObject({ AuthorizationType: 'NONE', Integration: { Type: 'MOCK', ContentHandling: 'CONVERT_TO_TEXT' } });
+      const headers = p.Properties.Integration.IntegrationResponses[0].ResponseParameters;
+      expect(headers['method.response.header.Access-Control-Allow-Headers']).toBe("'Content-Type,Authorization,X-API-Key'");
+      expect(headers['method.response.header.Access-Control-Allow-Origin']).toBe("'*'");
+    }
+  });
+
   it('gives render functions the Chromium layer and nobody else', () => {
     template.resourceCountIs('AWS::Lambda::LayerVersion', 1);
     for (const m of methods) {
@@ -131,6 +142,12 @@ describe('CDK app', () => {
     const actions = policyStatementsOfRole(resources[fnId].Properties.Role['Fn::GetAtt'][0]).flatMap((s) => [s.Action].flat());
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:UpdateItem']));
     expect(actions.filter((a) => /dynamodb:(Put|Delete|BatchWrite)|^s3:/.test(a))).toEqual([]);
+    // Its write stays on its own role: read-only routes (one of them public) share no role with it.
+    const role = resources[fnId].Properties.Role['Fn::GetAtt'][0];
+    const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);
+    expect(sharers).toHaveLength(1);
+    const publicRead = functionOf(methods.find((m) => m.method === 'GET' && m.path === '/accounts/me/subscription/plans')!);
+    expect(policyStatementsOfRole(publicRead.Properties.Role['Fn::GetAtt'][0]).flatMap((st) => [st.Action].flat()).filter((a) => /dynamodb:(Put|Update|Delete)/.test(a))).toEqual([]);
   });
 
   it('answers from the gateway in the error envelope', () => {
@@ -210,9 +227,12 @@ describe('CDK app: Stripe configuration and secrets', () => {
         expect(JSON.stringify(env.STRIPE_SECRET_KEY)).toContain('{{resolve:secretsmanager:pdf-service/stripe:SecretString:secret_key');
         expect(env).toMatchObject({ STRIPE_PRICE_PACK_10: 'price_live_pack10', STRIPE_PRICE_PACK_1500: 'price_live_pack1500', STRIPE_PORTAL_RETURN_URL: 'https://dashboard.example.com/billing' });
       }
-      // The list page-token key is generated at deploy, never a literal in the template.
-      expect(JSON.stringify(env.PAGINATION_SECRET)).toContain('{{resolve:secretsmanager:');
+      // The list page-token key is generated at deploy, never a literal in the template; only list routes get it.
+      if (route.permissions.includes('pagination')) expect(JSON.stringify(env.PAGINATION_SECRET)).toContain('{{resolve:secretsmanager:');
+      else expect(env.PAGINATION_SECRET).toBeUndefined();
     }
+    // Pack price ids are not secrets: the credits route lists the packs with them.
+    expect(functionOfRoute('account.credits').Properties.Environment.Variables).toMatchObject({ STRIPE_PRICE_PACK_10: 'price_live_pack10', STRIPE_PRICE_PACK_1500: 'price_live_pack1500' });
     expect(ROUTES.filter((r) => r.permissions.includes('stripe')).map((r) => r.id).sort()).toEqual(
       ['stripe.webhook', 'subscription.cancel', 'subscription.change', 'subscription.portal', 'subscription.resume'].sort(),
     );
@@ -267,7 +287,7 @@ describe('render queue and worker', () => {
     const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(renderQueue[0]))!;
     expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const worker = resources[mapping.Properties.FunctionName.Ref];
-    expect(renderQueue[1].Properties.VisibilityTimeout).toBeGreaterThan(worker.Properties.Timeout);
+    expect(renderQueue[1].Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.Properties.Timeout);
     expect(worker.Properties.Timeout).toBe(900);
     expect((worker.Properties.Layers ?? []).length).toBe(1);
   });
@@ -308,7 +328,7 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     expect(dispatcherMapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
     const queue = resources[queueId];
     expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(5);
-    expect(queue.Properties.VisibilityTimeout).toBeGreaterThan(dispatcher.Properties.Timeout);
+    expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * dispatcher.Properties.Timeout);
     expect(dispatcher.Properties.Timeout).toBeGreaterThanOrEqual(60);
     expect(dispatcher.Properties.Layers ?? []).toEqual([]);
     expect(roleActions(dispatcher)).toEqual(expect.arrayContaining(['dynamodb:UpdateItem', 's3:GetObject*']));
@@ -349,12 +369,16 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     template.hasResourceProperties('AWS::SecretsManager::Secret', { Description: 'Encrypts webhook signing secrets stored in the table' });
   });
 
+  it('gives the page-token secret only to the list routes', () => {
+    const holders = lambdas.filter(([, r]) => 'PAGINATION_SECRET' in envOf(r)).map(([, r]) => r);
+    expect(new Set(holders)).toEqual(new Set(['jobs.list', 'jobs.webhookHistory', 'webhooks.list', 'webhooks.history'].map(routeFunction)));
+  });
+
   it('lets webhook reads only read, and the job history route only read', () => {
     for (const id of ['webhooks.list', 'webhooks.get', 'webhooks.history', 'jobs.webhookHistory']) {
       const actions = roleActions(routeFunction(id));
       expect(actions).toContain('dynamodb:Query');
-      // (UpdateItem is not checked: the shared table:read role also carries the authorizer's last-used write.)
-      expect(actions.filter((a) => /dynamodb:(Put|Delete|BatchWrite)|s3:|sqs:/.test(a))).toEqual([]);
+      expect(actions.filter((a) => /dynamodb:(Put|Update|Delete|BatchWrite)|s3:|sqs:/.test(a))).toEqual([]);
     }
     expect(roleActions(routeFunction('webhooks.create'))).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'dynamodb:UpdateItem']));
   });
