@@ -2,7 +2,9 @@
  * The local stand-in for an SQS queue feeding a Lambda: messages are delivered to the same worker handler
  * with SQS-shaped events (one record each), at least once. A failed delivery (the handler throws or lists
  * the record in batchItemFailures) becomes visible again after `retryDelayMs`; after `maxReceiveCount`
- * deliveries the message is dead-lettered. Pending messages are kept in a file so queued work survives a restart.
+ * deliveries the message is dead-lettered. Pending messages are kept in a file so queued work survives a restart,
+ * and so are messages being delivered: like SQS, one whose delivery never finished (the process died) becomes
+ * visible again once its handler would have timed out, plus a margin (past a long job's lease, so the job is taken over).
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,7 +17,12 @@ interface Stored {
   body: string;
   receiveCount: number;
   sentAt: number;
+  /** While being delivered: when the message becomes visible again if the delivery never finishes. */
+  visibleAt?: number;
 }
+
+/** Beyond the handler's timeout before an unfinished delivery is given again (a long job's lease is timeout + 60 s). */
+const IN_FLIGHT_MARGIN_MS = 90_000;
 
 export interface LocalQueueOptions {
   name: string;
@@ -26,6 +33,8 @@ export interface LocalQueueOptions {
   /** Lambda timeout given to the handler (getRemainingTimeInMillis). */
   timeoutMs: number;
   persistDir?: string;
+  /** Beyond `timeoutMs` before an unfinished delivery is given again (default 90 s: past a long job's lease). */
+  inFlightMarginMs?: number;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -38,12 +47,20 @@ export class LocalQueue<T> implements MessageQueue<T> {
   readonly deadLetters: Stored[] = [];
   private readonly file?: string;
   private readonly parked = new Map<string, Stored>();
+  private readonly delivering = new Map<string, Stored>();
 
   constructor(private readonly opts: LocalQueueOptions) {
     if (opts.persistDir) {
       mkdirSync(opts.persistDir, { recursive: true });
       this.file = path.join(opts.persistDir, `${opts.name}.json`);
-      if (existsSync(this.file)) this.waiting = JSON.parse(readFileSync(this.file, 'utf8'));
+      if (existsSync(this.file)) {
+        const now = Date.now();
+        for (const message of JSON.parse(readFileSync(this.file, 'utf8')) as Stored[]) {
+          // A delivery the last process did not finish: invisible until its handler would have timed out.
+          if (message.visibleAt && message.visibleAt > now) this.parkUntil(message, message.visibleAt - now);
+          else this.waiting.push({ ...message, visibleAt: undefined });
+        }
+      }
     }
     setImmediate(() => this.pump());
   }
@@ -76,15 +93,33 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private persist() {
-    if (this.file) writeFileSync(this.file, JSON.stringify([...this.waiting, ...this.parked.values()]));
+    if (this.file) writeFileSync(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values()]));
+  }
+
+  /** Holds a message back for `delayMs`, then makes it visible again. */
+  private parkUntil(message: Stored, delayMs: number) {
+    this.parked.set(message.id, message);
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.parked.delete(message.id);
+      this.waiting.push({ ...message, visibleAt: undefined });
+      this.pump();
+    }, delayMs);
+    this.timers.add(timer);
   }
 
   private pump() {
     while (!this.stopped && this.inFlight < this.opts.concurrency && this.waiting.length > 0) {
       const message = this.waiting.shift()!;
       this.inFlight++;
+      message.receiveCount++;
+      message.visibleAt = Date.now() + this.opts.timeoutMs + (this.opts.inFlightMarginMs ?? IN_FLIGHT_MARGIN_MS);
+      this.delivering.set(message.id, message);
+      this.persist();
       this.deliver(message).finally(() => {
         this.inFlight--;
+        this.delivering.delete(message.id);
+        message.visibleAt = undefined;
         this.persist();
         if (this.isIdle()) for (const resolve of this.idle.splice(0)) resolve();
         this.pump();
@@ -93,7 +128,6 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private async deliver(message: Stored) {
-    message.receiveCount++;
     const record: SQSRecord = {
       messageId: message.id,
       receiptHandle: `${message.id}#${message.receiveCount}`,
@@ -125,13 +159,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
       this.opts.log?.(`queue ${this.opts.name}: message ${message.id} dead-lettered after ${message.receiveCount} deliveries`);
       return;
     }
-    this.parked.set(message.id, message);
-    const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.parked.delete(message.id);
-      this.waiting.push(message);
-      this.pump();
-    }, this.opts.retryDelayMs);
-    this.timers.add(timer);
+    message.visibleAt = undefined;
+    this.parkUntil(message, this.opts.retryDelayMs);
   }
 }

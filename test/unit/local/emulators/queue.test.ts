@@ -1,0 +1,37 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { SQSEvent } from 'aws-lambda';
+import { LocalQueue } from '../../../../local/emulators/queue';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function queue(dir: string, handler: (event: SQSEvent) => Promise<void>, opts: { timeoutMs?: number; inFlightMarginMs?: number } = {}) {
+  return new LocalQueue<{ n: number }>({ name: 'work', handler, concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: opts.timeoutMs ?? 100, inFlightMarginMs: opts.inFlightMarginMs ?? 100, persistDir: dir });
+}
+
+describe('LocalQueue across a crash', () => {
+  it('keeps a message whose delivery never finished, and gives it again once its handler would have timed out', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    // The first process takes the message and dies in the middle of its delivery (the handler never returns).
+    const crashed = queue(dir, () => new Promise<void>(() => undefined));
+    await crashed.send({ n: 1 });
+    await new Promise((r) => setTimeout(r, 30));
+    const stored = JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'));
+    expect(stored).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 1, visibleAt: expect.any(Number) })]);
+
+    // A new process on the same directory: nothing before the visibility deadline, then one delivery.
+    const seen: number[] = [];
+    const started = Date.now();
+    const restarted = queue(dir, async (event) => void seen.push(Date.now() - started + 0 * JSON.parse(event.Records[0].body).n));
+    await new Promise((r) => setTimeout(r, 60));
+    expect(seen).toEqual([]);
+    await restarted.drained();
+    expect(seen).toHaveLength(1);
+    expect(seen[0]).toBeGreaterThanOrEqual(100);
+    expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([]);
+    await restarted.stop();
+  });
+});
