@@ -23,6 +23,9 @@ export class Auth extends Construct {
     this.client = this.userPool.addClient('DashboardClient', {
       generateSecret: false,
       authFlows: { userSrp: true },
+      // The dashboard signs in with SRP; no hosted UI, so no OAuth flows or callback URLs (CDK's defaults enable the
+      // implicit grant with a placeholder callback).
+      disableOAuth: true,
       idTokenValidity: Duration.hours(1),
       accessTokenValidity: Duration.hours(1),
       refreshTokenValidity: Duration.days(30),

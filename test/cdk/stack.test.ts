@@ -111,7 +111,11 @@ describe('CDK app', () => {
 
   it('has a user pool with a post-confirmation trigger and a public dashboard client', () => {
     template.hasResourceProperties('AWS::Cognito::UserPool', { LambdaConfig: { PostConfirmation: Match.anyValue() }, UsernameAttributes: ['email'] });
-    template.hasResourceProperties('AWS::Cognito::UserPoolClient', { GenerateSecret: false });
+    template.hasResourceProperties('AWS::Cognito::UserPoolClient', { GenerateSecret: false, ExplicitAuthFlows: Match.arrayWith(['ALLOW_USER_SRP_AUTH']) });
+    // No OAuth: no implicit grant, no placeholder callback URL.
+    const client = Object.values(resources).find((r) => r.Type === 'AWS::Cognito::UserPoolClient')!;
+    expect(client.Properties.AllowedOAuthFlows).toBeUndefined();
+    expect(client.Properties.CallbackURLs).toBeUndefined();
   });
 
   it('grants each function only what its route declares', () => {
