@@ -69,7 +69,7 @@ async function readPdf(session: import('puppeteer-core').CDPSession, handle: str
  */
 export function mapRenderError(err: unknown): unknown {
   const message = (err as Error)?.message ?? '';
-  if (/inspected target navigated|execution context was destroyed|cannot find context with specified id/i.test(message)) {
+  if (/inspected target navigated|execution context was destroyed/i.test(message)) {
     return new ServiceError('INVALID_PARAMETER', 'The document navigated away from itself while loading (a script set location, clicked a link or a meta refresh fired). Remove the navigation; the document must print itself.', {
       parameter: 'html',
       reason: 'navigated_away',

@@ -49,7 +49,7 @@ const UNRECORDED_GRACE_MS = 10 * 60_000;
 const MAX_ATTEMPTS = 20;
 
 /** The account as it would be after `charges` charges of `amount`, taken in bucket order; null when they do not all fit. */
-export function afterCharges(account: Account, charges: number, amount: Micros, now: Date): Account | null {
+function afterCharges(account: Account, charges: number, amount: Micros, now: Date): Account | null {
   let after = account;
   for (let i = 0; i < charges; i++) {
     const bucket = chooseBucket(after, amount, now);
