@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
+import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { createDynamo } from '../../functions/adapters/dynamodb/client';
 import path from 'node:path';
 import { type JWK, SignJWT, exportJWK, generateKeyPair, importJWK } from 'jose';
 import { LOCAL_CLIENT_ID, LOCAL_ISSUER } from '../../local/issuer';
@@ -219,5 +221,37 @@ describe('ids too long to be stored keys', () => {
     const webhook = await stack.request('GET', `/accounts/me/webhooks/wh_${huge}`, { token: user.id_token });
     expect(webhook.status).toBe(404);
     expect((await webhook.json()).error.code).toBe('WEBHOOK_NOT_FOUND');
+  });
+});
+
+describe('the API key limit', () => {
+  const create = (token: string) => stack.request('POST', '/accounts/me/api-keys', { token, json: { name: 'k' } });
+
+  it('holds under concurrent creations: from 49 keys, exactly one of 20 at once gets through', async () => {
+    const owner = await stack.account(); // one key already
+    for (let i = 0; i < 48; i++) expect((await create(owner.id_token)).status).toBe(201);
+    const answers = await Promise.all(Array.from({ length: 20 }, () => create(owner.id_token)));
+    expect(answers.map((r) => r.status).sort()).toEqual([201, ...Array(19).fill(403)]);
+    const refused = await answers.find((r) => r.status === 403)!.json();
+    expect(refused.error).toMatchObject({ code: 'API_KEY_LIMIT_EXCEEDED', details: { current_count: 50, max_allowed: 50 } });
+    const list = await (await stack.request('GET', '/accounts/me/api-keys', { token: owner.id_token })).json();
+    expect(list.api_keys).toHaveLength(50);
+    // Revoking frees a place.
+    expect((await stack.request('DELETE', `/accounts/me/api-keys/${list.api_keys[0].api_key_id}`, { token: owner.id_token })).status).toBe(200);
+    expect((await create(owner.id_token)).status).toBe(201);
+    expect((await create(owner.id_token)).status).toBe(403);
+  });
+
+  it('counts the keys of an account that has no count yet (keys made before it) from its listing', async () => {
+    const owner = await stack.account();
+    for (let i = 0; i < 3; i++) expect((await create(owner.id_token)).status).toBe(201);
+    const db = createDynamo({ tableName: stack.services.config.tableName, region: 'us-east-1', endpoint: stack.services.config.dynamodbEndpoint });
+    await db.doc.send(new DeleteCommand({ TableName: db.table, Key: { pk: `ACCOUNT#${owner.account_id}`, sk: 'APIKEYS' } }));
+    // 4 keys and no count: a revoke still works, and the next creation starts the count at 3.
+    const list = await (await stack.request('GET', '/accounts/me/api-keys', { token: owner.id_token })).json();
+    expect((await stack.request('DELETE', `/accounts/me/api-keys/${list.api_keys[0].api_key_id}`, { token: owner.id_token })).status).toBe(200);
+    expect((await create(owner.id_token)).status).toBe(201);
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: { pk: `ACCOUNT#${owner.account_id}`, sk: 'APIKEYS' }, ConsistentRead: true }));
+    expect(Item?.key_count).toBe(4);
   });
 });

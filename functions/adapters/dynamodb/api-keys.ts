@@ -1,6 +1,6 @@
-import { DeleteCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
-import { type Dynamo, isConditionalCheckFailed, queryAll, stripKeys } from './client';
+import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryAll, stripKeys } from './client';
 import { GSI1, keys } from './schema';
 
 export class DynamoApiKeyRepository implements ApiKeyRepository {
@@ -18,33 +18,74 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     return Items.map((i) => stripKeys<ApiKeyRecord>(i));
   }
 
-  /** The key and its owner record, together or not at all. */
-  async create(record: ApiKeyRecord): Promise<void> {
-    await this.db.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: this.db.table,
-              Item: {
-                ...keys.apiKey(record.prefix, record.api_key_id),
-                gsi1pk: keys.apiKeysOfAccount(record.account_id),
-                gsi1sk: `${record.created_at}#${record.api_key_id}`,
-                ...record,
+  /**
+   * The key, its owner record and the account's key count, together or not at all: the count must stay below
+   * `maxAllowed`. Accounts whose keys predate the count get it from their listing first.
+   */
+  async create(record: ApiKeyRecord, maxAllowed: number): Promise<{ created: true } | { created: false; currentCount: number }> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.db.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.db.table,
+                  Key: keys.apiKeyCount(record.account_id),
+                  ConditionExpression: 'attribute_exists(#n) AND #n < :max',
+                  UpdateExpression: 'SET #n = #n + :one',
+                  ExpressionAttributeNames: { '#n': 'key_count' },
+                  ExpressionAttributeValues: { ':max': maxAllowed, ':one': 1 },
+                },
               },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-          {
-            Put: {
-              TableName: this.db.table,
-              Item: { ...keys.apiKeyOwner(record.api_key_id), account_id: record.account_id, prefix: record.prefix },
-              ConditionExpression: 'attribute_not_exists(pk)',
-            },
-          },
-        ],
-      }),
-    );
+              {
+                Put: {
+                  TableName: this.db.table,
+                  Item: {
+                    ...keys.apiKey(record.prefix, record.api_key_id),
+                    gsi1pk: keys.apiKeysOfAccount(record.account_id),
+                    gsi1sk: `${record.created_at}#${record.api_key_id}`,
+                    ...record,
+                  },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+              {
+                Put: {
+                  TableName: this.db.table,
+                  Item: { ...keys.apiKeyOwner(record.api_key_id), account_id: record.account_id, prefix: record.prefix },
+                  ConditionExpression: 'attribute_not_exists(pk)',
+                },
+              },
+            ],
+          }),
+        );
+        return { created: true };
+      } catch (err) {
+        if (cancellationCodes(err)?.[0] !== 'ConditionalCheckFailed') throw err;
+        const counted = await this.keyCount(record.account_id);
+        if (counted !== null) return { created: false, currentCount: counted };
+        await this.startCount(record.account_id);
+      }
+    }
+    return { created: false, currentCount: (await this.keyCount(record.account_id)) ?? 0 };
+  }
+
+  private async keyCount(accountId: string): Promise<number | null> {
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.apiKeyCount(accountId), ConsistentRead: true }));
+    return Item ? Number(Item.key_count) : null;
+  }
+
+  /** The count of an account that has none yet, from its listing (a concurrent start wins; either is right). */
+  private async startCount(accountId: string): Promise<void> {
+    const existing = await this.listForAccount(accountId);
+    try {
+      await this.db.doc.send(
+        new PutCommand({ TableName: this.db.table, Item: { ...keys.apiKeyCount(accountId), key_count: existing.length }, ConditionExpression: 'attribute_not_exists(pk)' }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
   }
 
   async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
@@ -74,13 +115,48 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
               },
             },
             { Delete: { TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId) } },
+            this.countDown(accountId),
           ],
         }),
       );
       return 'deleted';
     } catch (err) {
+      const codes = cancellationCodes(err);
       // Revoked concurrently: the key is gone either way.
-      if ((err as Error).name === 'TransactionCanceledException') return 'not_found';
+      if (codes?.[0] === 'ConditionalCheckFailed') return 'not_found';
+      // An account whose keys predate the count: nothing to count down.
+      if (codes?.[2] === 'ConditionalCheckFailed') return this.deleteUncounted(accountId, owner.prefix as string, apiKeyId);
+      throw err;
+    }
+  }
+
+  /** The account's key count, one lower (only where the count exists). */
+  private countDown(accountId: string) {
+    return {
+      Update: {
+        TableName: this.db.table,
+        Key: keys.apiKeyCount(accountId),
+        ConditionExpression: 'attribute_exists(#n)',
+        UpdateExpression: 'SET #n = #n - :one',
+        ExpressionAttributeNames: { '#n': 'key_count' },
+        ExpressionAttributeValues: { ':one': 1 },
+      },
+    };
+  }
+
+  private async deleteUncounted(accountId: string, prefix: string, apiKeyId: string): Promise<'deleted' | 'not_found'> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Delete: { TableName: this.db.table, Key: keys.apiKey(prefix, apiKeyId), ConditionExpression: 'account_id = :acc', ExpressionAttributeValues: { ':acc': accountId } } },
+            { Delete: { TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId) } },
+          ],
+        }),
+      );
+      return 'deleted';
+    } catch (err) {
+      if (cancellationCodes(err)) return 'not_found';
       throw err;
     }
   }
@@ -89,20 +165,21 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   private async deleteUnindexed(accountId: string, apiKeyId: string): Promise<'deleted' | 'not_found'> {
     const record = (await this.listForAccount(accountId)).find((r) => r.api_key_id === apiKeyId);
     if (!record) return 'not_found';
-    try {
-      await this.db.doc.send(
-        new DeleteCommand({
-          TableName: this.db.table,
-          Key: keys.apiKey(record.prefix, record.api_key_id),
-          ConditionExpression: 'account_id = :acc',
-          ExpressionAttributeValues: { ':acc': accountId },
-        }),
-      );
-      return 'deleted';
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return 'not_found';
-      throw err;
+    const deleteKey = {
+      Delete: { TableName: this.db.table, Key: keys.apiKey(record.prefix, record.api_key_id), ConditionExpression: 'account_id = :acc', ExpressionAttributeValues: { ':acc': accountId } },
+    };
+    for (const counted of [true, false]) {
+      try {
+        await this.db.doc.send(new TransactWriteCommand({ TransactItems: counted ? [deleteKey, this.countDown(accountId)] : [deleteKey] }));
+        return 'deleted';
+      } catch (err) {
+        const codes = cancellationCodes(err);
+        if (!codes) throw err;
+        if (codes[0] === 'ConditionalCheckFailed') return 'not_found';
+        // No count yet for this account: delete without one.
+      }
     }
+    return 'not_found';
   }
 
   async touch(record: ApiKeyRecord, at: Date): Promise<void> {

@@ -61,6 +61,12 @@ export function stripKeys<T>(item: Record<string, unknown>): T {
   return out as T;
 }
 
+/** The per-item reasons of a cancelled transaction (`ConditionalCheckFailed`, `None`, …), or null for any other error. */
+export function cancellationCodes(err: unknown): string[] | null {
+  if ((err as Error)?.name !== 'TransactionCanceledException') return null;
+  return ((err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+}
+
 export function isConditionalCheckFailed(err: unknown): boolean {
   return (err as { name?: string })?.name === 'ConditionalCheckFailedException';
 }

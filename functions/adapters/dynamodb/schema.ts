@@ -73,6 +73,8 @@ export const keys = {
   webhook: (webhookId: string): ItemKey => ({ pk: `WEBHOOK#${webhookId}`, sk: 'WEBHOOK' }),
   webhooksOfAccount: (accountId: string) => `ACCOUNT#${accountId}#WEBHOOKS`,
   webhookCount: (accountId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: 'WEBHOOKS' }),
+  /** How many API keys the account holds: the limit is checked in the transaction that creates a key. */
+  apiKeyCount: (accountId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: 'APIKEYS' }),
   delivery: (webhookId: string, deliveryId: string): ItemKey => ({ pk: `WEBHOOK#${webhookId}`, sk: `DELIVERY#${deliveryId}` }),
   deliveryPrefix: 'DELIVERY#',
   deliveriesOfJob: (jobId: string) => `JOB#${jobId}#DELIVERIES`,

@@ -1,4 +1,3 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventType, OutboxEvent } from '../../core/events/events';
 import type {
@@ -11,13 +10,9 @@ import type {
   WebhookRepository,
 } from '../../core/webhooks/ports';
 import type { DeliveryRecord, Webhook } from '../../core/webhooks/webhook';
-import { type Dynamo, isConditionalCheckFailed, queryAll, queryNewestFirst, stripKeys } from './client';
+import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryAll, queryNewestFirst, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
-function cancellationCodes(err: unknown): string[] | null {
-  if (!(err instanceof TransactionCanceledException) && (err as Error)?.name !== 'TransactionCanceledException') return null;
-  return ((err as TransactionCanceledException).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
-}
 
 /** Sets the given attributes; null when the item does not exist. */
 async function setFields(db: Dynamo, webhookId: string, fields: Record<string, unknown>): Promise<Webhook | null> {

@@ -39,13 +39,6 @@ export function parseKeyName(body: unknown): string {
 
 /** Creates a key; the plaintext exists only in this return value. */
 export async function createApiKey(repo: ApiKeyRepository, accountId: string, name: string, now: Date) {
-  const existing = await repo.listForAccount(accountId);
-  if (existing.length >= MAX_API_KEYS_PER_ACCOUNT) {
-    throw new ServiceError('API_KEY_LIMIT_EXCEEDED', `An account can hold ${MAX_API_KEYS_PER_ACCOUNT} API keys. Revoke unused keys first.`, {
-      current_count: existing.length,
-      max_allowed: MAX_API_KEYS_PER_ACCOUNT,
-    });
-  }
   const key = generateApiKey();
   const record: ApiKeyRecord = {
     api_key_id: newId('key'),
@@ -56,6 +49,12 @@ export async function createApiKey(repo: ApiKeyRepository, accountId: string, na
     created_at: now.toISOString(),
     last_used_at: null,
   };
-  await repo.create(record);
+  const outcome = await repo.create(record, MAX_API_KEYS_PER_ACCOUNT);
+  if (!outcome.created) {
+    throw new ServiceError('API_KEY_LIMIT_EXCEEDED', `An account can hold ${MAX_API_KEYS_PER_ACCOUNT} API keys. Revoke unused keys first.`, {
+      current_count: outcome.currentCount,
+      max_allowed: MAX_API_KEYS_PER_ACCOUNT,
+    });
+  }
   return { record, plaintext: key.plaintext };
 }

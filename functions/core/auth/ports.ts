@@ -12,7 +12,8 @@ export interface ApiKeyRecord {
 export interface ApiKeyRepository {
   /** Every stored key sharing this lookup prefix (normally one). */
   findByPrefix(prefix: string): Promise<ApiKeyRecord[]>;
-  create(record: ApiKeyRecord): Promise<void>;
+  /** Stores the key unless the account already holds `maxAllowed` (checked in the same write, so concurrent creations cannot pass it). */
+  create(record: ApiKeyRecord, maxAllowed: number): Promise<{ created: true } | { created: false; currentCount: number }>;
   listForAccount(accountId: string): Promise<ApiKeyRecord[]>;
   /** Removes the key of this account: `not_found` when no key has this id, `other_account` when it is another account's. */
   delete(accountId: string, apiKeyId: string): Promise<'deleted' | 'not_found' | 'other_account'>;

@@ -29,7 +29,7 @@ describe('authenticate', () => {
   const touched: string[] = [];
   const apiKeys: ApiKeyRepository = {
     findByPrefix: async (p) => (p === record.prefix ? [record] : []),
-    create: async () => undefined,
+    create: async () => ({ created: true as const }),
     listForAccount: async () => [record],
     delete: async () => 'deleted' as const,
     touch: async (r) => void touched.push(r.api_key_id),
