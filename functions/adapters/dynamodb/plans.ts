@@ -6,9 +6,12 @@ import { keys } from './schema';
 
 const CACHE_MS = 60_000;
 
-/** Plans change rarely and are read on every conversion, so they are cached for a minute per process. */
+/**
+ * Plans change rarely and are read on every conversion, so they are cached for a minute per process. Only plans that
+ * exist: ids come from request paths too, and caching every unknown id would let anyone grow the process's memory.
+ */
 export class DynamoPlanRepository implements PlanRepository {
-  private cache = new Map<string, { plan: Plan | null; at: number }>();
+  private cache = new Map<string, { plan: Plan; at: number }>();
 
   constructor(private readonly db: Dynamo) {}
 
@@ -16,7 +19,8 @@ export class DynamoPlanRepository implements PlanRepository {
     const hit = this.cache.get(planId);
     if (hit && Date.now() - hit.at < CACHE_MS) return hit.plan;
     const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.plan(planId) }));
-    const plan = Item ? stripKeys<Plan>(Item) : null;
+    if (!Item) return null;
+    const plan = stripKeys<Plan>(Item);
     this.cache.set(planId, { plan, at: Date.now() });
     return plan;
   }
