@@ -22,8 +22,16 @@ export function presentApiKey(record: ApiKeyRecord) {
 
 /** Body of POST /accounts/me/api-keys (the body itself may be left out). */
 export const createApiKeyBodySchema = z.object({
-  name: optional(z.string().max(MAX_NAME_LENGTH).trim().min(1)).meta({
-    description: `A label shown in key listings: at most ${MAX_NAME_LENGTH} characters as sent, not blank; surrounding spaces are trimmed. Default (absent or null): "${DEFAULT_KEY_NAME}".`,
+  name: optional(
+    z
+      .string()
+      .max(MAX_NAME_LENGTH)
+      .trim()
+      .min(1)
+      // Control characters would garble listings; a name of only invisible characters (U+200B, U+202E…) is blank too.
+      .refine((name) => !/\p{Cc}/u.test(name) && /[^\s\p{Cf}]/u.test(name)),
+  ).meta({
+    description: `A label shown in key listings: at most ${MAX_NAME_LENGTH} characters as sent, not blank, no control characters; surrounding spaces are trimmed. Default (absent or null): "${DEFAULT_KEY_NAME}".`,
   }),
 });
 

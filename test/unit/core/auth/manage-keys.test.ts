@@ -14,7 +14,9 @@ describe('parseKeyName', () => {
 
   it('refuses a blank, non-string or too long name (measured as sent) with INVALID_PARAMETER name', () => {
     expect(parseKeyName({ name: 'k'.repeat(100) })).toBe('k'.repeat(100));
-    for (const name of ['', '   ', 7, ['a'], 'k'.repeat(101), ` ${'k'.repeat(99)}  `]) {
+    // Control characters, and names of invisible characters only, are refused too; other scripts and emoji are fine.
+    expect(parseKeyName({ name: 'прод 🚀' })).toBe('прод 🚀');
+    for (const name of ['', '   ', 7, ['a'], 'k'.repeat(101), ` ${'k'.repeat(99)}  `, '\u0000', 'a\u001bb', '\u202e\u200b', 'x\u0085']) {
       const err = refusal(() => parseKeyName({ name }));
       expect(err.code).toBe('INVALID_PARAMETER');
       expect(err.details).toEqual({ parameter: 'name' });
