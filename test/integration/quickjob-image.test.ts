@@ -77,6 +77,12 @@ describe('POST /quickjob with images (multipart)', () => {
     expect(await errorOf(await send(fields))).toMatchObject({ status, code });
   });
 
+  it('refuses an account that cannot pay before decoding any image (decoding 25 large images costs seconds)', async () => {
+    const broke = await stack.account({ credits_usd: 0 });
+    const res = await send([{ name: 'input_type', value: 'image' }, image(png(20, 20).subarray(0, 60), 'corrupt.png')], broke.api_key);
+    expect(await errorOf(res)).toMatchObject({ status: 403, code: 'INSUFFICIENT_CREDITS' });
+  });
+
   it('refuses more than about 4.5 MB of images with 413', async () => {
     const big = Buffer.alloc(1_600_000, 7); // 3 × 1.6 MB: under the 6 MB request cap, over the image budget
     const res = await send([{ name: 'input_type', value: 'image' }, image(big, 'a.png'), image(big, 'b.png'), image(big, 'c.png')]);

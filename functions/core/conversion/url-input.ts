@@ -115,8 +115,18 @@ export async function fetchDocument(http: HttpClient, url: URL): Promise<Fetched
   return { kind, body: result.body, contentType, charset, finalUrl: result.finalUrl };
 }
 
-/** Text of an HTML or Markdown response: the declared charset, else a <meta charset>, else UTF-8. */
+/** The encoding a byte-order mark names; as in browsers (WHATWG "decode"), it wins over any declared charset. */
+function bomEncoding(body: Uint8Array): string | null {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return 'utf-8';
+  if (body[0] === 0xff && body[1] === 0xfe) return 'utf-16le';
+  if (body[0] === 0xfe && body[1] === 0xff) return 'utf-16be';
+  return null;
+}
+
+/** Text of an HTML or Markdown response: a byte-order mark, else the declared charset, else a <meta charset>, else UTF-8. */
 export function decodeText(doc: FetchedDocument): string {
+  const bom = bomEncoding(doc.body);
+  if (bom) return new TextDecoder(bom).decode(doc.body); // the decoder drops the mark itself
   let label = doc.charset;
   if (!label && doc.kind === 'html') label = /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(doc.body.subarray(0, 4096).toString('latin1'))?.[1] ?? null;
   try {

@@ -37,6 +37,8 @@ function pngRawLength(width: number, height: number, bitsPerPixel: number, inter
 }
 
 const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
+/** Bit depths by colour type: grey, RGB, palette, grey + alpha, RGBA. */
+const PNG_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 
 async function checkPng(buf: Buffer): Promise<ImageCheck> {
   let offset = 8;
@@ -59,7 +61,9 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
       height = data.readUInt32BE(4);
       const depth = data[8];
       const colour = data[9];
-      if (width === 0 || height === 0 || !(colour in PNG_CHANNELS) || ![1, 2, 4, 8, 16].includes(depth)) return bad('The PNG header is not valid.');
+      // The bit depths each colour type allows (PNG spec, table 11.1); compression and filter method 0, interlace 0 or 1.
+      if (width === 0 || height === 0 || !PNG_DEPTHS[colour]?.includes(depth)) return bad('The PNG header is not valid (an unknown colour type, or a bit depth it does not allow).');
+      if (data[10] !== 0 || data[11] !== 0 || data[12] > 1) return bad('The PNG header names a compression, filter or interlace method that does not exist.');
       if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) return tooLarge(`The PNG is ${width}×${height} pixels; the limit is ${MAX_IMAGE_SIDE}×${MAX_IMAGE_SIDE}.`);
       expected = pngRawLength(width, height, depth * PNG_CHANNELS[colour], data[12] === 1);
     } else if (type === 'IDAT') {

@@ -1,4 +1,5 @@
 import { applyPlanRateLimit, requireConversionType, requirePaidPlan } from '../../core/accounts/entitlements';
+import { assertCanCover } from '../../core/billing/charging';
 import { type PreparedDocument, type QuickJobResult, runQuickJob, textDocument } from '../../core/conversion/quickjob';
 import { parseJsonConversion } from '../../core/conversion/request';
 import { checkImages, imageDocument, urlDocument } from '../../core/conversion/sources';
@@ -10,18 +11,23 @@ import { parseImageForm } from './image-form';
 
 type Mode = 'html' | 'markdown' | 'url' | 'image';
 
-/** Reads the request into what the job will print; validation refusals happen here, before any job exists. */
-async function readRequest(req: AuthedRequest): Promise<{ mode: Mode; store: boolean; prepare: () => Promise<PreparedDocument> }> {
+type Prepare = () => Promise<PreparedDocument>;
+
+/**
+ * Reads the request into what the job will print; validation refusals happen here, before any job exists. The costly
+ * part (decoding every image) is `check`, run once the account is known to be entitled and able to pay.
+ */
+function readRequest(req: AuthedRequest): { mode: Mode; store: boolean; check: () => Promise<Prepare> } {
   if (isMultipart(req.headers['content-type'])) {
     const form = parseImageForm(req.body, req.headers['content-type']);
-    return { mode: 'image', store: form.store, prepare: imageDocument(await checkImages(form.images), form.options) };
+    return { mode: 'image', store: form.store, check: async () => imageDocument(await checkImages(form.images), form.options) };
   }
   const request = parseJsonConversion(req.json());
   if (request.input_type === 'url') {
     const url = validateUrl(request.url, req.services.guard);
-    return { mode: 'url', store: request.store, prepare: urlDocument(req.services.http, url, request.rawOptions) };
+    return { mode: 'url', store: request.store, check: async () => urlDocument(req.services.http, url, request.rawOptions) };
   }
-  return { mode: request.input_type, store: request.store, prepare: textDocument(request.input_type, request.content, request.options) };
+  return { mode: request.input_type, store: request.store, check: async () => textDocument(request.input_type, request.content, request.options) };
 }
 
 function respond(result: QuickJobResult) {
@@ -47,9 +53,11 @@ function respond(result: QuickJobResult) {
 export const handler = authedRoute('quickjob.create', async (req) => {
   const { services, account } = req;
   const plan = await requirePaidPlan(services.plans, account);
-  const { mode, store, prepare } = await readRequest(req);
+  const { mode, store, check } = readRequest(req);
   requireConversionType(plan, mode);
   await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
+  assertCanCover(account, plan.price_per_pdf_micros, services.clock.now());
+  const prepare = await check();
   const result = await runQuickJob(
     {
       jobs: services.jobs,

@@ -26,6 +26,24 @@ describe('checkImage', () => {
     expect(await checkImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
   });
 
+  it.each<[string, number, number, number[]]>([
+    ['RGB at bit depth 4', 2, 4, [0, 0, 0]],
+    ['RGBA at bit depth 1', 6, 1, [0, 0, 0]],
+    ['a palette at bit depth 16', 3, 16, [0, 0, 0]],
+    ['compression method 1', 2, 8, [1, 0, 0]],
+    ['filter method 1', 2, 8, [0, 1, 0]],
+    ['interlace method 2', 2, 8, [0, 0, 2]],
+  ])('refuses a PNG header no decoder reads: %s (it printed a broken-image icon, charged)', async (_what, colour, depth, methods) => {
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(4, 0);
+    ihdr.writeUInt32BE(4, 4);
+    ihdr[8] = depth;
+    ihdr[9] = colour;
+    ihdr.set(methods, 10);
+    const image = Buffer.concat([png(1, 1).subarray(0, 8), pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(Buffer.alloc(4 * 65))), pngChunk('IEND', Buffer.alloc(0))]);
+    expect(await checkImage(image)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+  });
+
   it('refuses a PNG whose pixel data does not match its header (a decompression bomb stops at the promised size)', async () => {
     const honest = png(10, 10);
     const header = honest.subarray(0, 8 + 25); // signature + IHDR chunk (10×10 RGB)
