@@ -27,14 +27,15 @@ export interface RouteDef {
   summary: string;
 }
 
-/** `stripe`: the function gets the Stripe secret key and webhook secret (only functions that call Stripe).
+/** `stripe`: the function gets the Stripe secret key (only functions that call Stripe).
+ *  `stripe:webhook`: gets the Stripe webhook signing secret (only the Stripe webhook route).
  *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
  *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs.
  *  `queue:<name>`: may send to that queue of functions/queues.ts and gets its URL (`queue:webhooks`: functions
  *  that write outbox events announce them to the webhook dispatcher).
  *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
 export type Permission =
-  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'workflow:start'
+  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start'
   | 'queue:render' | 'queue:webhooks' | 'webhook:secrets' | 'pagination';
 
 const r = (
@@ -103,7 +104,7 @@ export const ROUTES: readonly RouteDef[] = [
   r('apiKeys.revoke', 'DELETE', '/accounts/me/api-keys/{api_key_id}', T, 'http/apikeys/revoke#handler', 'Revoke an API key', 'light', undefined, READ_WRITE),
   r('plans.list', 'GET', '/plans', T, 'http/plans/list#handler', 'Plans', 'light', undefined, READ),
   r('plans.get', 'GET', '/plans/{plan_id}', T, 'http/plans/get#handler', 'One plan', 'light', undefined, READ),
-  r('stripe.webhook', 'POST', '/stripe/webhook', NONE, 'http/stripe/webhook#handler', 'Stripe events', 'standard', undefined, STRIPE_WRITE),
+  r('stripe.webhook', 'POST', '/stripe/webhook', NONE, 'http/stripe/webhook#handler', 'Stripe events', 'standard', undefined, [...STRIPE_WRITE, 'stripe:webhook']),
   // Not in the spec: the description of this API, built from this table (see functions/http/openapi).
   r('openapi.get', 'GET', '/openapi.json', NONE, 'http/openapi/get#handler', 'This API as an OpenAPI 3.1 document', 'light', undefined, []),
 

@@ -30,7 +30,8 @@ export interface PdfServiceStackProps extends StackProps {
   stripePackPriceIds?: PackPriceIds;
   /**
    * Name of a Secrets Manager secret holding `{ "secret_key": "sk_…", "webhook_secret": "whsec_…" }`. Only the
-   * functions that talk to Stripe (routes declaring the `stripe` permission) receive the values. Without it the
+   * functions that talk to Stripe (routes declaring the `stripe` permission) receive the key, and only the Stripe
+   * webhook route (`stripe:webhook`) the webhook secret. Without it the
    * subscription routes and the Stripe webhook answer 503 PAYMENTS_NOT_CONFIGURED.
    */
   stripeSecretName?: string;
@@ -79,10 +80,12 @@ export class PdfServiceStack extends Stack {
       ...(props.stripeSecretName
         ? {
             STRIPE_SECRET_KEY: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'secret_key' }).unsafeUnwrap(),
-            STRIPE_WEBHOOK_SECRET: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'webhook_secret' }).unsafeUnwrap(),
           }
         : {}),
     };
+    const stripeWebhookEnvironment: Record<string, string> = props.stripeSecretName
+      ? { STRIPE_WEBHOOK_SECRET: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'webhook_secret' }).unsafeUnwrap() }
+      : {};
     this.functions = new FunctionFactory(this, 'Functions', {
       table: this.storage.table,
       bucket: this.storage.bucket,
@@ -90,6 +93,7 @@ export class PdfServiceStack extends Stack {
       environment: baseEnvironment,
       permissionEnvironment: {
         stripe: stripeEnvironment,
+        'stripe:webhook': stripeWebhookEnvironment,
         // Signs list page tokens; generated at deploy and resolved into the environment of the list routes only.
         pagination: {
           PAGINATION_SECRET: new secretsmanager.Secret(this, 'PaginationSecret', {
