@@ -1,6 +1,7 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
 import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryAll, stripKeys } from './client';
+import { type CountedItem, countDown, countUp } from './counts';
 import { GSI1, keys } from './schema';
 
 export class DynamoApiKeyRepository implements ApiKeyRepository {
@@ -28,16 +29,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
         await this.db.doc.send(
           new TransactWriteCommand({
             TransactItems: [
-              {
-                Update: {
-                  TableName: this.db.table,
-                  Key: keys.apiKeyCount(record.account_id),
-                  ConditionExpression: 'attribute_exists(#n) AND #n < :max',
-                  UpdateExpression: 'SET #n = #n + :one',
-                  ExpressionAttributeNames: { '#n': 'key_count' },
-                  ExpressionAttributeValues: { ':max': maxAllowed, ':one': 1 },
-                },
-              },
+              countUp(this.keyCountItem(record.account_id), maxAllowed),
               {
                 Put: {
                   TableName: this.db.table,
@@ -115,7 +107,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
               },
             },
             { Delete: { TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId) } },
-            this.countDown(accountId),
+            countDown(this.keyCountItem(accountId)),
           ],
         }),
       );
@@ -130,18 +122,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     }
   }
 
-  /** The account's key count, one lower (only where the count exists). */
-  private countDown(accountId: string) {
-    return {
-      Update: {
-        TableName: this.db.table,
-        Key: keys.apiKeyCount(accountId),
-        ConditionExpression: 'attribute_exists(#n)',
-        UpdateExpression: 'SET #n = #n - :one',
-        ExpressionAttributeNames: { '#n': 'key_count' },
-        ExpressionAttributeValues: { ':one': 1 },
-      },
-    };
+  /** Keys created before the count existed were not counted: a missing count is unknown, not zero. */
+  private keyCountItem(accountId: string): CountedItem {
+    return { table: this.db.table, key: keys.apiKeyCount(accountId), attribute: 'key_count', missing: 'unknown' };
   }
 
   private async deleteUncounted(accountId: string, prefix: string, apiKeyId: string): Promise<'deleted' | 'not_found'> {
@@ -170,7 +153,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
     };
     for (const counted of [true, false]) {
       try {
-        await this.db.doc.send(new TransactWriteCommand({ TransactItems: counted ? [deleteKey, this.countDown(accountId)] : [deleteKey] }));
+        await this.db.doc.send(new TransactWriteCommand({ TransactItems: counted ? [deleteKey, countDown(this.keyCountItem(accountId))] : [deleteKey] }));
         return 'deleted';
       } catch (err) {
         const codes = cancellationCodes(err);

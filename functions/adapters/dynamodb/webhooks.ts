@@ -11,6 +11,7 @@ import type {
 } from '../../core/webhooks/ports';
 import type { DeliveryRecord, Webhook } from '../../core/webhooks/webhook';
 import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryAll, queryNewestFirst, stripKeys } from './client';
+import { type CountedItem, countDown, countUp } from './counts';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 
@@ -50,16 +51,7 @@ export class DynamoWebhookRepository implements WebhookRepository {
       await this.db.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            {
-              Update: {
-                TableName: this.db.table,
-                Key: keys.webhookCount(webhook.account_id),
-                ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
-                UpdateExpression: 'SET #n = if_not_exists(#n, :zero) + :one',
-                ExpressionAttributeNames: { '#n': 'webhook_count' },
-                ExpressionAttributeValues: { ':max': maxAllowed, ':zero': 0, ':one': 1 },
-              },
-            },
+            countUp(this.webhookCount(webhook.account_id), maxAllowed),
             {
               Put: {
                 TableName: this.db.table,
@@ -112,6 +104,11 @@ export class DynamoWebhookRepository implements WebhookRepository {
     }
   }
 
+  /** Every webhook ever created was counted, so a missing count is zero. */
+  private webhookCount(accountId: string): CountedItem {
+    return { table: this.db.table, key: keys.webhookCount(accountId), attribute: 'webhook_count', missing: 'zero' };
+  }
+
   async delete(accountId: string, webhookId: string): Promise<boolean> {
     try {
       await this.db.doc.send(
@@ -125,15 +122,7 @@ export class DynamoWebhookRepository implements WebhookRepository {
                 ExpressionAttributeValues: { ':a': accountId },
               },
             },
-            {
-              Update: {
-                TableName: this.db.table,
-                Key: keys.webhookCount(accountId),
-                UpdateExpression: 'SET #n = if_not_exists(#n, :one) - :one',
-                ExpressionAttributeNames: { '#n': 'webhook_count' },
-                ExpressionAttributeValues: { ':one': 1 },
-              },
-            },
+            countDown(this.webhookCount(accountId)),
           ],
         }),
       );
