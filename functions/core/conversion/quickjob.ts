@@ -39,8 +39,12 @@ export interface QuickJobInput {
   account: Account;
   plan: Plan;
   mode: 'html' | 'markdown' | 'url' | 'image';
-  /** Runs inside the job: its refusals are recorded on the job and its time counts against the limit. */
-  prepare: () => Promise<PreparedDocument>;
+  /**
+   * Checks the input once the account is known to be able to pay (decoding images is the costly part): its refusals
+   * come before any job exists. Returns the step that runs inside the job, whose refusals are recorded on the job and
+   * whose time counts against the limit.
+   */
+  check: () => Promise<() => Promise<PreparedDocument>>;
   store: boolean;
 }
 
@@ -57,7 +61,7 @@ export interface QuickJobResult {
 }
 
 /**
- * One synchronous conversion as a job: pre-check credits, render within the time limit, enforce the
+ * One synchronous conversion as a job: pre-check credits, check the input, render within the time limit, enforce the
  * page limit, optionally store, then charge and complete the job in one atomic write. Failures are
  * recorded as failed/timeout jobs and never charged; a stored file whose charge fails is deleted.
  */
@@ -67,6 +71,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   const timeoutSeconds = deps.timeoutSeconds ?? QUICKJOB_TIMEOUT_SECONDS;
   const price = plan.price_per_pdf_micros;
   assertCanCover(account, price, started);
+  const prepare = await input.check();
 
   const job = { ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'quick', status: 'processing', mode: input.mode, now: started }), started_at: started.toISOString() };
   const recordFailure = async (code: string, message: string, asTimeout = false, changes: Partial<Job> = {}) => {
@@ -79,7 +84,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   let pages: number;
   let morePages: boolean | undefined;
   try {
-    const document = await input.prepare();
+    const document = await prepare();
     const remainingMs = timeoutSeconds * 1000 - (deps.clock.now().getTime() - started.getTime());
     if (remainingMs <= 0) throw new RenderTimeoutError(0);
     // Counted up to the long-job limit, so a refusal says whether /longjob would take the document.

@@ -1,6 +1,5 @@
 import { applyPlanRateLimit, requireConversionType, requirePaidPlan } from '../../core/accounts/entitlements';
-import { assertCanCover } from '../../core/billing/charging';
-import { type PreparedDocument, type QuickJobResult, runQuickJob, textDocument } from '../../core/conversion/quickjob';
+import { type QuickJobInput, type QuickJobResult, runQuickJob, textDocument } from '../../core/conversion/quickjob';
 import { parseJsonConversion } from '../../core/conversion/request';
 import { checkImages, imageDocument, urlDocument } from '../../core/conversion/sources';
 import { validateUrl } from '../../core/conversion/url-input';
@@ -11,13 +10,11 @@ import { parseImageForm } from './image-form';
 
 type Mode = 'html' | 'markdown' | 'url' | 'image';
 
-type Prepare = () => Promise<PreparedDocument>;
-
 /**
  * Reads the request into what the job will print; validation refusals happen here, before any job exists. The costly
- * part (decoding every image) is `check`, run once the account is known to be entitled and able to pay.
+ * part (decoding every image) is `check`, which runQuickJob calls once the account is known to be able to pay.
  */
-function readRequest(req: AuthedRequest): { mode: Mode; store: boolean; check: () => Promise<Prepare> } {
+function readRequest(req: AuthedRequest): { mode: Mode; store: boolean; check: QuickJobInput['check'] } {
   if (isMultipart(req.headers['content-type'])) {
     const form = parseImageForm(req.body, req.headers['content-type']);
     return { mode: 'image', store: form.store, check: async () => imageDocument(await checkImages(form.images), form.options) };
@@ -56,8 +53,6 @@ export const handler = authedRoute('quickjob.create', async (req) => {
   const { mode, store, check } = readRequest(req);
   requireConversionType(plan, mode);
   await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
-  assertCanCover(account, plan.price_per_pdf_micros, services.clock.now());
-  const prepare = await check();
   const result = await runQuickJob(
     {
       jobs: services.jobs,
@@ -68,7 +63,7 @@ export const handler = authedRoute('quickjob.create', async (req) => {
       timeoutSeconds: services.config.quickjobTimeoutSeconds,
       log: (m, e) => services.log.warn(m, e),
     },
-    { account, plan, mode, store, prepare },
+    { account, plan, mode, store, check },
   );
   return respond(result);
 });
