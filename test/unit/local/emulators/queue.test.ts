@@ -23,14 +23,17 @@ describe('LocalQueue across a crash', () => {
     expect(stored).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 1, visibleAt: expect.any(Number) })]);
 
     // A new process on the same directory: nothing before the visibility deadline, then one delivery.
-    const seen: number[] = [];
+    const seen: { afterMs: number; body: string; receives: string }[] = [];
     const started = Date.now();
-    const restarted = queue(dir, async (event) => void seen.push(Date.now() - started + 0 * JSON.parse(event.Records[0].body).n));
+    const restarted = queue(dir, async (event) => {
+      const [record] = event.Records;
+      seen.push({ afterMs: Date.now() - started, body: record.body, receives: record.attributes.ApproximateReceiveCount });
+    });
     await new Promise((r) => setTimeout(r, 60));
     expect(seen).toEqual([]);
     await restarted.drained();
-    expect(seen).toHaveLength(1);
-    expect(seen[0]).toBeGreaterThanOrEqual(100);
+    expect(seen).toEqual([{ afterMs: expect.any(Number), body: '{"n":1}', receives: '2' }]);
+    expect(seen[0].afterMs).toBeGreaterThanOrEqual(100);
     expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([]);
     await restarted.stop();
   });
