@@ -67,5 +67,9 @@ describe('GET /jobs/{job_id} and /download', () => {
     const second = await quickJob(true);
     await stack.services.blobs.delete((await stack.services.jobs.get(second))!.output!.key);
     expect(await errorOf(await stack.request('GET', `/jobs/${second}/download`, { key: user.api_key }))).toEqual({ status: 410, code: 'OUTPUT_EXPIRED' });
+    // The job no longer offers a link to the gone file.
+    const shownSecond = await (await stack.request('GET', `/jobs/${second}`, { key: user.api_key })).json();
+    expect(shownSecond.s3_url).toBeUndefined();
+    expect(shownSecond.s3_url_expires_at).toBeUndefined();
   });
 });

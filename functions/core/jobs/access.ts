@@ -25,7 +25,7 @@ async function signedLink(deps: JobAccessDeps, output: StoredOutput) {
   return { url, expiresAt };
 }
 
-/** GET /jobs/{job_id}: the job as the spec shows it, with a fresh signed link when output is stored. */
+/** GET /jobs/{job_id}: the job as the spec shows it, with a fresh signed link while its output is stored. */
 export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<string, unknown>> {
   const body: Record<string, unknown> = {
     job_id: job.job_id,
@@ -41,7 +41,8 @@ export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<
     error_code: job.error_code,
   };
   const output = job.output;
-  if (output && output.expires_at > deps.clock.now().toISOString()) {
+  // The file is looked at, not only its retention date: one removed early (by hand, or a failed write) has no link.
+  if (output && output.expires_at > deps.clock.now().toISOString() && (await deps.blobs.head(output.key))) {
     const link = await signedLink(deps, output);
     body.s3_url = link.url;
     body.s3_url_expires_at = link.expiresAt;

@@ -20,3 +20,22 @@ describe('presentJob (GET /jobs/{job_id})', () => {
     expect(body).not.toHaveProperty('pages_total');
   });
 });
+
+describe('presentJob s3_url', () => {
+  const output = { key: 'outputs/acc/job_s/job_s.pdf', name: 'job_s.pdf', content_type: 'application/pdf', size_bytes: 4, expires_at: '2026-12-21T12:00:00.000Z' };
+  const job = { ...newJob({ job_id: 'job_s', account_id: 'acc', job_type: 'quick', status: 'completed', mode: 'html', now }), output };
+
+  it('links the stored output while it is kept', async () => {
+    const blobs = new MemoryBlobs();
+    await blobs.put(output.key, new Uint8Array([1, 2, 3, 4]), 'application/pdf');
+    const body = await presentJob({ ...deps, blobs }, job);
+    expect(body.s3_url).toEqual(expect.any(String));
+    expect(body.s3_url_expires_at).toBe('2026-11-21T13:00:00.000Z');
+  });
+
+  it('offers no link once the stored file is gone, before its retention ends too', async () => {
+    const body = await presentJob({ ...deps, blobs: new MemoryBlobs() }, job);
+    expect(body).not.toHaveProperty('s3_url');
+    expect(body).not.toHaveProperty('s3_url_expires_at');
+  });
+});
