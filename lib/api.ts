@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as apigw from 'aws-cdk-lib/aws-apigateway';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GATEWAY_RESPONSES, type GatewayResponseDef } from '../functions/http/gateway-responses';
 import { EXPOSED_HEADERS } from '../functions/http/responses';
@@ -25,11 +26,17 @@ function template(def: GatewayResponseDef): string {
 /** The REST API, built from the route table: one method per row, the shared REQUEST authorizer, and our gateway responses. */
 export class Api extends Construct {
   readonly restApi: apigw.RestApi;
+  /** One JSON line per request (who called what, status, latency), the stage's access log. */
+  readonly accessLogs: logs.LogGroup;
+  /** The stage's execution log (errors only), created here so that it has a retention. */
+  readonly executionLogs: logs.LogGroup;
   /** Method and resource path of every method created, for the parity test with the local gateway. */
   readonly routes: { method: string; path: string; routeId: string }[] = [];
 
   constructor(scope: Construct, id: string, props: ApiProps) {
     super(scope, id);
+    const stageName = 'v1';
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
     this.restApi = new apigw.RestApi(this, 'RestApi', {
       restApiName: 'pdf-service',
       description: 'PDF service API (routes from functions/routes.ts)',
@@ -37,12 +44,41 @@ export class Api extends Construct {
       binaryMediaTypes: ['*/*'],
       endpointTypes: [apigw.EndpointType.REGIONAL],
       deployOptions: {
-        stageName: 'v1',
+        stageName,
         throttlingRateLimit: props.throttle.rateLimit,
         throttlingBurstLimit: props.throttle.burstLimit,
         metricsEnabled: true,
+        accessLogDestination: new apigw.LogGroupLogDestination(this.accessLogs),
+        accessLogFormat: apigw.AccessLogFormat.custom(
+          JSON.stringify({
+            requestId: apigw.AccessLogField.contextRequestId(),
+            extendedRequestId: apigw.AccessLogField.contextExtendedRequestId(),
+            ip: apigw.AccessLogField.contextIdentitySourceIp(),
+            requestTime: apigw.AccessLogField.contextRequestTime(),
+            httpMethod: apigw.AccessLogField.contextHttpMethod(),
+            resourcePath: apigw.AccessLogField.contextResourcePath(),
+            status: apigw.AccessLogField.contextStatus(),
+            protocol: apigw.AccessLogField.contextProtocol(),
+            responseLength: apigw.AccessLogField.contextResponseLength(),
+            responseLatency: apigw.AccessLogField.contextResponseLatency(),
+            integrationLatency: apigw.AccessLogField.contextIntegrationLatency(),
+            principalId: apigw.AccessLogField.contextAuthorizerPrincipalId(),
+            errorMessage: apigw.AccessLogField.contextErrorMessage(),
+            authorizerError: apigw.AccessLogField.contextAuthorizerError(),
+          }),
+        ),
+        // Errors only, and never request or response bodies (dataTraceEnabled): bodies are customer documents and
+        // headers carry API keys and tokens.
+        loggingLevel: apigw.MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
       },
     });
+    // API Gateway would create this group itself on the first error, without a retention; the stage waits for it.
+    this.executionLogs = new logs.LogGroup(this, 'ExecutionLogs', {
+      logGroupName: `API-Gateway-Execution-Logs_${this.restApi.restApiId}/${stageName}`,
+      retention: logs.RetentionDays.ONE_MONTH,
+    });
+    this.restApi.deploymentStage.node.addDependency(this.executionLogs);
 
     for (const def of GATEWAY_RESPONSES) {
       this.restApi.addGatewayResponse(`Gw${def.type}`, {

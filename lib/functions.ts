@@ -62,11 +62,23 @@ export interface FunctionFactoryProps {
 export class FunctionFactory extends Construct {
   private readonly made = new Map<string, NodejsFunction>();
   private readonly roles = new Map<string, iam.Role>();
-  private readonly logGroup: logs.LogGroup;
+  private readonly grantsOf = new Map<iam.Role, Permission[]>();
+  /** The log group of every function (and of the deploy-time plan seeding). */
+  readonly logGroup: logs.LogGroup;
+  /**
+   * Writing to the shared log group, and nothing else: what AWSLambdaBasicExecutionRole would give, minus creating
+   * log groups and writing to any other one. Attached to every role through its ManagedPolicyArns, so a function
+   * can log from its first invocation.
+   */
+  readonly logPolicy: iam.ManagedPolicy;
 
   constructor(scope: Construct, id: string, private readonly props: FunctionFactoryProps) {
     super(scope, id);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+    this.logPolicy = new iam.ManagedPolicy(this, 'LogsPolicy', {
+      description: 'Lambda functions of the PDF service write to their shared log group',
+      statements: [new iam.PolicyStatement({ actions: ['logs:CreateLogStream', 'logs:PutLogEvents'], resources: [this.logGroup.logGroupArn] })],
+    });
   }
 
   /** The role for a permission set (or, when `owner` is given, a role of that function alone), granted exactly those permissions. */
@@ -77,11 +89,12 @@ export class FunctionFactory extends Construct {
     if (!role) {
       role = new iam.Role(this, `Role-${name.replace(/[^A-Za-z0-9]+/g, '-')}`, {
         assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-        managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
+        managedPolicies: [this.logPolicy],
         description: `Lambda functions that need: ${name}`,
       });
       this.grant(role, set);
       this.roles.set(name, role);
+      this.grantsOf.set(role, set);
     }
     return role;
   }
@@ -91,6 +104,11 @@ export class FunctionFactory extends Construct {
   /** Functions whose handler declared `permission` (e.g. `workflow:start`, granted once the state machines exist). */
   withPermission(permission: Permission): NodejsFunction[] {
     return [...this.permissionsOf].filter(([, perms]) => perms.includes(permission)).map(([fn]) => fn);
+  }
+
+  /** Every role made, with the permissions it was granted (the audit in lib/nag-suppressions.ts reads it). */
+  get roleGrants(): ReadonlyMap<iam.Role, readonly Permission[]> {
+    return this.grantsOf;
   }
 
   get all(): NodejsFunction[] {

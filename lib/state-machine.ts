@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 
@@ -16,10 +18,12 @@ export interface AslStateMachineProps {
 /**
  * A Step Functions state machine built from an ASL file: every `${Name}` placeholder becomes the ARN of the
  * task function registered under that name (the same names the local runner binds to handler modules), and
- * the state machine may invoke exactly those functions.
+ * the state machine may invoke exactly those functions. Every execution event (without input and output, which
+ * carry job data) goes to a log group of its own, and executions are traced with X-Ray.
  */
 export class AslStateMachine extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: AslStateMachineProps) {
     super(scope, id);
@@ -27,13 +31,19 @@ export class AslStateMachine extends Construct {
     const placeholders = new Set([...text.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]));
     for (const name of placeholders) if (!props.tasks[name]) throw new Error(`${props.definitionFile}: no function given for \${${name}}`);
     for (const name of Object.keys(props.tasks)) if (!placeholders.has(name)) throw new Error(`${props.definitionFile}: task ${name} is not used by the definition`);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       // Inline (not an S3 asset), so the template shows exactly the ASL the local runner executes.
       definitionBody: sfn.DefinitionBody.fromString(text),
       definitionSubstitutions: Object.fromEntries(Object.entries(props.tasks).map(([name, fn]) => [name, fn.functionArn])),
       stateMachineType: sfn.StateMachineType.STANDARD,
       timeout: props.timeout ?? Duration.minutes(30),
+      logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
+      tracingEnabled: true,
     });
-    for (const fn of Object.values(props.tasks)) fn.grantInvoke(this.stateMachine);
+    // Exactly the unqualified ARNs the definition names (`grantInvoke` would add `<arn>:*`, every version and alias).
+    this.stateMachine.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: Object.values(props.tasks).map((fn) => fn.functionArn) }),
+    );
   }
 }
