@@ -134,15 +134,22 @@ export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfTo
       output_count: count,
       max_outputs: limits.maxOutputs,
     });
-  // A selection may name a page many times ("1-end,1-end,…"): what counts against the page limit is the pages the
-  // outputs will hold, checked before any selection is expanded.
+  // The page limit counts the document's pages (what a split processes, as billed). A selection may still name a page
+  // many times ("1-end,1-end,…"): each file may hold at most that many pages, counted before any selection is expanded.
   const withinLimit = (ranges: { range: ParsedRange; parameter: string }[]) => {
-    let selected = 0;
-    for (const { range, parameter } of ranges) {
+    ranges.forEach(({ range, parameter }, index) => {
       assertWithinDocument(range, total, { ...culprit(input), parameter });
-      selected += countSelected(range, total);
-    }
-    if (selected > limits.maxPages) throw pageLimit(limits, selected, input);
+      const pages = countSelected(range, total);
+      if (pages > limits.maxPages) {
+        throw new ServiceError('OUTPUT_TOO_LARGE', `${parameter} selects ${pages} pages (repeats included); one file of a split may hold at most ${limits.maxPages}. Name each page fewer times.`, {
+          ...culprit(input),
+          parameter,
+          output_index: index,
+          pages,
+          max_pages_per_file: limits.maxPages,
+        });
+      }
+    });
   };
   switch (split.mode) {
     case 'extract':

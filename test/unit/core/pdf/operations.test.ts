@@ -189,12 +189,21 @@ describe('split', () => {
     }
   });
 
-  it('counts the pages a selection names, repeats included, against the page limit before expanding it', async () => {
+  it('counts document pages against the page limit, and refuses a file whose selection repeats past it before expanding it', async () => {
     const repeated = Array(500).fill('1-end').join(',');
     const extract = await refusal(() => split(twelve, { mode: 'extract', pages: parsePageRange(repeated) }));
-    expect(extract).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 6000, max_pages: INSTANT_LIMITS.maxPages, filename: 'report.pdf' } });
-    const ranges = await refusal(() => split(twelve, { mode: 'ranges', ranges: Array.from({ length: 100 }, () => parsePageRange(repeated)) }));
-    expect(ranges).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 600_000 } });
+    expect(extract).toMatchObject({
+      code: 'OUTPUT_TOO_LARGE',
+      details: { parameter: 'split.pages', output_index: 0, pages: 6000, max_pages_per_file: INSTANT_LIMITS.maxPages, filename: 'report.pdf' },
+    });
+    const ranges = await refusal(() => split(twelve, { mode: 'ranges', ranges: [parsePageRange('1'), ...Array.from({ length: 99 }, () => parsePageRange(repeated))] }));
+    expect(ranges).toMatchObject({ code: 'OUTPUT_TOO_LARGE', details: { parameter: 'split.ranges[1]', output_index: 1, pages: 6000 } });
+    // Overlapping ranges of the whole document are fine: the split processes the document's 12 pages, within 12.
+    const twelvePages = { ...INSTANT_LIMITS, maxPages: 12 };
+    const overlapping = await split(twelve, { mode: 'ranges', ranges: [parsePageRange('1-end'), parsePageRange('1-end')] }, undefined, 'report.pdf', twelvePages);
+    expect(overlapping.files.map((f) => f.pages)).toEqual([12, 12]);
+    expect(overlapping.plan.pagesProcessed).toBe(12);
+    expect((await refusal(() => split(twelve, { mode: 'extract', pages: parsePageRange('1-end,1') }, undefined, 'report.pdf', twelvePages))).code).toBe('OUTPUT_TOO_LARGE');
     // Within the limit, repeats are fine.
     expect((await split(twelve, { mode: 'extract', pages: parsePageRange('1-end,1-end') })).files[0].pages).toBe(24);
     // A page past the end is still named as such, not as a page-limit refusal.
