@@ -25,6 +25,7 @@ import { UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey, retentionEnd } from '.
 import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import { basenameOf } from '../pdf/filenames';
 import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
+import type { SourceDocument } from '../pdf/copier';
 import { type OperationPlan, openInput, planMerge, planSplit, produce } from '../pdf/operations';
 import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
@@ -166,7 +167,8 @@ async function finishFailed(
   await deps.files.deleteAll(job.job_id);
   await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), code, message)]);
   const at = deps.clock.now();
-  const final = failed(job, at, code, message, timeout ? { timeout_occurred: true } : {});
+  // A job produces every file or none: the files it had made are gone.
+  const final = failed(job, at, code, message, { outputs_produced: 0, ...(timeout ? { timeout_occurred: true } : {}) });
   // Only a job still running ends here (a retried task may race another that already finished it).
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [jobEvent('job.failed', final, at, { operation: job.operation })]))) {
     return (await deps.jobs.get(job.job_id)) ?? final;
@@ -185,7 +187,12 @@ export async function markProcessing(deps: PdfJobDeps, input: TaskInput): Promis
   return { job_id: input.job_id, account_id: input.account_id };
 }
 
-function buildPlan(request: PdfJobRequest, inputs: Uint8Array[]): OperationPlan {
+/** Reads every input (INVALID_PDF, PDF_ENCRYPTED, … naming it). */
+function openSources(request: PdfJobRequest, inputs: Uint8Array[]): SourceDocument[] {
+  return request.inputs.map((item, i) => openInput({ bytes: inputs[i], filename: item.filename, index: i }));
+}
+
+function buildPlan(request: PdfJobRequest, inputs: Uint8Array[], sources: SourceDocument[]): OperationPlan {
   if (request.operation === 'merge') {
     const options = parseMergeOptions(request.options);
     const spec = {
@@ -197,11 +204,14 @@ function buildPlan(request: PdfJobRequest, inputs: Uint8Array[]): OperationPlan 
       })),
       ...options,
     };
-    return planMerge(spec, spec.inputs.map((i) => openInput(i)), JOB_LIMITS);
+    return planMerge(spec, sources, JOB_LIMITS);
   }
   const item = request.inputs[0];
-  const file = { bytes: inputs[0], filename: item.filename, index: 0 };
-  return planSplit({ input: file, split: parseSplitMode(request.split, { filename: item.filename, input_index: 0 }), pattern: parseSplitOptions(request.options) }, openInput(file), JOB_LIMITS);
+  return planSplit(
+    { input: { bytes: inputs[0], filename: item.filename, index: 0 }, split: parseSplitMode(request.split, { filename: item.filename, input_index: 0 }), pattern: parseSplitOptions(request.options) },
+    sources[0],
+    JOB_LIMITS,
+  );
 }
 
 /**
@@ -233,7 +243,10 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
       if (!data) throw new ServiceError('UPLOAD_NOT_FOUND', `${item.filename}: the upload is gone (uploads are kept one day).`, { filename: item.filename, input_index: i });
       bytes.push(data);
     }
-    const opPlan = buildPlan(request, bytes);
+    const sources = openSources(request, bytes);
+    // Known once the inputs are read, so a job refused by a limit still shows what it was given.
+    job = { ...job, input_pages: sources.reduce((n, source) => n + source.pages.length, 0) };
+    const opPlan = buildPlan(request, bytes, sources);
     job = { ...job, input_pages: opPlan.inputPages, output_count: opPlan.outputs.length, processed_count: 0, outputs_produced: 0 };
     if (!(await deps.jobs.putIf(job, ['queued', 'processing']))) return { job_id: job.job_id, status: (await deps.jobs.get(job.job_id))?.status ?? 'missing' };
 

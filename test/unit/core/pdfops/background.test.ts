@@ -173,9 +173,18 @@ describe('background merge/split jobs', () => {
     const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
     w.accounts.accounts.set('acct1', { ...w.accounts.accounts.get('acct1')!, credits_micros: 1_000 });
     expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
-    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS' });
+    // All three files were made before the charge failed; none is kept, and the job says so.
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS', input_pages: 3, outputs_produced: 0 });
     expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/'))).toEqual([]);
     expect(w.chargeStore.ledger.size).toBe(0);
+  });
+
+  it('shows the pages it was given on a job that a page range refuses', async () => {
+    const w = memoryWorld();
+    const keys = [await upload(w, three), await upload(w, three)];
+    const { job_id } = await submit(w, { operation: 'merge', inputs: [{ s3_key: keys[0], filename: 'a.pdf' }, { s3_key: keys[1], filename: 'b.pdf', pages: '2-9' }] });
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PAGE_OUT_OF_RANGE', input_pages: 6, outputs_produced: 0 });
   });
 
   it('ends a job that runs out of time as failed with PDFOP_TIMEOUT', async () => {
