@@ -46,12 +46,11 @@ import { SqsQueue } from './adapters/sqs/queue';
 import { DisabledMailer, FolderMailer, SmtpMailer } from './adapters/mail/mailer';
 import type { BulkProgress } from './core/bulk/ports';
 import { type BulkTiming, DEFAULT_BULK_TIMING } from './core/bulk/limits';
-import { DynamoBulkProgress } from './adapters/dynamodb/bulk-progress';
 import type { Resolver } from './core/net/ports';
 import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './core/webhooks/ports';
 import { SecretBox } from './core/webhooks/secret-box';
 import { DynamoDeliveryStore, DynamoOutbox, DynamoWebhookRepository } from './adapters/dynamodb/webhooks';
-import { NotifyingChargeStore, NotifyingJobRepository, queueNotifier } from './adapters/outbox/notify';
+import { NotifyingBulkProgress, NotifyingChargeStore, NotifyingJobRepository, queueNotifier } from './adapters/outbox/notify';
 
 /** How the service introduces itself to servers it calls. */
 export const USER_AGENT = 'PdfService/1.0';
@@ -309,7 +308,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   const jobFiles = memo(() => new DynamoJobFileRepository(dynamo()));
   const jobSlots = memo(() => new DynamoJobSlots(dynamo()));
   const commitments = memo(() => new DynamoCommitmentStore(dynamo()));
-  const bulkProgress = memo(() => new DynamoBulkProgress(dynamo()));
+  const bulkProgress = memo(() => new NotifyingBulkProgress(dynamo(), notifyOutbox));
   const workflows = memo<WorkflowStarter>(() => local.workflows ?? new SfnWorkflowStarter(createSfnClient(config.region), config.workflowArns));
   const renderQueue = memo<MessageQueue<RenderJobMessage>>(
     () => local.renderQueue ?? new SqsQueue<RenderJobMessage>(required(config.renderQueueUrl ?? '', 'RENDER_QUEUE_URL'), config.region),

@@ -429,6 +429,19 @@ describe('deliveries', () => {
     expect(payloads.find((p) => p.job_id === partial.job_id)).toMatchObject({ event: 'bulk.job.partial', success_count: 2, s3_url: null });
   });
 
+  it('announces a real bulk job’s finish at once (not after the outbox sweeper’s two minutes)', async () => {
+    const user = await stack.account({ credits_usd: 5 });
+    await createHook(user, { url: hookUrl('/ok/bulk-real'), events: ['bulk.job.completed'] });
+    const files = [{ path: 'a.html', content_base64: Buffer.from('<h1>Bulk hook</h1>').toString('base64') }];
+    const res = await stack.request('POST', '/bulkjob', { key: user.api_key, json: { files } });
+    expect(res.status).toBe(202);
+    const { job_id } = await res.json();
+    await stack.workflows.idle();
+    await dispatcher().drained();
+    const payloads = deliveriesTo('/ok/bulk-real').map((r) => JSON.parse(r.body.toString()));
+    expect(payloads).toEqual([expect.objectContaining({ event: 'bulk.job.completed', job_id, status: 'completed', success_count: 1, s3_url: expect.any(String) })]);
+  });
+
   it('retries a receiver answering 500 three times (1, 2, 4 s), re-signing each attempt, then records one failure', async () => {
     const user = await stack.account();
     const hook = await createHook(user, { url: hookUrl('/fail500'), events: ['job.failed'] });

@@ -9,6 +9,7 @@ import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { MessageQueue } from '../../core/jobs/queue';
 import type { OutboxNotice } from '../../core/webhooks/ports';
+import { DynamoBulkProgress } from '../dynamodb/bulk-progress';
 import { DynamoChargeStore } from '../dynamodb/charges';
 import type { Dynamo } from '../dynamodb/client';
 import { DynamoJobRepository } from '../dynamodb/jobs';
@@ -75,5 +76,21 @@ export class NotifyingChargeStore extends DynamoChargeStore {
     const outcome = await super.commit(charge, bucket, now, effects);
     if (outcome === 'charged') await this.notify(effects.events ?? []);
     return outcome;
+  }
+}
+
+/** Bulk progress whose finishing write (bulk.job.* with the finished job) notifies the dispatcher once committed. */
+export class NotifyingBulkProgress extends DynamoBulkProgress {
+  constructor(
+    db: Dynamo,
+    private readonly notify: OutboxNotifier,
+  ) {
+    super(db);
+  }
+
+  override async finishJob(job: Job, events: OutboxEvent[], cancelSeen: boolean): Promise<boolean> {
+    const written = await super.finishJob(job, events, cancelSeen);
+    if (written) await this.notify(events);
+    return written;
   }
 }

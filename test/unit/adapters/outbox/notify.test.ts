@@ -1,7 +1,7 @@
 import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { NotifyingChargeStore, NotifyingJobRepository, queueNotifier } from '../../../../functions/adapters/outbox/notify';
+import { NotifyingBulkProgress, NotifyingChargeStore, NotifyingJobRepository, queueNotifier } from '../../../../functions/adapters/outbox/notify';
 import { jobEvent } from '../../../../functions/core/events/events';
 import { newJob } from '../../../../functions/core/jobs/job';
 import type { OutboxNotice } from '../../../../functions/core/webhooks/ports';
@@ -34,7 +34,14 @@ function setup(fail = false) {
     return {};
   });
   const notify = queueNotifier(() => queue, (m) => logged.push(m));
-  return { order, sent, logged, repo: new NotifyingJobRepository({ doc, table: 't' }, notify), charges: new NotifyingChargeStore({ doc, table: 't' }, notify) };
+  return {
+    order,
+    sent,
+    logged,
+    repo: new NotifyingJobRepository({ doc, table: 't' }, notify),
+    charges: new NotifyingChargeStore({ doc, table: 't' }, notify),
+    bulk: new NotifyingBulkProgress({ doc, table: 't' }, notify),
+  };
 }
 
 describe('notify after commit', () => {
@@ -71,6 +78,18 @@ describe('notify after commit', () => {
     expect(sent).toEqual([{ job_id: 'job_1', event_id: event.event_id }]);
     mock.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'dup', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }));
     expect(await charges.commit(charge, 'credits', now, { job, events: [jobEvent('job.completed', job, now)] })).toBe('already_charged');
+    expect(sent).toHaveLength(1);
+  });
+
+  it("announces a bulk job's finishing events once written, and none when the finish did not happen", async () => {
+    const { order, sent, bulk } = setup();
+    const finished = { ...job, job_type: 'bulk' as const, status: 'completed' as const };
+    const event = jobEvent('bulk.job.completed', finished, now);
+    expect(await bulk.finishJob(finished, [event], false)).toBe(true);
+    expect(order).toEqual(['commit', 'notice']);
+    expect(sent).toEqual([{ job_id: 'job_1', event_id: event.event_id }]);
+    mock.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'no', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }));
+    expect(await bulk.finishJob(finished, [jobEvent('bulk.job.completed', finished, now)], true)).toBe(false);
     expect(sent).toHaveLength(1);
   });
 
