@@ -76,6 +76,15 @@ export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<
   return body;
 }
 
+/** Why a finished job has nothing to download, as the end of a sentence. */
+function noOutputReason(job: Job): string {
+  if (job.status === 'failed' || job.status === 'timeout') return ` (it ended ${job.status}${job.error_code ? ` with ${job.error_code}` : ''}; see error_message). Nothing was charged for it.`;
+  if (job.status === 'cancelled') return ': it was cancelled before any PDF was made.';
+  if (job.job_type === 'quick') return '. Quick jobs store their PDF only with "store": true.';
+  if (job.job_type === 'pdfop') return '. Its result was returned in the response (instant merge/split stores it only with "store": true).';
+  return '.';
+}
+
 /** GET /jobs/{job_id}/download: a fresh one-hour link to the job's stored output. */
 export async function jobDownloadLink(deps: JobAccessDeps, job: Job) {
   const inFlight = job.status === 'draft' || job.status === 'queued' || job.status === 'processing';
@@ -87,7 +96,7 @@ export async function jobDownloadLink(deps: JobAccessDeps, job: Job) {
   }
   const output = job.output;
   if (!output || !(DOWNLOADABLE_STATUSES.has(job.status) || job.status === 'cancelled')) {
-    throw new ServiceError('OUTPUT_NOT_AVAILABLE', `Job ${job.job_id} has no stored output. Quick jobs store their PDF only with "store": true.`, {
+    throw new ServiceError('OUTPUT_NOT_AVAILABLE', `Job ${job.job_id} has no stored output${noOutputReason(job)}`, {
       job_id: job.job_id,
       status: job.status,
     });

@@ -1,4 +1,5 @@
-import { presentJob } from '../../../../functions/core/jobs/access';
+import { jobDownloadLink, presentJob } from '../../../../functions/core/jobs/access';
+import { rejection } from '../../../support/errors';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { MemoryBlobs, MemoryJobs } from '../../../support/memory';
 
@@ -37,5 +38,18 @@ describe('presentJob s3_url', () => {
     const body = await presentJob({ ...deps, blobs: new MemoryBlobs() }, job);
     expect(body).not.toHaveProperty('s3_url');
     expect(body).not.toHaveProperty('s3_url_expires_at');
+  });
+});
+
+describe('jobDownloadLink without stored output', () => {
+  const base = (changes: object) => ({ ...newJob({ job_id: 'job_n', account_id: 'acc', job_type: 'long', status: 'completed', mode: 'html', now }), ...changes });
+
+  it('says why: a failed job, a quick job without store', async () => {
+    const failedBulk = await rejection(jobDownloadLink(deps, base({ job_type: 'bulk', status: 'failed', error_code: 'BULK_ALL_FILES_FAILED' })));
+    expect(failedBulk).toMatchObject({ code: 'OUTPUT_NOT_AVAILABLE', details: { job_id: 'job_n', status: 'failed' } });
+    expect(failedBulk.message).toMatch(/ended failed with BULK_ALL_FILES_FAILED/);
+    expect(failedBulk.message).not.toMatch(/Quick jobs/);
+    expect((await rejection(jobDownloadLink(deps, base({ status: 'timeout' })))).message).toMatch(/ended timeout/);
+    expect((await rejection(jobDownloadLink(deps, base({ job_type: 'quick' })))).message).toMatch(/"store": true/);
   });
 });
