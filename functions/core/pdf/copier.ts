@@ -58,6 +58,7 @@ export class SourceDocument {
   private pageRefSet: Set<PDFRef> | null = null;
   private blockedSet: Set<PDFRef> | null = null;
   private namedDests: Map<string, PDFObject> | null = null;
+  private readonly streamsOfPage = new Map<number, ReadonlyMap<PDFRef, number>>();
 
   constructor(
     readonly reader: PdfReader,
@@ -95,6 +96,38 @@ export class SourceDocument {
       this.blockedSet = set;
     }
     return this.blockedSet;
+  }
+
+  /**
+   * Streams every copy of the page carries, with their stored sizes: its content streams and the XObjects (images,
+   * forms) its resources name. Copies keep stream data as stored, so these sizes are a floor for the page's share of
+   * an output. A damaged object adds nothing here (copying it reports the damage).
+   */
+  pageStreams(index: number): ReadonlyMap<PDFRef, number> {
+    let streams = this.streamsOfPage.get(index);
+    if (streams) return streams;
+    const found = new Map<PDFRef, number>();
+    const r = this.reader;
+    const add = (obj: PDFObject | undefined) => {
+      if (!(obj instanceof PDFRef) || found.has(obj) || this.pageRefs().has(obj) || this.blocked().has(obj)) return;
+      const stream = r.lookupRef(obj);
+      if (stream instanceof PDFRawStream) found.set(obj, stream.contents.length);
+    };
+    try {
+      const page = this.pages[index];
+      const contents = page.dict.get(K.Contents);
+      const list = contents instanceof PDFRef ? r.lookupRef(contents) : contents;
+      if (list instanceof PDFArray) for (let i = 0; i < list.size(); i++) add(list.get(i));
+      else add(contents);
+      const resources = r.resolve(page.resources);
+      const xobjects = resources instanceof PDFDict ? r.get(resources, K.XObject, PDFDict) : undefined;
+      if (xobjects) for (const [, value] of xobjects.entries()) add(value);
+    } catch {
+      // Left to the copy, which names the damaged input.
+    }
+    streams = found;
+    this.streamsOfPage.set(index, streams);
+    return streams;
   }
 
   /** Named destinations (catalog /Dests and the /Names /Dests name tree), read once on first use. */

@@ -2,6 +2,7 @@
  * Merge and split at the document level: open inputs (errors name the culprit), plan the outputs and
  * check the limits before any page is copied, then produce the files.
  */
+import type { PDFRef } from 'pdf-lib';
 import { ServiceError } from '../errors';
 import { assemble } from './assemble';
 import { SourceDocument } from './copier';
@@ -84,6 +85,41 @@ export function openInput(input: PdfInputFile): SourceDocument {
   }
 }
 
+function outputTooLarge(limits: PdfToolLimits, outputCount: number, input: InputRef): ServiceError {
+  return new ServiceError(
+    'OUTPUT_TOO_LARGE',
+    `The output files would total more than ${Math.round(limits.maxOutputBytes / 1048576)} MB. Select fewer pages or split into fewer, larger files (every_n).`,
+    { ...culprit(input), max_bytes: limits.maxOutputBytes, output_count: outputCount },
+  );
+}
+
+/**
+ * The least the outputs will weigh: each file carries, once, the content streams and XObjects of the pages it holds
+ * (see SourceDocument.pageStreams). The real size is known only once the files are made.
+ */
+export function outputsAtLeast(outputs: readonly Pick<OutputPlan, 'selections'>[], stopAbove = Infinity): number {
+  let total = 0;
+  for (const output of outputs) {
+    const seen = new Map<SourceDocument, Set<PDFRef>>();
+    for (const { source, page } of output.selections) {
+      let refs = seen.get(source);
+      if (!refs) seen.set(source, (refs = new Set()));
+      for (const [ref, size] of source.pageStreams(page)) {
+        if (refs.has(ref)) continue;
+        refs.add(ref);
+        total += size;
+      }
+    }
+    if (total > stopAbove) break;
+  }
+  return total;
+}
+
+/** OUTPUT_TOO_LARGE before any page is copied when the outputs certainly pass the limit (rather than minutes into a job). */
+function assertOutputsCanFit(outputs: OutputPlan[], limits: PdfToolLimits, input: InputRef) {
+  if (outputsAtLeast(outputs, limits.maxOutputBytes) > limits.maxOutputBytes) throw outputTooLarge(limits, outputs.length, input);
+}
+
 function pageLimit(limits: PdfToolLimits, pages: number, input?: InputRef): ServiceError {
   const where = limits.kind === 'instant' ? 'an instant request' : 'a background job';
   const hint = limits.kind === 'instant' ? ' Upload the files (POST /pdf/upload-url) and use POST /pdf/jobs (up to 5000 pages).' : ' Split the work into several jobs.';
@@ -112,6 +148,7 @@ export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: Pd
   });
   const requested = spec.outputFilename ? spec.outputFilename.replace(/\.pdf$/i, '') : DEFAULT_MERGE_NAME;
   const name = withPdfExtension(sanitizeFilename(requested, DEFAULT_MERGE_NAME));
+  assertOutputsCanFit([{ name, page_range: '', selections }], limits, spec.inputs[0]);
   return {
     operation: 'merge',
     inputPages,
@@ -178,11 +215,13 @@ export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfTo
   }
   const basename = basenameOf(input.filename);
   const names = dedupeFilenames(groups.map((pages, i) => renderFilename(spec.pattern, { basename, index: i + 1, pages: formatPages(pages) }, `${basename}-${i + 1}`)));
+  const outputs = groups.map((pages, i) => ({ name: names[i], page_range: formatPages(pages), selections: pages.map((p) => ({ source, page: p - 1 })) }));
+  assertOutputsCanFit(outputs, limits, input);
   return {
     operation: 'split',
     inputPages: total,
     pagesProcessed: total,
-    outputs: groups.map((pages, i) => ({ name: names[i], page_range: formatPages(pages), selections: pages.map((p) => ({ source, page: p - 1 })) })),
+    outputs,
     title: null,
     splitMode: split.mode,
   };
@@ -226,13 +265,7 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
       throw inputProblem(problem, output.selections[0]?.source.input ?? { filename: 'input.pdf', index: 0 });
     }
     total += assembled.bytes.length;
-    if (total > opts.limits.maxOutputBytes) {
-      throw new ServiceError(
-        'OUTPUT_TOO_LARGE',
-        `The output files would total more than ${Math.round(opts.limits.maxOutputBytes / 1048576)} MB. Select fewer pages or split into fewer, larger files (every_n).`,
-        { ...culprit(output.selections[0].source.input), max_bytes: opts.limits.maxOutputBytes, output_count: plan.outputs.length },
-      );
-    }
+    if (total > opts.limits.maxOutputBytes) throw outputTooLarge(opts.limits, plan.outputs.length, output.selections[0].source.input);
     for (const w of assembled.warnings) warnings.add(w);
     const file: ProducedFile = {
       index: i,

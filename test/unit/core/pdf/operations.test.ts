@@ -3,7 +3,7 @@ import { ServiceError } from '../../../../functions/core/errors';
 import { Deadline, PdfDeadlineExceeded } from '../../../../functions/core/pdf/errors';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
 import { INSTANT_LIMITS, type PdfToolLimits } from '../../../../functions/core/pdf/limits';
-import { type MergeSpec, type SplitMode, openInput, planMerge, planSplit, produce } from '../../../../functions/core/pdf/operations';
+import { type MergeSpec, type SplitMode, openInput, outputsAtLeast, planMerge, planSplit, produce } from '../../../../functions/core/pdf/operations';
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
 import { PdfReader, textOf } from '../../../../functions/core/pdf/reader';
 import { readPdf } from '../../../support/pdf';
@@ -221,6 +221,29 @@ describe('split', () => {
     const input = file(twelve, 'r.pdf');
     const plan = planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
     await expect(produce(plan, { limits: INSTANT_LIMITS, deadline: Deadline.in(-1) })).rejects.toBeInstanceOf(PdfDeadlineExceeded);
+  });
+
+  it('refuses before copying when the files certainly pass the output limit, and never over-estimates them', async () => {
+    const input = file(twelve, 'r.pdf');
+    const plan = (limits: PdfToolLimits, mode: SplitMode = { mode: 'ranges', ranges: Array.from({ length: 10 }, () => parsePageRange('1-end')) }) =>
+      planSplit({ input, split: mode, pattern: parseFilenamePattern(undefined) }, openInput(input), limits);
+    const atLeast = outputsAtLeast(plan(INSTANT_LIMITS).outputs);
+    expect(atLeast).toBeGreaterThan(0);
+    // Ten copies of the document: certainly over a limit below what ten content sets weigh, found while planning.
+    expect(() => plan({ ...INSTANT_LIMITS, maxOutputBytes: atLeast - 1 })).toThrow(expect.objectContaining({ code: 'OUTPUT_TOO_LARGE', details: expect.objectContaining({ output_count: 10 }) }));
+    const mergeSpec: MergeSpec = { inputs: [0, 1].map((index) => ({ ...file(twelve, `m${index}.pdf`, index), pages: null })) };
+    expect(() => planMerge(mergeSpec, mergeSpec.inputs.map((i) => openInput(i)), { ...INSTANT_LIMITS, maxOutputBytes: atLeast / 10 })).toThrow(
+      expect.objectContaining({ code: 'OUTPUT_TOO_LARGE' }),
+    );
+    // The floor is a floor: for every fixture and mode the files made weigh at least that much.
+    const fixtures = [twelve, a, rotated, await pdfWithBookmarksAndLinks(), await pdfWithForm(), await pdfWithSignature()];
+    for (const bytes of fixtures) {
+      for (const mode of [{ mode: 'each_page' }, { mode: 'extract', pages: parsePageRange('1-end,1') }] as SplitMode[]) {
+        const split = planSplit({ input: file(bytes, 'f.pdf'), split: mode, pattern: parseFilenamePattern(undefined) }, openInput(file(bytes, 'f.pdf')), INSTANT_LIMITS);
+        const made = await produce(split, { limits: INSTANT_LIMITS });
+        expect(outputsAtLeast(split.outputs)).toBeLessThanOrEqual(made.files.reduce((n, f) => n + f.size_bytes, 0));
+      }
+    }
   });
 
   it('writes files other readers accept: a classic xref for small files, object streams and an xref stream for larger ones', async () => {
