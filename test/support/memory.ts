@@ -195,10 +195,13 @@ export class MemorySlots implements JobSlots {
 
 export class RecordingWorkflows implements WorkflowStarter {
   started: { workflow: string; input: Record<string, unknown> }[] = [];
+  /** The execution name asked for by each start, in order. */
+  names: (string | undefined)[] = [];
   fail: Error | null = null;
-  async start(workflow: string, input: Record<string, unknown>) {
+  async start(workflow: string, input: Record<string, unknown>, opts?: { name?: string }) {
     if (this.fail) throw this.fail;
     this.started.push({ workflow, input });
+    this.names.push(opts?.name);
     return { executionId: `exec-${this.started.length}` };
   }
 }

@@ -115,9 +115,8 @@ describe('page sub-requests go through the network guard', () => {
     const guard = new NetworkGuard(systemResolver, new PrivateTargetAllowlist(`localhost:${hang.port}`));
     const b = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, guard, executablePath: process.env.CHROMIUM_PATH });
     try {
-      const started = Date.now();
+      // Without the idle wait's 1.5 s cut-off the render would end in the 20 s limit's RenderTimeoutError instead.
       const result = await new ChromiumRenderer(b).render({ html: `<p>partial</p><img src="http://localhost:${hang.port}/never.png">`, options, timeoutMs: 20_000, networkIdle: { quietMs: 200, maxMs: 1500 } });
-      expect(Date.now() - started).toBeLessThan(10_000);
       expect(result.renderTimeout).toBe(true);
       expect((await readPdf(result.pdf))[0].text).toContain('partial');
     } finally {

@@ -10,6 +10,7 @@ describe('startJobWorkflow', () => {
     const recordFailure = jest.fn(async () => undefined);
     await startJobWorkflow({ workflows }, 'bulk', job, recordFailure);
     expect(workflows.started).toEqual([{ workflow: 'bulk', input: { job_id: 'job_1', account_id: 'acct1' } }]);
+    expect(workflows.names).toEqual(['job_1']);
     expect(recordFailure).not.toHaveBeenCalled();
   });
 
