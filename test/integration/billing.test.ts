@@ -4,6 +4,7 @@ import { DynamoChargeStore } from '../../functions/adapters/dynamodb/charges';
 import { DynamoAccountRepository } from '../../functions/adapters/dynamodb/accounts';
 import { Billing, type Charge } from '../../functions/core/billing/charging';
 import { usdToMicros } from '../../functions/core/billing/money';
+import { completed, failed, newJob } from '../../functions/core/jobs/job';
 import { type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -88,6 +89,27 @@ describe('the charge path against the local transaction shim', () => {
     expect(outcomes.filter((o) => o.outcome === 'charged')).toHaveLength(1);
     expect(outcomes.filter((o) => o.outcome === 'already_charged')).toHaveLength(9);
     expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(0.99));
+  });
+
+  it('completes a job only from a running state: one another task ended is left as it is, and nothing is charged', async () => {
+    const user = await stack.account({ credits_usd: 1 });
+    const b = billing();
+    const now = new Date();
+    const running = newJob({ job_id: 'job_raced', account_id: user.account_id, job_type: 'long', status: 'processing', mode: 'html', now });
+    await stack.services.jobs.put(running);
+    await stack.services.jobs.put(failed(running, now, 'RENDER_TIMEOUT', 'Rendering took too long.'));
+    const refused = await b.charge(charge(user.account_id, 'job_raced'), { job: completed(running, now, { pages: 1 }) }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(refused).toMatchObject({ code: 'JOB_ALREADY_FINISHED', details: { job_id: 'job_raced' } });
+    expect(await stack.services.jobs.get('job_raced')).toMatchObject({ status: 'failed', error_code: 'RENDER_TIMEOUT' });
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(1));
+    expect(await ledger(user.account_id)).toHaveLength(0);
+    // A running job, or one first written by its charge (a quick job), completes with its charge.
+    const quick = newJob({ job_id: 'job_first', account_id: user.account_id, job_type: 'quick', status: 'processing', mode: 'html', now });
+    expect((await b.charge(charge(user.account_id, 'job_first'), { job: completed(quick, now, { pages: 1 }) })).outcome).toBe('charged');
+    expect(await stack.services.jobs.get('job_first')).toMatchObject({ status: 'completed' });
   });
 
   it('charges many units in batched transactions exactly once, across buckets, even when runs overlap', async () => {

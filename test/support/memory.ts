@@ -123,6 +123,8 @@ export class MemoryChargeStore implements ChargeStore {
     if (this.ledger.has(key)) return 'already_charged';
     const a = this.accounts.accounts.get(charge.account_id)!;
     if (chooseBucket(a, charge.amount_micros, at) !== bucket) return 'bucket_changed';
+    const stored = effects.job ? await this.jobs.get(effects.job.job_id) : null;
+    if (stored && stored.status !== 'queued' && stored.status !== 'processing') return 'job_finished';
     this.ledger.set(key, charge);
     this.accounts.accounts.set(a.account_id, {
       ...a,

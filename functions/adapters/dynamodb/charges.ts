@@ -93,7 +93,20 @@ export class DynamoChargeStore implements ChargeStore {
           TransactItems: [
             ledgerPut(this.db.table, charge, bucket, at, token),
             accountDebit(this.db.table, [{ charge, bucket }], at),
-            ...(effects.job ? [{ Put: { TableName: this.db.table, Item: jobItem(effects.job) } }] : []),
+            // The job moves to its end only from a running state (or is first written here, as a quick job is).
+            ...(effects.job
+              ? [
+                  {
+                    Put: {
+                      TableName: this.db.table,
+                      Item: jobItem(effects.job),
+                      ConditionExpression: 'attribute_not_exists(pk) OR #status IN (:queued, :processing)',
+                      ExpressionAttributeNames: { '#status': 'status' },
+                      ExpressionAttributeValues: { ':queued': 'queued', ':processing': 'processing' },
+                    },
+                  },
+                ]
+              : []),
             ...(effects.events ?? []).map((event) => ({ Put: { TableName: this.db.table, Item: eventItem(event) } })),
           ],
         }),
@@ -104,6 +117,7 @@ export class DynamoChargeStore implements ChargeStore {
         const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
         // The SDK's own retry of a write that had committed also lands here: the entry then carries this call's token.
         if (reasons[0]?.Code === 'ConditionalCheckFailed') return (await this.writtenBy(charge, token).catch(() => false)) ? 'charged' : 'already_charged';
+        if (effects.job && reasons[2]?.Code === 'ConditionalCheckFailed') return 'job_finished';
         // The bucket no longer covers it, or a concurrent transaction touched the account: re-read and retry.
         return 'bucket_changed';
       }

@@ -23,7 +23,7 @@ export interface Charge {
   pdf_count: number;
 }
 
-export type CommitOutcome = 'charged' | 'already_charged' | 'bucket_changed';
+export type CommitOutcome = 'charged' | 'already_charged' | 'bucket_changed' | 'job_finished';
 
 /** What else a charge writes in its transaction: the job's new state and the events it causes. */
 export interface ChargeEffects {
@@ -35,7 +35,8 @@ export interface ChargeEffects {
 export interface ChargeStore {
   /**
    * `charged` only when this call's write committed, also when its reply was lost (the store finds out);
-   * `already_charged` when an earlier call charged the unit.
+   * `already_charged` when an earlier call charged the unit; `job_finished` (nothing written) when `effects.job`
+   * exists and is no longer queued or processing (another task finished it: failed, timed out or completed).
    */
   commit(charge: Charge, bucket: Bucket, now: Date, effects?: ChargeEffects): Promise<CommitOutcome>;
   /**
@@ -105,7 +106,7 @@ export class Billing {
     if (!Number.isSafeInteger(charge.amount_micros) || charge.amount_micros < 0) throw new TypeError('charge amount must be non-negative integer micros');
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const account = attempt === 0 && known?.account_id === charge.account_id ? known : await this.accounts.get(charge.account_id);
-      if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'No account exists for this credential.');
+      if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'The credential is valid but no account exists for it. Finish sign-up in the dashboard first.');
       const now = this.clock.now();
       const bucket = chooseBucket(account, charge.amount_micros, now);
       if (!bucket) {
@@ -115,6 +116,9 @@ export class Billing {
       const outcome = await this.store.commit(charge, bucket, now, effects);
       if (outcome === 'charged') return { outcome, bucket };
       if (outcome === 'already_charged') return { outcome, bucket: null };
+      if (outcome === 'job_finished') {
+        throw new ServiceError('JOB_ALREADY_FINISHED', `Job ${charge.job_id} was finished by another task meanwhile; nothing was charged.`, { job_id: charge.job_id });
+      }
     }
     throw new Error(`charge for ${charge.job_id}/${charge.unit} kept conflicting after ${MAX_ATTEMPTS} attempts`);
   }

@@ -45,12 +45,13 @@ export async function releaseJob(deps: Deps, job: Job, { keepUpload = false }: {
  * finished it first, e.g. a cancel of a queued job).
  */
 export async function failJob(deps: Deps, job: Job, code: string, message: string, changes: Partial<Job> = {}, release: { keepUpload?: boolean } = {}): Promise<Job> {
-  await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
-  await deps.files.deleteAll(job.job_id);
   const at = deps.clock.now();
   const final = failed(job, at, code, message, { success_count: 0, failure_count: (changes.file_count !== undefined ? changes.file_count : job.file_count) ?? 0, pages_total: 0, output: null, lease_until: null, ...changes });
   const event = jobEvent('bulk.job.failed', final, at, { error_message: message, processed_count: final.processed_count ?? 0 });
+  // Only a job still running ends here, and only then are its output and rows removed (one finished meanwhile keeps them).
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
+  await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
+  await deps.files.deleteAll(job.job_id);
   await releaseJob(deps, final, release);
   return final;
 }

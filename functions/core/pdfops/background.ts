@@ -153,7 +153,11 @@ function inputNames(request: PdfJobRequest | null): string {
   return request ? request.inputs.map((i) => i.filename).join(', ') : 'unknown';
 }
 
-/** The failure path: outputs removed, one failed row naming the input, job failed + job.failed, slot and uploads released. */
+/**
+ * The failure path: job failed + job.failed, then outputs removed, one failed row naming the input, slot and uploads
+ * released. Only a job still running ends here, and only then is anything removed: a task timed out by the workflow
+ * may still be running, and the job another task finished keeps its files and rows.
+ */
 async function finishFailed(
   deps: PdfJobDeps,
   job: Job,
@@ -163,16 +167,15 @@ async function finishFailed(
   culpritName: string | null,
   { timeout = false, keepUploads = false }: { timeout?: boolean; keepUploads?: boolean } = {},
 ) {
-  await removeOutputs(deps, job);
-  await deps.files.deleteAll(job.job_id);
-  await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), code, message)]);
   const at = deps.clock.now();
   // A job produces every file or none: the files it had made are gone.
   const final = failed(job, at, code, message, { outputs_produced: 0, ...(timeout ? { timeout_occurred: true } : {}) });
-  // Only a job still running ends here (a retried task may race another that already finished it).
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [jobEvent('job.failed', final, at, { operation: job.operation })]))) {
     return (await deps.jobs.get(job.job_id)) ?? final;
   }
+  await removeOutputs(deps, job);
+  await deps.files.deleteAll(job.job_id);
+  await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), code, message)]);
   await releaseJob(deps, final, request, { keepUploads });
   return final;
 }

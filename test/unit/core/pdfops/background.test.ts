@@ -187,6 +187,45 @@ describe('background merge/split jobs', () => {
     expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PAGE_OUT_OF_RANGE', input_pages: 6, outputs_produced: 0 });
   });
 
+  it('keeps a completed job whole when a late failure record arrives (the workflow gave up on a task that went on)', async () => {
+    const w = memoryWorld();
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    await markProcessing(deps(w), { job_id });
+    const running = (await w.jobs.get(job_id))!;
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'completed' });
+    const files = [...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/')).sort();
+    expect(files.length).toBeGreaterThan(0);
+    // The failure task read the job while it was still processing; the processing task completed it right after.
+    const get = w.jobs.get.bind(w.jobs);
+    w.jobs.get = async (id: string) => (id === job_id && running ? running : get(id));
+    const late = recordPdfJobFailure(deps(w), { job_id, error: { Error: 'States.Timeout' } });
+    w.jobs.get = get;
+    expect(await late).toEqual({ job_id, status: 'completed' });
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/')).sort()).toEqual(files);
+    expect((await w.files.list(job_id)).map((r) => r.status)).toEqual(['success', 'success', 'success']);
+    expect(w.chargeStore.ledger.size).toBe(1);
+  });
+
+  it('charges nothing when the job was ended by another task while it ran', async () => {
+    const w = memoryWorld();
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    // The workflow's failure path ends the job while the processing task is still producing its files.
+    const blobs = w.blobs;
+    const put = blobs.put.bind(blobs);
+    let ended = false;
+    blobs.put = async (key, body, type) => {
+      if (!ended && key.startsWith('pdfop/')) {
+        ended = true;
+        await recordPdfJobFailure(deps(w), { job_id, error: { Error: 'States.Timeout' } });
+      }
+      return put(key, body, type);
+    };
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed' });
+    expect(w.chargeStore.ledger.size).toBe(0);
+    expect(w.jobs.events.map((e) => e.event)).toEqual(['job.failed']);
+  });
+
   it('ends a job that runs out of time as failed with PDFOP_TIMEOUT', async () => {
     const w = memoryWorld();
     const big = await simplePdf(200);
