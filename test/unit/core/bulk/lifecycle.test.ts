@@ -12,7 +12,7 @@ describe('failJob (bulk)', () => {
     const done = completed(running, now, { output: { key: outputKey, name: 'out.zip', content_type: 'application/zip', size_bytes: 3, expires_at: '2099-01-01T00:00:00.000Z' } });
     await w.jobs.put(done);
     await w.blobs.put(outputKey, Buffer.from('zip'), 'application/zip');
-    await w.files.putAll('job_done', [{ index: 0, input: 'a.html', output: 'a.pdf', status: 'success', pages: 1, error_code: null, error_message: null }]);
+    await w.files.putAll('job_done', [{ index: 0, input: 'a.html', output: 'a.pdf', status: 'success', pages: 1, error_code: null, error_message: null, blocked_requests: 0, render_timeout: false, missing_assets: 0 }]);
 
     // A late failure of a task the workflow had given up on, holding the job as it read it (processing).
     const after = await failJob(w.deps, running, 'INTERNAL_SERVER_ERROR', 'Processing failed.');
@@ -27,7 +27,7 @@ describe('failJob (bulk)', () => {
     const running = { ...newJob({ job_id: 'job_run', account_id: w.account.account_id, job_type: 'bulk', status: 'processing', now: new Date() }), bundle_type: 'html', file_count: 2 };
     await w.jobs.put(running);
     await w.blobs.put(bulkKeys.output(w.account.account_id, 'job_run'), Buffer.from('partial'), 'application/zip');
-    await w.files.putAll('job_run', [{ index: 0, input: 'a.html', output: 'a.pdf', status: 'success', pages: 1, error_code: null, error_message: null }]);
+    await w.files.putAll('job_run', [{ index: 0, input: 'a.html', output: 'a.pdf', status: 'success', pages: 1, error_code: null, error_message: null, blocked_requests: 0, render_timeout: false, missing_assets: 0 }]);
     const after = await failJob(w.deps, running, 'BULK_ZIP_INVALID', 'The archive could not be read.');
     expect(after).toMatchObject({ status: 'failed', error_code: 'BULK_ZIP_INVALID', failure_count: 2, output: null });
     expect(await w.blobs.head(bulkKeys.output(w.account.account_id, 'job_run'))).toBeNull();
