@@ -194,7 +194,13 @@ export class ChromiumBrowser {
         browser.on('disconnected', () => {
           if (this.instance === launching) this.reset('browser disconnected');
         });
-        const root = await browser.target().createCDPSession();
+        const root = await browser
+          .target()
+          .createCDPSession()
+          .catch(async (err: unknown) => {
+            await browser.close().catch(() => undefined);
+            throw err;
+          });
         // Crashes of document renderers arrive on the browser connection.
         root.connection()!.on('Target.targetCrashed', (event: { targetId: string }) => this.crashHandlers.get(event.targetId)?.());
         return { browser, root };
@@ -237,15 +243,16 @@ export class ChromiumBrowser {
       throw err;
     }
     this.contexts.add(browserContextId);
+    let targetId: string | undefined;
     try {
-      const [{ targetId }] = await Promise.all([
+      [{ targetId }] = await Promise.all([
         root.send('Target.createTarget', { url: 'about:blank', browserContextId }),
         root.send('Browser.setDownloadBehavior', { behavior: 'deny', browserContextId }),
       ]);
       const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
       const session = root.connection()!.session(sessionId)!;
       const crashed = new Promise<never>((_, reject) => {
-        this.crashHandlers.set(targetId, () => reject(this.crashError()));
+        this.crashHandlers.set(targetId!, () => reject(this.crashError()));
       });
       let dead = false;
       crashed.catch(() => (dead = true));
@@ -278,7 +285,7 @@ export class ChromiumBrowser {
       };
       return page;
     } catch (err) {
-      this.forget(browserContextId);
+      this.forget(browserContextId, targetId);
       root.send('Target.disposeBrowserContext', { browserContextId }).catch(() => undefined);
       await proxy.close();
       throw err;
@@ -398,8 +405,13 @@ export class ChromiumBrowser {
 
   private async dispose(page: PreparedPage) {
     try {
-      const { root } = await this.getInstance();
-      await root.send('Target.disposeBrowserContext', { browserContextId: page.browserContextId });
+      // Only a running browser: after close() or a crash the context is gone with it, and asking for the instance
+      // here would launch a new Chromium that nobody closes.
+      const instance = this.instance;
+      if (instance) {
+        const { root } = await instance;
+        await root.send('Target.disposeBrowserContext', { browserContextId: page.browserContextId });
+      }
     } catch {
       // The browser is gone (and with it the context), or the context already was.
     } finally {

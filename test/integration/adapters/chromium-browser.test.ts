@@ -1,0 +1,24 @@
+import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { parsePdfOptions } from '../../../functions/core/render/options';
+
+const options = parsePdfOptions({});
+
+describe('ChromiumBrowser shutdown', () => {
+  it('does not launch a new Chromium for a document still printing when the browser is closed', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 2, executablePath: process.env.CHROMIUM_PATH });
+    const renderer = new ChromiumRenderer(browser);
+    await renderer.render({ html: '<p>warm</p>', options, timeoutMs: 20_000 });
+    // A document that holds its page for a while: closing the browser ends it mid-way.
+    const inFlight = renderer.render({ html: '<p>slow</p><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>', options, timeoutMs: 20_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    await browser.close();
+    await inFlight.then(
+      () => undefined,
+      () => undefined,
+    );
+    // Its page's clean-up ran after close(): nothing may have started a browser again.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await browser.processId()).toBeUndefined();
+  });
+});
