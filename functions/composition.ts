@@ -72,7 +72,7 @@ export interface ServiceConfig {
   renderMaxConcurrent: number;
   /** A document's renderer process over this resident memory is killed and the document fails (0: no cap). */
   renderMaxPageMemoryMb: number;
-  /** Overrides the 30 s quick-job limit (tests only). */
+  /** Overrides the 30 s quick-job limit (set by the CDK app below its gateway's timeout: 27 s behind the default 29 s). */
   quickjobTimeoutSeconds?: number;
   /** Overrides the 28 s page-counting limit of a long-job submission (set by the CDK app below its gateway's timeout). */
   longjobSubmissionSeconds?: number;
@@ -86,7 +86,7 @@ export interface ServiceConfig {
   packPriceIds: PackPriceIds;
   /** Stripe: without `secretKey` the subscription routes answer 503 PAYMENTS_NOT_CONFIGURED. */
   stripe: StripeSettings;
-  /** PAGINATION_SECRET: signs list page tokens (GET /jobs next_token). */
+  /** PAGINATION_SECRET: seals list page tokens (next_token of GET /jobs, the webhook list and the webhook history routes). */
   paginationSecret?: string;
   /** ALLOW_PRIVATE_TARGETS: the only way past the network guard (never set by the CDK app). */
   allowPrivateTargets?: string;

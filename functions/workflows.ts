@@ -47,12 +47,6 @@ export const WORKFLOWS: readonly WorkflowDef[] = [
   },
 ];
 
-export function workflowByName(name: string): WorkflowDef {
-  const wf = WORKFLOWS.find((w) => w.name === name);
-  if (!wf) throw new Error(`no workflow named ${name}`);
-  return wf;
-}
-
 /** The environment variable carrying a workflow's state machine ARN to the functions that start it. */
 export function workflowArnVariable(name: string): string {
   return `WORKFLOW_ARN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;

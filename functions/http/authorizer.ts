@@ -3,6 +3,7 @@ import { authenticate, readCredential } from '../core/auth/authenticate';
 import { isServiceError } from '../core/errors';
 import { services } from '../composition';
 import { routeFor } from '../routes';
+import { DENY_CONTEXT_KEYS } from './gateway-responses';
 
 function policy(effect: 'Allow' | 'Deny', principalId: string, resource: string, context: Record<string, string>): APIGatewayAuthorizerResult {
   return {
@@ -10,6 +11,12 @@ function policy(effect: 'Allow' | 'Deny', principalId: string, resource: string,
     policyDocument: { Version: '2012-10-17', Statement: [{ Action: 'execute-api:Invoke', Effect: effect, Resource: resource }] },
     context,
   };
+}
+
+/** A refusal: its context carries what the ACCESS_DENIED gateway response reads (DENY_CONTEXT_KEYS). */
+function deny(resource: string, code: string, message: string, reason: string): APIGatewayAuthorizerResult {
+  const [codeKey, messageKey, reasonKey] = DENY_CONTEXT_KEYS;
+  return policy('Deny', 'anonymous', resource, { [codeKey]: code, [messageKey]: message, [reasonKey]: reason });
 }
 
 /** Gateway-response templates embed the message in JSON text; keep it free of characters that would need escaping. */
@@ -29,7 +36,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;
   if (!route || route.access === 'none') {
-    return policy('Deny', 'anonymous', event.methodArn, { error_code: 'NOT_FOUND', error_message: 'No such route.', error_reason: 'no_route' });
+    return deny(event.methodArn, 'NOT_FOUND', 'No such route.', 'no_route');
   }
   try {
     const principal = await authenticate(
@@ -45,7 +52,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
   } catch (err) {
     if (isServiceError(err) && err.code === 'UNAUTHORIZED') {
       const reason = typeof err.details?.reason === 'string' ? err.details.reason : 'invalid_credential';
-      return policy('Deny', 'anonymous', event.methodArn, { error_code: err.code, error_message: templateSafe(err.message), error_reason: templateSafe(reason) });
+      return deny(event.methodArn, err.code, templateSafe(err.message), templateSafe(reason));
     }
     svc.log.error('authorizer failed', err);
     throw new Error('authorizer failure');

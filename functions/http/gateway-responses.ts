@@ -37,7 +37,7 @@ export const GATEWAY_RESPONSES: GatewayResponseDef[] = [
   { type: 'AUTHORIZER_FAILURE', status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'The credential could not be checked. Retry with backoff.' },
   { type: 'AUTHORIZER_CONFIGURATION_ERROR', status: 500, code: 'INTERNAL_SERVER_ERROR', message: 'The credential could not be checked. Retry with backoff.' },
   { type: 'INTEGRATION_TIMEOUT', status: 504, code: 'INTERNAL_SERVER_ERROR', message: 'The request took too long. Retry, or use an asynchronous route.' },
-  { type: 'DEFAULT_4XX', code: 'INVALID_PARAMETER', message: 'The request could not be accepted.' },
+  { type: 'DEFAULT_4XX', code: 'INVALID_PARAMETER', message: 'The request was not accepted. Check its method, path, headers and body against /openapi.json.' },
   { type: 'DEFAULT_5XX', code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong on our side. Retry with backoff.' },
 ];
 

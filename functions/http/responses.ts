@@ -10,10 +10,6 @@ export function json(statusCode: number, body: unknown, headers: Record<string, 
   return { statusCode, headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(body) };
 }
 
-export function noContent(): HttpResponse {
-  return { statusCode: 204 };
-}
-
 /** A binary PDF body, e.g. the quickjob result. */
 export function pdf(bytes: Uint8Array, headers: Record<string, string>): HttpResponse {
   return { statusCode: 200, headers: { 'Content-Type': 'application/pdf', 'Content-Length': String(bytes.byteLength), ...headers }, body: bytes };

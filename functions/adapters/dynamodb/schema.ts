@@ -8,6 +8,8 @@
  * | ledger entry  | ACCOUNT#<account_id>    | CHARGE#<job_id>#<unit>     |                              |                        |
  * | plan          | PLAN                    | PLAN#<plan_id>             |                              |                        |
  * | API key       | APIKEY#<lookup prefix>  | KEY#<api_key_id>           | ACCOUNT#<account_id>#APIKEYS | <created_at>#<key id>  |
+ * | API key owner | APIKEYID#<api_key_id>   | OWNER                      |                              |                        |
+ * | API key count | ACCOUNT#<account_id>    | APIKEYS                    |                              |                        |
  * | job           | JOB#<job_id>            | JOB                        | ACCOUNT#<account_id>#JOBS    | <created_at>#<job_id>  |
  * | rate window   | RATE#<account_id>       | MINUTE#<yyyy-mm-ddThh:mm>  |                              |                        |
  * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at>#<event id>|
@@ -20,6 +22,11 @@
  * | webhook count | ACCOUNT#<account_id>    | WEBHOOKS                   |                              |                        |
  * | delivery record| WEBHOOK#<webhook_id>   | DELIVERY#<delivery_id>     | JOB#<job_id>#DELIVERIES      | <delivery_id>          |
  * | delivery claim| JOB#<job_id>            | DELIVERY#<event_id>#<webhook_id>|                         |                        |
+ *
+ * API keys: the owner item says which account and lookup prefix a key id belongs to (a consistent lookup by id,
+ * e.g. to revoke, which the listing index is not); the count item holds how many keys the account has, checked
+ * against the limit in the transaction that creates a key (an account whose keys predate it gets it from its
+ * listing first). Key, owner and count are written together.
  *
  * Webhooks: the count item holds how many webhooks the account has (checked against the plan's
  * `max_webhooks` in the creating transaction). A delivery record is one attempt series (history, kept

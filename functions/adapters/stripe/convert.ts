@@ -138,14 +138,6 @@ export function toProviderSubscription(s: Stripe.Subscription): ProviderSubscrip
   return readSubscription(s, 'subscription');
 }
 
-export function toCheckoutSession(s: Stripe.Checkout.Session): CheckoutSession {
-  return readCheckoutSession(s, 'checkout session');
-}
-
-export function toPaidInvoice(inv: Stripe.Invoice): PaidInvoice {
-  return readPaidInvoice(inv, 'invoice');
-}
-
 /**
  * A verified Stripe event (the parsed body, whatever its shape) reduced to what the billing rules act on;
  * other types are `other`. A body that is not a Stripe event — no string id, no valid `created`, no `data`,

@@ -80,7 +80,7 @@ function afterCommitments(account: Account, commitments: JobCommitment[], now: D
 export async function commitWholeJob(deps: { accounts: AccountRepository; commitments: CommitmentStore; clock: Clock }, job: WholeJob, isRunning: JobLiveness): Promise<void> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const account = await deps.accounts.get(job.account_id);
-    if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'No account exists for this credential.');
+    if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'The credential is valid but no account exists for it. Finish sign-up in the dashboard first.');
     const now = deps.clock.now();
     const kept: Record<string, JobCommitment> = {};
     for (const [jobId, c] of Object.entries(account.commitments ?? {})) {

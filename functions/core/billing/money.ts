@@ -15,8 +15,3 @@ export function usdToMicros(usd: number): Micros {
 export function microsToUsd(micros: Micros): number {
   return micros / MICROS_PER_USD;
 }
-
-export function assertMicros(value: number, what: string): Micros {
-  if (!Number.isSafeInteger(value) || value < 0) throw new TypeError(`${what} must be a non-negative integer of micro-USD, got ${value}`);
-  return value;
-}

@@ -40,7 +40,7 @@ const requested = (job: Job): CancelOutcome => ({
 
 export async function cancelJob(deps: Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'progress' | 'log'>, job: Job): Promise<CancelOutcome> {
   if (job.job_type !== 'bulk') throw notCancellable(job, 'job_type');
-  // Two rounds at most: a job that moved on between reading and writing is looked at once more.
+  // Three rounds at most: a job that moved on between reading and writing is read and looked at again, up to twice.
   for (let round = 0; round < 3; round++) {
     if (job.status === 'cancelled') return cancelled(job);
     if (job.status === 'queued') {

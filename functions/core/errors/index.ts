@@ -27,7 +27,3 @@ export function isServiceError(err: unknown): err is ServiceError {
 export function invalidParameter(parameter: string, message: string, details: ErrorDetails = {}): ServiceError {
   return new ServiceError('INVALID_PARAMETER', message, { parameter, ...details });
 }
-
-export function notFound(code: string, message: string, details: ErrorDetails = {}): ServiceError {
-  return new ServiceError(code, message, details);
-}

@@ -36,7 +36,8 @@ export interface ApprovedTarget {
 
 /**
  * The one network guard for every connection the service makes on a customer's behalf (URL input,
- * page sub-requests through the render proxy, webhook deliveries, SMTP). It decides on the addresses
+ * page sub-requests through the render proxy, webhook deliveries; not service email, which nodemailer sends
+ * straight to the operator's MAIL_SMTP_URL server). It decides on the addresses
  * that will actually be connected to: the name is resolved once, every answer is checked (one private
  * answer refuses the whole name, unless ALLOW_PRIVATE_TARGETS lists some answers: then only those are
  * returned), and callers connect to the returned addresses, never resolving again.

@@ -9,7 +9,6 @@
  */
 import {
   PDFArray,
-  PDFBool,
   PDFContext,
   PDFDict,
   PDFHexString,
@@ -329,7 +328,7 @@ export class PdfReader {
   private loadObject(num: number): PDFObject | null {
     const entry = this.xref.get(num);
     if (!entry || entry.kind === 'free') return null;
-    if (entry.kind === 'compressed') return this.loadCompressed(num, entry.stream, entry.index);
+    if (entry.kind === 'compressed') return this.loadCompressed(num, entry.stream);
     const obj = this.parseAt(entry.offset, num);
     if (obj !== undefined) return obj;
     const offset = this.recover().get(num);
@@ -358,7 +357,7 @@ export class PdfReader {
     }
   }
 
-  private loadCompressed(num: number, streamNum: number, index: number): PDFObject | null {
+  private loadCompressed(num: number, streamNum: number): PDFObject | null {
     let objStm = this.objectStreams.get(streamNum);
     if (!objStm) {
       const stream = this.lookupRef(PDFRef.of(streamNum));
@@ -380,7 +379,6 @@ export class PdfReader {
       objStm = { data, offsets, first: first.asNumber() };
       this.objectStreams.set(streamNum, objStm);
     }
-    void index;
     const off = objStm.offsets.get(num);
     if (off === undefined) return null;
     const p = new ObjectParser(objStm.data, this.context).moveTo(objStm.first + off);
@@ -497,8 +495,4 @@ export function textOf(obj: PDFObject | undefined): string | undefined {
 
 export function numberOf(obj: PDFObject | undefined): number | undefined {
   return obj instanceof PDFNumber ? obj.asNumber() : undefined;
-}
-
-export function boolOf(obj: PDFObject | undefined): boolean | undefined {
-  return obj instanceof PDFBool ? obj.asBoolean() : undefined;
 }

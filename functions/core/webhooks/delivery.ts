@@ -1,7 +1,7 @@
 import type { Clock } from '../clock';
 import type { EventType } from '../events/events';
 import { FetchError, type HttpClient } from '../net/fetch';
-import { signatureHeader } from './signature';
+import { SIGNATURE_HEADER, signatureHeader } from './signature';
 import type { DeliveryRecord } from './webhook';
 
 /** Per-attempt limit (document 2, Delivery behaviour). */
@@ -128,7 +128,7 @@ export async function runAttemptSeries(deps: DeliveryDeps, first: SeriesTarget, 
       'X-Webhook-Delivery-Id': input.delivery_id,
       'X-Webhook-Timestamp': at.toISOString(),
     };
-    if (target.secrets.length > 0) headers['Service-Signature'] = signatureHeader(body, target.secrets, t);
+    if (target.secrets.length > 0) headers[SIGNATURE_HEADER] = signatureHeader(body, target.secrets, t);
     const began = performance.now();
     let attempt: Attempt;
     try {

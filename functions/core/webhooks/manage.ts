@@ -78,7 +78,7 @@ export async function updateWebhook(deps: WebhookDeps, account: Account, webhook
   const changes = parseUpdateWebhook(body, deps.guard);
   if (changes.url !== undefined) await assertPublicWebhookHost(changes.url, deps.guard);
   const updated = await deps.webhooks.update(webhookId, { ...changes, updated_at: deps.clock.now().toISOString() });
-  if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} was deleted.`, { webhook_id: webhookId });
+  if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} no longer exists. List yours with GET /accounts/me/webhooks or create a new one.`, { webhook_id: webhookId });
   return presentWebhook(updated, deps.clock.now());
 }
 
@@ -99,7 +99,7 @@ export async function rotateWebhookSecret(deps: WebhookDeps & { secrets: SecretB
     previous_secret_expires_at: keepOld ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
     updated_at: now.toISOString(),
   });
-  if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} was deleted.`, { webhook_id: webhookId });
+  if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} no longer exists. List yours with GET /accounts/me/webhooks or create a new one.`, { webhook_id: webhookId });
   return presentWebhook(updated, now, secret);
 }
 
@@ -107,7 +107,7 @@ export async function rotateWebhookSecret(deps: WebhookDeps & { secrets: SecretB
 export async function deleteWebhook(deps: Pick<WebhookDeps, 'webhooks'>, account: Account, webhookId: string) {
   await loadOwnWebhook(deps.webhooks, account.account_id, webhookId);
   if (!(await deps.webhooks.delete(account.account_id, webhookId))) {
-    throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} was already deleted.`, { webhook_id: webhookId });
+    throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} no longer exists (already deleted). List yours with GET /accounts/me/webhooks.`, { webhook_id: webhookId });
   }
   return { webhook_id: webhookId, deleted: true };
 }
