@@ -340,7 +340,10 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
   });
 
   it('gives the queue URL and send rights to every function that writes events, and to no route that does not', () => {
-    const writers = [routeFunction('longjob.create'), routeFunction('pdf.jobs')];
+    // The routes whose handlers write job events: a long job's, a background PDF job's, a bulk job's that cannot
+    // start (bulk.job.failed), and a cancel (bulk.job.cancelled).
+    const writerRoutes = ['longjob.create', 'pdf.jobs', 'bulkjob.create', 'jobs.cancel'];
+    const writers = writerRoutes.map(routeFunction);
     const renderMapping = mappings.find((m) => m !== dispatcherMapping)!;
     writers.push(resources[renderMapping.Properties.FunctionName.Ref]);
     for (const state of ['Process', 'RecordFailure']) {
@@ -351,7 +354,15 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
       expect(JSON.stringify(envOf(fn).WEBHOOK_QUEUE_URL)).toContain(queueId);
       expect(roleActions(fn)).toContain('sqs:SendMessage');
     }
-    for (const id of ['quickjob.create', 'webhooks.list', 'jobs.get']) expect(envOf(routeFunction(id))).not.toHaveProperty('WEBHOOK_QUEUE_URL');
+    const sendsToQueue = (fn: { Properties: any }) =>
+      policyStatementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).some((s) => [s.Action].flat().includes('sqs:SendMessage') && JSON.stringify(s.Resource).includes(`"${queueId}"`));
+    for (const fn of writers) expect(sendsToQueue(fn)).toBe(true);
+    const others = ROUTES.filter((r) => !writerRoutes.includes(r.id));
+    expect(others.length).toBe(ROUTES.length - writerRoutes.length);
+    for (const route of others) {
+      const fn = routeFunction(route.id);
+      expect([route.id, 'WEBHOOK_QUEUE_URL' in envOf(fn), sendsToQueue(fn)]).toEqual([route.id, false, false]);
+    }
   });
 
   it('runs the outbox sweeper every minute from an EventBridge rule, with send rights on the dispatcher queue', () => {

@@ -469,6 +469,9 @@ describe('cancel', () => {
     try {
       const jobId = await submit({ zip_base64: zipB64(Array.from({ length: 12 }, (_, i) => slow(i))) });
       for (const until = Date.now() + 10_000; !(renders.length >= 10 && printing > 0) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      // The moment the test is about: had the wait run out, the cancel would land at some other point.
+      expect(renders.length).toBeGreaterThanOrEqual(10);
+      expect(printing).toBeGreaterThan(0);
       const res = await post(`/jobs/${jobId}/cancel`, undefined);
       expect(res.status).toBe(202);
       expect(await res.json()).toEqual({ job_id: jobId, status: 'processing', cancel_requested: true, message: expect.any(String) });

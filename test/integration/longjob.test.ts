@@ -7,16 +7,24 @@ import { objectKey } from '../../functions/core/jobs/storage-layout';
 import { parsePdfOptions } from '../../functions/core/render/options';
 import { readPdf } from '../support/pdf';
 import { multipart } from '../support/images';
+import { type TestServer, httpsServer, makeTestCa } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
 let user: TestAccount;
+/** An HTTPS server the stack may reach and trusts: where a job's webhook_url points, to show nothing is sent there. */
+let receiver: TestServer;
 
 beforeAll(async () => {
-  stack = await startTestStack({ LONGJOB_TIMEOUT_SECONDS: '3', LOCAL_QUEUE_RETRY_MS: '100' });
+  const ca = makeTestCa();
+  receiver = await httpsServer(ca, (_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok'));
+  stack = await startTestStack({ LONGJOB_TIMEOUT_SECONDS: '3', LOCAL_QUEUE_RETRY_MS: '100', ALLOW_PRIVATE_TARGETS: `localhost:${receiver.port}`, NODE_EXTRA_CA_CERTS: ca.caFile });
   user = await stack.account({ credits_usd: 5, email: 'owner@example.com' });
 });
-afterAll(() => stack?.stop());
+afterAll(async () => {
+  await stack?.stop();
+  await receiver?.close();
+});
 
 const queue = () => stack.queues.get('render')!;
 const submit = (body: unknown, key = user.api_key) => stack.request('POST', '/longjob', { key, json: body });
@@ -112,10 +120,19 @@ describe('POST /longjob', () => {
     expect((await res.json()).error.code).toBe(code);
   });
 
-  it('accepts and ignores an https webhook_url', async () => {
-    const res = await submit({ input_type: 'html', html: '<p>hook</p>', webhook_url: 'https://hooks.example.com/x' });
+  it('accepts an https webhook_url and sends nothing to it: only registered webhooks are notified', async () => {
+    const owner = await stack.account({ credits_usd: 1 });
+    // Positive control: a webhook registered on the same receiver is notified of the job, so a delivery to the
+    // job's webhook_url would arrive too.
+    const hook = await stack.request('POST', '/accounts/me/webhooks', { token: owner.id_token, json: { url: `https://localhost:${receiver.port}/registered` } });
+    expect(hook.status).toBe(201);
+    const res = await submit({ input_type: 'html', html: '<p>hook</p>', webhook_url: `https://localhost:${receiver.port}/per-job` }, owner.api_key);
     expect(res.status).toBe(202);
+    const { job_id } = await res.json();
     await queue().drained();
+    await stack.queues.get('webhooks')!.drained();
+    expect((await stack.services.jobs.get(job_id))!.status).toBe('completed');
+    expect(receiver.hits).toEqual(['/registered']);
   });
 
   it('refuses multipart bodies with INVALID_PARAMETER', async () => {

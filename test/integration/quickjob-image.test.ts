@@ -1,5 +1,5 @@
 import { errorOf } from '../support/errors';
-import { MM_PER_POINT, readPdf } from '../support/pdf';
+import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
 import { GIF, jpeg, multipart, png } from '../support/images';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
@@ -36,14 +36,47 @@ describe('POST /quickjob with images (multipart)', () => {
     expect(job).toMatchObject({ mode: 'image', pages: 2, status: 'completed' });
   });
 
-  it('applies format, landscape and every fit', async () => {
+  it('applies format, landscape, the margin and every fit', async () => {
+    // Letter landscape with a 5 mm top margin and the default 10 mm on the other sides; a 50×90 image (taller than wide).
+    const [pageW, pageH] = [11 * 72, 8.5 * 72];
+    const box = { left: 10 / MM_PER_POINT, right: pageW - 10 / MM_PER_POINT, top: pageH - 5 / MM_PER_POINT, bottom: 10 / MM_PER_POINT };
+    const boxW = box.right - box.left;
+    const boxH = box.top - box.bottom;
+    const centre = { x: (box.left + box.right) / 2, y: (box.top + box.bottom) / 2 };
+    /** Within 1.5 pt (Chromium lays out in whole CSS pixels of 0.75 pt; the margins differ by 14 pt); a failure shows `what` and the value. */
+    const near = (what: string, actual: number, expected: number) => expect({ [what]: Math.abs(actual - expected) <= 1.5 ? expected : actual }).toEqual({ [what]: expected });
+    const drawn: Record<string, { x: number; y: number; width: number; height: number }> = {};
     for (const fit of ['contain', 'cover', 'fill', 'none']) {
       const res = await send([{ name: 'input_type', value: 'image' }, { name: 'options', value: JSON.stringify({ format: 'Letter', landscape: true, fit, margin: { top: '5mm' } }) }, image(png(50, 90), 'tall.png')]);
       expect(res.status).toBe(200);
-      const [page] = await readPdf(new Uint8Array(await res.arrayBuffer()));
-      expect(page.width).toBeCloseTo(11 * 72, 0);
-      expect(page.height).toBeCloseTo(8.5 * 72, 0);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      const [page] = await readPdf(bytes);
+      expect(page.width).toBeCloseTo(pageW, 0);
+      expect(page.height).toBeCloseTo(pageH, 0);
+      const [{ images }] = await readPdfDrawing(bytes);
+      expect(images).toHaveLength(1);
+      drawn[fit] = images[0];
     }
+    // fill: stretched over exactly the area inside the margins.
+    near('fill x', drawn.fill.x, box.left);
+    near('fill width', drawn.fill.width, boxW);
+    near('fill top', drawn.fill.y + drawn.fill.height, box.top);
+    near('fill bottom', drawn.fill.y, box.bottom);
+    // contain: the whole image in proportion, as tall as the area, centred across it.
+    near('contain top', drawn.contain.y + drawn.contain.height, box.top);
+    near('contain height', drawn.contain.height, boxH);
+    near('contain width', drawn.contain.width, (boxH * 50) / 90);
+    near('contain centre', drawn.contain.x + drawn.contain.width / 2, centre.x);
+    // cover: as wide as the area and taller than it (cropped top and bottom), centred on it.
+    near('cover x', drawn.cover.x, box.left);
+    near('cover width', drawn.cover.width, boxW);
+    expect(drawn.cover.height).toBeGreaterThan(boxH + 1);
+    near('cover centre', drawn.cover.y + drawn.cover.height / 2, centre.y);
+    // none: natural size (50×90 CSS pixels of 0.75 pt), centred.
+    near('none width', drawn.none.width, 50 * 0.75);
+    near('none height', drawn.none.height, 90 * 0.75);
+    near('none centre x', drawn.none.x + drawn.none.width / 2, centre.x);
+    near('none centre y', drawn.none.y + drawn.none.height / 2, centre.y);
   });
 
   it('skips unusable images and counts only the included ones', async () => {

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { errorOf } from '../support/errors';
-import { readPdf } from '../support/pdf';
+import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
 import { png } from '../support/images';
 import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
@@ -95,10 +95,26 @@ describe('POST /quickjob with input_type url', () => {
     expect(await pdfText(await convert(at('/plain.html')))).toContain('Plain html');
   });
 
-  it('converts a PNG into a one-page PDF with image defaults', async () => {
+  it('converts a PNG into a one-page PDF with image defaults (A4, 10 mm margins, contain)', async () => {
     const res = await convert(at('/pic.png'));
     expect(res.status).toBe(200);
     expect(res.headers.get('x-pdf-pages')).toBe('1');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    const [page] = await readPdf(bytes);
+    expect(page.width * MM_PER_POINT).toBeCloseTo(210, 0);
+    expect(page.height * MM_PER_POINT).toBeCloseTo(297, 0);
+    // The 60×40 image, kept in proportion, spans the 190 mm between the 10 mm side margins and is centred
+    // between the 10 mm top and bottom margins.
+    const [{ images }] = await readPdfDrawing(bytes);
+    expect(images).toHaveLength(1);
+    const [img] = images;
+    const mm = (points: number) => points * MM_PER_POINT;
+    // Within 0.5 mm (Chromium lays out in whole CSS pixels of 0.26 mm); a failure shows `what` and the value.
+    const near = (what: string, actual: number, expected: number) => expect({ [what]: Math.abs(actual - expected) <= 0.5 ? expected : actual }).toEqual({ [what]: expected });
+    near('left margin', mm(img.x), 10);
+    near('width', mm(img.width), 190);
+    near('height', mm(img.height), (190 * 40) / 60);
+    near('centre from the top', 297 - mm(img.y + img.height / 2), 10 + 277 / 2);
   });
 
   it('decodes the declared charset', async () => {

@@ -1,5 +1,5 @@
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
-import { MM_PER_POINT, readPdf } from '../support/pdf';
+import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -97,7 +97,9 @@ describe('POST /quickjob with HTML', () => {
     const html = '<body style="background:#123456"><p>bg</p></body>';
     const withBg = await pdfOf(await quick({ input_type: 'html', html }));
     const without = await pdfOf(await quick({ input_type: 'html', html, options: { printBackground: false } }));
-    expect(withBg.bytes.byteLength).not.toBe(without.bytes.byteLength);
+    expect((await readPdfDrawing(withBg.bytes))[0].fillColors).toContain('#123456');
+    expect((await readPdfDrawing(without.bytes))[0].fillColors).not.toContain('#123456');
+    expect(without.pages[0].text).toBe('bg');
   });
 
   it('scales content: scale 2 needs more pages than scale 0.5', async () => {
@@ -160,7 +162,9 @@ describe('POST /quickjob with store: true', () => {
 
     const job = await (await stack.request('GET', `/jobs/${body.job_id}`, { key: user.api_key })).json();
     expect(job.s3_url).toEqual(expect.stringContaining(body.job_id));
-    expect(job.s3_url_expires_at).toBeDefined();
+    const linkExpiresIn = Date.parse(job.s3_url_expires_at) - Date.now();
+    expect(linkExpiresIn).toBeGreaterThan(3500_000);
+    expect(linkExpiresIn).toBeLessThanOrEqual(3600_000);
   });
 });
 

@@ -3,9 +3,10 @@
  * real `stripe` client talking to a loopback double of Stripe's API.
  */
 import { randomBytes } from 'node:crypto';
+import Stripe from 'stripe';
 import type { Charge } from '../../functions/core/billing/charging';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
-import { PRICES, type StripeDouble, seconds, startStripeDouble } from '../support/stripe-double';
+import { PRICES, type StripeDouble, TEST_WEBHOOK_SECRET, seconds, startStripeDouble } from '../support/stripe-double';
 
 let double: StripeDouble;
 let stack: TestStack;
@@ -135,6 +136,57 @@ describe('POST /stripe/webhook: one-off credit packs', () => {
     expect((await deliver('checkout.session.completed', anonymous)).body).toMatchObject({ result: 'ignored', reason: 'unknown_account' });
     expect((await deliver('customer.created', { id: cus(), object: 'customer' })).body).toMatchObject({ result: 'ignored', reason: 'event_type_not_handled' });
     expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ status: 'pending', credits_micros: 0 });
+  });
+});
+
+describe('POST /stripe/webhook: correctly signed events that are not what Stripe documents', () => {
+  /** Exactly these bytes, signed as the double signs its events (the stripe library's generateTestHeaderString with the endpoint secret). */
+  async function deliverRaw(payload: string) {
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: TEST_WEBHOOK_SECRET });
+    const res = await stack.request('POST', '/stripe/webhook', { body: payload, headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature } });
+    return { status: res.status, body: await res.json() };
+  }
+  const envelope = (fields: Record<string, unknown>) => ({ object: 'event', api_version: '2026-10-28.endive', created: Math.floor(Date.now() / 1000), livemode: false, pending_webhooks: 1, ...fields });
+  /** A paid checkout of a 100-credit pack for `user`: what a lenient reader of the body would credit. */
+  const paidPack = (user: TestAccount, quantity = 1) => double.checkoutSession({ mode: 'payment', accountId: user.account_id, items: [{ price: PRICES.pack100, quantity }] });
+
+  it.each<[string, (user: TestAccount, id: string) => string, (user: TestAccount, id: string) => Record<string, unknown>]>([
+    [
+      'a body that is not JSON (a paid pack event cut short)',
+      (user, id) => JSON.stringify(envelope({ id, type: 'checkout.session.completed', data: { object: paidPack(user) } })).slice(0, -1),
+      () => ({ event_id: null, type: null, result: 'ignored', reason: 'malformed_event' }),
+    ],
+    [
+      'JSON without a type (around a paid pack checkout)',
+      (user, id) => JSON.stringify(envelope({ id, data: { object: paidPack(user) } })),
+      (_user, id) => ({ event_id: id, type: null, result: 'ignored', reason: 'malformed_event' }),
+    ],
+    [
+      'a checkout.session.completed without its object',
+      (_user, id) => JSON.stringify(envelope({ id, type: 'checkout.session.completed', data: {} })),
+      (_user, id) => ({ event_id: id, type: 'checkout.session.completed', result: 'ignored', reason: 'malformed_event' }),
+    ],
+    [
+      'a checkout.session.completed whose line item quantity is not a whole number',
+      (user, id) => JSON.stringify(envelope({ id, type: 'checkout.session.completed', data: { object: paidPack(user, 1.5) } })),
+      (user, id) => ({ event_id: id, type: 'checkout.session.completed', result: 'ignored', reason: 'invalid_quantity', account_id: user.account_id }),
+    ],
+  ])('settles %s with 200 ignored and changes no balance', async (_what, payload, expected) => {
+    const user = await stack.account({ plan_id: 'pending', credits_usd: 3 });
+    const before = await stack.services.accounts.get(user.account_id);
+    const id = `evt_malformed_${randomBytes(6).toString('hex')}`;
+    const res = await deliverRaw(payload(user, id));
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ received: true, ...expected(user, id) });
+    const after = await stack.services.accounts.get(user.account_id);
+    expect({ status: after!.status, plan_id: after!.plan_id, credits_micros: after!.credits_micros, subscription: after!.subscription }).toEqual({
+      status: before!.status,
+      plan_id: before!.plan_id,
+      credits_micros: 3_000_000,
+      subscription: before!.subscription,
+    });
+    expect((await billing(user)).credits_balance).toBe(3);
+    expect(await stack.services.billingState.eventApplied(id)).toBe(false);
   });
 });
 

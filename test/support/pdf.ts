@@ -10,13 +10,37 @@ export interface PdfPageInfo {
 
 /** Page sizes (points) and text of every page, read by pdfjs in a child process. */
 export function readPdf(bytes: Uint8Array): Promise<PdfPageInfo[]> {
+  return runPdfScript('pdf-text.mjs', bytes);
+}
+
+export interface PdfDrawnImage {
+  /** Lower-left corner, in points from the page's lower-left corner. */
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+export interface PdfPageDrawing {
+  /** Every image painted on the page, in painting order: its box before clipping (a cropped image reaches past what shows). */
+  images: PdfDrawnImage[];
+  /** The distinct RGB fill colours the page's content sets, as '#rrggbb'. */
+  fillColors: string[];
+}
+
+function runPdfScript<T>(script: string, bytes: Uint8Array): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [path.join(__dirname, 'pdf-text.mjs')], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`pdf-text failed: ${stderr || err.message}`));
+    const child = execFile(process.execPath, [path.join(__dirname, script)], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`${script} failed: ${stderr || err.message}`));
       resolve(JSON.parse(stdout).pages);
     });
     child.stdin!.end(Buffer.from(bytes));
   });
+}
+
+/** Where each page draws its images and which fill colours it uses, read by pdfjs in a child process. */
+export function readPdfDrawing(bytes: Uint8Array): Promise<PdfPageDrawing[]> {
+  return runPdfScript('pdf-drawing.mjs', bytes);
 }
 
 export const MM_PER_POINT = 25.4 / 72;

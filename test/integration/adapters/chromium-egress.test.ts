@@ -1,3 +1,4 @@
+import dgram from 'node:dgram';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { systemResolver } from '../../../functions/adapters/net/dns-resolver';
@@ -128,9 +129,16 @@ describe('page sub-requests go through the network guard', () => {
   it('sends no WebRTC UDP outside the proxy', async () => {
     const udp = await udpListener();
     try {
-      await browser.withPage(async (page) => {
+      // Positive control: the listener does count a datagram that reaches it.
+      const sender = dgram.createSocket('udp4');
+      await new Promise<void>((resolve, reject) => sender.send('probe', udp.port, '127.0.0.1', (err) => (err ? reject(err) : resolve())));
+      sender.close();
+      for (const until = Date.now() + 5_000; udp.packets === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      expect(udp.packets).toBe(1);
+
+      const evaluated = await browser.withPage(async (page) => {
         await page.session.send('Page.setDocumentContent', { frameId: page.frameId, html: '<p>rtc</p>' });
-        await page.session.send('Runtime.evaluate', {
+        return page.session.send('Runtime.evaluate', {
           expression: `(async () => {
             const pc = new RTCPeerConnection({ iceServers: [{ urls: 'stun:127.0.0.1:${udp.port}' }] });
             pc.createDataChannel('x');
@@ -141,7 +149,11 @@ describe('page sub-requests go through the network guard', () => {
           awaitPromise: true,
         });
       });
-      expect(udp.packets).toBe(0);
+      // The script ran to its end, and gathering finished without any UDP candidate (with UDP allowed, Chromium
+      // is still gathering against the silent STUN server at this point, and has sent it binding requests).
+      expect(evaluated.exceptionDetails).toBeUndefined();
+      expect(evaluated.result).toEqual({ type: 'string', value: 'complete' });
+      expect(udp.packets).toBe(1);
     } finally {
       udp.close();
     }

@@ -91,7 +91,9 @@ describe('ChromiumRenderer', () => {
     const pid = await browser.processId();
     expect(pid).toBeDefined();
     process.kill(pid!, 'SIGKILL');
-    await new Promise((r) => setTimeout(r, 300));
+    // Until the pool has noticed the disconnect and dropped the dead browser (bounded; a pool that never notices fails below).
+    for (const until = Date.now() + 10_000; (await browser.processId()) === pid && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    expect(await browser.processId()).toBeUndefined();
     const result = await render('<p>after crash</p>');
     expect((await readPdf(result.pdf))[0].text).toBe('after crash');
     expect(await browser.processId()).not.toBe(pid);

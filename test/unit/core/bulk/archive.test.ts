@@ -70,7 +70,9 @@ describe('inspectArchive', () => {
     ]);
     expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'symlink', entry: 'link' } });
     // An ordinary file with Unix permissions is fine.
-    await expect(inspectArchive(rawZip([{ name: 'a.html', data: 'x', unixMode: 0o100644 }]))).resolves.toBeDefined();
+    const ordinary = await inspectArchive(rawZip([{ name: 'a.html', data: 'x', unixMode: 0o100644 }]));
+    expect(ordinary.files.map((f) => f.path)).toEqual(['a.html']);
+    expect((await readEntry(ordinary, ordinary.files[0])).toString()).toBe('x');
   });
 
   it.each<[string, (zip: Buffer) => void]>([
@@ -86,7 +88,13 @@ describe('inspectArchive', () => {
   });
 
   it('accepts local headers that leave checksum and sizes to a data descriptor (yazl writes those)', async () => {
-    await expect(inspectArchive(await yazlZip({ 'a.html': '<p>a</p>', 'b.html': '<p>b</p>' }))).resolves.toBeDefined();
+    const archive = await inspectArchive(await yazlZip({ 'a.html': '<p>a</p>', 'b.html': '<p>bb</p>' }));
+    expect(archive.files.map((f) => [f.path, f.size])).toEqual([
+      ['a.html', 8],
+      ['b.html', 9],
+    ]);
+    expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>a</p>');
+    expect((await readEntry(archive, archive.files[1])).toString()).toBe('<p>bb</p>');
   });
 
   it('refuses an end record that counts fewer entries than the central directory holds', async () => {

@@ -297,7 +297,7 @@ describe('retries', () => {
     const prepared = await prepareBulkJob(w.deps, { job_id });
     for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
     w.blobs.failPuts.add(`${job_id}.zip`);
-    await expect(finishBulkJob(w.deps, { job_id })).rejects.toBeDefined();
+    await expect(finishBulkJob(w.deps, { job_id })).rejects.toMatchObject({ name: 'TransientTaskError' });
     expect(credits(w)).toBe(0);
     w.blobs.failPuts.clear();
     await finishBulkJob(w.deps, { job_id });
@@ -363,10 +363,16 @@ describe('cancel', () => {
     // One slot: f0 prints at once, the others have read the job (no cancel yet) and queue for the slot.
     let openSlots!: () => void;
     const slotsFree = new Promise<void>((resolve) => (openSlots = resolve));
-    w.renderer.slot = (req) => (req.bundle!.documentPath === 'f0.html' ? undefined : slotsFree);
+    let allCalled!: () => void;
+    const everyFileAtRenderer = new Promise<void>((resolve) => (allCalled = resolve));
+    w.renderer.slot = (req) => {
+      if (w.renderer.calls.length === 4) allCalled();
+      return req.bundle!.documentPath === 'f0.html' ? undefined : slotsFree;
+    };
     const tasks = prepared.items.map((index) => renderBulkFile(w.deps, { job_id, index }));
-    // Every file reaches the renderer once its source is read from the bundle (inflated off the main thread).
-    for (let i = 0; i < 100 && w.renderer.calls.length < 4; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Every file reaches the renderer once its source is read from the bundle (inflated off the main thread);
+    // should the tasks end without that, the length check below fails instead of waiting.
+    await Promise.race([everyFileAtRenderer, Promise.allSettled(tasks)]);
     expect(w.renderer.calls).toHaveLength(4);
     expect((await cancelJob(w.deps, (await w.jobs.get(job_id))!)).statusCode).toBe(202);
     openSlots();

@@ -51,16 +51,23 @@ describe('processLongJob under at-least-once delivery', () => {
     await w.jobs.put({ ...job, input_key: 'inputs/job_late.json' });
 
     let releaseFirst!: () => void;
+    let firstRendering!: () => void;
+    const firstAtRenderer = new Promise<void>((resolve) => (firstRendering = resolve));
     const renderer = new FakeRenderer();
     let calls = 0;
-    renderer.slot = () => (++calls === 1 ? new Promise<void>((resolve) => (releaseFirst = resolve)) : undefined);
+    renderer.slot = () => {
+      if (++calls !== 1) return undefined;
+      firstRendering();
+      return new Promise<void>((resolve) => (releaseFirst = resolve));
+    };
     // The first worker's document fails late (over the page limit), after the second took over and finished.
     renderer.behave = (req) => (req === renderer.calls[0] ? { pages: 500 } : {});
     const mails: unknown[] = [];
     const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: unknown) => void mails.push(m) } };
 
     const first = processLongJob(deps, 'job_late', 1000);
-    await new Promise((r) => setTimeout(r, 10));
+    // The first worker has claimed the job and is printing it.
+    await firstAtRenderer;
     t += 120_000; // past the first worker's lease (timeout + 60 s)
     expect(await processLongJob(deps, 'job_late', 1000)).toBe('completed');
     releaseFirst();

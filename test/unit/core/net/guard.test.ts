@@ -101,7 +101,7 @@ describe('NetworkGuard', () => {
     await expect(g.approve('localhost', 8443)).resolves.toMatchObject({ addresses: [v4('127.0.0.1')] });
     await expect(g.approve('localhost', 9000)).rejects.toBeInstanceOf(BlockedTargetError);
     await expect(g.approve('10.0.0.1', 8443)).rejects.toBeInstanceOf(BlockedTargetError);
-    await expect(g.approve('svc.test.example', 25)).resolves.toBeDefined();
+    await expect(g.approve('svc.test.example', 25)).resolves.toEqual({ host: 'svc.test.example', port: 25, addresses: [v4('10.1.1.1')] });
     expect(() => new PrivateTargetAllowlist('http://x')).toThrow();
   });
 

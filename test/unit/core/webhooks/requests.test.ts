@@ -14,6 +14,8 @@ import { refusal } from '../../../support/errors';
 
 const resolver = { resolve: jest.fn(async () => [{ address: '93.184.216.34', family: 4 as const }]) };
 const guard = new NetworkGuard(resolver, new PrivateTargetAllowlist(undefined));
+// The resolver is shared: each test sees only its own lookups.
+beforeEach(() => resolver.resolve.mockClear());
 
 describe('webhook URL rules (the literal part)', () => {
   const refused = (url: unknown) => refusal(() => validateWebhookUrl(url, guard));

@@ -15,26 +15,39 @@ describe('LocalQueue across a crash', () => {
   it('keeps a message whose delivery never finished, and gives it again once its handler would have timed out', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
     dirs.push(dir);
-    // The first process takes the message and dies in the middle of its delivery (the handler never returns).
-    const crashed = queue(dir, () => new Promise<void>(() => undefined));
-    await crashed.send({ n: 1 });
-    await new Promise((r) => setTimeout(r, 30));
-    const stored = JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'));
-    expect(stored).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 1, visibleAt: expect.any(Number) })]);
-
-    // A new process on the same directory: nothing before the visibility deadline, then one delivery.
-    const seen: { afterMs: number; body: string; receives: string }[] = [];
-    const started = Date.now();
-    const restarted = queue(dir, async (event) => {
-      const [record] = event.Records;
-      seen.push({ afterMs: Date.now() - started, body: record.body, receives: record.attributes.ApproximateReceiveCount });
+    // The first process takes the message and dies in the middle of its delivery: its handler does not return
+    // (until the end of the test, where this queue, still alive inside the test process, is let go and stopped).
+    let delivering!: () => void;
+    const crashedDelivering = new Promise<void>((resolve) => (delivering = resolve));
+    let releaseCrashed: (() => void) | undefined;
+    const crashed = queue(dir, () => {
+      delivering();
+      return new Promise<void>((resolve) => (releaseCrashed = resolve));
     });
-    await new Promise((r) => setTimeout(r, 60));
-    expect(seen).toEqual([]);
-    await restarted.drained();
-    expect(seen).toEqual([{ afterMs: expect.any(Number), body: '{"n":1}', receives: '2' }]);
-    expect(seen[0].afterMs).toBeGreaterThanOrEqual(100);
-    expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([]);
-    await restarted.stop();
+    let restarted: LocalQueue<{ n: number }> | undefined;
+    try {
+      await crashed.send({ n: 1 });
+      await crashedDelivering;
+      const stored = JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'));
+      expect(stored).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 1, visibleAt: expect.any(Number) })]);
+
+      // A new process on the same directory: nothing before the visibility deadline, then one delivery.
+      const seen: { afterMs: number; body: string; receives: string }[] = [];
+      const started = Date.now();
+      restarted = queue(dir, async (event) => {
+        const [record] = event.Records;
+        seen.push({ afterMs: Date.now() - started, body: record.body, receives: record.attributes.ApproximateReceiveCount });
+      });
+      await new Promise((r) => setTimeout(r, 60));
+      expect(seen).toEqual([]);
+      await restarted.drained();
+      expect(seen).toEqual([{ afterMs: expect.any(Number), body: '{"n":1}', receives: '2' }]);
+      expect(seen[0].afterMs).toBeGreaterThanOrEqual(100);
+      expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([]);
+    } finally {
+      await restarted?.stop();
+      releaseCrashed?.();
+      await crashed.stop();
+    }
   });
 });
