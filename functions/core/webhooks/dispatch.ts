@@ -14,6 +14,8 @@ import { type DeliveryRecord, type Webhook, activeSealedSecrets } from './webhoo
 export const DELIVERY_LEASE_MS = 90_000;
 /** The sweeper re-sends events still pending after this long (the direct notice had its chance, and any lease ran out). */
 export const SWEEP_AFTER_SECONDS = 120;
+/** An event still pending this long is given up (its failures are permanent, or it would flood receivers with stale news). */
+export const ABANDON_AFTER_SECONDS = 24 * 3600;
 
 export interface DispatchDeps {
   outbox: Outbox;
@@ -73,8 +75,12 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
   // One payload (one signed link) for every webhook of this run, built only when someone is called.
   let body: Promise<string> | null = null;
   const payloadBody = () => (body ??= buildPayload(deps, event).then((p) => JSON.stringify(p)));
-  const finished = await Promise.all(targets.map((webhook) => deliverTo(deps, event, webhook, payloadBody)));
-  if (finished.every(Boolean)) {
+  // Every pair runs to its end even when another fails; a failure then makes the whole notice come again (pairs
+  // that finished are not repeated).
+  const settled = await Promise.allSettled(targets.map((webhook) => deliverTo(deps, event, webhook, payloadBody)));
+  const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failure) throw failure.reason;
+  if (settled.every((s) => s.status === 'fulfilled' && s.value)) {
     await deps.outbox.markDispatched(event.job_id, event.event_id, deps.clock.now().toISOString());
     return 'dispatched';
   }
@@ -118,9 +124,34 @@ async function deliverTo(deps: DispatchDeps, event: OutboxEvent, listed: Webhook
     const stop = deliveryStopReason(current, event.event);
     return stop ? { stop } : targetOf(deps, current!, at);
   };
+  let first: SeriesTarget;
+  try {
+    first = targetOf(deps, webhook, startedAt);
+  } catch (err) {
+    // A secret that cannot be unsealed stays so on every try: one failed record, not a retry forever.
+    deps.log?.(`webhook ${webhook.webhook_id}: signing secret unreadable`, err);
+    const at = deps.clock.now().toISOString();
+    await deps.deliveries.complete({
+      delivery_id: claim.delivery_id,
+      webhook_id: webhook.webhook_id,
+      account_id: event.account_id,
+      job_id: event.job_id,
+      event_id: event.event_id,
+      event_type: event.event,
+      status: 'failed',
+      status_code: null,
+      error_message: 'Not sent: the signing secret could not be read. Rotate it (POST /accounts/me/webhooks/{webhook_id}/rotate-secret).',
+      retry_count: 0,
+      started_at: startedAt.toISOString(),
+      delivered_at: at,
+      duration_ms: 0,
+      payload_size_bytes: Buffer.byteLength(body),
+    });
+    return true;
+  }
   const result: SeriesResult = await runAttemptSeries(
     { http: deps.http, clock: deps.clock, sleep: deps.sleep },
-    targetOf(deps, webhook, startedAt),
+    first,
     { delivery_id: claim.delivery_id, event_type: event.event, body },
     { retryDelaysMs: deps.retryDelaysMs, reload },
   );
@@ -144,16 +175,24 @@ async function deliverTo(deps: DispatchDeps, event: OutboxEvent, listed: Webhook
  * they were written — their notice was lost, or the dispatcher failed — are sent to the dispatcher again.
  */
 export async function sweepOutbox(
-  deps: { outbox: Outbox; queue: MessageQueue<OutboxNotice>; clock: Clock },
+  deps: { outbox: Outbox; queue: MessageQueue<OutboxNotice>; clock: Clock; log?: (message: string) => void },
   opts: { olderThanSeconds?: number; perShard?: number } = {},
-): Promise<number> {
-  const before = new Date(deps.clock.now().getTime() - (opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS) * 1000).toISOString();
+): Promise<{ sent: number; abandoned: number }> {
+  const now = deps.clock.now();
+  const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
   let sent = 0;
+  let abandoned = 0;
   for (let shard = 0; shard < deps.outbox.shards; shard++) {
-    for (const notice of await deps.outbox.listPending(shard, before, opts.perShard ?? 100)) {
+    // Oldest first: what has been pending for a day leaves the index (it stays stored with its job).
+    for (const notice of await deps.outbox.listPending(shard, ago(ABANDON_AFTER_SECONDS), opts.perShard ?? 100)) {
+      await deps.outbox.markDispatched(notice.job_id, notice.event_id, now.toISOString());
+      deps.log?.(`outbox event ${notice.event_id} of job ${notice.job_id} given up after ${ABANDON_AFTER_SECONDS / 3600} h pending`);
+      abandoned++;
+    }
+    for (const notice of await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), opts.perShard ?? 100)) {
       await deps.queue.send(notice);
       sent++;
     }
   }
-  return sent;
+  return { sent, abandoned };
 }

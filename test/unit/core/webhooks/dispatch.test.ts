@@ -301,13 +301,56 @@ describe('a series under way sees the webhook as it is at each retry', () => {
   });
 });
 
+describe('dispatchEvent when a webhook cannot be served', () => {
+  it('records one failed delivery for a secret that cannot be read and still calls the others', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_ok'), { ...hook('wh_broken'), secret_sealed: 'not-a-sealed-secret' }];
+    const notice = add('job.completed');
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id'])).toEqual(['wh_ok']);
+    expect(memory.records.find((r) => r.webhook_id === 'wh_broken')).toMatchObject({ status: 'failed', retry_count: 0, error_message: expect.stringMatching(/rotate-secret/) });
+    // Sending the notice again repeats nothing: both pairs are done.
+    expect(await dispatchEvent(deps, notice)).toBe('already_dispatched');
+  });
+
+  it('lets every other series finish before a failing one makes the notice come again, and repeats none of them', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_a'), hook('wh_db'), hook('wh_c')];
+    const markTriggered = memory.markTriggered.bind(memory);
+    let failures = 1;
+    memory.markTriggered = async (id, event, at) => {
+      if (id === 'wh_db' && failures-- > 0) throw new Error('table throttled');
+      return markTriggered(id, event, at);
+    };
+    const notice = add('job.completed');
+    await expect(dispatchEvent(deps, notice)).rejects.toThrow('table throttled');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id']).sort()).toEqual(['wh_a', 'wh_c']);
+    expect(memory.records.map((r) => r.webhook_id).sort()).toEqual(['wh_a', 'wh_c']);
+    // The redelivered notice, once the pair's lease has run out, finishes only the failed pair.
+    clockMs += 91_000;
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id']).sort()).toEqual(['wh_a', 'wh_c', 'wh_db']);
+  });
+});
+
 describe('sweepOutbox', () => {
   it('re-sends events still pending two minutes after their write', async () => {
     const { memory, add } = setup();
     const notice = add('job.completed');
     const queue = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void queue.sent.push(m) };
-    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 119_000) } })).toBe(0);
-    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 121_000) } })).toBe(1);
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 119_000) } })).toEqual({ sent: 0, abandoned: 0 });
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 121_000) } })).toEqual({ sent: 1, abandoned: 0 });
     expect(queue.sent).toEqual([notice]);
+  });
+
+  it('gives up an event pending for a day: it leaves the pending index and is not sent again', async () => {
+    const { memory, add } = setup();
+    const notice = add('job.completed');
+    const queue = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void queue.sent.push(m) };
+    const logged: string[] = [];
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 86_401_000) }, log: (m) => logged.push(m) })).toEqual({ sent: 0, abandoned: 1 });
+    expect(memory.events.get(notice.event_id)!.pending).toBe(false);
+    expect(queue.sent).toEqual([]);
+    expect(logged).toEqual([expect.stringContaining(notice.event_id)]);
   });
 });
