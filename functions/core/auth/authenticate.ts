@@ -44,6 +44,8 @@ export function unauthorized(message: string, details: Record<string, unknown> =
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** How long a request waits for its key's `last_used_at` write: awaited (a frozen Lambda would lose it), never for long. */
+const TOUCH_WAIT_MS = 250;
 
 /** Cognito subjects are UUIDs and local ones short ids; anything empty, longer than 128 or with control characters is not an account. */
 const ACCOUNT_ID_SHAPE = /^[^\u0000-\u001f\u007f]{1,128}$/;
@@ -83,7 +85,7 @@ export async function authenticate(deps: AuthenticateDeps, access: Exclude<Route
     return { account_id: token.sub, credential: 'id_token', api_key_id: null };
   } catch (err) {
     if (err instanceof TokenExpiredError) throw unauthorized('The ID token has expired. Sign in again to get a new one.', { reason: 'token_expired' });
-    throw unauthorized('The ID token is not valid for this service.', { reason: 'invalid_token' });
+    throw unauthorized('The ID token is not valid for this service. Sign in to the dashboard again and send its new ID token.', { reason: 'invalid_token' });
   }
 }
 
@@ -95,7 +97,10 @@ async function verifyApiKey(deps: AuthenticateDeps, key: string): Promise<Princi
   if (!record) throw invalid();
   const now = deps.clock.now();
   if (!record.last_used_at || now.getTime() - Date.parse(record.last_used_at) > LAST_USED_RESOLUTION_MS) {
-    deps.apiKeys.touch(record, now).catch((err) => deps.log?.('could not record API key use', err));
+    const touched = deps.apiKeys.touch(record, now).catch((err) => deps.log?.('could not record API key use', err));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([touched, new Promise<void>((resolve) => (timer = setTimeout(resolve, TOUCH_WAIT_MS)))]);
+    clearTimeout(timer);
   }
   return { account_id: record.account_id, credential: 'api_key', api_key_id: record.api_key_id };
 }

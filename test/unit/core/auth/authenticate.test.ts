@@ -43,6 +43,15 @@ describe('authenticate', () => {
     expect(touched).toContain('key_1');
   });
 
+  it("waits for the key's last-use write before answering (a frozen Lambda would lose it), but not for a stuck one", async () => {
+    const written: string[] = [];
+    const slow: ApiKeyRepository = { ...apiKeys, touch: (r) => new Promise((resolve) => setTimeout(() => resolve(void written.push(r.api_key_id)), 30)) };
+    await authenticate({ ...deps(okToken), apiKeys: slow }, 'key_or_token', { type: 'api_key', key: key.plaintext });
+    expect(written).toEqual(['key_1']);
+    const stuck: ApiKeyRepository = { ...apiKeys, touch: () => new Promise(() => undefined) };
+    await expect(authenticate({ ...deps(okToken), apiKeys: stuck }, 'key_or_token', { type: 'api_key', key: key.plaintext })).resolves.toMatchObject({ api_key_id: 'key_1' });
+  });
+
   it('refuses keys on ID-token-only routes', async () => {
     await expect(authenticate(deps(okToken), 'token', { type: 'api_key', key: key.plaintext })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'id_token_required' } });
   });
