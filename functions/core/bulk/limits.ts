@@ -32,8 +32,11 @@ export const BULK_IDLE_QUIET_MS = 100;
 export const BULK_FILE_TIMEOUT_SECONDS = 60;
 /** Files not started within this time after the job started are skipped with TIME_BUDGET_EXCEEDED. */
 export const BULK_JOB_TIME_BUDGET_SECONDS = 15 * 60;
-/** A slot of a job that died without finishing is free again after this long (longer than any job runs). */
-export const BULK_SLOT_LEASE_SECONDS = 45 * 60;
+/**
+ * A slot of a job that died without finishing is free again after this long: longer than the bulk workflow may run
+ * (its TimeoutSeconds, 2 hours, with Prepare and Finish retries), so a slow job never loses its slot.
+ */
+export const BULK_SLOT_LEASE_SECONDS = 2 * 3600 + 10 * 60;
 
 export type BundleType = 'html' | 'markdown';
 export const BUNDLE_TYPES: readonly BundleType[] = ['html', 'markdown'];
