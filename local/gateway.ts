@@ -85,12 +85,17 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown, reque
   send(res, status, { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...CORS }, JSON.stringify(body));
 }
 
+/** The status a gateway response answers with; DEFAULT_4XX/5XX have none of their own in API Gateway (they keep the failure's). */
+export function gatewayResponseStatus(type: GatewayResponseType): number {
+  return gatewayResponse(type).status ?? (type === 'DEFAULT_5XX' ? 500 : 400);
+}
+
 /** Renders a gateway response, filling `$authorizer.<key>` from a Deny context. */
 function sendGatewayResponse(res: http.ServerResponse, type: GatewayResponseType, requestId: string, authorizerContext: Record<string, unknown> = {}) {
   const def = gatewayResponse(type);
   const fill = (text: string) => text.replace(/^\$authorizer\.(\w+)$/, (_, key) => String(authorizerContext[key] ?? ''));
   const details = Object.fromEntries(Object.entries(def.details ?? {}).map(([key, text]) => [key, fill(text)]));
-  sendJson(res, def.status ?? 400, { error: { code: fill(def.code), message: fill(def.message), details } }, requestId);
+  sendJson(res, gatewayResponseStatus(type), { error: { code: fill(def.code), message: fill(def.message), details } }, requestId);
 }
 
 /**
