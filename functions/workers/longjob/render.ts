@@ -1,9 +1,10 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { LONGJOB_TIMEOUT_SECONDS, abandonLongJob, processLongJob } from '../../core/conversion/longjob';
 import { services } from '../../composition';
+import { QUEUES } from '../../queues';
 
-/** Deliveries after which an unexpected failure gives the job up (the queue's redrive limit). */
-export const MAX_RECEIVES = 3;
+/** Deliveries after which an unexpected failure gives the job up: the queue's redrive limit. */
+export const MAX_RECEIVES = QUEUES.find((q) => q.name === 'render')!.maxReceiveCount;
 /** Time kept back from the Lambda deadline to record the outcome. */
 const FINISH_MARGIN_MS = 30_000;
 
@@ -39,7 +40,13 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
     } catch (err) {
       svc.log.error(`render worker failed on job ${jobId || record.messageId}`, err);
       if (jobId && Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES) {
-        await abandonLongJob({ jobs: svc.jobs, clock: svc.clock }, jobId, 'The job could not be processed.').catch((e) => svc.log.error('could not abandon job', e));
+        const message = 'The job failed on our side after several attempts; nothing was charged. Submit it again.';
+        const gaveUp = await abandonLongJob({ jobs: svc.jobs, clock: svc.clock }, jobId, message).then(
+          () => true,
+          (e: unknown) => (svc.log.error('could not abandon job', e), false),
+        );
+        // Not recorded: the message goes back (to the dead-letter queue past its limit) rather than vanish.
+        if (!gaveUp) failures.push({ itemIdentifier: record.messageId });
       } else {
         failures.push({ itemIdentifier: record.messageId });
       }

@@ -1,6 +1,7 @@
 import type { SQSEvent } from 'aws-lambda';
 import { type Services, setServices } from '../../../../functions/composition';
 import { handler } from '../../../../functions/workers/longjob/render';
+import { newJob } from '../../../../functions/core/jobs/job';
 import { MemoryJobs } from '../../../support/memory';
 
 afterEach(() => setServices(null));
@@ -17,5 +18,27 @@ describe('long-job render worker', () => {
     // A job that no longer exists is skipped: the message is done, not failed back for redelivery.
     expect(await handler(event)).toEqual({ batchItemFailures: [] });
     expect(log.error).not.toHaveBeenCalled();
+  });
+
+  it('gives a job up on its last delivery, and hands the message back when even that cannot be recorded', async () => {
+    const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    const jobs = new MemoryJobs();
+    await jobs.put(newJob({ job_id: 'job_stuck', account_id: 'acct1', job_type: 'long', status: 'processing', mode: 'html', now: new Date() }));
+    const svc = { jobs, clock: { now: () => new Date() }, config: {}, log };
+    // Every render dependency fails: the unexpected failure path.
+    for (const name of ['blobs', 'renderer', 'accounts', 'plans', 'billing', 'mailer']) Object.defineProperty(svc, name, { get: () => { throw new Error(`${name} down`); } });
+    setServices(svc as unknown as Services);
+    const delivery = (count: number) => ({ Records: [{ messageId: 'm1', body: JSON.stringify({ job_id: 'job_stuck' }), attributes: { ApproximateReceiveCount: String(count) } }] }) as unknown as SQSEvent;
+    expect(await handler(delivery(1))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    expect((await jobs.get('job_stuck'))!.status).toBe('processing');
+
+    const putIf = jobs.putIf.bind(jobs);
+    jobs.putIf = async () => {
+      throw new Error('table throttled');
+    };
+    expect(await handler(delivery(3))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    jobs.putIf = putIf;
+    expect(await handler(delivery(3))).toEqual({ batchItemFailures: [] });
+    expect(await jobs.get('job_stuck')).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: expect.stringMatching(/Submit it again/) });
   });
 });
