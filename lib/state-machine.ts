@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { Duration } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -11,8 +10,6 @@ export interface AslStateMachineProps {
   definitionFile: string;
   /** `${Name}` in the ASL → the Lambda function behind that Task state. */
   tasks: Record<string, lambda.IFunction>;
-  /** Upper bound of one execution (the ASL's own TimeoutSeconds applies too). */
-  timeout?: Duration;
 }
 
 /**
@@ -31,13 +28,14 @@ export class AslStateMachine extends Construct {
     const placeholders = new Set([...text.matchAll(/\$\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]));
     for (const name of placeholders) if (!props.tasks[name]) throw new Error(`${props.definitionFile}: no function given for \${${name}}`);
     for (const name of Object.keys(props.tasks)) if (!placeholders.has(name)) throw new Error(`${props.definitionFile}: task ${name} is not used by the definition`);
+    // The ASL's own TimeoutSeconds is the only bound of an execution (CDK's `timeout` does not reach a string definition).
+    if (!(Number((JSON.parse(text) as { TimeoutSeconds?: unknown }).TimeoutSeconds) > 0)) throw new Error(`${props.definitionFile}: set a top-level TimeoutSeconds`);
     this.logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       // Inline (not an S3 asset), so the template shows exactly the ASL the local runner executes.
       definitionBody: sfn.DefinitionBody.fromString(text),
       definitionSubstitutions: Object.fromEntries(Object.entries(props.tasks).map(([name, fn]) => [name, fn.functionArn])),
       stateMachineType: sfn.StateMachineType.STANDARD,
-      timeout: props.timeout ?? Duration.minutes(30),
       logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
       tracingEnabled: true,
     });
