@@ -14,6 +14,8 @@ import { pinnedLookup } from './guarded-http';
 export class EgressProxy {
   /** Refused targets (host:port), in order; their count is the document's blocked network requests. */
   readonly refused: string[] = [];
+  /** Set by close(): requests still being checked then open no upstream connection. */
+  private closed = false;
   private readonly sockets = new Set<net.Socket>();
 
   private constructor(
@@ -51,6 +53,8 @@ export class EgressProxy {
       if (!m) return this.refuse(client, 400, 'Bad Request');
       try {
         const target = await approve(m[1], Number(m[2]));
+        // Closed while the name was being checked (the document ended): no connection is opened for nobody.
+        if (this.closed || client.destroyed) return client.destroy();
         // The host name goes to the pinned lookup, which answers only with the approved addresses (all are tried).
         const upstream = net.connect({ host: target.host, port: target.port, lookup: pinnedLookup(target), autoSelectFamily: true });
         this.sockets.add(upstream);
@@ -84,6 +88,7 @@ export class EgressProxy {
       try {
         const port = url.port ? Number(url.port) : 80;
         const target = await approve(url.hostname, port);
+        if (this.closed || res.destroyed) return res.destroy();
         const headers = { ...req.headers };
         delete headers['proxy-connection'];
         delete headers['proxy-authorization'];
@@ -117,6 +122,7 @@ export class EgressProxy {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
