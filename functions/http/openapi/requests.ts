@@ -15,7 +15,7 @@ import {
   updateWebhookBodySchema,
   webhookListQuerySchema,
 } from '../../core/webhooks/requests';
-import { quickjobImageFormSchema } from '../quickjob/image-form';
+import { quickjobImageFormSchema } from '../../core/conversion/image-form';
 
 /** What a route reads from the request besides its path: the same zod schemas its handler validates with. */
 export interface RequestSchemas {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_IMAGE_REQUEST_BYTES } from '../../../../functions/core/render/images';
-import { parseImageForm, quickjobImageFormSchema } from '../../../../functions/http/quickjob/image-form';
+import { quickjobImageFormSchema } from '../../../../functions/core/conversion/image-form';
+import { parseImageForm } from '../../../../functions/http/quickjob/image-form';
 import { refusal } from '../../../support/errors';
 import { multipart, png } from '../../../support/images';
 
