@@ -66,3 +66,15 @@ export async function createApiKey(repo: ApiKeyRepository, accountId: string, na
   }
   return { record, plaintext: key.plaintext };
 }
+
+/** DELETE /accounts/me/api-keys/{id}: the key stops working with the next request; only the account's own keys. */
+export async function revokeApiKey(repo: ApiKeyRepository, accountId: string, apiKeyId: string): Promise<{ api_key_id: string; revoked: true }> {
+  const outcome = await repo.delete(accountId, apiKeyId);
+  if (outcome === 'other_account') {
+    throw new ServiceError('ACCESS_DENIED', `API key ${apiKeyId} belongs to another account; an account can revoke only its own keys.`, { api_key_id: apiKeyId });
+  }
+  if (outcome === 'not_found') {
+    throw new ServiceError('API_KEY_NOT_FOUND', `No API key ${apiKeyId} on this account. GET /accounts/me/api-keys lists them.`, { api_key_id: apiKeyId });
+  }
+  return { api_key_id: apiKeyId, revoked: true };
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createApiKeyBodySchema, parseKeyName } from '../../../../functions/core/auth/manage-keys';
+import { createApiKeyBodySchema, parseKeyName, revokeApiKey } from '../../../../functions/core/auth/manage-keys';
+import type { ApiKeyRepository } from '../../../../functions/core/auth/ports';
 import { refusal } from '../../../support/errors';
 
 describe('parseKeyName', () => {
@@ -26,5 +27,14 @@ describe('parseKeyName', () => {
   it('documents the name', () => {
     const json = z.toJSONSchema(createApiKeyBodySchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
     expect(json.properties.name.description).toContain('API key');
+  });
+});
+
+describe('revokeApiKey', () => {
+  const repo = (outcome: 'deleted' | 'not_found' | 'other_account') => ({ delete: async () => outcome }) as unknown as ApiKeyRepository;
+  it("revokes the account's own key; another account's is ACCESS_DENIED, an unknown one API_KEY_NOT_FOUND", async () => {
+    expect(await revokeApiKey(repo('deleted'), 'acc_1', 'key_1')).toEqual({ api_key_id: 'key_1', revoked: true });
+    await expect(revokeApiKey(repo('other_account'), 'acc_1', 'key_2')).rejects.toMatchObject({ code: 'ACCESS_DENIED', details: { api_key_id: 'key_2' } });
+    await expect(revokeApiKey(repo('not_found'), 'acc_1', 'key_3')).rejects.toMatchObject({ code: 'API_KEY_NOT_FOUND', details: { api_key_id: 'key_3' } });
   });
 });
