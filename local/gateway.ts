@@ -12,7 +12,7 @@ import { toHttpError } from '../functions/http/errors';
 import { type GatewayResponseType, gatewayResponse } from '../functions/http/gateway-responses';
 import { EXPOSED_HEADERS } from '../functions/http/responses';
 import { type RouteDef, handlerRef, matchRoute } from '../functions/routes';
-import { loadHandler } from './handlers';
+import { lambdaContext, loadHandler } from './handlers';
 
 export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
 /** Past this the connection is dropped instead of drained. */
@@ -34,24 +34,6 @@ export interface GatewayOptions {
   throttle: { ratePerSecond: number; burst: number };
   /** Time allowed to send a whole request (default 30 s); a client trickling a body must not hold its buffers for long. */
   requestTimeoutMs?: number;
-}
-
-function lambdaContext(functionName: string, requestId: string, timeoutMs: number): Context {
-  const deadline = Date.now() + timeoutMs;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '2048',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
 }
 
 class TokenBucket {
@@ -200,7 +182,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       };
       let verdict: APIGatewayAuthorizerResult;
       try {
-        verdict = await authorizer(authEvent, lambdaContext('authorizer', requestId, 10_000));
+        verdict = await authorizer(authEvent, lambdaContext('authorizer', 10_000, requestId));
       } catch (err) {
         log.error('authorizer failure', err);
         return sendGatewayResponse(res, 'AUTHORIZER_FAILURE', requestId);
@@ -226,7 +208,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       isBase64Encoded: body.length > 0,
     };
     const ref = handlerRef(route);
-    const result: APIGatewayProxyResult = await loadHandler<LambdaHandler>(ref)(event, lambdaContext(route.id, requestId, (route.timeoutSeconds ?? 29) * 1000));
+    const result: APIGatewayProxyResult = await loadHandler<LambdaHandler>(ref)(event, lambdaContext(route.id, (route.timeoutSeconds ?? 29) * 1000, requestId));
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) out[k] = v.map(String);

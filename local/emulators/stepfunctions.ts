@@ -10,6 +10,7 @@ import type { Context } from 'aws-lambda';
 import type { WorkflowStarter } from '../../functions/core/workflows/ports';
 import type { Logger } from '../../functions/logger';
 import type { WorkflowDef } from '../../functions/workflows';
+import { lambdaContext, loadHandler } from '../handlers';
 
 // aws-local-stepfunctions 3 targets Node 22; Node 20 lacks Promise.withResolvers.
 type Resolvers<T> = { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
@@ -45,24 +46,6 @@ export interface LocalWorkflowOptions {
   rootDir?: string;
 }
 
-function lambdaContext(name: string, timeoutSeconds: number): Context {
-  const deadline = Date.now() + timeoutSeconds * 1000;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName: name,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${name}`,
-    memoryLimitInMB: '2048',
-    awsRequestId: `${name}-${Date.now()}`,
-    logGroupName: `/aws/lambda/${name}`,
-    logStreamName: 'local',
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => undefined,
-    fail: () => undefined,
-    succeed: () => undefined,
-  };
-}
-
 /** The ASL with every `${Name}` substitution replaced by a local Lambda ARN (what the CDK substitutes in AWS). */
 export function localDefinition(def: WorkflowDef, rootDir = ROOT): Record<string, unknown> {
   const text = readFileSync(path.join(rootDir, def.definition), 'utf8').replace(/\$\{([A-Za-z0-9_]+)\}/g, (_, name: string) => {
@@ -75,8 +58,7 @@ export function localDefinition(def: WorkflowDef, rootDir = ROOT): Record<string
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly machines = new Map<string, Machine>();
   private readonly running = new Map<string, { abort: () => void; done: Promise<void> }>();
-  private readonly handlers = new Map<string, TaskHandler>();
-  private stopped = false;
+    private stopped = false;
 
   constructor(private readonly opts: LocalWorkflowOptions) {}
 
@@ -87,18 +69,6 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       this.machines.set(def.name, m);
     }
     return m;
-  }
-
-  private handler(ref: string): TaskHandler {
-    let fn = this.handlers.get(ref);
-    if (!fn) {
-      const [file, name] = ref.split('#');
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      fn = require(path.join(this.opts.handlersDir ?? FUNCTIONS_DIR, file))[name] as TaskHandler;
-      if (typeof fn !== 'function') throw new Error(`task handler ${ref} does not exist`);
-      this.handlers.set(ref, fn);
-    }
-    return fn;
   }
 
   async start(workflow: string, input: Record<string, unknown>, opts: { name?: string } = {}): Promise<{ executionId: string }> {
@@ -114,7 +84,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     for (const [state, task] of Object.entries(def.tasks)) {
       // A JSON round trip, as across the Lambda boundary: handlers never share objects with the runner.
       taskResourceLocalHandlers[state] = async (taskInput) =>
-        JSON.parse(JSON.stringify((await this.handler(task.ref)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, task.timeoutSeconds ?? 60))) ?? null));
+        JSON.parse(JSON.stringify((await loadHandler<TaskHandler>(task.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, (task.timeoutSeconds ?? 60) * 1000))) ?? null));
       if (this.opts.retryIntervalMs !== undefined) retryIntervalOverrides[state] = this.opts.retryIntervalMs;
     }
     const execution = this.machine(def).run(input as never, {
