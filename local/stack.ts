@@ -53,10 +53,24 @@ export const LOCAL_TABLE = 'pdf-service';
 export const LOCAL_BUCKET = 'pdf-service-local';
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  // What has started so far, stopped again (newest first) if a later step fails: a port in use or a Chromium that
+  // cannot launch must not leave the emulators, queues and browser running.
+  const started: (() => Promise<unknown>)[] = [];
+  try {
+    return await assemble(opts, started);
+  } catch (err) {
+    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown>)[]): Promise<LocalStack> {
   const dataDir = path.resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const dynamo = await startLocalDynamo({ dataDir: path.join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE });
+  started.push(() => dynamo.stop());
   const s3 = await startLocalS3({ directory: path.join(dataDir, 's3'), bucket: LOCAL_BUCKET });
+  started.push(() => s3.stop());
   const issuer = await loadOrCreateIssuer(path.join(dataDir, 'issuer'));
 
   const env: NodeJS.ProcessEnv = {
@@ -80,6 +94,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     log: createLogger(),
     retryIntervalMs: env.LOCAL_SFN_RETRY_MS !== undefined && env.LOCAL_SFN_RETRY_MS !== '' ? Number(env.LOCAL_SFN_RETRY_MS) : undefined,
   });
+  started.push(() => workflows.stop());
   // SQS queues: in-process, delivering to the same worker handlers (LOCAL_QUEUE_RETRY_MS: delay before a redelivery).
   const queues = new Map(
     QUEUES.map((q) => [
@@ -96,6 +111,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       }),
     ]),
   );
+  started.push(async () => {
+    for (const q of queues.values()) await q.stop();
+  });
   env.MAIL_DIR ??= path.join(dataDir, 'mail');
   const services = createServices(configFromEnv(env), opts.clock, {
     workflows,
@@ -105,6 +123,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     dynamoRequestHandler: dynamo.requestHandler,
   });
   setServices(services);
+  started.push(async () => {
+    await services.close();
+    setServices(null);
+  });
   await services.plans.put(planCatalogue(services.config.priceIds));
 
   const server: http.Server = createGateway({
@@ -120,6 +142,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   server.keepAliveTimeout = 65_000;
   server.listen(opts.port, opts.host ?? '127.0.0.1');
   await once(server, 'listening');
+  started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const { port } = server.address() as AddressInfo;
   if (opts.warm) await warmRenderer(services);
   // Scheduled functions (EventBridge rules in AWS) on timers: the outbox sweeper.

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
@@ -28,6 +29,26 @@ describe('local contract', () => {
         await stack.stop();
       }
     } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('stops what it had started when it cannot start: the same DATA_DIR serves again right after', async () => {
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-busy-'));
+    const busy = net.createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    try {
+      await expect(startLocalStack({ port: (busy.address() as AddressInfo).port, dataDir })).rejects.toThrow(/EADDRINUSE/);
+      // The first attempt's table emulator let go of its files: a second one opens them.
+      const stack = await startLocalStack({ port: 0, dataDir });
+      try {
+        expect((await fetch(`${stack.baseUrl}/_local/accounts`, { method: 'POST', body: '{}' })).status).toBe(201);
+      } finally {
+        await stack.stop();
+      }
+    } finally {
+      busy.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });
