@@ -1,7 +1,7 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { invalidParameter } from '../errors';
 import { parseRequest, queryInteger } from '../validation';
+import { ScopedPageTokens } from '../validation/page-tokens';
 import { JOB_STATUSES, JOB_TYPES, type Job, type JobStatus, type JobType } from './job';
 import type { JobListQuery, JobRepository } from './ports';
 
@@ -66,42 +66,20 @@ export function parseJobListQuery(query: Record<string, string>): JobListRequest
 type Position = NonNullable<JobListQuery['after']>;
 
 /**
- * Page tokens are opaque: the position after which the next page starts, sealed with an HMAC over the
- * account id and the filters. A token edited by hand, made up, or taken from another account or another
- * query fails the check (400); and the listing only ever reads the caller's own partition anyway.
+ * Page tokens of GET /jobs: the shared sealed-token scheme (core/validation/page-tokens.ts) under purpose `jobs.v1`,
+ * scoped to the account and the filters. The purpose and scope are exactly what tokens issued before have been
+ * sealed with, so those stay valid.
  */
-export class PageTokens {
-  constructor(private readonly secret: string) {
-    if (!secret) throw new Error('page tokens need a secret');
-  }
+export function jobPageTokens(secret: string): ScopedPageTokens {
+  return new ScopedPageTokens(
+    secret,
+    'jobs.v1',
+    'next_token is not valid for this account and these filters. Send it back unchanged, with the same filters as the request that returned it.',
+  );
+}
 
-  private mac(accountId: string, filters: JobListFilters, payload: string): Buffer {
-    const scope = JSON.stringify([accountId, filters.status ?? null, filters.jobType ?? null, filters.truncated ?? null, filters.month ?? null]);
-    return createHmac('sha256', this.secret).update(`jobs.v1\n${scope}\n${payload}`).digest();
-  }
-
-  seal(accountId: string, filters: JobListFilters, position: Position): string {
-    const payload = Buffer.from(JSON.stringify([position.created_at, position.job_id])).toString('base64url');
-    return `${payload}.${this.mac(accountId, filters, payload).toString('base64url')}`;
-  }
-
-  open(accountId: string, filters: JobListFilters, token: string): Position {
-    const bad = () =>
-      invalidParameter('next_token', 'next_token is not valid for this account and these filters. Send it back unchanged, with the same filters as the request that returned it.');
-    const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/.exec(token);
-    if (!m) throw bad();
-    const expected = this.mac(accountId, filters, m[1]);
-    const given = Buffer.from(m[2], 'base64url');
-    // Canonical encoding only: the unused low bits of the last character must not make a second valid token.
-    if (given.length !== expected.length || given.toString('base64url') !== m[2] || !timingSafeEqual(given, expected)) throw bad();
-    try {
-      const [created_at, job_id] = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8'));
-      if (typeof created_at !== 'string' || typeof job_id !== 'string') throw new Error('shape');
-      return { created_at, job_id };
-    } catch {
-      throw bad();
-    }
-  }
+function scopeOf(accountId: string, filters: JobListFilters): unknown[] {
+  return [accountId, filters.status ?? null, filters.jobType ?? null, filters.truncated ?? null, filters.month ?? null];
 }
 
 /** A row of GET /jobs: the spec's job summary fields. */
@@ -121,9 +99,14 @@ export function presentJobSummary(job: Job) {
 }
 
 /** GET /jobs: newest first, from the account's index partition (never a scan). */
-export async function listJobs(jobs: JobRepository, tokens: PageTokens, accountId: string, req: JobListRequest) {
-  const after = req.nextToken ? tokens.open(accountId, req.filters, req.nextToken) : undefined;
+export async function listJobs(jobs: JobRepository, tokens: ScopedPageTokens, accountId: string, req: JobListRequest) {
+  const scope = scopeOf(accountId, req.filters);
+  let after: Position | undefined;
+  if (req.nextToken) {
+    const [created_at, job_id] = tokens.open(scope, req.nextToken, 2);
+    after = { created_at, job_id };
+  }
   const page = await jobs.list({ accountId, limit: req.limit, after, ...req.filters });
   const rows = page.jobs.map(presentJobSummary);
-  return { jobs: rows, next_token: page.last ? tokens.seal(accountId, req.filters, page.last) : null, count: rows.length };
+  return { jobs: rows, next_token: page.last ? tokens.seal(scope, [page.last.created_at, page.last.job_id]) : null, count: rows.length };
 }

@@ -1,10 +1,11 @@
 import type { Account } from '../accounts/account';
+import { planOf } from '../accounts/entitlements';
 import { DEFAULT_MAX_WEBHOOKS, type Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
 import { newId } from '../ids';
 import type { NetworkGuard } from '../net/guard';
-import type { ScopedPageTokens } from './page-tokens';
+import type { ScopedPageTokens } from '../validation/page-tokens';
 import type { DeliveryStore, HistoryQuery, WebhookRepository } from './ports';
 import {
   type HistoryRequest,
@@ -40,7 +41,7 @@ export async function loadOwnWebhook(webhooks: WebhookRepository, accountId: str
 export async function createWebhook(deps: WebhookDeps & { secrets: SecretBox }, account: Account, body: unknown) {
   const request = parseCreateWebhook(body, deps.guard);
   await assertPublicWebhookHost(request.url, deps.guard);
-  const plan = account.plan_id ? await deps.plans.get(account.plan_id) : null;
+  const plan = await planOf(deps.plans, account);
   const maxAllowed = plan?.max_webhooks ?? DEFAULT_MAX_WEBHOOKS;
   const now = deps.clock.now().toISOString();
   const webhookId = newId('wh');

@@ -1,9 +1,9 @@
-import { PageTokens, listJobs, parseJobListQuery } from '../../core/jobs/list';
+import { jobPageTokens, listJobs, parseJobListQuery } from '../../core/jobs/list';
 import { json } from '../responses';
 import { authedRoute } from '../route';
 
 /** GET /jobs (ID token only): newest first, filtered, paged with an opaque next_token. */
 export const handler = authedRoute('jobs.list', async ({ account, services, query }) => {
   const request = parseJobListQuery(query);
-  return json(200, await listJobs(services.jobs, new PageTokens(services.paginationSecret), account.account_id, request));
+  return json(200, await listJobs(services.jobs, jobPageTokens(services.paginationSecret), account.account_id, request));
 });

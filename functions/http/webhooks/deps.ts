@@ -1,6 +1,6 @@
 import type { Services } from '../../composition';
 import type { WebhookDeps } from '../../core/webhooks/manage';
-import { ScopedPageTokens } from '../../core/webhooks/page-tokens';
+import { ScopedPageTokens } from '../../core/validation/page-tokens';
 
 export function webhookDeps(svc: Services): WebhookDeps {
   return { webhooks: svc.webhooks, plans: svc.plans, guard: svc.guard, clock: svc.clock };

@@ -1,5 +1,5 @@
 import { ServiceError } from '../../../../functions/core/errors';
-import { ScopedPageTokens } from '../../../../functions/core/webhooks/page-tokens';
+import { ScopedPageTokens } from '../../../../functions/core/validation/page-tokens';
 import { refusal } from '../../../support/errors';
 
 describe('ScopedPageTokens', () => {
@@ -32,5 +32,14 @@ describe('ScopedPageTokens', () => {
     }
     // A position of the wrong length is refused even with a valid MAC.
     expect(() => tokens.open(scope, tokens.seal(scope, ['a', 'b']), 1)).toThrow(ServiceError);
+  });
+
+  it('refuses with the message the route gives, or a general one', () => {
+    expect(refusal(() => tokens.open(scope, 'garbage', 1)).message).toMatch(/^next_token is not valid here\./);
+    expect(refusal(() => new ScopedPageTokens('k', 'p', 'Custom message.').open(scope, 'garbage', 1)).message).toBe('Custom message.');
+  });
+
+  it('needs a secret', () => {
+    expect(() => new ScopedPageTokens('', 'jobs.v1')).toThrow('page tokens need a secret');
   });
 });
