@@ -1,4 +1,5 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
+import { contentDisposition } from '../core/jobs/content-disposition';
 
 export interface HttpResponse {
   statusCode: number;
@@ -15,16 +16,9 @@ export function pdf(bytes: Uint8Array, headers: Record<string, string>): HttpRes
   return { statusCode: 200, headers: { 'Content-Type': 'application/pdf', 'Content-Length': String(bytes.byteLength), ...headers }, body: bytes };
 }
 
-/**
- * `Content-Disposition: attachment` for a file name: a quoted ASCII fallback plus the RFC 5987 UTF-8 form,
- * so any name (spaces, umlauts, quotes) survives.
- */
+/** `Content-Disposition: attachment` for a file name (see contentDisposition). */
 export function attachment(name: string): string {
-  // Half a surrogate pair is not text (encodeURIComponent would throw): it becomes `_` like any unsafe character.
-  const filename = name.replace(/\p{Cs}/gu, '_');
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
+  return contentDisposition('attachment', name);
 }
 
 /** Headers a browser client (the dashboard) may read from our responses. */

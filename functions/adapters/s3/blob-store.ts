@@ -8,6 +8,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { contentDisposition } from '../../core/jobs/content-disposition';
 import type { BlobStore } from '../../core/jobs/ports';
 
 export interface S3Config {
@@ -32,13 +33,6 @@ export function createS3Client(config: S3Config): S3Client {
 function isMissing(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return err instanceof NoSuchKey || err instanceof NotFound || e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
-}
-
-/** Content-Disposition filename, quoted, with an RFC 5987 UTF-8 form for non-ASCII names. */
-function disposition(kind: 'inline' | 'attachment', name: string): string {
-  const filename = name.replace(/\p{Cs}/gu, '_'); // half a surrogate pair would make encodeURIComponent throw
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  return `${kind}; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
 export class S3BlobStore implements BlobStore {
@@ -82,7 +76,7 @@ export class S3BlobStore implements BlobStore {
       new GetObjectCommand({
         Bucket: this.bucket,
         Key: key,
-        ResponseContentDisposition: opts.filename ? disposition(kind, opts.filename) : undefined,
+        ResponseContentDisposition: opts.filename ? contentDisposition(kind, opts.filename) : undefined,
       }),
       { expiresIn: opts.expiresInSeconds },
     );
