@@ -76,11 +76,16 @@ export function toHttpError(err: unknown, requestId: string): { status: number; 
     const status = err.statusOverride ?? statusForCode(err.code);
     if (status !== undefined) return { status, body: errorBody(err.code, err.message, err.details), unexpected: false };
   }
-  return {
-    status: 500,
-    body: errorBody('INTERNAL_SERVER_ERROR', 'Something went wrong on our side. Retry with backoff; if it persists, contact support with the request id.', {
-      request_id: requestId,
-    }),
-    unexpected: true,
-  };
+  return { status: 500, body: internalErrorBody(requestId), unexpected: true };
+}
+
+/**
+ * The one 500 envelope (also for failures outside the error mapper, e.g. a broken response contract), so clients
+ * always see the same code and advice. `details` adds what our own logs and tests need, never internals.
+ */
+export function internalErrorBody(requestId: string, details: Record<string, unknown> = {}): ErrorBody {
+  return errorBody('INTERNAL_SERVER_ERROR', 'Something went wrong on our side. Retry with backoff; if it persists, contact support with the request id.', {
+    request_id: requestId,
+    ...details,
+  });
 }

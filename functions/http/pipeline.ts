@@ -5,6 +5,7 @@ import type { Principal } from '../core/auth/authenticate';
 import { invalidParameter } from '../core/errors';
 import { type Services, services } from '../composition';
 import { type RouteDef, routeById } from '../routes';
+import { internalErrorBody, toHttpError } from './errors';
 import { type HttpResponse, json, toProxyResult } from './responses';
 
 /** What a handler sees: the parsed request, the caller, and the services. */
@@ -113,13 +114,14 @@ export function httpRoute(routeId: string, handler: RouteHandler, middlewares: (
       response = await run(req, handler, middlewares());
     } catch (err) {
       svc.log.error(`unhandled error in ${route.id}`, err);
-      response = json(500, { error: { code: 'INTERNAL_SERVER_ERROR', message: 'Something went wrong on our side.', details: { request_id: req.requestId } } });
+      const mapped = toHttpError(err, req.requestId);
+      response = json(mapped.status, mapped.body);
     }
     // Loaded only when on (the test stack): the response schemas cost a Lambda ~20 ms of cold start to build.
     const violation = svc.config.checkResponseContract ? (await import('./openapi/contract')).contractViolation(route, response) : null;
     if (violation) {
       svc.log.error(violation);
-      response = json(500, { error: { code: 'INTERNAL_SERVER_ERROR', message: 'The response broke the OpenAPI document.', details: { request_id: req.requestId, contract_violation: violation } } });
+      response = json(500, internalErrorBody(req.requestId, { contract_violation: violation }));
     }
     return toProxyResult(response, req.requestId);
   };
