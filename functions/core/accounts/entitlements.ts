@@ -3,9 +3,14 @@ import type { ConversionType, Plan } from '../billing/plans';
 import type { Account } from './account';
 import type { PlanRepository, RateLimiter } from './ports';
 
+/** The account's plan; null while it has none (pending) or when its plan id is not in the catalogue. */
+export async function planOf(plans: Pick<PlanRepository, 'get'>, account: Pick<Account, 'plan_id'>): Promise<Plan | null> {
+  return account.plan_id ? plans.get(account.plan_id) : null;
+}
+
 /** 402 for an account with no plan (neither pack nor subscription), else its plan. */
 export async function requirePaidPlan(plans: PlanRepository, account: Account): Promise<Plan> {
-  const plan = account.status === 'active' && account.plan_id ? await plans.get(account.plan_id) : null;
+  const plan = account.status === 'active' ? await planOf(plans, account) : null;
   if (!plan) {
     throw new ServiceError(
       'UPGRADE_REQUIRED',
@@ -37,4 +42,20 @@ export async function applyPlanRateLimit(limiter: RateLimiter, plan: Plan, accou
       { retry_after: verdict.retryAfterSeconds, limit_per_minute: plan.rate_limit_per_minute },
     );
   }
+}
+
+/**
+ * For a worker about to run a job accepted earlier: the account, which must still exist, and its current plan.
+ * Otherwise the one 402 UPGRADE_REQUIRED refusal, recorded as the job's failure; workers check before charging,
+ * so the message can promise that nothing was charged.
+ */
+export async function requireCurrentPlan(plans: Pick<PlanRepository, 'get'>, account: Account | null): Promise<{ account: Account; plan: Plan }> {
+  const plan = account ? await planOf(plans, account) : null;
+  if (!account || !plan) {
+    throw new ServiceError(
+      'UPGRADE_REQUIRED',
+      'The account no longer has a paid plan, so the job was stopped and nothing was charged. Buy a credit pack or start a subscription from the dashboard, then submit the job again.',
+    );
+  }
+  return { account, plan };
 }

@@ -5,8 +5,12 @@
  * the output ZIP (input paths with `.pdf`, plus `manifest.json`), the rows, and the final job with its
  * `bulk.job.*` event, then releases the slot and the staged inputs.
  */
+import type { Account } from '../accounts/account';
+import { requireCurrentPlan } from '../accounts/entitlements';
 import { type Charge, insufficientCredits } from '../billing/charging';
+import type { Plan } from '../billing/plans';
 import { mapBounded } from '../concurrency';
+import { isServiceError } from '../errors';
 import { type EventType, jobEvent } from '../events/events';
 import { type JobFileRow, presentFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, type JobStatus } from '../jobs/job';
@@ -98,10 +102,17 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
   if (job.status !== 'processing') return { job_id: job.job_id, status: job.status };
   try {
     const bundle = await loadIndex(deps.blobs, job.account_id, job.job_id);
-    const account = await deps.accounts.get(job.account_id);
-    const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
+    const stored = await deps.accounts.get(job.account_id);
     if (!bundle) return { job_id: job.job_id, status: (await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The prepared bundle was lost; nothing was charged. Submit the job again.')).status };
-    if (!account || !plan) return { job_id: job.job_id, status: (await failJob(deps, job, 'UPGRADE_REQUIRED', 'The account has no paid plan any more; nothing was charged.')).status };
+    let current: { account: Account; plan: Plan };
+    try {
+      current = await requireCurrentPlan(deps.plans, stored);
+    } catch (refusal) {
+      // The refusal ends the job; anything else is left to the catch below (a retry).
+      if (!isServiceError(refusal)) throw refusal;
+      return { job_id: job.job_id, status: (await failJob(deps, job, refusal.code, refusal.message)).status };
+    }
+    const { account, plan } = current;
 
     const rows = decideRows(bundle, await deps.files.list(job.job_id), plan.max_bulk_pages_per_job);
 

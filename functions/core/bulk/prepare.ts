@@ -5,6 +5,7 @@
  * checked archive kept under the job with an index of where each file's data is, and the list of files to
  * render handed to the Map state.
  */
+import { requireCurrentPlan } from '../accounts/entitlements';
 import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import { isServiceError } from '../errors';
 import type { JobFileRow } from '../jobs/files';
@@ -70,9 +71,8 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
   try {
     const request = await loadStoredRequest(deps, job);
     if (!request) return ended(await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.'));
-    const account = await deps.accounts.get(job.account_id);
-    const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
-    if (!account || !plan) return ended(await failJob(deps, job, 'UPGRADE_REQUIRED', 'The account has no paid plan any more; nothing was charged.'));
+    // Refused (402) as the job's failure by the catch below.
+    const { plan } = await requireCurrentPlan(deps.plans, await deps.accounts.get(job.account_id));
 
     const zip = await deps.blobs.get(request.zip_key);
     if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.'));

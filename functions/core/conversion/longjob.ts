@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Account } from '../accounts/account';
+import { requireCurrentPlan } from '../accounts/entitlements';
 import type { AccountRepository } from '../accounts/ports';
 import { assertCanCover, type Billing } from '../billing/charging';
 import type { Plan } from '../billing/plans';
@@ -195,19 +196,26 @@ export async function processLongJob(deps: LongJobWorkerDeps, jobId: string, tim
 
 async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number): Promise<ProcessOutcome> {
   const jobId = job.job_id;
-  const account = await deps.accounts.get(job.account_id);
+  const stored = await deps.accounts.get(job.account_id);
   const finish = async (final: Job, outcome: ProcessOutcome): Promise<ProcessOutcome> => {
     // Only under this worker's own claim: if its lease ran out meanwhile, another worker owns the job (and may have
     // completed and charged it), so this late failure neither overwrites the job nor removes its input.
     if (!(await deps.jobs.putIfLeaseHeld(final, claimed.lease_until!, [jobEvent('job.failed', final, deps.clock.now())]))) return 'skipped';
     await cleanup();
-    if (account && wantsJobEmail(account, final)) await mail(jobFailedEmail(account, final));
+    if (stored && wantsJobEmail(stored, final)) await mail(jobFailedEmail(stored, final));
     return outcome;
   };
   const cleanup = () => (job.input_key ? deps.blobs.delete(job.input_key).catch((e) => deps.log?.('could not remove a job input', e)) : Promise.resolve());
   const mail = (message: Parameters<Mailer['send']>[0]) => deps.mailer.send(message).catch((e) => deps.log?.(`could not email about job ${jobId}`, e));
-  const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
-  if (!account || !plan) return finish(failed(claimed, deps.clock.now(), 'UPGRADE_REQUIRED', 'The account has no paid plan any more.'), 'failed');
+  let current: { account: Account; plan: Plan };
+  try {
+    current = await requireCurrentPlan(deps.plans, stored);
+  } catch (refusal) {
+    // The refusal ends the job; anything else gives the lease back for a retry (processLongJob).
+    if (!isServiceError(refusal)) throw refusal;
+    return finish(failed(claimed, deps.clock.now(), refusal.code, refusal.message), 'failed');
+  }
+  const { account, plan } = current;
 
   const raw = job.input_key ? await deps.blobs.get(job.input_key) : null;
   if (!raw) return finish(failed(claimed, deps.clock.now(), 'PDF_GENERATION_FAILED', 'The submitted document is no longer available.'), 'failed');

@@ -4,9 +4,10 @@ import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
 import { newId } from '../ids';
+import { signedLink } from '../jobs/access';
 import { type Job, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
-import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { objectKey, retentionEnd } from '../jobs/storage-layout';
 import { markdownToHtml } from '../render/markdown';
 import type { PdfOptions } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
@@ -152,8 +153,8 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   if (mustStore) {
     stored = { download_url: null, download_url_expires_at: null };
     if (output) {
-      const expires = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000);
-      stored = { download_url: await deps.blobs.signedGetUrl(output.key, { expiresInSeconds: LINK_TTL_SECONDS, filename: output.name }), download_url_expires_at: expires.toISOString() };
+      const link = await signedLink(deps, output.key, output.name);
+      stored = { download_url: link.url, download_url_expires_at: link.expiresAt };
     }
   }
   return { job: done, pdf, stored };

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
-import { DOWNLOADABLE_STATUSES, type Job, type StoredOutput } from './job';
+import { DOWNLOADABLE_STATUSES, type Job } from './job';
 import type { BlobStore, JobRepository } from './ports';
 import { LINK_TTL_SECONDS } from './storage-layout';
 
@@ -19,9 +19,17 @@ export async function loadOwnJob(jobs: JobRepository, accountId: string, jobId: 
   return job;
 }
 
-async function signedLink(deps: JobAccessDeps, output: StoredOutput) {
+/**
+ * A fresh signed GET link (LINK_TTL_SECONDS) to a stored object, and when it stops working. `filename` is the name
+ * the download is saved under.
+ */
+export async function signedLink(
+  deps: { blobs: Pick<BlobStore, 'signedGetUrl'>; clock: Clock },
+  key: string,
+  filename: string | undefined,
+): Promise<{ url: string; expiresAt: string }> {
   const expiresAt = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
-  const url = await deps.blobs.signedGetUrl(output.key, { expiresInSeconds: LINK_TTL_SECONDS, filename: output.name });
+  const url = await deps.blobs.signedGetUrl(key, { expiresInSeconds: LINK_TTL_SECONDS, filename });
   return { url, expiresAt };
 }
 
@@ -43,7 +51,7 @@ export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<
   const output = job.output;
   // The file is looked at, not only its retention date: one removed early (by hand, or a failed write) has no link.
   if (output && output.expires_at > deps.clock.now().toISOString() && (await deps.blobs.head(output.key))) {
-    const link = await signedLink(deps, output);
+    const link = await signedLink(deps, output.key, output.name);
     body.s3_url = link.url;
     body.s3_url_expires_at = link.expiresAt;
   }
@@ -109,7 +117,7 @@ export async function jobDownloadLink(deps: JobAccessDeps, job: Job) {
   if (output.expires_at <= deps.clock.now().toISOString()) throw expired();
   const head = await deps.blobs.head(output.key);
   if (!head) throw expired();
-  const link = await signedLink(deps, output);
+  const link = await signedLink(deps, output.key, output.name);
   return {
     job_id: job.job_id,
     download_url: link.url,

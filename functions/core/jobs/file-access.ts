@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
+import { signedLink } from './access';
 import { type JobFileRepository, presentFileRow } from './files';
 import { FINISHED_STATUSES, type Job } from './job';
 import type { BlobStore } from './ports';
@@ -55,13 +56,13 @@ export async function jobFileDownloadLink(deps: { files: JobFileRepository; blob
   if (row.expires_at && row.expires_at <= deps.clock.now().toISOString()) throw expired();
   const head = await deps.blobs.head(row.key);
   if (!head) throw expired();
-  const expiresAt = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
+  const link = await signedLink(deps, row.key, row.output ?? undefined);
   return {
     job_id: job.job_id,
     file_index: index,
     name: row.output,
-    download_url: await deps.blobs.signedGetUrl(row.key, { expiresInSeconds: LINK_TTL_SECONDS, filename: row.output ?? undefined }),
-    expires_at: expiresAt,
+    download_url: link.url,
+    expires_at: link.expiresAt,
     expires_in_seconds: LINK_TTL_SECONDS,
     content_type: head.content_type ?? row.content_type ?? 'application/pdf',
     size_bytes: head.size_bytes,

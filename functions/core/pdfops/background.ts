@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type { Account } from '../accounts/account';
+import { requireCurrentPlan } from '../accounts/entitlements';
 import { type Billing, assertCanCover } from '../billing/charging';
 import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
@@ -236,9 +237,8 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
   try {
     request = await loadRequest(deps, job);
     if (!request) return { job_id: job.job_id, status: (await finishFailed(deps, job, null, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.', null)).status };
-    const account = await deps.accounts.get(job.account_id);
-    const plan = account?.plan_id ? await deps.plans.get(account.plan_id) : null;
-    if (!account || !plan) throw new ServiceError('UPGRADE_REQUIRED', 'The account has no paid plan any more.');
+    // Refused (402) as the job's failure by the catch below.
+    const { account, plan } = await requireCurrentPlan(deps.plans, await deps.accounts.get(job.account_id));
 
     const bytes: Uint8Array[] = [];
     for (const [i, item] of request.inputs.entries()) {

@@ -2,8 +2,8 @@ import type { Clock } from '../clock';
 import { NEVER_DELIVERED, type OutboxEvent } from '../events/events';
 import { newUlid } from '../ids';
 import type { HttpClient } from '../net/fetch';
+import { signedLink } from '../jobs/access';
 import type { BlobStore, JobRepository } from '../jobs/ports';
-import { LINK_TTL_SECONDS } from '../jobs/storage-layout';
 import type { MessageQueue } from '../jobs/queue';
 import { type DeliveryDeps, type SeriesResult, type SeriesStop, type SeriesTarget, runAttemptSeries } from './delivery';
 import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './ports';
@@ -41,15 +41,14 @@ export async function buildPayload(deps: Pick<DispatchDeps, 'blobs' | 'jobs' | '
   const kind = event.event;
   const wantsLink = kind === 'job.completed' || kind.startsWith('bulk.job.') || kind.startsWith('mailmerge.');
   if (wantsLink) {
-    let link: { url: string; expires_at: string } | null = null;
+    let link: { url: string; expiresAt: string } | null = null;
     if (event.output_key) {
       const job = await deps.jobs.get(event.job_id);
       const name = job?.output?.key === event.output_key ? job.output.name : event.output_key.split('/').pop();
-      const expiresAt = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
-      link = { url: await deps.blobs.signedGetUrl(event.output_key, { expiresInSeconds: LINK_TTL_SECONDS, filename: name }), expires_at: expiresAt };
+      link = await signedLink(deps, event.output_key, name);
     }
     if (kind.startsWith('mailmerge.')) payload.report_url = link?.url ?? null;
-    else Object.assign(payload, { s3_url: link?.url ?? null, s3_url_expires_at: link?.expires_at ?? null });
+    else Object.assign(payload, { s3_url: link?.url ?? null, s3_url_expires_at: link?.expiresAt ?? null });
   }
   payload.timestamp = event.created_at;
   return payload;

@@ -10,7 +10,9 @@ import type { JobFileRow } from '../../../../functions/core/jobs/files';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { parsePdfOptions } from '../../../../functions/core/render/options';
 import { RenderTimeoutError } from '../../../../functions/core/render/ports';
+import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { bulkWorld } from '../../../support/bulk-memory';
+import { rejection } from '../../../support/errors';
 import { type RawEntry, rawZip, unzip } from '../../../support/zips';
 
 const options = parsePdfOptions({});
@@ -239,6 +241,26 @@ describe('a bulk job from submission to its end', () => {
       ['skipped', 'TIME_BUDGET_EXCEEDED'],
     ]);
     expect(job).toMatchObject({ status: 'partial_failed', success_count: 1 });
+  });
+});
+
+describe('an account that lost its plan after submission', () => {
+  const losePlan = (w: World) => w.accounts.accounts.set(w.account.account_id, { ...w.accounts.accounts.get(w.account.account_id)!, plan_id: null, status: 'pending' });
+
+  it('is refused by Prepare and by Finish with the workers\' one UPGRADE_REQUIRED refusal, charging nothing', async () => {
+    const refusal = await rejection(requireCurrentPlan(bulkWorld().plans, null));
+    const atPrepare = bulkWorld();
+    const first = await submit(atPrepare, [{ name: 'a.html', data: page(1) }]);
+    losePlan(atPrepare);
+    const prepared = await run(atPrepare, first.job_id);
+    expect(prepared.prepared.status).toBe('failed');
+    expect(prepared.job).toMatchObject({ status: 'failed', error_code: 'UPGRADE_REQUIRED', error_message: refusal.message });
+
+    const atFinish = bulkWorld();
+    const second = await submit(atFinish, [{ name: 'a.html', data: page(1) }]);
+    const finished = await run(atFinish, second.job_id, async () => void losePlan(atFinish));
+    expect(finished.job).toMatchObject({ status: 'failed', error_code: 'UPGRADE_REQUIRED', error_message: refusal.message });
+    expect([...charges(atPrepare, first.job_id), ...charges(atFinish, second.job_id)]).toEqual([]);
   });
 });
 

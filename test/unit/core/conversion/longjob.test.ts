@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
 import { longjobBodySchema, parseLongJobRequest, processLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { FakeRenderer } from '../../../support/bulk-memory';
 import { memoryWorld } from '../../../support/memory';
-import { refusal } from '../../../support/errors';
+import { refusal, rejection } from '../../../support/errors';
 
 const refused = (body: unknown) => refusal(() => parseLongJobRequest(body));
 
@@ -77,5 +78,21 @@ describe('processLongJob under at-least-once delivery', () => {
     expect(stored).toMatchObject({ status: 'completed', pages: 1 });
     expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
     expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros - w.plan.price_per_pdf_micros);
+  });
+
+  it("fails a job whose account lost its plan after submission with the workers' one UPGRADE_REQUIRED refusal, charging nothing", async () => {
+    const w = memoryWorld();
+    const job = newJob({ job_id: 'job_noplan', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
+    await w.blobs.put('inputs/job_noplan.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+    await w.jobs.put({ ...job, input_key: 'inputs/job_noplan.json' });
+    w.accounts.accounts.set(w.account.account_id, { ...w.account, plan_id: null, status: 'pending' });
+    const renderer = new FakeRenderer();
+    const deps = { ...w, renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
+
+    expect(await processLongJob(deps, 'job_noplan', 1000)).toBe('failed');
+    const refused = await rejection(requireCurrentPlan(w.plans, null));
+    expect(await w.jobs.get('job_noplan')).toMatchObject({ status: 'failed', error_code: 'UPGRADE_REQUIRED', error_message: refused.message });
+    expect(renderer.calls).toHaveLength(0);
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
   });
 });

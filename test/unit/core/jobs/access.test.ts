@@ -1,4 +1,4 @@
-import { jobDownloadLink, presentJob } from '../../../../functions/core/jobs/access';
+import { jobDownloadLink, presentJob, signedLink } from '../../../../functions/core/jobs/access';
 import { rejection } from '../../../support/errors';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { MemoryBlobs, MemoryJobs } from '../../../support/memory';
@@ -51,5 +51,22 @@ describe('jobDownloadLink without stored output', () => {
     expect(failedBulk.message).not.toMatch(/Quick jobs/);
     expect((await rejection(jobDownloadLink(deps, base({ status: 'timeout' })))).message).toMatch(/ended timeout/);
     expect((await rejection(jobDownloadLink(deps, base({ job_type: 'quick' })))).message).toMatch(/"store": true/);
+  });
+});
+
+describe('signedLink', () => {
+  it('signs for one hour, under the given download name, and says when the link expires', async () => {
+    const calls: unknown[] = [];
+    const blobs = {
+      signedGetUrl: async (key: string, opts: { expiresInSeconds: number; filename?: string }) => {
+        calls.push([key, opts]);
+        return `https://signed.example/${key}`;
+      },
+    };
+    expect(await signedLink({ blobs, clock: { now: () => now } }, 'outputs/acc/j/j.pdf', 'Report.pdf')).toEqual({
+      url: 'https://signed.example/outputs/acc/j/j.pdf',
+      expiresAt: '2026-11-21T13:00:00.000Z',
+    });
+    expect(calls).toEqual([['outputs/acc/j/j.pdf', { expiresInSeconds: 3600, filename: 'Report.pdf' }]]);
   });
 });

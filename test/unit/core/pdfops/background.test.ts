@@ -1,3 +1,4 @@
+import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { newUlid } from '../../../../functions/core/ids';
 import { objectKey } from '../../../../functions/core/jobs/storage-layout';
 import {
@@ -176,6 +177,16 @@ describe('background merge/split jobs', () => {
     // All three files were made before the charge failed; none is kept, and the job says so.
     expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS', input_pages: 3, outputs_produced: 0 });
     expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/'))).toEqual([]);
+    expect(w.chargeStore.ledger.size).toBe(0);
+  });
+
+  it("fails the job with the workers' one UPGRADE_REQUIRED refusal when the account lost its plan after submission", async () => {
+    const w = memoryWorld();
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    w.accounts.accounts.set('acct1', { ...w.accounts.accounts.get('acct1')!, plan_id: null, status: 'pending' });
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
+    const refusal = await rejection(requireCurrentPlan(w.plans, null));
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'UPGRADE_REQUIRED', error_message: refusal.message });
     expect(w.chargeStore.ledger.size).toBe(0);
   });
 

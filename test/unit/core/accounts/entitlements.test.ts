@@ -1,0 +1,50 @@
+import { newAccount } from '../../../../functions/core/accounts/account';
+import { planOf, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
+import { rejection } from '../../../support/errors';
+import { MemoryPlans } from '../../../support/memory';
+
+const now = new Date('2026-11-21T12:00:00Z');
+const plans = new MemoryPlans();
+const standard = plans.plans.get('standard')!;
+const active = newAccount({ account_id: 'acc', email: 'a@example.com', plan_id: 'standard', now });
+const pending = newAccount({ account_id: 'acc', email: 'a@example.com', plan_id: null, now });
+const retired = { ...active, plan_id: 'no-such-plan' };
+
+describe('planOf', () => {
+  it("is the account's plan, or null without one or for a plan id not in the catalogue", async () => {
+    expect(await planOf(plans, active)).toEqual(standard);
+    expect(await planOf(plans, pending)).toBeNull();
+    expect(await planOf(plans, retired)).toBeNull();
+  });
+
+  it('does not look anything up for an account without a plan id', async () => {
+    const get = jest.fn();
+    expect(await planOf({ get }, pending)).toBeNull();
+    expect(get).not.toHaveBeenCalled();
+  });
+});
+
+describe('requirePaidPlan', () => {
+  it('gives the plan of an active account and 402 UPGRADE_REQUIRED otherwise', async () => {
+    expect(await requirePaidPlan(plans, active)).toEqual(standard);
+    for (const account of [pending, { ...active, status: 'pending' as const }, retired]) {
+      expect(await rejection(requirePaidPlan(plans, account))).toMatchObject({ code: 'UPGRADE_REQUIRED', details: { account_id: 'acc' } });
+    }
+  });
+});
+
+describe('requireCurrentPlan (workers)', () => {
+  it('gives the account and its plan', async () => {
+    expect(await requireCurrentPlan(plans, active)).toEqual({ account: active, plan: standard });
+  });
+
+  it('refuses a missing account, one without a plan, or with a plan no longer offered, with one 402 that says what to do', async () => {
+    const refusals = await Promise.all([null, pending, retired].map((account) => rejection(requireCurrentPlan(plans, account))));
+    for (const err of refusals) {
+      expect(err.code).toBe('UPGRADE_REQUIRED');
+      expect(err.message).toBe(refusals[0].message);
+    }
+    expect(refusals[0].message).toMatch(/nothing was charged/);
+    expect(refusals[0].message).toMatch(/credit pack or start a subscription from the dashboard/);
+  });
+});
