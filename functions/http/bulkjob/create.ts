@@ -3,7 +3,7 @@ import { BULK_LIMITS } from '../../core/bulk/limits';
 import { type BulkRequest, parseBulkForm, parseBulkJson } from '../../core/bulk/requests';
 import { requireBulk, submitBulkJob } from '../../core/bulk/submit';
 import { ServiceError } from '../../core/errors';
-import { bulkDeps } from '../../workers/bulk/deps';
+import { bulkDeps } from '../../job-deps';
 import { isMultipart, parseMultipart } from '../multipart';
 import { json } from '../responses';
 import { type AuthedRequest, authedRoute } from '../route';

@@ -1,6 +1,6 @@
 import { cancelJob } from '../../core/bulk/cancel';
 import { loadOwnJob } from '../../core/jobs/access';
-import { bulkDeps } from '../../workers/bulk/deps';
+import { bulkDeps } from '../../job-deps';
 import { json } from '../responses';
 import { authedRoute } from '../route';
 

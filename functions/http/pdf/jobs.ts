@@ -3,7 +3,7 @@ import { submitPdfJob } from '../../core/pdfops/background';
 import { parsePdfJobRequest } from '../../core/pdfops/requests';
 import { json } from '../responses';
 import { authedRoute } from '../route';
-import { pdfJobDeps } from '../../workers/pdfop/deps';
+import { pdfJobDeps } from '../../job-deps';
 
 /** POST /pdf/jobs: a background merge (2–100 uploads) or split (1 upload), run by the `pdfop` workflow. */
 export const handler = authedRoute('pdf.jobs', async (req) => {

@@ -6,7 +6,7 @@ import { services } from '../../composition';
 import { finishBulkJob, recordBulkJobFailure } from '../../core/bulk/finish';
 import { type BulkTaskInput, prepareBulkJob } from '../../core/bulk/prepare';
 import { type RenderFileInput, renderBulkFile } from '../../core/bulk/render-file';
-import { bulkDeps } from './deps';
+import { bulkDeps } from '../../job-deps';
 
 export const prepare = async (input: BulkTaskInput) => prepareBulkJob(bulkDeps(services()), input);
 export const renderFile = async (input: RenderFileInput) => renderBulkFile(bulkDeps(services()), input);

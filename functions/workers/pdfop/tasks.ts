@@ -4,7 +4,7 @@
  */
 import { services } from '../../composition';
 import { type TaskInput, markProcessing as markCore, processPdfJob, recordPdfJobFailure } from '../../core/pdfops/background';
-import { pdfJobDeps } from './deps';
+import { pdfJobDeps } from '../../job-deps';
 
 export const markProcessing = async (input: TaskInput) => markCore(pdfJobDeps(services()), input);
 export const processJob = async (input: TaskInput) => processPdfJob(pdfJobDeps(services()), input);
