@@ -159,7 +159,8 @@ describe('render worker', () => {
     await queue().send({ job_id: jobId });
     await queue().drained();
     const job = await stack.services.jobs.get(jobId);
-    expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true });
+    // The limit is seconds here (LONGJOB_TIMEOUT_SECONDS): the message says so, not "0 minutes".
+    expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: expect.stringMatching(/longer than \d+ seconds; nothing was charged/) });
     expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.failed']);
     expect((await stack.services.accounts.get(owner.account_id))!.total_pdf_count).toBe(0);
     expect(mailsTo('slow@example.com').some((m) => m.includes('Your PDF job failed'))).toBe(true);

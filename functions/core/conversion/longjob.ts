@@ -218,7 +218,7 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
   const { account, plan } = current;
 
   const raw = job.input_key ? await deps.blobs.get(job.input_key) : null;
-  if (!raw) return finish(failed(claimed, deps.clock.now(), 'PDF_GENERATION_FAILED', 'The submitted document is no longer available.'), 'failed');
+  if (!raw) return finish(failed(claimed, deps.clock.now(), 'PDF_GENERATION_FAILED', 'The submitted document is no longer stored, so it could not be printed; nothing was charged. Submit it again.'), 'failed');
   const document = JSON.parse(raw.toString('utf8')) as StoredDocument;
 
   let pdf: Uint8Array;
@@ -228,7 +228,7 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
     ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs, maxPages: LONGJOB_MAX_PAGES }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
-      return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${Math.round(timeoutMs / 60_000)} minutes.`), 'timeout');
+      return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');
     }
     deps.log?.(`long job ${jobId} failed to render`, err);
     const code = isServiceError(err) ? err.code : 'PDF_GENERATION_FAILED';
