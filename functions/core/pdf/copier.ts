@@ -52,13 +52,23 @@ const K = {
 const SKIP_PAGE_KEYS = new Set<PDFName>([N.Parent, N.Type, K.Annots, K.B, K.StructParents]);
 const SKIP_ANNOT_KEYS = new Set<PDFName>([K.P, K.StructParent]);
 
+/** Streams a page's copies carry: its own content streams, and its resources' XObjects (shared between pages). */
+export interface PageStreams {
+  own: readonly [PDFRef, number][];
+  shared: readonly [PDFRef, number][];
+}
+
+/** Streams of one kind looked at per page, at most: enough for any real page, and a floor stays a floor when cut. */
+const PAGE_STREAMS_MAX = 10_000;
+
 /** A loaded input document, shared by every output that uses its pages. */
 export class SourceDocument {
   private featureCache: DocFeatures | null = null;
   private pageRefSet: Set<PDFRef> | null = null;
   private blockedSet: Set<PDFRef> | null = null;
   private namedDests: Map<string, PDFObject> | null = null;
-  private readonly streamsOfPage = new Map<number, ReadonlyMap<PDFRef, number>>();
+  private readonly streamsOfPage = new Map<number, PageStreams>();
+  private readonly streamsOfResources = new Map<PDFDict, [PDFRef, number][]>();
 
   constructor(
     readonly reader: PdfReader,
@@ -99,33 +109,49 @@ export class SourceDocument {
   }
 
   /**
-   * Streams every copy of the page carries, with their stored sizes: its content streams and the XObjects (images,
-   * forms) its resources name. Copies keep stream data as stored, so these sizes are a floor for the page's share of
-   * an output. A damaged object adds nothing here (copying it reports the damage).
+   * Streams every copy of the page carries, with their stored sizes: its content streams (`own`) and the XObjects
+   * (images, forms) its resources name (`shared`: one list per resources, the same array for every page that shares
+   * them, at most PAGE_STREAMS_MAX long). Copies keep stream data as stored, so these sizes are a floor for the page's
+   * share of an output. A damaged object adds nothing here (copying it reports the damage).
    */
-  pageStreams(index: number): ReadonlyMap<PDFRef, number> {
+  pageStreams(index: number): PageStreams {
     let streams = this.streamsOfPage.get(index);
     if (streams) return streams;
-    const found = new Map<PDFRef, number>();
     const r = this.reader;
-    const add = (obj: PDFObject | undefined) => {
-      if (!(obj instanceof PDFRef) || found.has(obj) || this.pageRefs().has(obj) || this.blocked().has(obj)) return;
+    const sized = (obj: PDFObject | undefined): [PDFRef, number] | null => {
+      if (!(obj instanceof PDFRef) || this.pageRefs().has(obj) || this.blocked().has(obj)) return null;
       const stream = r.lookupRef(obj);
-      if (stream instanceof PDFRawStream) found.set(obj, stream.contents.length);
+      return stream instanceof PDFRawStream ? [obj, stream.contents.length] : null;
     };
+    const own: [PDFRef, number][] = [];
+    let shared: readonly [PDFRef, number][] = [];
     try {
       const page = this.pages[index];
       const contents = page.dict.get(K.Contents);
       const list = contents instanceof PDFRef ? r.lookupRef(contents) : contents;
-      if (list instanceof PDFArray) for (let i = 0; i < list.size(); i++) add(list.get(i));
-      else add(contents);
+      for (const item of list instanceof PDFArray ? list.asArray().slice(0, PAGE_STREAMS_MAX) : [contents]) {
+        const entry = sized(item);
+        if (entry) own.push(entry);
+      }
       const resources = r.resolve(page.resources);
       const xobjects = resources instanceof PDFDict ? r.get(resources, K.XObject, PDFDict) : undefined;
-      if (xobjects) for (const [, value] of xobjects.entries()) add(value);
+      if (xobjects) {
+        let found = this.streamsOfResources.get(xobjects);
+        if (!found) {
+          found = [];
+          for (const [, value] of xobjects.entries()) {
+            if (found.length >= PAGE_STREAMS_MAX) break;
+            const entry = sized(value);
+            if (entry) found.push(entry);
+          }
+          this.streamsOfResources.set(xobjects, found);
+        }
+        shared = found;
+      }
     } catch {
       // Left to the copy, which names the damaged input.
     }
-    streams = found;
+    streams = { own, shared };
     this.streamsOfPage.set(index, streams);
     return streams;
   }

@@ -97,23 +97,36 @@ function outputTooLarge(limits: PdfToolLimits, outputCount: number, input: Input
  * The least the outputs will weigh: each file carries, once, the content streams and XObjects of the pages it holds
  * (see SourceDocument.pageStreams). The real size is known only once the files are made.
  */
-export function outputsAtLeast(outputs: readonly Pick<OutputPlan, 'selections'>[], stopAbove = Infinity): number {
+export function outputsAtLeast(outputs: readonly Pick<OutputPlan, 'selections'>[], stopAbove = Infinity, maxVisits = FLOOR_MAX_VISITS): number {
   let total = 0;
+  let visits = 0;
   for (const output of outputs) {
     const seen = new Map<SourceDocument, Set<PDFRef>>();
+    // Resources shared by many pages are counted once per file, not once per page.
+    const seenShared = new Set<readonly unknown[]>();
     for (const { source, page } of output.selections) {
       let refs = seen.get(source);
       if (!refs) seen.set(source, (refs = new Set()));
-      for (const [ref, size] of source.pageStreams(page)) {
-        if (refs.has(ref)) continue;
-        refs.add(ref);
-        total += size;
+      const { own, shared } = source.pageStreams(page);
+      const lists = seenShared.has(shared) ? [own] : [own, shared];
+      seenShared.add(shared);
+      for (const list of lists) {
+        for (const [ref, size] of list) {
+          // What is summed so far is already a floor: a document built to make counting slow only ends it early.
+          if (++visits > maxVisits) return total;
+          if (refs.has(ref)) continue;
+          refs.add(ref);
+          total += size;
+        }
       }
     }
     if (total > stopAbove) break;
   }
   return total;
 }
+
+/** Streams looked at, at most, to find the outputs' floor (a few tens of milliseconds). */
+const FLOOR_MAX_VISITS = 1_000_000;
 
 /** OUTPUT_TOO_LARGE before any page is copied when the outputs certainly pass the limit (rather than minutes into a job). */
 function assertOutputsCanFit(outputs: OutputPlan[], limits: PdfToolLimits, input: InputRef) {

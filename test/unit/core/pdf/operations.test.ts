@@ -229,6 +229,10 @@ describe('split', () => {
       planSplit({ input, split: mode, pattern: parseFilenamePattern(undefined) }, openInput(input), limits);
     const atLeast = outputsAtLeast(plan(INSTANT_LIMITS).outputs);
     expect(atLeast).toBeGreaterThan(0);
+    // Counting stops after a bounded number of streams, and what it has summed is still a floor.
+    const early = outputsAtLeast(plan(INSTANT_LIMITS).outputs, Infinity, 5);
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThan(atLeast);
     // Ten copies of the document: certainly over a limit below what ten content sets weigh, found while planning.
     expect(() => plan({ ...INSTANT_LIMITS, maxOutputBytes: atLeast - 1 })).toThrow(expect.objectContaining({ code: 'OUTPUT_TOO_LARGE', details: expect.objectContaining({ output_count: 10 }) }));
     const mergeSpec: MergeSpec = { inputs: [0, 1].map((index) => ({ ...file(twelve, `m${index}.pdf`, index), pages: null })) };
