@@ -10,7 +10,7 @@ export interface PdfPageInfo {
 
 /** Page sizes (points) and text of every page, read by pdfjs in a child process. */
 export function readPdf(bytes: Uint8Array): Promise<PdfPageInfo[]> {
-  return runPdfScript('pdf-text.mjs', bytes);
+  return runPdfScript('text', bytes);
 }
 
 export interface PdfDrawnImage {
@@ -28,10 +28,11 @@ export interface PdfPageDrawing {
   fillColors: string[];
 }
 
-function runPdfScript<T>(script: string, bytes: Uint8Array): Promise<T> {
+/** Runs pdf-read.mjs (pdfjs, an ES module, in its own process) in one of its modes. */
+function runPdfScript<T>(mode: 'text' | 'drawing', bytes: Uint8Array): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [path.join(__dirname, script)], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`${script} failed: ${stderr || err.message}`));
+    const child = execFile(process.execPath, [path.join(__dirname, 'pdf-read.mjs'), mode], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`pdf-read.mjs ${mode} failed: ${stderr || err.message}`));
       resolve(JSON.parse(stdout).pages);
     });
     child.stdin!.end(Buffer.from(bytes));
@@ -40,7 +41,7 @@ function runPdfScript<T>(script: string, bytes: Uint8Array): Promise<T> {
 
 /** Where each page draws its images and which fill colours it uses, read by pdfjs in a child process. */
 export function readPdfDrawing(bytes: Uint8Array): Promise<PdfPageDrawing[]> {
-  return runPdfScript('pdf-drawing.mjs', bytes);
+  return runPdfScript('drawing', bytes);
 }
 
 export const MM_PER_POINT = 25.4 / 72;

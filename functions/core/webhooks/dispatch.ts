@@ -94,9 +94,17 @@ export function deliveryStopReason(webhook: Webhook | null, event: OutboxEvent['
   return null;
 }
 
+/** A webhook's stored signing secret that cannot be unsealed (a lost or changed WEBHOOK_SECRETS_KEY): retrying cannot help. */
+class SecretUnreadable extends Error {}
+
 /** Where and how an attempt made at `at` goes: the webhook's URL and the secrets that sign at that moment. */
 function targetOf(deps: Pick<DispatchDeps, 'secrets'>, webhook: Webhook, at: Date): SeriesTarget {
-  const secrets = activeSealedSecrets(webhook, at).map((sealed) => deps.secrets.open(sealed, webhook.webhook_id));
+  let secrets: string[];
+  try {
+    secrets = activeSealedSecrets(webhook, at).map((sealed) => deps.secrets.open(sealed, webhook.webhook_id));
+  } catch (err) {
+    throw new SecretUnreadable(`the signing secret of webhook ${webhook.webhook_id} cannot be read`, { cause: err });
+  }
   return { webhook_id: webhook.webhook_id, url: webhook.url, secrets };
 }
 
@@ -123,37 +131,30 @@ async function deliverTo(deps: DispatchDeps, event: OutboxEvent, listed: Webhook
     const stop = deliveryStopReason(current, event.event);
     return stop ? { stop } : targetOf(deps, current!, at);
   };
-  let first: SeriesTarget;
+  let result: SeriesResult;
   try {
-    first = targetOf(deps, webhook, startedAt);
+    const first = targetOf(deps, webhook, startedAt);
+    result = await runAttemptSeries(
+      { http: deps.http, clock: deps.clock, sleep: deps.sleep },
+      first,
+      { delivery_id: claim.delivery_id, event_type: event.event, body },
+      { retryDelaysMs: deps.retryDelaysMs, reload },
+    );
   } catch (err) {
+    if (!(err instanceof SecretUnreadable)) throw err;
     // A secret that cannot be unsealed stays so on every try: one failed record, not a retry forever.
-    deps.log?.(`webhook ${webhook.webhook_id}: signing secret unreadable`, err);
-    const at = deps.clock.now().toISOString();
-    await deps.deliveries.complete({
-      delivery_id: claim.delivery_id,
-      webhook_id: webhook.webhook_id,
-      account_id: event.account_id,
-      job_id: event.job_id,
-      event_id: event.event_id,
-      event_type: event.event,
+    deps.log?.(`webhook ${webhook.webhook_id}: signing secret unreadable`, err.cause);
+    result = {
       status: 'failed',
       status_code: null,
       error_message: 'Not sent: the signing secret could not be read. Rotate it (POST /accounts/me/webhooks/{webhook_id}/rotate-secret).',
       retry_count: 0,
       started_at: startedAt.toISOString(),
-      delivered_at: at,
+      delivered_at: deps.clock.now().toISOString(),
       duration_ms: 0,
       payload_size_bytes: Buffer.byteLength(body),
-    });
-    return true;
+    };
   }
-  const result: SeriesResult = await runAttemptSeries(
-    { http: deps.http, clock: deps.clock, sleep: deps.sleep },
-    first,
-    { delivery_id: claim.delivery_id, event_type: event.event, body },
-    { retryDelaysMs: deps.retryDelaysMs, reload },
-  );
   const record: DeliveryRecord = {
     delivery_id: claim.delivery_id,
     webhook_id: webhook.webhook_id,

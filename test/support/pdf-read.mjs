@@ -1,8 +1,9 @@
-// Reads a PDF from stdin and prints, per page, where images are drawn and which fill colours are set, as JSON:
-// {pages:[{images:[{x,y,width,height}], fillColors:['#rrggbb', …]}]}. Image boxes are in PDF points from the page's
-// lower-left corner: the bounding box of the image's unit square under the transform in force when it is painted
-// (the clip is not applied, so a cropped image reaches past what is visible). A separate process for the reason
-// pdf-text.mjs is one: pdfjs-dist is an ES module.
+// Reads a PDF from stdin and prints what the tests look at, as JSON. A separate process because pdfjs-dist is an ES
+// module that jest's CommonJS loader cannot load. The mode is the first argument:
+// - `text`: {pages:[{width,height,rotate,text}]};
+// - `drawing`: {pages:[{images:[{x,y,width,height}], fillColors:['#rrggbb', …]}]}. Image boxes are in PDF points from
+//   the page's lower-left corner: the bounding box of the image's unit square under the transform in force when it is
+//   painted (the clip is not applied, so a cropped image reaches past what is visible).
 import { OPS, getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 const multiply = (m, n) => [
@@ -16,12 +17,13 @@ const multiply = (m, n) => [
 const apply = (m, x, y) => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 const IMAGE_OPS = new Set([OPS.paintImageXObject, OPS.paintInlineImageXObject, OPS.paintImageMaskXObject]);
 
-const chunks = [];
-for await (const chunk of process.stdin) chunks.push(chunk);
-const doc = await getDocument({ data: new Uint8Array(Buffer.concat(chunks)), verbosity: 0 }).promise;
-const pages = [];
-for (let i = 1; i <= doc.numPages; i++) {
-  const page = await doc.getPage(i);
+async function textOf(page) {
+  const content = await page.getTextContent();
+  const [x0, y0, x1, y1] = page.view;
+  return { width: x1 - x0, height: y1 - y0, rotate: page.rotate, text: content.items.map((item) => item.str).join(' ').replace(/\s+/g, ' ').trim() };
+}
+
+async function drawingOf(page) {
   const [x0, y0] = page.view;
   const { fnArray, argsArray } = await page.getOperatorList();
   let ctm = [1, 0, 0, 1, 0, 0];
@@ -42,6 +44,13 @@ for (let i = 1; i <= doc.numPages; i++) {
       images.push({ x: Math.min(...xs), y: Math.min(...ys), width: Math.max(...xs) - Math.min(...xs), height: Math.max(...ys) - Math.min(...ys) });
     }
   });
-  pages.push({ images, fillColors: [...new Set(fillColors)] });
+  return { images, fillColors: [...new Set(fillColors)] };
 }
+
+const read = process.argv[2] === 'drawing' ? drawingOf : textOf;
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const doc = await getDocument({ data: new Uint8Array(Buffer.concat(chunks)), verbosity: 0 }).promise;
+const pages = [];
+for (let i = 1; i <= doc.numPages; i++) pages.push(await read(await doc.getPage(i)));
 process.stdout.write(JSON.stringify({ pages }));
