@@ -1,6 +1,6 @@
 import type { PDFRef } from 'pdf-lib';
 import { PageCopier, type SourceDocument } from './copier';
-import { Deadline } from './errors';
+import { Deadline, OutputBudgetExceeded } from './errors';
 import { type PdfWarning, orderWarnings } from './features';
 import { OutputDocument } from './writer';
 
@@ -21,6 +21,8 @@ export interface AssembleOptions {
   deadline?: Deadline;
   /** Called after each copied page (progress). */
   onPage?: () => void;
+  /** Bytes this file may take: past them copying stops with OutputBudgetExceeded instead of building on. */
+  maxBytes?: number;
 }
 
 /** Pages copied between yields to the event loop (so progress writes and timers run during long merges). */
@@ -52,6 +54,8 @@ export async function assemble(selections: PageSelection[], opts: AssembleOption
     deadline.check();
     if (++copied % PAGES_PER_TICK === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const { hadFormFields } = copier.copyPage(selection.source.pages[selection.page], ref);
+    // A page repeated with heavy direct data (page keys, annotations) grows the file with every copy.
+    if (opts.maxBytes !== undefined && out.bytesSoFar > opts.maxBytes) throw new OutputBudgetExceeded();
     if (hadFormFields) warnings.add('FORM_FIELDS_NOT_PRESERVED');
     out.addPage(ref);
     opts.onPage?.();

@@ -61,6 +61,15 @@ export interface PageStreams {
 /** Streams of one kind looked at per page, at most: enough for any real page, and a floor stays a floor when cut. */
 const PAGE_STREAMS_MAX = 10_000;
 
+/**
+ * The reader finds objects by number alone, so `5 0 R` and `5 1 R` name one object. Copies, blocks and page links are
+ * keyed by number too: otherwise one object written under many generations would be copied once per name (a few KB
+ * of input asking for gigabytes of output), or a blocked structure reached under another generation.
+ */
+export function canonicalRef(ref: PDFRef): PDFRef {
+  return ref.generationNumber === 0 ? ref : PDFRef.of(ref.objectNumber, 0);
+}
+
 /** A loaded input document, shared by every output that uses its pages. */
 export class SourceDocument {
   private featureCache: DocFeatures | null = null;
@@ -88,7 +97,7 @@ export class SourceDocument {
   pageRefs(): Set<PDFRef> {
     if (!this.pageRefSet) {
       this.pageRefSet = new Set();
-      for (const p of this.pages) if (p.ref) this.pageRefSet.add(p.ref);
+      for (const p of this.pages) if (p.ref) this.pageRefSet.add(canonicalRef(p.ref));
     }
     return this.pageRefSet;
   }
@@ -96,12 +105,12 @@ export class SourceDocument {
   /** Document-level structures no copied object may pull in. */
   blocked(): Set<PDFRef> {
     if (!this.blockedSet) {
-      const set = new Set<PDFRef>(this.reader.treeNodeRefs());
-      set.add(this.reader.catalogRef);
+      const set = new Set<PDFRef>([...this.reader.treeNodeRefs()].map(canonicalRef));
+      set.add(canonicalRef(this.reader.catalogRef));
       const catalog = this.reader.catalog;
       for (const key of [N.StructTreeRoot, N.AcroForm, N.Outlines, N.Names, N.Dests, N.Perms, K.Metadata, K.OCProperties]) {
         const v = catalog.get(key);
-        if (v instanceof PDFRef) set.add(v);
+        if (v instanceof PDFRef) set.add(canonicalRef(v));
       }
       this.blockedSet = set;
     }
@@ -119,9 +128,11 @@ export class SourceDocument {
     if (streams) return streams;
     const r = this.reader;
     const sized = (obj: PDFObject | undefined): [PDFRef, number] | null => {
-      if (!(obj instanceof PDFRef) || this.pageRefs().has(obj) || this.blocked().has(obj)) return null;
-      const stream = r.lookupRef(obj);
-      return stream instanceof PDFRawStream ? [obj, stream.contents.length] : null;
+      if (!(obj instanceof PDFRef)) return null;
+      const ref = canonicalRef(obj);
+      if (this.pageRefs().has(ref) || this.blocked().has(ref)) return null;
+      const stream = r.lookupRef(ref);
+      return stream instanceof PDFRawStream ? [ref, stream.contents.length] : null;
     };
     const own: [PDFRef, number][] = [];
     let shared: readonly [PDFRef, number][] = [];
@@ -219,12 +230,14 @@ export class PageCopier {
 
   /** Maps a source page to its (first) destination reference before any page is copied. */
   plan(page: PageInfo, dest: PDFRef): void {
-    if (page.ref && !this.pageMap.has(page.ref)) this.pageMap.set(page.ref, dest);
+    const ref = page.ref && canonicalRef(page.ref);
+    if (ref && !this.pageMap.has(ref)) this.pageMap.set(ref, dest);
   }
 
-  private mapRef(ref: PDFRef, overlay?: Map<PDFRef, PDFObject>): PDFObject {
-    const o = overlay?.get(ref);
+  private mapRef(written: PDFRef, overlay?: Map<PDFRef, PDFObject>): PDFObject {
+    const o = overlay?.get(written);
     if (o !== undefined) return o;
+    const ref = canonicalRef(written);
     const page = this.pageMap.get(ref);
     if (page) return page;
     if (this.source.pageRefs().has(ref) || this.source.blocked().has(ref)) return PDFNull;
@@ -321,7 +334,13 @@ export class PageCopier {
     const widgets: PDFDict[] = [];
     let hadFormFields = false;
 
+    const listed = new Set<PDFRef>();
     for (const entry of annots.asArray()) {
+      // An annotation listed twice (under any generation) is one annotation.
+      if (entry instanceof PDFRef) {
+        if (listed.has(canonicalRef(entry))) continue;
+        listed.add(canonicalRef(entry));
+      }
       const annot = r.resolve(entry);
       if (!(annot instanceof PDFDict)) continue;
       const subtype = annot.get(K.Subtype);
@@ -389,10 +408,10 @@ export class PageCopier {
     if (!(dest instanceof PDFArray) || dest.size() === 0) return 'drop';
     const first = dest.get(0);
     let target: PDFRef | undefined;
-    if (first instanceof PDFRef) target = this.pageMap.get(first);
+    if (first instanceof PDFRef) target = this.pageMap.get(canonicalRef(first));
     else if (first instanceof PDFNumber) {
       const page = this.source.pages[first.asNumber()];
-      target = page?.ref ? this.pageMap.get(page.ref) : undefined;
+      target = page?.ref ? this.pageMap.get(canonicalRef(page.ref)) : undefined;
     }
     if (!target) return 'drop';
     const rewritten = this.out.array([target]);

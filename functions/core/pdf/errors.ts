@@ -26,6 +26,14 @@ export class PdfDeadlineExceeded extends Error {
   }
 }
 
+/** The file being built passed the bytes left for the operation's outputs (OUTPUT_TOO_LARGE, said by the operations layer). */
+export class OutputBudgetExceeded extends Error {
+  constructor() {
+    super('The output would exceed its size budget.');
+    this.name = 'OutputBudgetExceeded';
+  }
+}
+
 /** Which input a problem belongs to. `index` is the 0-based position in the request. */
 export interface InputRef {
   filename: string;

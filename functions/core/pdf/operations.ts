@@ -6,7 +6,7 @@ import type { PDFRef } from 'pdf-lib';
 import { ServiceError } from '../errors';
 import { assemble } from './assemble';
 import { SourceDocument } from './copier';
-import { Deadline, type InputRef, PdfDeadlineExceeded, PdfProblem, culprit, inputProblem } from './errors';
+import { Deadline, type InputRef, OutputBudgetExceeded, PdfDeadlineExceeded, PdfProblem, culprit, inputProblem } from './errors';
 import { type PdfWarning, orderWarnings } from './features';
 import { type FilenamePattern, DEFAULT_MERGE_NAME, basenameOf, dedupeFilenames, renderFilename, sanitizeFilename, withPdfExtension } from './filenames';
 import type { PdfToolLimits } from './limits';
@@ -266,6 +266,7 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
       assembled = await assemble(output.selections, {
         title: plan.title ?? undefined,
         deadline,
+        maxBytes: opts.limits.maxOutputBytes - total,
         onPage: () => {
           pagesDone++;
           opts.onProgress?.(pagesDone, files.length);
@@ -273,6 +274,7 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
       });
     } catch (err) {
       if (err instanceof PdfDeadlineExceeded || err instanceof ServiceError) throw err;
+      if (err instanceof OutputBudgetExceeded) throw outputTooLarge(opts.limits, plan.outputs.length, output.selections[0].source.input);
       // A problem found while copying belongs to the source of the pages.
       const problem = asProblem(err);
       throw inputProblem(problem, output.selections[0]?.source.input ?? { filename: 'input.pdf', index: 0 });

@@ -16,6 +16,9 @@ const enc = (s: string) => Buffer.from(s, 'latin1');
 export class OutputDocument {
   readonly context = PDFContext.create();
   private readonly objects: (PDFObject | undefined)[] = [undefined];
+  private readonly sizes: number[] = [0];
+  /** Bytes of the objects assigned so far, as written (before compression): what the file will weigh, roughly. */
+  private assignedBytes = 0;
   private readonly pageRefs: PDFRef[] = [];
   readonly pagesRef: PDFRef;
   private info: PDFDict | null = null;
@@ -30,7 +33,15 @@ export class OutputDocument {
   }
 
   assign(ref: PDFRef, obj: PDFObject): void {
+    const size = obj.sizeInBytes();
+    this.assignedBytes += size - (this.sizes[ref.objectNumber] ?? 0);
+    this.sizes[ref.objectNumber] = size;
     this.objects[ref.objectNumber] = obj;
+  }
+
+  /** Roughly what the file weighs so far: checked while pages are copied, so a file is not built past its budget. */
+  get bytesSoFar(): number {
+    return this.assignedBytes;
   }
 
   get(ref: PDFRef): PDFObject | undefined {

@@ -1,4 +1,4 @@
-import { PDFArray, PDFDict, PDFName, PDFRawStream, PDFRef } from 'pdf-lib';
+import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRef } from 'pdf-lib';
 import { ServiceError } from '../../../../functions/core/errors';
 import { Deadline, PdfDeadlineExceeded } from '../../../../functions/core/pdf/errors';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
@@ -248,6 +248,42 @@ describe('split', () => {
         expect(outputsAtLeast(split.outputs)).toBeLessThanOrEqual(made.files.reduce((n, f) => n + f.size_bytes, 0));
       }
     }
+  });
+
+  it('copies an object once however many generations name it (a small file cannot ask for a huge one)', async () => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([200, 200]);
+    const blob = doc.context.register(doc.context.stream(new Uint8Array(200_000).fill(65)));
+    // The same object named 100 times, under generations 0..99: the reader finds objects by number alone.
+    page.node.set(PDFName.of('Junk'), doc.context.obj(Array.from({ length: 100 }, (_, gen) => PDFRef.of(blob.objectNumber, gen))));
+    const bytes = await doc.save({ useObjectStreams: false });
+    const { files } = await split(bytes, { mode: 'extract', pages: parsePageRange('1') });
+    expect(files[0].size_bytes).toBeLessThan(400_000);
+  });
+
+  it('never pulls in the catalog or other pages through a reference under another generation', async () => {
+    const doc = await PDFDocument.load(await simplePdf(3, { label: 'G' }));
+    const catalog = doc.context.trailerInfo.Root as PDFRef;
+    const other = doc.getPage(1).ref;
+    doc.getPage(0).node.set(PDFName.of('Junk'), doc.context.obj([PDFRef.of(catalog.objectNumber, 7), PDFRef.of(other.objectNumber, 3)]));
+    const { files } = await split(await doc.save({ useObjectStreams: false }), { mode: 'extract', pages: parsePageRange('1') });
+    const pages = objectsOf(files[0].bytes).objects.filter((o) => o instanceof PDFDict && o.get(PDFName.of('Type')) === PDFName.of('Page'));
+    expect(pages).toHaveLength(1);
+  });
+
+  it('stops building a file once it passes the bytes left, instead of finishing it first', async () => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([200, 200]);
+    // Heavy direct data on the page itself: every copy of the page carries it again.
+    page.node.set(PDFName.of('Junk'), doc.context.obj(Array.from({ length: 50_000 }, (_, i) => PDFNumber.of(i))));
+    const bytes = await doc.save();
+    const input = file(bytes, 'heavy.pdf');
+    const plan = planSplit({ input, split: { mode: 'extract', pages: parsePageRange(Array(400).fill('1').join(',')) }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+    let copied = 0;
+    const limits = { ...INSTANT_LIMITS, maxOutputBytes: 3_000_000 };
+    await expect(produce(plan, { limits, onProgress: (pages) => (copied = pages) })).rejects.toMatchObject({ code: 'OUTPUT_TOO_LARGE', details: { filename: 'heavy.pdf' } });
+    // About 300 KB a copy: stopped after a dozen copies, not 400.
+    expect(copied).toBeLessThan(40);
   });
 
   it('writes files other readers accept: a classic xref for small files, object streams and an xref stream for larger ones', async () => {
