@@ -38,7 +38,8 @@ export async function jobFileDownloadLink(deps: { files: JobFileRepository; blob
     throw new ServiceError('JOB_NOT_READY', `Job ${job.job_id} is ${job.status}; its files can be downloaded once it has completed.`, { job_id: job.job_id, status: job.status });
   }
   const row = await deps.files.get(job.job_id, index);
-  if (!row || row.status !== 'success') {
+  // Only a completed job has outputs to hand out (a failed one keeps none, whatever a row says).
+  if (!row || row.status !== 'success' || job.status !== 'completed') {
     throw new ServiceError('FILE_NOT_FOUND', `Job ${job.job_id} has no successful output at index ${index}. GET /jobs/${job.job_id}/files lists them.`, { job_id: job.job_id, file_index: index });
   }
   if (!row.key) {

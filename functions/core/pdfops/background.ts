@@ -172,7 +172,15 @@ async function finishFailed(
   // A job produces every file or none: the files it had made are gone.
   const final = failed(job, at, code, message, { outputs_produced: 0, ...(timeout ? { timeout_occurred: true } : {}) });
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [jobEvent('job.failed', final, at, { operation: job.operation })]))) {
-    return (await deps.jobs.get(job.job_id)) ?? final;
+    const current = await deps.jobs.get(job.job_id);
+    // Ended as failed by another task while this one went on writing files and rows (the workflow gave up on it): what
+    // it wrote since goes too, so a failed job offers nothing to download. A completed job is left as it is.
+    if (current && (current.status === 'failed' || current.status === 'timeout')) {
+      await removeOutputs(deps, job);
+      await deps.files.deleteAll(job.job_id);
+      await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), current.error_code ?? code, current.error_message ?? message)]);
+    }
+    return current ?? final;
   }
   await removeOutputs(deps, job);
   await deps.files.deleteAll(job.job_id);

@@ -232,9 +232,12 @@ describe('background merge/split jobs', () => {
       return put(key, body, type);
     };
     expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'failed' });
-    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PDFOP_TIMEOUT' });
     expect(w.chargeStore.ledger.size).toBe(0);
     expect(w.jobs.events.map((e) => e.event)).toEqual(['job.failed']);
+    // What the late task wrote after the failure was recorded is gone: no files, one failed row, nothing to download.
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/'))).toEqual([]);
+    expect((await w.files.list(job_id)).map((r) => [r.status, r.error_code])).toEqual([['failed', 'PDFOP_TIMEOUT']]);
   });
 
   it('ends a job that runs out of time as failed with PDFOP_TIMEOUT', async () => {
