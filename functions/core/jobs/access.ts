@@ -109,14 +109,20 @@ export async function jobDownloadLink(deps: JobAccessDeps, job: Job) {
       status: job.status,
     });
   }
-  const expired = () =>
-    new ServiceError('OUTPUT_EXPIRED', `The output of job ${job.job_id} was deleted after its retention period (until ${output.expires_at}). Run the job again.`, {
+  if (output.expires_at <= deps.clock.now().toISOString()) {
+    throw new ServiceError('OUTPUT_EXPIRED', `The output of job ${job.job_id} was deleted after its retention period (until ${output.expires_at}). Run the job again.`, {
       job_id: job.job_id,
       expired_at: output.expires_at,
     });
-  if (output.expires_at <= deps.clock.now().toISOString()) throw expired();
+  }
   const head = await deps.blobs.head(output.key);
-  if (!head) throw expired();
+  if (!head) {
+    throw new ServiceError('OUTPUT_EXPIRED', `The output of job ${job.job_id} is no longer stored: it was removed before its retention period ended. Run the job again.`, {
+      job_id: job.job_id,
+      expired_at: null,
+      reason: 'removed',
+    });
+  }
   const link = await signedLink(deps, output.key, output.name);
   return {
     job_id: job.job_id,

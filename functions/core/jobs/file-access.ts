@@ -48,15 +48,22 @@ export async function jobFileDownloadLink(deps: { files: JobFileRepository; blob
       file_index: index,
     });
   }
-  const expired = () =>
-    new ServiceError('OUTPUT_EXPIRED', `Output ${index} of job ${job.job_id} was deleted after its 7-day retention. Run the operation again.`, {
+  if (row.expires_at && row.expires_at <= deps.clock.now().toISOString()) {
+    throw new ServiceError('OUTPUT_EXPIRED', `Output ${index} of job ${job.job_id} was deleted after its 7-day retention. Run the operation again.`, {
       job_id: job.job_id,
       file_index: index,
-      expired_at: row.expires_at ?? null,
+      expired_at: row.expires_at,
     });
-  if (row.expires_at && row.expires_at <= deps.clock.now().toISOString()) throw expired();
+  }
   const head = await deps.blobs.head(row.key);
-  if (!head) throw expired();
+  if (!head) {
+    throw new ServiceError('OUTPUT_EXPIRED', `Output ${index} of job ${job.job_id} is no longer stored: it was removed before its retention period ended. Run the operation again.`, {
+      job_id: job.job_id,
+      file_index: index,
+      expired_at: null,
+      reason: 'removed',
+    });
+  }
   const link = await signedLink(deps, row.key, row.output ?? undefined);
   return {
     job_id: job.job_id,

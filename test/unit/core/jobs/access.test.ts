@@ -70,3 +70,16 @@ describe('signedLink', () => {
     expect(calls).toEqual([['outputs/acc/j/j.pdf', { expiresInSeconds: 3600, filename: 'Report.pdf' }]]);
   });
 });
+
+describe('jobDownloadLink for a stored output', () => {
+  const output = { key: 'outputs/acc/job_d/job_d.pdf', name: 'job_d.pdf', content_type: 'application/pdf', size_bytes: 4, expires_at: '2026-12-21T12:00:00.000Z' };
+  const job = { ...newJob({ job_id: 'job_d', account_id: 'acc', job_type: 'quick', status: 'completed', mode: 'html', now }), output };
+
+  it('tells a file removed before its retention ended from one deleted after it', async () => {
+    const removed = await rejection(jobDownloadLink({ ...deps, blobs: new MemoryBlobs() }, job));
+    expect(removed).toMatchObject({ code: 'OUTPUT_EXPIRED', details: { job_id: 'job_d', expired_at: null, reason: 'removed' } });
+    expect(removed.message).toMatch(/before its retention period ended/);
+    const late = await rejection(jobDownloadLink({ ...deps, blobs: new MemoryBlobs(), clock: { now: () => new Date('2027-01-01T00:00:00Z') } }, job));
+    expect(late).toMatchObject({ code: 'OUTPUT_EXPIRED', details: { expired_at: '2026-12-21T12:00:00.000Z' } });
+  });
+});
