@@ -24,7 +24,7 @@ export interface DispatchDeps {
   secrets: SecretBox;
   http: HttpClient;
   clock: Clock;
-  blobs: Pick<BlobStore, 'signedGetUrl'>;
+  blobs: Pick<BlobStore, 'signedGetUrl' | 'head'>;
   jobs: Pick<JobRepository, 'get'>;
   sleep?: DeliveryDeps['sleep'];
   retryDelaysMs?: readonly number[];
@@ -42,7 +42,8 @@ export async function buildPayload(deps: Pick<DispatchDeps, 'blobs' | 'jobs' | '
   const wantsLink = kind === 'job.completed' || kind.startsWith('bulk.job.') || kind.startsWith('mailmerge.');
   if (wantsLink) {
     let link: { url: string; expiresAt: string } | null = null;
-    if (event.output_key) {
+    // A link only to a file still stored (a swept or retried event may come after it was removed).
+    if (event.output_key && (await deps.blobs.head(event.output_key))) {
       const job = await deps.jobs.get(event.job_id);
       const name = job?.output?.key === event.output_key ? job.output.name : event.output_key.split('/').pop();
       link = await signedLink(deps, event.output_key, name);

@@ -101,7 +101,12 @@ function setup(answer: number | ((spec: HttpRequestSpec, memory: Memory) => numb
     pages: 3,
     output: { key: 'outputs/acc_1/job_1/job_1.pdf', name: 'report.pdf', content_type: 'application/pdf', size_bytes: 10, expires_at: '2026-06-01T00:00:00.000Z' },
   });
-  const blobs = { signedGetUrl: jest.fn(async (key: string, opts: { filename?: string }) => `https://bucket.example.com/${key}?name=${opts.filename}`) };
+  const stored = new Set(['outputs/acc_1/job_1/job_1.pdf']);
+  const blobs = {
+    signedGetUrl: jest.fn(async (key: string, opts: { filename?: string }) => `https://bucket.example.com/${key}?name=${opts.filename}`),
+    head: async (key: string) => (stored.has(key) ? { size_bytes: 10, content_type: 'application/pdf' } : null),
+    stored,
+  };
   const deps: DispatchDeps = { outbox: memory, webhooks: memory, deliveries: memory, secrets: box, http, clock, blobs, jobs: { get: async () => job }, sleep: async () => undefined };
   const add = (type: EventType) => {
     const event = jobEvent(type, job, clock.now());
@@ -149,6 +154,14 @@ describe('dispatchEvent', () => {
       timestamp: '2026-05-01T10:00:00.000Z',
     });
     expect(Buffer.from(sent[1].body!).toString()).toBe(Buffer.from(sent[0].body!).toString());
+  });
+
+  it('links only a file still stored: a removed one gives s3_url null', async () => {
+    const { deps, job, blobs } = setup();
+    const event = jobEvent('job.completed', job, clock.now());
+    expect((await buildPayload(deps, event)).s3_url).toEqual(expect.stringContaining('job_1.pdf'));
+    blobs.stored.clear();
+    expect(await buildPayload(deps, event)).toMatchObject({ s3_url: null, s3_url_expires_at: null });
   });
 
   it('gives mail merge events a report_url and job.failed no link', async () => {
