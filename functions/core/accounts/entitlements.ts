@@ -8,6 +8,13 @@ export async function planOf(plans: Pick<PlanRepository, 'get'>, account: Pick<A
   return account.plan_id ? plans.get(account.plan_id) : null;
 }
 
+/** GET /plans/{plan_id}: the plan, or 404 PLAN_NOT_FOUND pointing at the list. */
+export async function planById(plans: Pick<PlanRepository, 'get'>, planId: string): Promise<Plan> {
+  const plan = await plans.get(planId);
+  if (!plan) throw new ServiceError('PLAN_NOT_FOUND', `No plan ${planId}. GET /plans lists them.`, { plan_id: planId });
+  return plan;
+}
+
 /** 402 for an account with no plan (neither pack nor subscription), else its plan. */
 export async function requirePaidPlan(plans: PlanRepository, account: Account): Promise<Plan> {
   const plan = account.status === 'active' ? await planOf(plans, account) : null;

@@ -1,5 +1,5 @@
 import { newAccount } from '../../../../functions/core/accounts/account';
-import { planOf, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
+import { planById, planOf, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
 import { rejection } from '../../../support/errors';
 import { MemoryPlans } from '../../../support/memory';
 
@@ -46,5 +46,12 @@ describe('requireCurrentPlan (workers)', () => {
     }
     expect(refusals[0].message).toMatch(/nothing was charged/);
     expect(refusals[0].message).toMatch(/credit pack or start a subscription from the dashboard/);
+  });
+});
+
+describe('planById', () => {
+  it('finds a plan of the catalogue, and answers 404 PLAN_NOT_FOUND naming the id otherwise', async () => {
+    expect(await planById(plans, 'standard')).toEqual(standard);
+    expect(await rejection(planById(plans, 'gold'))).toMatchObject({ code: 'PLAN_NOT_FOUND', details: { plan_id: 'gold' } });
   });
 });
