@@ -17,12 +17,12 @@ export interface ScheduleDef {
 export const SCHEDULES: readonly ScheduleDef[] = [
   {
     // Outbox events still pending two minutes after their write (lost notice, failed dispatch) go to the
-    // webhook dispatcher again.
+    // webhook dispatcher again; those pending for a day leave the pending index (a write).
     name: 'outbox-sweep',
     handler: 'workers/webhooks/sweep#handler',
     everyMinutes: 1,
     profile: 'light',
     timeoutSeconds: 60,
-    permissions: ['table:read', 'queue:webhooks'],
+    permissions: ['table:read', 'table:write', 'queue:webhooks'],
   },
 ];

@@ -1,4 +1,5 @@
 import type { Clock } from '../clock';
+import { mapBounded } from '../concurrency';
 import { NEVER_DELIVERED, type OutboxEvent } from '../events/events';
 import { newUlid } from '../ids';
 import type { HttpClient } from '../net/fetch';
@@ -14,6 +15,9 @@ import { type DeliveryRecord, type Webhook, activeSealedSecrets } from './webhoo
 export const DELIVERY_LEASE_MS = 90_000;
 /** The sweeper re-sends events still pending after this long (the direct notice had its chance, and any lease ran out). */
 export const SWEEP_AFTER_SECONDS = 120;
+/** Pending events re-sent per index shard and run (8 shards, every minute), and how many sends are in flight at once. */
+const SWEEP_PER_SHARD = 1000;
+const SWEEP_SENDS_IN_FLIGHT = 16;
 /** An event still pending this long is given up (its failures are permanent, or it would flood receivers with stale news). */
 export const ABANDON_AFTER_SECONDS = 24 * 3600;
 
@@ -190,10 +194,10 @@ export async function sweepOutbox(
       deps.log?.(`outbox event ${notice.event_id} of job ${notice.job_id} given up after ${ABANDON_AFTER_SECONDS / 3600} h pending`);
       abandoned++;
     }
-    for (const notice of await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), opts.perShard ?? 100)) {
-      await deps.queue.send(notice);
-      sent++;
-    }
+    // Up to SWEEP_PER_SHARD a run, so events that keep failing cannot hold back the others of their shard for long.
+    const due = await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), opts.perShard ?? SWEEP_PER_SHARD);
+    await mapBounded(due, SWEEP_SENDS_IN_FLIGHT, (notice) => deps.queue.send(notice));
+    sent += due.length;
   }
   return { sent, abandoned };
 }

@@ -81,8 +81,11 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
   async markDispatched(_jobId: string, eventId: string) {
     this.events.get(eventId)!.pending = false;
   }
-  async listPending(_shard: number, before: string) {
-    return [...this.events.values()].filter((e) => e.pending && e.event.created_at < before).map((e) => ({ job_id: e.event.job_id, event_id: e.event.event_id }));
+  async listPending(_shard: number, before: string, limit: number) {
+    return [...this.events.values()]
+      .filter((e) => e.pending && e.event.created_at < before)
+      .slice(0, limit)
+      .map((e) => ({ job_id: e.event.job_id, event_id: e.event.event_id }));
   }
 }
 
@@ -354,6 +357,14 @@ describe('sweepOutbox', () => {
     expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 119_000) } })).toEqual({ sent: 0, abandoned: 0 });
     expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 121_000) } })).toEqual({ sent: 1, abandoned: 0 });
     expect(queue.sent).toEqual([notice]);
+  });
+
+  it('re-sends a backlog of hundreds in one run, so events that keep failing do not hold back the rest for long', async () => {
+    const { memory, add } = setup();
+    for (let i = 0; i < 250; i++) add('job.completed');
+    const queue = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void queue.sent.push(m) };
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 121_000) } })).toEqual({ sent: 250, abandoned: 0 });
+    expect(new Set(queue.sent.map((n) => n.event_id)).size).toBe(250);
   });
 
   it('gives up an event pending for a day: it leaves the pending index and is not sent again', async () => {
