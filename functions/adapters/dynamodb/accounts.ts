@@ -1,7 +1,7 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Account } from '../../core/accounts/account';
 import type { AccountRepository } from '../../core/accounts/ports';
-import { type Dynamo, isConditionalCheckFailed, stripKeys } from './client';
+import { type Dynamo, conditional, stripKeys } from './client';
 import { keys } from './schema';
 
 export class DynamoAccountRepository implements AccountRepository {
@@ -13,18 +13,9 @@ export class DynamoAccountRepository implements AccountRepository {
   }
 
   async create(account: Account): Promise<boolean> {
-    try {
-      await this.db.doc.send(
-        new PutCommand({
-          TableName: this.db.table,
-          Item: { ...keys.account(account.account_id), ...account },
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return false;
-      throw err;
-    }
+    const written = await conditional(() =>
+      this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: { ...keys.account(account.account_id), ...account }, ConditionExpression: 'attribute_not_exists(pk)' })),
+    );
+    return written !== null;
   }
 }

@@ -1,6 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
-import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryAll, stripKeys } from './client';
+import { type Dynamo, cancellationCodes, conditional, queryAll, stripKeys } from './client';
 import { type CountedItem, countDown, countUp } from './counts';
 import { GSI1, keys } from './schema';
 
@@ -71,13 +71,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   /** The count of an account that has none yet, from its listing (a concurrent start wins; either is right). */
   private async startCount(accountId: string): Promise<void> {
     const existing = await this.listForAccount(accountId);
-    try {
-      await this.db.doc.send(
-        new PutCommand({ TableName: this.db.table, Item: { ...keys.apiKeyCount(accountId), key_count: existing.length }, ConditionExpression: 'attribute_not_exists(pk)' }),
-      );
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-    }
+    await conditional(() =>
+      this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: { ...keys.apiKeyCount(accountId), key_count: existing.length }, ConditionExpression: 'attribute_not_exists(pk)' })),
+    );
   }
 
   async listForAccount(accountId: string): Promise<ApiKeyRecord[]> {
@@ -166,8 +162,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async touch(record: ApiKeyRecord, at: Date): Promise<void> {
-    try {
-      await this.db.doc.send(
+    // Revoked meanwhile: nothing to record.
+    await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.apiKey(record.prefix, record.api_key_id),
@@ -175,9 +172,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeValues: { ':at': at.toISOString() },
         }),
-      );
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err; // revoked meanwhile: nothing to record
-    }
+      ),
+    );
   }
 }

@@ -3,7 +3,7 @@ import type { BulkProgress } from '../../core/bulk/ports';
 import type { OutboxEvent } from '../../core/events/events';
 import type { JobFileRow } from '../../core/jobs/files';
 import type { Job } from '../../core/jobs/job';
-import { type Dynamo, isConditionalCheckFailed, queryAll } from './client';
+import { type Dynamo, conditional, queryAll } from './client';
 import { putJobIf } from './jobs';
 import { keys } from './schema';
 
@@ -51,8 +51,8 @@ export class DynamoBulkProgress implements BulkProgress {
   }
 
   private async update(jobId: string, set: string, values: Record<string, unknown>): Promise<boolean> {
-    try {
-      await this.db.doc.send(
+    const written = await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.job(jobId),
@@ -61,12 +61,9 @@ export class DynamoBulkProgress implements BulkProgress {
           ExpressionAttributeNames: PROCESSING,
           ExpressionAttributeValues: { ':processing': 'processing', ...values },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return false;
-      throw err;
-    }
+      ),
+    );
+    return written !== null;
   }
 
   setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }): Promise<boolean> {

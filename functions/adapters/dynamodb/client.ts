@@ -71,6 +71,16 @@ export function isConditionalCheckFailed(err: unknown): boolean {
   return (err as { name?: string })?.name === 'ConditionalCheckFailedException';
 }
 
+/** Runs a conditional write: its output, or null when its condition did not hold (any other failure is thrown). */
+export async function conditional<T>(write: () => Promise<T>): Promise<T | null> {
+  try {
+    return await write();
+  } catch (err) {
+    if (isConditionalCheckFailed(err)) return null;
+    throw err;
+  }
+}
+
 /** Every item a query matches, page after page (for access patterns bounded by design, e.g. one job's rows). */
 export async function queryAll(db: Dynamo, input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];

@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobCommitment } from '../../core/accounts/account';
 import type { CommitmentStore } from '../../core/billing/commitments';
-import { type Dynamo, isConditionalCheckFailed } from './client';
+import { type Dynamo, conditional } from './client';
 import { keys } from './schema';
 
 /** Commitments as a map on the account item, guarded by `commitments_version` (charges do not touch either). */
@@ -9,8 +9,8 @@ export class DynamoCommitmentStore implements CommitmentStore {
   constructor(private readonly db: Dynamo) {}
 
   async replace(accountId: string, version: number, commitments: Record<string, JobCommitment>, at: Date): Promise<boolean> {
-    try {
-      await this.db.doc.send(
+    const written = await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.account(accountId),
@@ -18,17 +18,15 @@ export class DynamoCommitmentStore implements CommitmentStore {
           ConditionExpression: `attribute_exists(pk) AND ${version === 0 ? 'attribute_not_exists(commitments_version)' : 'commitments_version = :version'}`,
           ExpressionAttributeValues: { ':commitments': commitments, ':next': version + 1, ':at': at.toISOString(), ...(version === 0 ? {} : { ':version': version }) },
         }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return false;
-      throw err;
-    }
+      ),
+    );
+    return written !== null;
   }
 
   async release(accountId: string, jobId: string): Promise<void> {
-    try {
-      await this.db.doc.send(
+    // Nothing to release when the job holds no commitment.
+    await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.account(accountId),
@@ -38,9 +36,7 @@ export class DynamoCommitmentStore implements CommitmentStore {
           ExpressionAttributeNames: { '#job': jobId },
           ExpressionAttributeValues: { ':one': 1 },
         }),
-      );
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-    }
+      ),
+    );
   }
 }

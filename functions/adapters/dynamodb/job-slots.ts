@@ -1,6 +1,6 @@
 import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobSlots } from '../../core/jobs/slots';
-import { type Dynamo, isConditionalCheckFailed } from './client';
+import { type Dynamo, conditional } from './client';
 import { keys } from './schema';
 
 /**
@@ -13,8 +13,8 @@ export class DynamoJobSlots implements JobSlots {
   async acquire(input: { accountId: string; kind: string; jobId: string; max: number; now: Date; leaseSeconds: number }): Promise<boolean> {
     const leaseEnd = new Date(input.now.getTime() + input.leaseSeconds * 1000);
     for (let n = 0; n < input.max; n++) {
-      try {
-        await this.db.doc.send(
+      const taken = await conditional(() =>
+        this.db.doc.send(
           new PutCommand({
             TableName: this.db.table,
             Item: {
@@ -27,11 +27,9 @@ export class DynamoJobSlots implements JobSlots {
             ConditionExpression: 'attribute_not_exists(pk) OR lease_until < :now',
             ExpressionAttributeValues: { ':now': input.now.toISOString() },
           }),
-        );
-        return true;
-      } catch (err) {
-        if (!isConditionalCheckFailed(err)) throw err;
-      }
+        ),
+      );
+      if (taken) return true;
     }
     return false;
   }
@@ -47,18 +45,17 @@ export class DynamoJobSlots implements JobSlots {
     );
     for (const item of Items ?? []) {
       if (item.job_id !== input.jobId) continue;
-      try {
-        await this.db.doc.send(
+      // Taken over by another job meanwhile: not ours to delete.
+      await conditional(() =>
+        this.db.doc.send(
           new DeleteCommand({
             TableName: this.db.table,
             Key: { pk: item.pk, sk: item.sk },
             ConditionExpression: 'job_id = :job',
             ExpressionAttributeValues: { ':job': input.jobId },
           }),
-        );
-      } catch (err) {
-        if (!isConditionalCheckFailed(err)) throw err;
-      }
+        ),
+      );
     }
   }
 }

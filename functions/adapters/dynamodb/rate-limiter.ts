@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimiter } from '../../core/accounts/ports';
-import { type Dynamo, isConditionalCheckFailed } from './client';
+import { type Dynamo, conditional } from './client';
 import { keys } from './schema';
 
 /** A fixed one-minute window per account: one conditional counter increment per request. */
@@ -9,8 +9,8 @@ export class DynamoRateLimiter implements RateLimiter {
 
   async consume(accountId: string, limitPerMinute: number, now: Date) {
     const minute = now.toISOString().slice(0, 16);
-    try {
-      await this.db.doc.send(
+    const counted = await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.rateWindow(accountId, minute),
@@ -19,12 +19,9 @@ export class DynamoRateLimiter implements RateLimiter {
           ExpressionAttributeNames: { '#count': 'request_count', '#ttl': 'ttl' },
           ExpressionAttributeValues: { ':one': 1, ':limit': limitPerMinute, ':ttl': Math.floor(now.getTime() / 1000) + 180 },
         }),
-      );
-      return { allowed: true as const };
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      const retryAfterSeconds = Math.max(1, 60 - now.getUTCSeconds());
-      return { allowed: false as const, retryAfterSeconds };
-    }
+      ),
+    );
+    if (counted) return { allowed: true as const };
+    return { allowed: false as const, retryAfterSeconds: Math.max(1, 60 - now.getUTCSeconds()) };
   }
 }

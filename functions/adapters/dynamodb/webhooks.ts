@@ -10,7 +10,7 @@ import type {
   WebhookRepository,
 } from '../../core/webhooks/ports';
 import type { DeliveryRecord, Webhook } from '../../core/webhooks/webhook';
-import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryAll, queryNewestFirst, stripKeys } from './client';
+import { type Dynamo, cancellationCodes, conditional, queryAll, queryNewestFirst, stripKeys } from './client';
 import { type CountedItem, countDown, countUp } from './counts';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
@@ -18,8 +18,8 @@ import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 /** Sets the given attributes; null when the item does not exist. */
 async function setFields(db: Dynamo, webhookId: string, fields: Record<string, unknown>): Promise<Webhook | null> {
   const entries = Object.entries(fields).filter(([, v]) => v !== undefined);
-  try {
-    const { Attributes } = await db.doc.send(
+  const updated = await conditional(() =>
+    db.doc.send(
       new UpdateCommand({
         TableName: db.table,
         Key: keys.webhook(webhookId),
@@ -29,12 +29,9 @@ async function setFields(db: Dynamo, webhookId: string, fields: Record<string, u
         ExpressionAttributeValues: Object.fromEntries(entries.map(([, v], i) => [`:v${i}`, v])),
         ReturnValues: 'ALL_NEW',
       }),
-    );
-    return Attributes ? stripKeys<Webhook>(Attributes) : null;
-  } catch (err) {
-    if (isConditionalCheckFailed(err)) return null;
-    throw err;
-  }
+    ),
+  );
+  return updated?.Attributes ? stripKeys<Webhook>(updated.Attributes) : null;
 }
 
 export class DynamoWebhookRepository implements WebhookRepository {
@@ -86,8 +83,8 @@ export class DynamoWebhookRepository implements WebhookRepository {
 
   /** Conditioned on the webhook being active and subscribed, so a paused or unsubscribed one is not marked either. */
   async markTriggered(webhookId: string, event: EventType, at: string): Promise<Webhook | null> {
-    try {
-      const { Attributes } = await this.db.doc.send(
+    const updated = await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.webhook(webhookId),
@@ -96,12 +93,9 @@ export class DynamoWebhookRepository implements WebhookRepository {
           ExpressionAttributeValues: { ':true': true, ':event': event, ':at': at },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return Attributes ? stripKeys<Webhook>(Attributes) : null;
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) return null;
-      throw err;
-    }
+      ),
+    );
+    return updated?.Attributes ? stripKeys<Webhook>(updated.Attributes) : null;
   }
 
   /** Every webhook ever created was counted, so a missing count is zero. */
@@ -152,8 +146,8 @@ export class DynamoDeliveryStore implements DeliveryStore {
 
   async claim(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; lease_until: string; now: string }): Promise<ClaimResult> {
     const key = keys.deliveryClaim(input.job_id, input.event_id, input.webhook_id);
-    try {
-      const { Attributes } = await this.db.doc.send(
+    const claimed = await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: key,
@@ -172,13 +166,11 @@ export class DynamoDeliveryStore implements DeliveryStore {
           },
           ReturnValues: 'ALL_NEW',
         }),
-      );
-      return { state: 'claimed', delivery_id: String(Attributes?.delivery_id) };
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: key, ConsistentRead: true }));
-      return Item?.state === 'done' ? { state: 'done' } : { state: 'busy' };
-    }
+      ),
+    );
+    if (claimed) return { state: 'claimed', delivery_id: String(claimed.Attributes?.delivery_id) };
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: key, ConsistentRead: true }));
+    return Item?.state === 'done' ? { state: 'done' } : { state: 'busy' };
   }
 
   /**
@@ -235,11 +227,8 @@ export class DynamoDeliveryStore implements DeliveryStore {
 
   /** Closes a claim (still ours) without a record: the series never started. */
   async release(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; at: string }): Promise<void> {
-    try {
-      await this.db.doc.send(new UpdateCommand(this.closeClaim(input, input.at)));
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err; // already closed by another worker
-    }
+    // Already closed by another worker: nothing to do.
+    await conditional(() => this.db.doc.send(new UpdateCommand(this.closeClaim(input, input.at))));
   }
 
   listForWebhook(webhookId: string, q: HistoryQuery) {
@@ -297,8 +286,9 @@ export class DynamoOutbox implements Outbox {
   }
 
   async markDispatched(jobId: string, eventId: string, at: string): Promise<void> {
-    try {
-      await this.db.doc.send(
+    // An event that no longer exists has nothing to mark.
+    await conditional(() =>
+      this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.event(jobId, eventId),
@@ -306,10 +296,8 @@ export class DynamoOutbox implements Outbox {
           UpdateExpression: 'SET dispatched_at = :at REMOVE gsi1pk, gsi1sk',
           ExpressionAttributeValues: { ':at': at },
         }),
-      );
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-    }
+      ),
+    );
   }
 
   async listPending(shard: number, before: string, limit: number): Promise<{ job_id: string; event_id: string }[]> {
