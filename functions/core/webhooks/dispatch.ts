@@ -15,7 +15,7 @@ import { type DeliveryRecord, type Webhook, activeSealedSecrets } from './webhoo
 export const DELIVERY_LEASE_MS = 90_000;
 /** The sweeper re-sends events still pending after this long (the direct notice had its chance, and any lease ran out). */
 export const SWEEP_AFTER_SECONDS = 120;
-/** Pending events re-sent per index shard and run (8 shards, every minute), and how many sends are in flight at once. */
+/** Pending events handled per index shard and run (8 shards, every minute), and how many writes or sends are in flight at once. */
 const SWEEP_PER_SHARD = 1000;
 const SWEEP_SENDS_IN_FLIGHT = 16;
 /** An event still pending this long is given up (its failures are permanent, or it would flood receivers with stale news). */
@@ -185,17 +185,19 @@ export async function sweepOutbox(
 ): Promise<{ sent: number; abandoned: number }> {
   const now = deps.clock.now();
   const ago = (seconds: number) => new Date(now.getTime() - seconds * 1000).toISOString();
+  // Up to SWEEP_PER_SHARD a run, so events that keep failing cannot hold back the others of their shard for long.
+  const perShard = opts.perShard ?? SWEEP_PER_SHARD;
   let sent = 0;
   let abandoned = 0;
   for (let shard = 0; shard < deps.outbox.shards; shard++) {
     // Oldest first: what has been pending for a day leaves the index (it stays stored with its job).
-    for (const notice of await deps.outbox.listPending(shard, ago(ABANDON_AFTER_SECONDS), opts.perShard ?? 100)) {
+    const stale = await deps.outbox.listPending(shard, ago(ABANDON_AFTER_SECONDS), perShard);
+    await mapBounded(stale, SWEEP_SENDS_IN_FLIGHT, async (notice) => {
       await deps.outbox.markDispatched(notice.job_id, notice.event_id, now.toISOString());
       deps.log?.(`outbox event ${notice.event_id} of job ${notice.job_id} given up after ${ABANDON_AFTER_SECONDS / 3600} h pending`);
-      abandoned++;
-    }
-    // Up to SWEEP_PER_SHARD a run, so events that keep failing cannot hold back the others of their shard for long.
-    const due = await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), opts.perShard ?? SWEEP_PER_SHARD);
+    });
+    abandoned += stale.length;
+    const due = await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), perShard);
     await mapBounded(due, SWEEP_SENDS_IN_FLIGHT, (notice) => deps.queue.send(notice));
     sent += due.length;
   }
