@@ -186,7 +186,7 @@ export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfTo
     });
   // The page limit counts the document's pages (what a split processes, as billed). A selection may still name a page
   // many times ("1-end,1-end,…"): each file may hold at most that many pages, counted before any selection is expanded.
-  const withinLimit = (ranges: { range: ParsedRange; parameter: string }[]) => {
+  const assertFilesFit = (ranges: { range: ParsedRange; parameter: string }[]) => {
     ranges.forEach(({ range, parameter }, index) => {
       assertWithinDocument(range, total, { ...culprit(input), parameter });
       const pages = countSelected(range, total);
@@ -203,12 +203,12 @@ export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfTo
   };
   switch (split.mode) {
     case 'extract':
-      withinLimit([{ range: split.pages, parameter: 'split.pages' }]);
+      assertFilesFit([{ range: split.pages, parameter: 'split.pages' }]);
       groups.push(resolvePageRange(split.pages, total, { ...culprit(input), parameter: 'split.pages' }));
       break;
     case 'ranges':
       if (split.ranges.length > limits.maxOutputs) throw tooMany(split.ranges.length);
-      withinLimit(split.ranges.map((range, i) => ({ range, parameter: `split.ranges[${i}]` })));
+      assertFilesFit(split.ranges.map((range, i) => ({ range, parameter: `split.ranges[${i}]` })));
       split.ranges.forEach((range, i) => groups.push(resolvePageRange(range, total, { ...culprit(input), parameter: `split.ranges[${i}]` })));
       break;
     case 'every_n': {
@@ -266,7 +266,9 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
       assembled = await assemble(output.selections, {
         title: plan.title ?? undefined,
         deadline,
-        maxBytes: opts.limits.maxOutputBytes - total,
+        // A guard on memory, not the limit itself (checked exactly on each file made): the running size counts small
+        // objects before they are compressed, so it stops only at twice the bytes left.
+        maxBytes: 2 * (opts.limits.maxOutputBytes - total),
         onPage: () => {
           pagesDone++;
           opts.onProgress?.(pagesDone, files.length);
