@@ -168,6 +168,12 @@ async function finishFailed(
   culpritName: string | null,
   { timeout = false, keepUploads = false }: { timeout?: boolean; keepUploads?: boolean } = {},
 ) {
+  // No files, and one failed row naming the input.
+  const clear = async (failure: Job) => {
+    await removeOutputs(deps, job);
+    await deps.files.deleteAll(job.job_id);
+    await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), failure.error_code ?? code, failure.error_message ?? message)]);
+  };
   const at = deps.clock.now();
   // A job produces every file or none: the files it had made are gone.
   const final = failed(job, at, code, message, { outputs_produced: 0, ...(timeout ? { timeout_occurred: true } : {}) });
@@ -175,16 +181,10 @@ async function finishFailed(
     const current = await deps.jobs.get(job.job_id);
     // Ended as failed by another task while this one went on writing files and rows (the workflow gave up on it): what
     // it wrote since goes too, so a failed job offers nothing to download. A completed job is left as it is.
-    if (current && (current.status === 'failed' || current.status === 'timeout')) {
-      await removeOutputs(deps, job);
-      await deps.files.deleteAll(job.job_id);
-      await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), current.error_code ?? code, current.error_message ?? message)]);
-    }
+    if (current && (current.status === 'failed' || current.status === 'timeout')) await clear(current);
     return current ?? final;
   }
-  await removeOutputs(deps, job);
-  await deps.files.deleteAll(job.job_id);
-  await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), code, message)]);
+  await clear(final);
   await releaseJob(deps, final, request, { keepUploads });
   return final;
 }
@@ -258,7 +258,7 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
     // Known once the inputs are read, so a job refused by a limit still shows what it was given.
     job = { ...job, input_pages: sources.reduce((n, source) => n + source.pages.length, 0) };
     const opPlan = buildPlan(request, bytes, sources);
-    job = { ...job, input_pages: opPlan.inputPages, output_count: opPlan.outputs.length, processed_count: 0, outputs_produced: 0 };
+    job = { ...job, output_count: opPlan.outputs.length, processed_count: 0, outputs_produced: 0 };
     if (!(await deps.jobs.putIf(job, ['queued', 'processing']))) return { job_id: job.job_id, status: (await deps.jobs.get(job.job_id))?.status ?? 'missing' };
 
     // Progress: pages copied so far, written at most every 2 s while the work goes on.
