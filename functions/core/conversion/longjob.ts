@@ -12,6 +12,7 @@ import { FINISHED_STATUSES, type Job, completed, failed, newJob, timedOut } from
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
 import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { redactUrl } from '../net/redact-url';
 import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../notifications/job-emails';
 import type { Mailer } from '../notifications/ports';
 import { markdownToHtml } from '../render/markdown';
@@ -74,7 +75,7 @@ const longjobRefusals: Record<string, Refuser> = {
       : conversionRefusals.input_type(value, issue),
   email_notification: () => invalidParameter('email_notification', 'email_notification must be true or false (or left out to follow the account settings).'),
   webhook_url: (value) =>
-    new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: value }),
+    new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: typeof value === 'string' ? redactUrl(value.slice(0, 2048), { query: true }) : value }),
 };
 
 /** POST /longjob body: HTML or Markdown only (the quickjob rules and order), then email_notification, then webhook_url. */

@@ -1,6 +1,7 @@
 import { ServiceError } from '../errors';
 import { FetchError, type HttpClient } from '../net/fetch';
 import type { NetworkGuard } from '../net/guard';
+import { redactUrl } from '../net/redact-url';
 
 /** URL input rules (document 1): HTTPS only, 10 s, 5 MB, up to 5 redirects each re-checked. */
 export const URL_FETCH = { timeoutMs: 10_000, maxBytes: 5 * 1024 * 1024, maxRedirects: 5 } as const;
@@ -35,19 +36,22 @@ function invalidUrl(message: string, details: Record<string, unknown>): ServiceE
   return new ServiceError('INVALID_URL', message, details);
 }
 
+/** The refused URL as the error shows it: without credentials, and not the whole of an enormous string. */
+const shown = (raw: string) => redactUrl(raw.slice(0, 2048), { query: true });
+
 /** 400 INVALID_URL before any network use: not a URL, not HTTPS, credentials in it, or a literal internal target. */
 export function validateUrl(raw: string, guard: NetworkGuard): URL {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw invalidUrl('url is not a valid URL; send an absolute https:// address.', { url: raw, reason: 'not_a_url' });
+    throw invalidUrl('url is not a valid URL; send an absolute https:// address.', { url: shown(raw), reason: 'not_a_url' });
   }
-  if (url.protocol !== 'https:') throw invalidUrl('Only https:// URLs can be converted.', { url: raw, reason: 'not_https' });
-  if (url.username || url.password) throw invalidUrl('URLs with user names or passwords are not accepted.', { url: raw, reason: 'credentials' });
+  if (url.protocol !== 'https:') throw invalidUrl('Only https:// URLs can be converted.', { url: shown(raw), reason: 'not_https' });
+  if (url.username || url.password) throw invalidUrl('URLs with user names or passwords are not accepted.', { url: shown(raw), reason: 'credentials' });
   if (raw.length > 8192) throw invalidUrl('url is longer than 8192 characters.', { reason: 'too_long' });
   const verdict = guard.checkLiteral(url.hostname, url.port ? Number(url.port) : 443);
-  if (!verdict.allowed) throw invalidUrl(`The URL points to a private or internal address (${verdict.reason}); only public hosts can be fetched.`, { url: raw, reason: 'private_address' });
+  if (!verdict.allowed) throw invalidUrl(`The URL points to a private or internal address (${verdict.reason}); only public hosts can be fetched.`, { url: shown(raw), reason: 'private_address' });
   return url;
 }
 
@@ -61,7 +65,7 @@ export function classifyResponse(contentType: string, finalUrl: string): UrlDocu
 }
 
 function mapFetchError(err: FetchError, hops: number): ServiceError {
-  const where = { url: err.url };
+  const where = { url: shown(err.url) };
   switch (err.kind) {
     case 'blocked':
       return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to a private or internal address; only public hosts can be fetched.`, { ...where, reason: 'private_address' });

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import type { EventType } from '../events/events';
 import { FetchError, type HttpClient } from '../net/fetch';
+import { redactUrl } from '../net/redact-url';
 import { SIGNATURE_HEADER, signatureHeader } from './signature';
 import type { DeliveryRecord } from './webhook';
 
@@ -72,7 +73,7 @@ export function classifyResponse(status: number, location?: string): Attempt {
       next: 'final',
       status: 'failed',
       status_code: status,
-      error_message: `Redirect not followed: HTTP ${status}${location ? ` to ${location.slice(0, 300)}` : ''}. Register the final URL.`,
+      error_message: `Redirect not followed: HTTP ${status}${location ? ` to ${redactUrl(location, { query: false }).slice(0, 300)}` : ''}. Register the final URL.`,
     };
   }
   if (status === 429 || status >= 500) return { next: 'retry', status: 'failed', status_code: status, error_message: `HTTP ${status} from the receiver` };

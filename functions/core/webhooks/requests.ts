@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { EVENT_TYPES, type EventType } from '../events/events';
 import { ServiceError, invalidParameter } from '../errors';
 import { BlockedTargetError, type NetworkGuard } from '../net/guard';
+import { redactUrl } from '../net/redact-url';
 import { type Refuser, optional, parseRequest, queryInteger, refuse } from '../validation';
 import type { DeliveryRecord } from './webhook';
 
@@ -23,7 +24,7 @@ function badUrl(reason: string, url?: unknown): ServiceError {
   return new ServiceError(
     'INVALID_WEBHOOK_URL',
     `The webhook URL is not accepted: ${reason}. Use a public https:// URL of at most ${MAX_URL_LENGTH} characters.`,
-    { reason, ...(typeof url === 'string' ? { url: url.slice(0, 200) } : {}) },
+    { reason, ...(typeof url === 'string' ? { url: redactUrl(url, { query: true }).slice(0, 200) } : {}) },
   );
 }
 

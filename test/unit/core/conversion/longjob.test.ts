@@ -27,6 +27,7 @@ describe('parseLongJobRequest', () => {
     ['store before email_notification', { input_type: 'html', html: '<p>x</p>', store: 'yes', email_notification: 'yes' }, 'INVALID_PARAMETER', { parameter: 'store' }],
     ['email_notification before webhook_url', { input_type: 'html', html: '<p>x</p>', email_notification: 1, webhook_url: 'http://x' }, 'INVALID_PARAMETER', { parameter: 'email_notification' }],
     ['a webhook_url that is not a string', { input_type: 'html', html: '<p>x</p>', webhook_url: 5 }, 'INVALID_WEBHOOK_URL', { webhook_url: 5 }],
+    ['a webhook_url with credentials, echoed without them', { input_type: 'html', html: '<p>x</p>', webhook_url: 'http://bob:hunter2@hooks.example.com/h?k=1' }, 'INVALID_WEBHOOK_URL', { webhook_url: 'http://hooks.example.com/h?k=1' }],
     ['a body that is not an object', [1], 'INVALID_PARAMETER', { parameter: 'body' }],
   ])('refuses %s', (_name, body, code, details) => {
     const err = refused(body);

@@ -1,4 +1,7 @@
-import { decodeText } from '../../../../functions/core/conversion/url-input';
+import { decodeText, validateUrl } from '../../../../functions/core/conversion/url-input';
+import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
+import { NetworkGuard } from '../../../../functions/core/net/guard';
+import { refusal } from '../../../support/errors';
 
 const doc = (body: Buffer, charset: string | null = null) => ({ kind: 'html' as const, body, contentType: 'text/html', charset, finalUrl: 'https://example.com/' });
 const utf16be = (text: string) => Buffer.from(text, 'utf16le').swap16();
@@ -16,5 +19,26 @@ describe('decodeText', () => {
     expect(decodeText(doc(Buffer.from(page, 'latin1'), 'iso-8859-1'))).toBe(page);
     expect(decodeText(doc(Buffer.from(`<meta charset="windows-1252">${page}`, 'latin1')))).toBe(`<meta charset="windows-1252">${page}`);
     expect(decodeText(doc(Buffer.from(page)))).toBe(page);
+  });
+});
+
+describe('validateUrl', () => {
+  const guard = new NetworkGuard({ resolve: async () => [{ address: '93.184.216.34', family: 4 as const }] }, new PrivateTargetAllowlist(undefined));
+  const refused = (url: string) => refusal(() => validateUrl(url, guard));
+
+  it.each([
+    ['credentials', 'https://bob:hunter2@example.com/doc?v=2', 'https://example.com/doc?v=2'],
+    ['not HTTPS, with credentials', 'http://bob:hunter2@example.com/', 'http://example.com/'],
+    ['a private address, with credentials', 'https://bob:hunter2@127.0.0.1/x', 'https://127.0.0.1/x'],
+    ['not a URL, with credentials', 'https://bob:hunter2@exa mple.com/', 'https://exa mple.com/'],
+  ])('refuses %s and echoes the URL without them', (_what, url, shown) => {
+    const err = refused(url);
+    expect(err.code).toBe('INVALID_URL');
+    expect(err.details.url).toBe(shown);
+    expect(JSON.stringify(err)).not.toContain('hunter2');
+  });
+
+  it('echoes at most 2048 characters of a string that is no URL', () => {
+    expect(String(refused(`not a url ${'x'.repeat(100_000)}`).details.url)).toHaveLength(2048);
   });
 });

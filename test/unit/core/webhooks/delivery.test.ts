@@ -101,6 +101,13 @@ describe('one delivery attempt series', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it("keeps a redirect target's credentials, query and fragment out of the record (a third party's tokens)", async () => {
+    const { run } = setup([{ status: 302, location: 'https://bob:hunter2@elsewhere.example.com/next?token=abc#frag' }]);
+    expect((await run()).error_message).toBe('Redirect not followed: HTTP 302 to https://elsewhere.example.com/next. Register the final URL.');
+    const relative = await setup([{ status: 307, location: '/login?session=s3cr3t' }]).run();
+    expect(relative.error_message).toBe('Redirect not followed: HTTP 307 to /login. Register the final URL.');
+  });
+
   it('records a guard refusal as "Delivery blocked:" without retrying', async () => {
     const { run, requests } = setup([new FetchError('blocked', 'u', 'Blocked hooks.example.com: resolves to 10.0.0.5 (10.0.0.0/8 private)'), 200]);
     expect(await run()).toMatchObject({ status: 'failed', status_code: null, retry_count: 0, error_message: 'Delivery blocked: hooks.example.com: resolves to 10.0.0.5 (10.0.0.0/8 private)' });

@@ -56,6 +56,10 @@ describe('webhook URL rules (the literal part)', () => {
     expect(typeof err.details.reason).toBe('string');
   });
 
+  it('echoes a refused URL without its user name and password', () => {
+    expect(refused('http://bob:hunter2@example.com/hook?k=1').details).toMatchObject({ url: 'http://example.com/hook?k=1' });
+  });
+
   it('accepts public HTTPS URLs up to 2048 characters without resolving them', () => {
     const long = `https://example.com/${'x'.repeat(2048 - 20)}`;
     expect(long).toHaveLength(2048);
