@@ -40,6 +40,7 @@ import type { HttpClient } from './core/net/fetch';
 import { NetworkGuard } from './core/net/guard';
 import { systemResolver } from './adapters/net/dns-resolver';
 import { GuardedHttpClient } from './adapters/net/guarded-http';
+import { deploymentSecretsLoaded } from './adapters/secrets/deployment-secrets';
 import type { MessageQueue, RenderJobMessage } from './core/jobs/queue';
 import type { Mailer } from './core/notifications/ports';
 import { SqsQueue } from './adapters/sqs/queue';
@@ -459,6 +460,15 @@ let current: Services | null = null;
 export function services(): Services {
   if (!current) current = createServices(configFromEnv());
   return current;
+}
+
+/**
+ * What every Lambda entry point uses: the services once the deployment's secrets are in the environment (read from
+ * Secrets Manager at cold start; a no-op locally, where no secret is configured that way).
+ */
+export async function readyServices(): Promise<Services> {
+  await deploymentSecretsLoaded();
+  return services();
 }
 
 /** Replaces the process-wide services (local stack start-up and tests). */

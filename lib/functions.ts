@@ -6,6 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { FunctionProfile, Permission } from '../functions/routes';
 import { CHROMIUM_PACK_DIR } from './chromium-layer';
@@ -30,6 +31,27 @@ export function externalModules(profile: FunctionProfile): string[] {
   return ['bufferutil', 'utf-8-validate', ...(profile === 'render' ? [] : ['puppeteer-core', '@sparticuz/chromium'])];
 }
 
+/**
+ * A setting whose value stays in Secrets Manager: the function's configuration holds only where it is
+ * (`<variable>_SECRET_ID`, and `<variable>_SECRET_FIELD` for one field of a JSON secret), its role may read that
+ * secret alone, and functions/adapters/secrets reads it into the environment at cold start.
+ */
+export interface SecretSetting {
+  variable: string;
+  secret: secretsmanager.ISecret;
+  jsonField?: string;
+}
+
+function secretEnvironment(settings: readonly SecretSetting[]): Record<string, string> {
+  return Object.fromEntries(
+    settings.flatMap(({ variable, secret, jsonField }) => [
+      // A secret imported by name has no full ARN; Secrets Manager finds it by name.
+      [`${variable}_SECRET_ID`, secret.secretFullArn ?? secret.secretName],
+      ...(jsonField ? [[`${variable}_SECRET_FIELD`, jsonField]] : []),
+    ]),
+  );
+}
+
 export interface FunctionSpec {
   /** "<file under functions/>#<export>" */
   ref: string;
@@ -37,6 +59,8 @@ export interface FunctionSpec {
   permissions: Permission[];
   timeoutSeconds?: number;
   environment?: Record<string, string>;
+  /** Secret settings of this function alone; only with `dedicatedRole`, so that no other function may read them. */
+  secrets?: SecretSetting[];
   /**
    * A role of its own instead of the one shared by its permission set: for workers that an event source
    * grants more (consuming a queue), so those grants don't reach other functions.
@@ -49,8 +73,10 @@ export interface FunctionFactoryProps {
   bucket: s3.IBucket;
   chromiumLayer: lambda.ILayerVersion;
   environment: Record<string, string>;
-  /** Extra environment for functions whose route declares a permission (e.g. `stripe` → the Stripe secrets). */
+  /** Extra environment for functions whose route declares a permission (e.g. `stripe` → the portal return URL). */
   permissionEnvironment?: Partial<Record<Permission, Record<string, string>>>;
+  /** Secret settings for functions whose route declares a permission (e.g. `pagination` → the page-token key). */
+  permissionSecrets?: Partial<Record<Permission, SecretSetting[]>>;
 }
 
 /**
@@ -119,10 +145,13 @@ export class FunctionFactory extends Construct {
   forHandler(spec: FunctionSpec): NodejsFunction {
     const existing = this.made.get(spec.ref);
     if (existing) return existing;
+    if (spec.secrets?.length && !spec.dedicatedRole) throw new Error(`${spec.ref}: secrets of one function need dedicatedRole (a shared role would let others read them)`);
     const [file, exportName] = spec.ref.split('#');
     const profile = PROFILES[spec.profile];
     const render = spec.profile === 'render';
     const id = spec.ref.replace(/[^A-Za-z0-9]+/g, '-');
+    const role = this.roleFor(spec.permissions, spec.dedicatedRole ? spec.ref : undefined);
+    for (const { secret } of spec.secrets ?? []) secret.grantRead(role);
     const fn = new NodejsFunction(this, id, {
       entry: path.join(ROOT, 'functions', `${file}.ts`),
       handler: exportName,
@@ -136,12 +165,14 @@ export class FunctionFactory extends Construct {
       ephemeralStorageSize: render ? Size.mebibytes(1024) : undefined,
       layers: render ? [this.props.chromiumLayer] : [],
       logGroup: this.logGroup,
-      role: this.roleFor(spec.permissions, spec.dedicatedRole ? spec.ref : undefined),
+      role,
       environment: {
         ...this.props.environment,
         ...(render ? { CHROMIUM_PACK_DIR, RENDER_PREWARM: '1', RENDER_MAX_CONCURRENT: '1' } : {}),
         ...Object.assign({}, ...spec.permissions.map((p) => this.props.permissionEnvironment?.[p] ?? {})),
+        ...secretEnvironment(spec.permissions.flatMap((p) => this.props.permissionSecrets?.[p] ?? [])),
         ...spec.environment,
+        ...secretEnvironment(spec.secrets ?? []),
         NODE_OPTIONS: '--enable-source-maps',
       },
       bundling: {
@@ -166,6 +197,7 @@ export class FunctionFactory extends Construct {
       if (p === 'bucket:read') bucket.grantRead(role);
       if (p === 'bucket:write') bucket.grantPut(role);
       if (p === 'bucket:delete') bucket.grantDelete(role);
+      for (const { secret } of this.props.permissionSecrets?.[p] ?? []) secret.grantRead(role);
     }
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CfnOutput, Duration, SecretValue, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cr from 'aws-cdk-lib/custom-resources';
@@ -77,39 +77,39 @@ export class PdfServiceStack extends Stack {
         CREDIT_PACK_USD.flatMap((usd) => (props.stripePackPriceIds?.[usd] ? [[`STRIPE_PRICE_PACK_${usd}`, props.stripePackPriceIds[usd] as string]] : [])),
       ),
     };
-    const stripeEnvironment: Record<string, string> = {
-      ...(props.stripePortalReturnUrl ? { STRIPE_PORTAL_RETURN_URL: props.stripePortalReturnUrl } : {}),
-      ...(props.stripeSecretName
-        ? {
-            STRIPE_SECRET_KEY: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'secret_key' }).unsafeUnwrap(),
-          }
-        : {}),
-    };
-    const stripeWebhookEnvironment: Record<string, string> = props.stripeSecretName
-      ? { STRIPE_WEBHOOK_SECRET: SecretValue.secretsManager(props.stripeSecretName, { jsonField: 'webhook_secret' }).unsafeUnwrap() }
-      : {};
+    // Secrets stay in Secrets Manager: functions get where to read them at cold start (lib/functions.ts, SecretSetting).
+    const stripeSecret = props.stripeSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'StripeSecret', props.stripeSecretName) : undefined;
     this.functions = new FunctionFactory(this, 'Functions', {
       table: this.storage.table,
       bucket: this.storage.bucket,
       chromiumLayer: chromium.layer,
       environment: baseEnvironment,
       permissionEnvironment: {
-        stripe: stripeEnvironment,
-        'stripe:webhook': stripeWebhookEnvironment,
-        // Signs list page tokens; generated at deploy and resolved into the environment of the list routes only.
-        pagination: {
-          PAGINATION_SECRET: new secretsmanager.Secret(this, 'PaginationSecret', {
-            description: 'Signs the next_token of list routes',
-            generateSecretString: { passwordLength: 48, excludePunctuation: true },
-          }).secretValue.unsafeUnwrap(),
-        },
-        // Seals webhook signing secrets at rest; only functions that create, rotate or sign receive it.
-        'webhook:secrets': {
-          WEBHOOK_SECRETS_KEY: new secretsmanager.Secret(this, 'WebhookSecretsKey', {
-            description: 'Encrypts webhook signing secrets stored in the table',
-            generateSecretString: { passwordLength: 64, excludePunctuation: true },
-          }).secretValue.unsafeUnwrap(),
-        },
+        stripe: props.stripePortalReturnUrl ? { STRIPE_PORTAL_RETURN_URL: props.stripePortalReturnUrl } : {},
+      },
+      permissionSecrets: {
+        stripe: stripeSecret ? [{ variable: 'STRIPE_SECRET_KEY', secret: stripeSecret, jsonField: 'secret_key' }] : [],
+        'stripe:webhook': stripeSecret ? [{ variable: 'STRIPE_WEBHOOK_SECRET', secret: stripeSecret, jsonField: 'webhook_secret' }] : [],
+        // Signs list page tokens; generated at deploy, readable by the list routes only.
+        pagination: [
+          {
+            variable: 'PAGINATION_SECRET',
+            secret: new secretsmanager.Secret(this, 'PaginationSecret', {
+              description: 'Signs the next_token of list routes',
+              generateSecretString: { passwordLength: 48, excludePunctuation: true },
+            }),
+          },
+        ],
+        // Seals webhook signing secrets at rest; only functions that create, rotate or sign may read it.
+        'webhook:secrets': [
+          {
+            variable: 'WEBHOOK_SECRETS_KEY',
+            secret: new secretsmanager.Secret(this, 'WebhookSecretsKey', {
+              description: 'Encrypts webhook signing secrets stored in the table',
+              generateSecretString: { passwordLength: 64, excludePunctuation: true },
+            }),
+          },
+        ],
       },
     });
 
@@ -181,12 +181,11 @@ export class PdfServiceStack extends Stack {
 
   /** The worker queues; functions whose route declares `queue:<name>` may send to them and get the URL. */
   private addQueues(mail: { from?: string; smtpSecretName?: string }) {
-    const mailEnvironment: Record<string, string> = {
-      ...(mail.from ? { MAIL_FROM: mail.from } : {}),
-      ...(mail.smtpSecretName ? { MAIL_SMTP_URL: SecretValue.secretsManager(mail.smtpSecretName, { jsonField: 'smtp_url' }).unsafeUnwrap() } : {}),
-    };
+    const mailEnvironment: Record<string, string> = mail.from ? { MAIL_FROM: mail.from } : {};
+    const smtpSecret = mail.smtpSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'SmtpSecret', mail.smtpSecretName) : undefined;
+    const mailSecrets = smtpSecret ? [{ variable: 'MAIL_SMTP_URL', secret: smtpSecret, jsonField: 'smtp_url' }] : [];
     for (const def of QUEUES) {
-      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, workerEnvironment: mailEnvironment });
+      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, workerEnvironment: mailEnvironment, workerSecrets: mailSecrets });
       this.queues[def.name] = worker;
       for (const fn of this.functions.withPermission(`queue:${def.name}`)) {
         worker.queue.grantSendMessages(fn);

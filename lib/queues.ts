@@ -5,7 +5,7 @@ import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import type { QueueDef } from '../functions/queues';
-import type { FunctionFactory } from './functions';
+import type { FunctionFactory, SecretSetting } from './functions';
 
 /**
  * One SQS queue feeding one worker Lambda: a dead-letter queue after `maxReceiveCount` deliveries, a
@@ -17,7 +17,7 @@ export class WorkerQueue extends Construct {
   readonly deadLetters: sqs.Queue;
   readonly worker: lambda.IFunction;
 
-  constructor(scope: Construct, id: string, props: { def: QueueDef; functions: FunctionFactory; workerEnvironment?: Record<string, string> }) {
+  constructor(scope: Construct, id: string, props: { def: QueueDef; functions: FunctionFactory; workerEnvironment?: Record<string, string>; workerSecrets?: SecretSetting[] }) {
     super(scope, id);
     const { def } = props;
     this.deadLetters = new sqs.Queue(this, 'DeadLetters', { retentionPeriod: Duration.days(14), enforceSSL: true });
@@ -34,6 +34,7 @@ export class WorkerQueue extends Construct {
       permissions: def.permissions,
       timeoutSeconds: def.timeoutSeconds,
       environment: props.workerEnvironment,
+      secrets: props.workerSecrets,
       dedicatedRole: true,
     });
     this.worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }));

@@ -1,7 +1,7 @@
 import type { APIGatewayAuthorizerResult, APIGatewayRequestAuthorizerEvent } from 'aws-lambda';
 import { authenticate, readCredential } from '../core/auth/authenticate';
 import { isServiceError } from '../core/errors';
-import { services } from '../composition';
+import { readyServices } from '../composition';
 import { routeFor } from '../routes';
 import { DENY_CONTEXT_KEYS } from './gateway-responses';
 
@@ -31,7 +31,7 @@ function templateSafe(text: string): string {
  * for the ACCESS_DENIED gateway response (401 with the standard envelope).
  */
 export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<APIGatewayAuthorizerResult> {
-  const svc = services();
+  const svc = await readyServices();
   const route = routeFor(event.httpMethod, event.resource);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers[k.toLowerCase()] = v;

@@ -3,7 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Account } from '../core/accounts/account';
 import type { Principal } from '../core/auth/authenticate';
 import { invalidParameter } from '../core/errors';
-import { type Services, services } from '../composition';
+import { type Services, readyServices } from '../composition';
 import { type RouteDef, routeById } from '../routes';
 import { internalErrorBody, toHttpError } from './errors';
 import { type HttpResponse, json, toProxyResult } from './responses';
@@ -107,7 +107,15 @@ async function run(req: HttpRequest, handler: RouteHandler, middlewares: Middlew
 export function httpRoute(routeId: string, handler: RouteHandler, middlewares: () => Middleware[]) {
   const route = routeById(routeId);
   return async (event: APIGatewayProxyEvent, _context?: Context): Promise<APIGatewayProxyResult> => {
-    const svc = services();
+    let svc: Services;
+    try {
+      svc = await readyServices();
+    } catch (err) {
+      // Without its settings the function can do nothing; the caller still gets the envelope, and a later request retries.
+      const requestId = event.requestContext?.requestId ?? randomUUID();
+      console.error(`${route.id}: could not load the deployment's secrets`, err);
+      return toProxyResult(json(500, internalErrorBody(requestId)), requestId);
+    }
     const req = buildRequest(event, route, svc);
     let response: HttpResponse;
     try {

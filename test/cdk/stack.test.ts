@@ -213,8 +213,18 @@ describe('CDK app: Stripe configuration and secrets', () => {
     stripePriceIds: { starter: 'price_live_starter', business: 'price_live_business' },
     stripePackPriceIds: { 10: 'price_live_pack10', 1500: 'price_live_pack1500' },
     stripePortalReturnUrl: 'https://dashboard.example.com/billing',
+    mail: { from: 'PDF service <no-reply@example.com>', smtpSecretName: 'pdf-service/smtp' },
   });
   const res = Template.fromStack(withStripe).toJSON().Resources as Record<string, { Type: string; Properties: any }>;
+  const lambdas = Object.values(res).filter((r) => r.Type === 'AWS::Lambda::Function');
+  /** What the function's role may do with Secrets Manager, as "action resource" lines. */
+  function secretGrants(fn: { Properties: any }): string[] {
+    const roleId = fn.Properties.Role['Fn::GetAtt'][0];
+    return Object.values(res)
+      .filter((r) => r.Type === 'AWS::IAM::Policy' && r.Properties.Roles.some((x: any) => x.Ref === roleId))
+      .flatMap((r) => r.Properties.PolicyDocument.Statement)
+      .flatMap((st: any) => [st.Action].flat().filter((a: string) => a.startsWith('secretsmanager:')).map((a: string) => `${a} ${JSON.stringify(st.Resource)}`));
+  }
   /** The Lambda function an API method (named by its route id) integrates. */
   function functionOfRoute(routeId: string) {
     const method = Object.values(res).find((r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties.OperationName === routeId)!;
@@ -222,20 +232,47 @@ describe('CDK app: Stripe configuration and secrets', () => {
     return Object.entries(res).find(([id, r]) => r.Type === 'AWS::Lambda::Function' && uri.includes(`"${id}"`))![1];
   }
 
-  it('gives the Stripe secrets only to functions that call Stripe, resolved from Secrets Manager at deploy', () => {
+  it('puts no secret value in any function configuration: only where to read it, at cold start', () => {
+    for (const fn of lambdas) {
+      const env = JSON.stringify(fn.Properties.Environment?.Variables ?? {});
+      expect(env).not.toMatch(/resolve:secretsmanager|SecretString/);
+      for (const name of ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET', 'PAGINATION_SECRET', 'WEBHOOK_SECRETS_KEY', 'MAIL_SMTP_URL']) {
+        expect(fn.Properties.Environment?.Variables?.[name]).toBeUndefined();
+      }
+      // A function may read secrets exactly when it is told of one.
+      const told = Object.keys(fn.Properties.Environment?.Variables ?? {}).some((k) => k.endsWith('_SECRET_ID'));
+      expect(`${fn.Properties.Handler} ${secretGrants(fn).length > 0}`).toBe(`${fn.Properties.Handler} ${told}`);
+    }
+  });
+
+  it('gives the Stripe secrets only to functions that call Stripe, and the service email secret only to the queue workers', () => {
     for (const route of ROUTES.filter((r) => r.handler)) {
-      const env = functionOfRoute(route.id).Properties.Environment.Variables;
+      const fn = functionOfRoute(route.id);
+      const env = fn.Properties.Environment.Variables;
       const stripe = route.permissions.includes('stripe');
       const signatures = route.id === 'stripe.webhook';
-      expect(`${route.id} ${'STRIPE_SECRET_KEY' in env} ${'STRIPE_WEBHOOK_SECRET' in env}`).toBe(`${route.id} ${stripe} ${signatures}`);
+      expect(`${route.id} ${'STRIPE_SECRET_KEY_SECRET_ID' in env} ${'STRIPE_WEBHOOK_SECRET_SECRET_ID' in env}`).toBe(`${route.id} ${stripe} ${signatures}`);
+      expect(env.MAIL_SMTP_URL_SECRET_ID).toBeUndefined();
       if (stripe) {
-        expect(JSON.stringify(env.STRIPE_SECRET_KEY)).toContain('{{resolve:secretsmanager:pdf-service/stripe:SecretString:secret_key');
+        expect(env).toMatchObject({ STRIPE_SECRET_KEY_SECRET_ID: 'pdf-service/stripe', STRIPE_SECRET_KEY_SECRET_FIELD: 'secret_key' });
         expect(env).toMatchObject({ STRIPE_PRICE_PACK_10: 'price_live_pack10', STRIPE_PRICE_PACK_1500: 'price_live_pack1500', STRIPE_PORTAL_RETURN_URL: 'https://dashboard.example.com/billing' });
+        // Read access to that secret alone (an imported name matches its ARN with any suffix).
+        expect(secretGrants(fn).join('\n')).toMatch(/secretsmanager:GetSecretValue .*secret:pdf-service\/stripe-\?{6}/);
+        expect(secretGrants(fn).join('\n')).not.toMatch(/smtp|PaginationSecret|WebhookSecretsKey/);
       }
-      // The list page-token key is generated at deploy, never a literal in the template; only list routes get it.
-      if (route.permissions.includes('pagination')) expect(JSON.stringify(env.PAGINATION_SECRET)).toContain('{{resolve:secretsmanager:');
-      else expect(env.PAGINATION_SECRET).toBeUndefined();
+      if (signatures) expect(env).toMatchObject({ STRIPE_WEBHOOK_SECRET_SECRET_ID: 'pdf-service/stripe', STRIPE_WEBHOOK_SECRET_SECRET_FIELD: 'webhook_secret' });
+      // The list page-token key is generated at deploy, never a literal in the template; only list routes learn where it is.
+      if (route.permissions.includes('pagination')) expect(JSON.stringify(env.PAGINATION_SECRET_SECRET_ID)).toMatch(/PaginationSecret/);
+      else expect(env.PAGINATION_SECRET_SECRET_ID).toBeUndefined();
     }
+    const mailers = lambdas.filter((fn) => fn.Properties.Environment?.Variables?.MAIL_SMTP_URL_SECRET_ID);
+    expect(mailers.length).toBeGreaterThan(0);
+    for (const fn of mailers) {
+      expect(fn.Properties.Environment.Variables).toMatchObject({ MAIL_SMTP_URL_SECRET_ID: 'pdf-service/smtp', MAIL_SMTP_URL_SECRET_FIELD: 'smtp_url', MAIL_FROM: 'PDF service <no-reply@example.com>' });
+      expect(secretGrants(fn).join('\n')).toMatch(/secret:pdf-service\/smtp-\?{6}/);
+    }
+    // The workers that send email are the queue workers, each on a role of its own.
+    expect(new Set(mailers.map((fn) => JSON.stringify(fn.Properties.Role))).size).toBe(mailers.length);
     // Pack price ids are not secrets: the credits route lists the packs with them.
     expect(functionOfRoute('account.credits').Properties.Environment.Variables).toMatchObject({ STRIPE_PRICE_PACK_10: 'price_live_pack10', STRIPE_PRICE_PACK_1500: 'price_live_pack1500' });
     expect(ROUTES.filter((r) => r.permissions.includes('stripe')).map((r) => r.id).sort()).toEqual(
@@ -320,7 +357,7 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
   const lambdas = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
   const envOf = (fn: { Properties: any }) => (fn.Properties.Environment?.Variables ?? {}) as Record<string, unknown>;
   const mappings = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping');
-  const dispatcherMapping = mappings.find((m) => 'WEBHOOK_SECRETS_KEY' in envOf(resources[m.Properties.FunctionName.Ref]))!;
+  const dispatcherMapping = mappings.find((m) => 'WEBHOOK_SECRETS_KEY_SECRET_ID' in envOf(resources[m.Properties.FunctionName.Ref]))!;
   const dispatcher = resources[dispatcherMapping.Properties.FunctionName.Ref];
   const queueId = JSON.stringify(dispatcherMapping.Properties.EventSourceArn).match(/"(\w+)","Arn"/)![1];
   const routeFunction = (id: string) => {
@@ -380,14 +417,17 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
   });
 
   it('gives the secret-sealing key, from Secrets Manager, only to webhook creation, rotation and the dispatcher', () => {
-    const holders = lambdas.filter(([, r]) => 'WEBHOOK_SECRETS_KEY' in envOf(r)).map(([, r]) => r);
+    const holders = lambdas.filter(([, r]) => 'WEBHOOK_SECRETS_KEY_SECRET_ID' in envOf(r)).map(([, r]) => r);
     expect(new Set(holders)).toEqual(new Set([routeFunction('webhooks.create'), routeFunction('webhooks.rotateSecret'), dispatcher]));
-    for (const fn of holders) expect(JSON.stringify(envOf(fn).WEBHOOK_SECRETS_KEY)).toContain('resolve:secretsmanager');
+    for (const fn of holders) {
+      expect(JSON.stringify(envOf(fn).WEBHOOK_SECRETS_KEY_SECRET_ID)).toMatch(/WebhookSecretsKey/);
+      expect(roleActions(fn)).toContain('secretsmanager:GetSecretValue');
+    }
     template.hasResourceProperties('AWS::SecretsManager::Secret', { Description: 'Encrypts webhook signing secrets stored in the table' });
   });
 
   it('gives the page-token secret only to the list routes', () => {
-    const holders = lambdas.filter(([, r]) => 'PAGINATION_SECRET' in envOf(r)).map(([, r]) => r);
+    const holders = lambdas.filter(([, r]) => 'PAGINATION_SECRET_SECRET_ID' in envOf(r)).map(([, r]) => r);
     expect(new Set(holders)).toEqual(new Set(['jobs.list', 'jobs.webhookHistory', 'webhooks.list', 'webhooks.history'].map(routeFunction)));
   });
 

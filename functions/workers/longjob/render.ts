@@ -1,6 +1,6 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { LONGJOB_TIMEOUT_SECONDS, abandonLongJob, processLongJob } from '../../core/conversion/longjob';
-import { services } from '../../composition';
+import { readyServices } from '../../composition';
 import { QUEUES } from '../../queues';
 
 /** Deliveries after which an unexpected failure gives the job up: the queue's redrive limit. */
@@ -14,7 +14,7 @@ const FINISH_MARGIN_MS = 30_000;
  * marked failed so it never stays queued or processing.
  */
 export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
-  const svc = services();
+  const svc = await readyServices();
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     let jobId = '';

@@ -1,5 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { services } from '../../composition';
+import { readyServices } from '../../composition';
 import { dispatchEvent } from '../../core/webhooks/dispatch';
 import type { OutboxNotice } from '../../core/webhooks/ports';
 
@@ -9,7 +9,7 @@ import type { OutboxNotice } from '../../core/webhooks/ports';
  * unexpectedly (database, key) is reported back for redelivery; the claims make a redelivery safe.
  */
 export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
-  const svc = services();
+  const svc = await readyServices();
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {

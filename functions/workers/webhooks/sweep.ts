@@ -1,4 +1,4 @@
-import { services } from '../../composition';
+import { readyServices } from '../../composition';
 import { sweepOutbox } from '../../core/webhooks/dispatch';
 
 /**
@@ -7,7 +7,7 @@ import { sweepOutbox } from '../../core/webhooks/dispatch';
  * those pending for a day are given up.
  */
 export async function handler(): Promise<{ sent: number; abandoned: number }> {
-  const svc = services();
+  const svc = await readyServices();
   const result = await sweepOutbox({ outbox: svc.outbox, queue: svc.webhookQueue, clock: svc.clock, log: (m) => svc.log.warn(m) });
   if (result.sent > 0) svc.log.warn(`outbox sweeper re-sent ${result.sent} pending event(s) to the webhook dispatcher`);
   return result;

@@ -1,4 +1,6 @@
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
 import { type Services, setServices } from '../../../functions/composition';
 import { toHttpError } from '../../../functions/http/errors';
 import { httpRoute } from '../../../functions/http/pipeline';
@@ -37,5 +39,40 @@ describe('httpRoute 500s', () => {
     expect(body.error.code).toBe(generic.error.code);
     expect(body.error.message).toBe(generic.error.message);
     expect(body.error.details).toEqual({ request_id: 'req-1', contract_violation: expect.any(String) });
+  });
+});
+
+describe('httpRoute at cold start', () => {
+  afterEach(() => {
+    delete process.env.TEST_ONLY_SETTING_SECRET_ID;
+    delete process.env.TEST_ONLY_SETTING;
+  });
+
+  it('answers 500 in the envelope while the deployment secrets cannot be read, and reads them on a later request', async () => {
+    // A fresh module registry: a cold start, before anything read (or skipped) the secrets.
+    let fresh!: { httpRoute: typeof httpRoute; setServices: typeof setServices };
+    jest.isolateModules(() => {
+      fresh = { httpRoute: require('../../../functions/http/pipeline').httpRoute, setServices: require('../../../functions/composition').setServices };
+    });
+    fresh.setServices({ log: { error: () => undefined }, config: { checkResponseContract: false } } as unknown as Services);
+    const sm = mockClient(SecretsManagerClient);
+    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      process.env.TEST_ONLY_SETTING_SECRET_ID = 'pdf-service/test';
+      sm.on(GetSecretValueCommand).rejects(new Error('throttled'));
+      const handler = fresh.httpRoute('me.get', async () => json(200, { setting: process.env.TEST_ONLY_SETTING }), () => []);
+      const failed = await handler(event);
+      expect(failed.statusCode).toBe(500);
+      expect(JSON.parse(failed.body)).toEqual(toHttpError(new Error('x'), 'req-1').body);
+      expect(errors).toHaveBeenCalledTimes(1);
+
+      sm.on(GetSecretValueCommand).resolves({ SecretString: 'loaded' });
+      const ok = await handler(event);
+      expect(ok.statusCode).toBe(200);
+      expect(JSON.parse(ok.body)).toEqual({ setting: 'loaded' });
+    } finally {
+      sm.restore();
+      errors.mockRestore();
+    }
   });
 });
