@@ -23,6 +23,11 @@ export interface HttpRequest {
   account: Account | null;
   /** The body as JSON; 400 INVALID_PARAMETER when it is not valid JSON. Empty body → undefined. */
   json(): unknown;
+  /**
+   * How long ago the API received the request (API Gateway's requestTimeEpoch): the authorizer, a cold start and the
+   * route's own reads come out of a synchronous time limit too, since the gateway's clock is the one that runs out.
+   */
+  sinceReceivedMs(): number;
 }
 
 /** middy-style middleware: `before` may answer early, `after` may replace the response, `onError` may answer an error. */
@@ -48,6 +53,8 @@ function decodeBody(event: APIGatewayProxyEvent): Buffer {
 export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: Services): HttpRequest {
   const body = decodeBody(event);
   let parsed: { value: unknown } | null = null;
+  const epoch = event.requestContext?.requestTimeEpoch;
+  const receivedAt = typeof epoch === 'number' && Number.isFinite(epoch) ? epoch : Date.now();
   return {
     event,
     route,
@@ -73,6 +80,7 @@ export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: 
       }
       return parsed.value;
     },
+    sinceReceivedMs: () => Math.max(0, Date.now() - receivedAt),
   };
 }
 

@@ -111,17 +111,23 @@ interface StoredDocument {
  * stores the document for the worker, records the job as queued with its `job.queued` event, and queues it.
  * If queueing fails the job is marked failed and its document removed, so nothing waits forever.
  */
-export async function submitLongJob(deps: LongJobDeps, input: { account: Account; plan: Plan; request: LongJobRequest }): Promise<Job> {
+export async function submitLongJob(
+  deps: LongJobDeps,
+  /** `spentMs`: time the request spent before this began; the gateway's clock is the one that runs out. */
+  input: { account: Account; plan: Plan; request: LongJobRequest; spentMs?: number },
+): Promise<Job> {
   const { account, plan, request } = input;
   const now = deps.clock.now();
   assertCanCover(account, plan.price_per_pdf_micros, now);
   const html = request.input_type === 'markdown' ? markdownToHtml(request.content) : request.content;
 
   const limitSeconds = deps.submissionSeconds ?? LONGJOB_SUBMISSION_SECONDS;
+  const budgetMs = limitSeconds * 1000 - Math.max(0, input.spentMs ?? 0);
   let pages: number;
   let morePages: boolean | undefined;
   try {
-    ({ pages, morePages } = await deps.renderer.render({ html, options: request.options, timeoutMs: limitSeconds * 1000, maxPages: LONGJOB_MAX_PAGES }));
+    if (budgetMs <= 0) throw new RenderTimeoutError(0);
+    ({ pages, morePages } = await deps.renderer.render({ html, options: request.options, timeoutMs: budgetMs, maxPages: LONGJOB_MAX_PAGES }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       throw new ServiceError('RENDER_TIMEOUT', `Counting the pages took longer than ${limitSeconds} seconds, so the document cannot be submitted. Split it into smaller documents.`, {

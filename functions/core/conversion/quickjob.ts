@@ -16,6 +16,11 @@ import { LONGJOB_MAX_PAGES } from './longjob';
 
 export const QUICKJOB_MAX_PAGES = 25;
 export const QUICKJOB_TIMEOUT_SECONDS = 30;
+/**
+ * A PDF finished later than this past the time limit is not charged or returned: the caller's gateway answers at most
+ * a few seconds after the limit (in AWS the limit is set 2 s below API Gateway's), so it has most likely given up.
+ */
+export const QUICKJOB_ANSWER_MARGIN_MS = 1_000;
 /** Largest PDF returned in the response body: base64 of it must fit a 6 MB Lambda response. */
 export const MAX_INLINE_PDF_BYTES = 4_400_000;
 
@@ -47,6 +52,8 @@ export interface QuickJobInput {
    */
   check: () => Promise<() => Promise<PreparedDocument>>;
   store: boolean;
+  /** Time the request spent before the job began (gateway, authorizer, cold start, reads); it counts against the limit. */
+  spentMs?: number;
 }
 
 /** HTML or Markdown text as a prepared document. */
@@ -70,6 +77,8 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   const { account, plan } = input;
   const started = deps.clock.now();
   const timeoutSeconds = deps.timeoutSeconds ?? QUICKJOB_TIMEOUT_SECONDS;
+  // The limit runs from when the request arrived, not from when this function got to it.
+  const limitEnds = started.getTime() - Math.min(Math.max(0, input.spentMs ?? 0), timeoutSeconds * 1000) + timeoutSeconds * 1000;
   const price = plan.price_per_pdf_micros;
   assertCanCover(account, price, started);
   const prepare = await input.check();
@@ -80,25 +89,27 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     const final = asTimeout ? timedOut(job, at, code, message) : failed(job, at, code, message, changes);
     await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
   };
+  /** The job recorded as timed out, and the refusal that says so. */
+  const limitExceeded = async () => {
+    await recordFailure('QUICKJOB_TIMEOUT', `Rendering took longer than ${timeoutSeconds} seconds.`, true);
+    return new ServiceError('QUICKJOB_TIMEOUT', `The document did not render within ${timeoutSeconds} seconds. Submit it to /longjob instead.`, {
+      job_id: job.job_id,
+      timeout_seconds: timeoutSeconds,
+      suggestion: 'use_longjob_endpoint',
+    });
+  };
 
   let pdf: Uint8Array;
   let pages: number;
   let morePages: boolean | undefined;
   try {
     const document = await prepare();
-    const remainingMs = timeoutSeconds * 1000 - (deps.clock.now().getTime() - started.getTime());
+    const remainingMs = limitEnds - deps.clock.now().getTime();
     if (remainingMs <= 0) throw new RenderTimeoutError(0);
     // Counted up to the long-job limit, so a refusal says whether /longjob would take the document.
     ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES }));
   } catch (err) {
-    if (err instanceof RenderTimeoutError) {
-      await recordFailure('QUICKJOB_TIMEOUT', `Rendering took longer than ${timeoutSeconds} seconds.`, true);
-      throw new ServiceError('QUICKJOB_TIMEOUT', `The document did not render within ${timeoutSeconds} seconds. Submit it to /longjob instead.`, {
-        job_id: job.job_id,
-        timeout_seconds: timeoutSeconds,
-        suggestion: 'use_longjob_endpoint',
-      });
-    }
+    if (err instanceof RenderTimeoutError) throw await limitExceeded();
     if (isServiceError(err)) {
       await recordFailure(err.code, err.message);
       throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id }, err.statusOverride);
@@ -140,6 +151,11 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     }
   }
 
+  // Past the limit and its margin the caller has been answered already (a gateway timeout): nothing is charged.
+  if (deps.clock.now().getTime() > limitEnds + QUICKJOB_ANSWER_MARGIN_MS) {
+    if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of late job ${job.job_id}`, e));
+    throw await limitExceeded();
+  }
   const done = completed(job, deps.clock.now(), { pages, output });
   try {
     await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, { job: done }, account);

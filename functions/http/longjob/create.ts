@@ -25,7 +25,7 @@ export const handler = authedRoute('longjob.create', async (req) => {
       submissionSeconds: services.config.longjobSubmissionSeconds,
       log: (m, e) => services.log.warn(m, e),
     },
-    { account, plan, request },
+    { account, plan, request, spentMs: req.sinceReceivedMs() },
   );
   return json(202, {
     job_id: job.job_id,

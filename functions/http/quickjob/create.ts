@@ -63,7 +63,7 @@ export const handler = authedRoute('quickjob.create', async (req) => {
       timeoutSeconds: services.config.quickjobTimeoutSeconds,
       log: (m, e) => services.log.warn(m, e),
     },
-    { account, plan, mode, store, check },
+    { account, plan, mode, store, check, spentMs: req.sinceReceivedMs() },
   );
   return respond(result);
 });

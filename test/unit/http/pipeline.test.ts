@@ -3,7 +3,8 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type Services, setServices } from '../../../functions/composition';
 import { toHttpError } from '../../../functions/http/errors';
-import { httpRoute } from '../../../functions/http/pipeline';
+import { buildRequest, httpRoute } from '../../../functions/http/pipeline';
+import { routeById } from '../../../functions/routes';
 import { json } from '../../../functions/http/responses';
 
 const event = { headers: {}, requestContext: { requestId: 'req-1' }, body: null, isBase64Encoded: false } as unknown as APIGatewayProxyEvent;
@@ -39,6 +40,15 @@ describe('httpRoute 500s', () => {
     expect(body.error.code).toBe(generic.error.code);
     expect(body.error.message).toBe(generic.error.message);
     expect(body.error.details).toEqual({ request_id: 'req-1', contract_violation: expect.any(String) });
+  });
+});
+
+describe('buildRequest', () => {
+  it('tells how long ago the gateway received the request, and 0 without its time', () => {
+    const received = buildRequest({ ...event, requestContext: { requestId: 'r', requestTimeEpoch: Date.now() - 5_000 } } as unknown as APIGatewayProxyEvent, routeById('me.get'), {} as Services);
+    expect(received.sinceReceivedMs()).toBeGreaterThanOrEqual(5_000);
+    expect(received.sinceReceivedMs()).toBeLessThan(6_000);
+    expect(buildRequest(event, routeById('me.get'), {} as Services).sinceReceivedMs()).toBeLessThan(1_000);
   });
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { longjobBodySchema, parseLongJobRequest, processLongJob } from '../../../../functions/core/conversion/longjob';
+import { longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { FakeRenderer } from '../../../support/bulk-memory';
@@ -95,5 +95,38 @@ describe('processLongJob under at-least-once delivery', () => {
     expect(await w.jobs.get('job_noplan')).toMatchObject({ status: 'failed', error_code: 'UPGRADE_REQUIRED', error_message: refused.message });
     expect(renderer.calls).toHaveLength(0);
     expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
+  });
+});
+
+describe('submitLongJob time limit', () => {
+  function submit(spentMs: number) {
+    const world = memoryWorld(5);
+    const timeouts: number[] = [];
+    const sent: unknown[] = [];
+    const renderer = {
+      async render(request: { timeoutMs: number }) {
+        timeouts.push(request.timeoutMs);
+        return { pdf: Buffer.from('%PDF-1.7'), pages: 2, blockedRequests: 0, renderTimeout: false };
+      },
+    };
+    const result = submitLongJob(
+      { jobs: world.jobs, blobs: world.blobs, renderer, queue: { send: async (m: unknown) => void sent.push(m) }, clock: world.clock, submissionSeconds: 26 },
+      { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }), spentMs },
+    );
+    return { world, timeouts, sent, result };
+  }
+
+  it('counts pages within what is left of the limit after the time the request spent before it', async () => {
+    const { timeouts, result } = submit(3_000);
+    await result;
+    expect(timeouts).toEqual([23_000]);
+  });
+
+  it('refuses with RENDER_TIMEOUT, creating and queuing nothing, when the limit has passed already', async () => {
+    const { timeouts, sent, world, result } = submit(26_000);
+    expect(await rejection(result)).toMatchObject({ code: 'RENDER_TIMEOUT', details: { timeout_seconds: 26 } });
+    expect(timeouts).toEqual([]);
+    expect(sent).toEqual([]);
+    expect(world.jobs.jobs.size).toBe(0);
   });
 });

@@ -1,0 +1,83 @@
+import { QUICKJOB_ANSWER_MARGIN_MS, runQuickJob, textDocument } from '../../../../functions/core/conversion/quickjob';
+import type { RenderRequest } from '../../../../functions/core/render/ports';
+import { RenderTimeoutError } from '../../../../functions/core/render/ports';
+import { normalisePdfOptions } from '../../../../functions/core/render/options';
+import { memoryWorld } from '../../../support/memory';
+import { rejection } from '../../../support/errors';
+
+/** A world whose clock the renderer moves: each render "takes" `renderMs`. */
+function setup(renderMs: number) {
+  const world = memoryWorld(5);
+  let now = Date.parse('2026-11-22T10:00:00Z');
+  const clock = { now: () => new Date(now) };
+  const renders: RenderRequest[] = [];
+  const renderer = {
+    async render(request: RenderRequest) {
+      renders.push(request);
+      if (renderMs > request.timeoutMs) {
+        now += request.timeoutMs;
+        throw new RenderTimeoutError(request.timeoutMs);
+      }
+      now += renderMs;
+      return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false };
+    },
+  };
+  const run = (input: { spentMs?: number; store?: boolean }) =>
+    runQuickJob(
+      { jobs: world.jobs, blobs: world.blobs, billing: world.billing, renderer, clock, timeoutSeconds: 30 },
+      { account: world.account, plan: world.plan, mode: 'html', store: input.store ?? false, spentMs: input.spentMs, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+    );
+  const credits = async () => (await world.accounts.get(world.account.account_id))!.credits_micros;
+  return { world, run, renders, credits };
+}
+
+describe('runQuickJob time limit', () => {
+  it('gives the renderer what is left of 30 s after the time the request spent before the job', async () => {
+    const { run, renders } = setup(100);
+    await run({ spentMs: 4_000 });
+    expect(renders[0].timeoutMs).toBe(26_000);
+  });
+
+  it('times out at once, charging nothing, when the request arrived 30 s ago or more', async () => {
+    const { run, renders, credits, world } = setup(100);
+    const before = await credits();
+    const err = await rejection(run({ spentMs: 31_000 }));
+    expect(err).toMatchObject({ code: 'QUICKJOB_TIMEOUT', details: { timeout_seconds: 30 } });
+    expect(renders).toHaveLength(0);
+    expect(await credits()).toBe(before);
+    expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'timeout', error_code: 'QUICKJOB_TIMEOUT' });
+  });
+
+  it('charges a PDF finished within the limit and its answer margin', async () => {
+    const { run, credits } = setup(1_000);
+    const before = await credits();
+    const result = await run({ spentMs: 29_000 + QUICKJOB_ANSWER_MARGIN_MS - 1_000 });
+    expect(result.job.status).toBe('completed');
+    expect(await credits()).toBeLessThan(before);
+  });
+
+  it('neither charges nor keeps a PDF finished after the caller was answered (a gateway timeout)', async () => {
+    // The clock passes the limit while the PDF is stored: a slow store after a render that just made it.
+    const { world, credits } = setup(0);
+    let now = Date.parse('2026-11-22T10:00:00Z');
+    const clock = { now: () => new Date(now) };
+    const before = await credits();
+    const blobs = Object.assign(Object.create(world.blobs), {
+      put: async (key: string, body: Uint8Array, type: string) => {
+        now += 3_500;
+        await world.blobs.put(key, body, type);
+      },
+    });
+    const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false }) };
+    const err = await rejection(
+      runQuickJob(
+        { jobs: world.jobs, blobs, billing: world.billing, renderer, clock, timeoutSeconds: 30 },
+        { account: world.account, plan: world.plan, mode: 'html', store: true, spentMs: 28_000, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+      ),
+    );
+    expect(err).toMatchObject({ code: 'QUICKJOB_TIMEOUT' });
+    expect(await credits()).toBe(before);
+    expect(world.blobs.objects.size).toBe(0);
+    expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'timeout' });
+  });
+});
