@@ -44,6 +44,7 @@ import { deploymentSecretsLoaded } from './adapters/secrets/deployment-secrets';
 import type { MessageQueue, RenderJobMessage } from './core/jobs/queue';
 import type { Mailer } from './core/notifications/ports';
 import { SqsQueue } from './adapters/sqs/queue';
+import { type Redelivery, SqsRedelivery } from './adapters/sqs/redelivery';
 import { DisabledMailer, FolderMailer, SmtpMailer } from './adapters/mail/mailer';
 import type { BulkProgress } from './core/bulk/ports';
 import { type BulkTiming, DEFAULT_BULK_TIMING } from './core/bulk/limits';
@@ -226,6 +227,8 @@ export interface Services {
   readonly webhookDeliveries: DeliveryStore;
   readonly outbox: Outbox;
   readonly webhookQueue: MessageQueue<OutboxNotice>;
+  /** When a message a worker failed on comes back (instead of after the queue's whole visibility timeout). */
+  readonly redelivery: Redelivery;
   readonly webhookSecrets: SecretBox;
   /** Stops background resources (the browser); used by the local stack and tests. */
   close(): Promise<void>;
@@ -236,6 +239,7 @@ export interface LocalAdapters {
   workflows?: WorkflowStarter;
   renderQueue?: MessageQueue<RenderJobMessage>;
   webhookQueue?: MessageQueue<OutboxNotice>;
+  redelivery?: Redelivery;
   /** DNS answers for the network guard (the local stack's LOCAL_DNS_OVERRIDES, tests only); the system resolver otherwise. */
   resolver?: Resolver;
   /** Calls the local DynamoDB in-process instead of over loopback HTTP. */
@@ -311,6 +315,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   const commitments = memo(() => new DynamoCommitmentStore(dynamo()));
   const bulkProgress = memo(() => new NotifyingBulkProgress(dynamo(), notifyOutbox));
   const workflows = memo<WorkflowStarter>(() => local.workflows ?? new SfnWorkflowStarter(createSfnClient(config.region), config.workflowArns));
+  const redelivery = memo<Redelivery>(() => local.redelivery ?? new SqsRedelivery(config.region));
   const renderQueue = memo<MessageQueue<RenderJobMessage>>(
     () => local.renderQueue ?? new SqsQueue<RenderJobMessage>(required(config.renderQueueUrl ?? '', 'RENDER_QUEUE_URL'), config.region),
   );
@@ -412,6 +417,9 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     },
     get renderQueue() {
       return renderQueue();
+    },
+    get redelivery() {
+      return redelivery();
     },
     get mailer() {
       return mailer();

@@ -16,6 +16,8 @@ export interface QueueDef {
   visibilityTimeoutSeconds: number;
   /** Deliveries before a message goes to the dead-letter queue. */
   maxReceiveCount: number;
+  /** Wait before a failed message comes back, by how often it was received (the last value for later ones). */
+  retryDelaysSeconds: readonly number[];
   permissions: Permission[];
 }
 
@@ -30,6 +32,7 @@ export const QUEUES: readonly QueueDef[] = [
     // function is throttled do not use up maxReceiveCount before it ever ran.
     visibilityTimeoutSeconds: 5400,
     maxReceiveCount: 3,
+    retryDelaysSeconds: [60, 300],
     permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'],
   },
   {
@@ -42,6 +45,18 @@ export const QUEUES: readonly QueueDef[] = [
     timeoutSeconds: 120,
     visibilityTimeoutSeconds: 720,
     maxReceiveCount: 5,
+    retryDelaysSeconds: [10, 60, 300, 600],
     permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets'],
   },
 ];
+
+/** The queue definition of a queue name. */
+export function queueDef(name: QueueDef['name']): QueueDef {
+  return QUEUES.find((q) => q.name === name)!;
+}
+
+/** How long a message failed on its `receiveCount`-th delivery waits before it comes back. */
+export function retryDelaySeconds(def: QueueDef, receiveCount: number): number {
+  const delays = def.retryDelaysSeconds;
+  return delays[Math.min(Math.max(1, receiveCount), delays.length) - 1];
+}

@@ -22,7 +22,7 @@ import { WORKFLOWS } from '../functions/workflows';
 import { createLogger } from '../functions/logger';
 import { QUEUES } from '../functions/queues';
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { LocalQueue } from './emulators/queue';
+import { LocalQueue, LocalRedelivery } from './emulators/queue';
 import { loadHandler } from './handlers';
 import { SCHEDULES } from '../functions/schedules';
 import { resolverFromOverrides } from './dns';
@@ -119,6 +119,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     workflows,
     renderQueue: queues.get('render'),
     webhookQueue: queues.get('webhooks'),
+    redelivery: new LocalRedelivery(queues),
     resolver: resolverFromOverrides(env.LOCAL_DNS_OVERRIDES),
     dynamoRequestHandler: dynamo.requestHandler,
   });

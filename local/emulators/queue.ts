@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Redelivery } from '../../functions/adapters/sqs/redelivery';
 import type { MessageQueue } from '../../functions/core/jobs/queue';
 
 interface Stored {
@@ -38,6 +39,20 @@ export interface LocalQueueOptions {
   log?: (message: string, err?: unknown) => void;
 }
 
+/**
+ * ChangeMessageVisibility for the local queues, by the queue name in the record's ARN. A failed message comes back
+ * after the wait its worker asked for, but never later than the queue's `retryDelayMs` (tests keep retries quick).
+ */
+export class LocalRedelivery implements Redelivery {
+  constructor(private readonly queues: ReadonlyMap<string, LocalQueue<unknown>>) {}
+
+  async after(record: { eventSourceARN: string; receiptHandle: string }, seconds: number): Promise<void> {
+    const queue = this.queues.get(record.eventSourceARN.split(':').pop() ?? '');
+    if (!queue) throw new Error(`no local queue for ${record.eventSourceARN}`);
+    queue.changeVisibility(record.receiptHandle, seconds * 1000);
+  }
+}
+
 export class LocalQueue<T> implements MessageQueue<T> {
   private waiting: Stored[] = [];
   private inFlight = 0;
@@ -48,6 +63,8 @@ export class LocalQueue<T> implements MessageQueue<T> {
   private readonly file?: string;
   private readonly parked = new Map<string, Stored>();
   private readonly delivering = new Map<string, Stored>();
+  /** Waits asked for by the handler for messages being delivered (ChangeMessageVisibility), by receipt handle. */
+  private readonly requestedDelays = new Map<string, number>();
 
   constructor(private readonly opts: LocalQueueOptions) {
     if (opts.persistDir) {
@@ -70,6 +87,13 @@ export class LocalQueue<T> implements MessageQueue<T> {
     this.waiting.push({ id: randomUUID(), body: JSON.stringify(message), receiveCount: 0, sentAt: Date.now() });
     this.persist();
     setImmediate(() => this.pump());
+  }
+
+  /** The handler's ChangeMessageVisibility on a message it is being given (other receipts are stale: ignored, as SQS refuses them). */
+  changeVisibility(receiptHandle: string, delayMs: number): void {
+    const id = receiptHandle.split('#')[0];
+    const message = this.delivering.get(id);
+    if (message && receiptHandle === `${message.id}#${message.receiveCount}`) this.requestedDelays.set(receiptHandle, delayMs);
   }
 
   /** Resolves when nothing is waiting, in flight or scheduled for retry (tests). */
@@ -128,9 +152,10 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private async deliver(message: Stored) {
+    const receiptHandle = `${message.id}#${message.receiveCount}`;
     const record: SQSRecord = {
       messageId: message.id,
-      receiptHandle: `${message.id}#${message.receiveCount}`,
+      receiptHandle,
       body: message.body,
       attributes: {
         ApproximateReceiveCount: String(message.receiveCount),
@@ -153,6 +178,8 @@ export class LocalQueue<T> implements MessageQueue<T> {
     } catch (err) {
       this.opts.log?.(`queue ${this.opts.name}: delivery failed`, err);
     }
+    const requested = this.requestedDelays.get(receiptHandle);
+    this.requestedDelays.delete(receiptHandle);
     if (ok) return;
     if (message.receiveCount >= this.opts.maxReceiveCount) {
       this.deadLetters.push(message);
@@ -160,6 +187,6 @@ export class LocalQueue<T> implements MessageQueue<T> {
       return;
     }
     message.visibleAt = undefined;
-    this.parkUntil(message, this.opts.retryDelayMs);
+    this.parkUntil(message, Math.min(requested ?? this.opts.retryDelayMs, this.opts.retryDelayMs));
   }
 }

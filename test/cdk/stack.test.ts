@@ -2,6 +2,7 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { TABLE_SCHEMA } from '../../functions/adapters/dynamodb/schema';
 import { STORAGE_AREAS } from '../../functions/core/jobs/storage-layout';
+import { QUEUES } from '../../functions/queues';
 import { ROUTES, matchRoute } from '../../functions/routes';
 import { WORKFLOWS, workflowArnVariable } from '../../functions/workflows';
 import { readFileSync } from 'node:fs';
@@ -424,6 +425,15 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
       expect(roleActions(fn)).toContain('secretsmanager:GetSecretValue');
     }
     template.hasResourceProperties('AWS::SecretsManager::Secret', { Description: 'Encrypts webhook signing secrets stored in the table' });
+  });
+
+  it('lets every queue worker set when a failed message comes back (ChangeMessageVisibility on its own queue)', () => {
+    expect(mappings.length).toBe(QUEUES.length);
+    for (const mapping of mappings) {
+      const statements = policyStatementsOfRole(resources[mapping.Properties.FunctionName.Ref].Properties.Role['Fn::GetAtt'][0]);
+      const grant = statements.find((st) => [st.Action].flat().includes('sqs:ChangeMessageVisibility'));
+      expect(JSON.stringify(grant?.Resource)).toBe(JSON.stringify(mapping.Properties.EventSourceArn));
+    }
   });
 
   it('gives the page-token secret only to the list routes', () => {

@@ -1,10 +1,12 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { LONGJOB_TIMEOUT_SECONDS, abandonLongJob, processLongJob } from '../../core/conversion/longjob';
 import { readyServices } from '../../composition';
-import { QUEUES } from '../../queues';
+import { queueDef } from '../../queues';
+import { retryLater } from '../retry-later';
 
+const RENDER_QUEUE = queueDef('render');
 /** Deliveries after which an unexpected failure gives the job up: the queue's redrive limit. */
-export const MAX_RECEIVES = QUEUES.find((q) => q.name === 'render')!.maxReceiveCount;
+export const MAX_RECEIVES = RENDER_QUEUE.maxReceiveCount;
 /** Time kept back from the Lambda deadline to record the outcome. */
 const FINISH_MARGIN_MS = 30_000;
 
@@ -46,9 +48,9 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
           (e: unknown) => (svc.log.error('could not abandon job', e), false),
         );
         // Not recorded: the message goes back (to the dead-letter queue past its limit) rather than vanish.
-        if (!gaveUp) failures.push({ itemIdentifier: record.messageId });
+        if (!gaveUp) await retryLater(svc, RENDER_QUEUE, record, failures);
       } else {
-        failures.push({ itemIdentifier: record.messageId });
+        await retryLater(svc, RENDER_QUEUE, record, failures);
       }
     }
   }

@@ -2,6 +2,8 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readyServices } from '../../composition';
 import { dispatchEvent } from '../../core/webhooks/dispatch';
 import type { OutboxNotice } from '../../core/webhooks/ports';
+import { queueDef } from '../../queues';
+import { retryLater } from '../retry-later';
 
 /**
  * The webhook dispatcher (SQS-fed in AWS, the in-process queue locally). Each message names one outbox
@@ -34,7 +36,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
       );
     } catch (err) {
       svc.log.error(`dispatcher failed on message ${record.messageId}`, err);
-      failures.push({ itemIdentifier: record.messageId });
+      await retryLater(svc, queueDef('webhooks'), record, failures);
     }
   }
   return { batchItemFailures: failures };

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
-import { LocalQueue } from '../../../../local/emulators/queue';
+import { LocalQueue, LocalRedelivery } from '../../../../local/emulators/queue';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -49,5 +49,51 @@ describe('LocalQueue across a crash', () => {
       releaseCrashed?.();
       await crashed.stop();
     }
+  });
+});
+
+describe('LocalQueue redelivery (ChangeMessageVisibility)', () => {
+  it("brings a failed message back after the wait its handler asked for, capped at the queue's retry delay", async () => {
+    const arrivals: number[] = [];
+    const queues = new Map<string, LocalQueue<unknown>>();
+    const redelivery = new LocalRedelivery(queues);
+    const make = (retryDelayMs: number, askMs: number) =>
+      new LocalQueue<{ n: number }>({
+        name: 'work',
+        concurrency: 1,
+        maxReceiveCount: 2,
+        retryDelayMs,
+        timeoutMs: 1000,
+        handler: async (event) => {
+          const [record] = event.Records;
+          arrivals.push(Date.now());
+          if (record.attributes.ApproximateReceiveCount === '1') {
+            // A stale receipt (an earlier delivery's) changes nothing, as SQS refuses it.
+            await redelivery.after({ ...record, receiptHandle: `${record.messageId}#0` }, 0);
+            await redelivery.after(record, askMs / 1000);
+            return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
+          }
+          return { batchItemFailures: [] };
+        },
+      });
+    const gap = async (retryDelayMs: number, askMs: number) => {
+      arrivals.length = 0;
+      const q = make(retryDelayMs, askMs);
+      queues.set('work', q as LocalQueue<unknown>);
+      try {
+        await q.send({ n: 1 });
+        await q.drained();
+        return arrivals[1] - arrivals[0];
+      } finally {
+        await q.stop();
+      }
+    };
+    // Asked for 50 ms of a queue that would wait 2 s: 50 ms.
+    expect(await gap(2_000, 50)).toBeLessThan(1_000);
+    // Asked for 5 s of a queue that waits 100 ms: 100 ms.
+    const capped = await gap(100, 5_000);
+    expect(capped).toBeGreaterThanOrEqual(90);
+    expect(capped).toBeLessThan(1_000);
+    await expect(redelivery.after({ eventSourceARN: 'arn:aws:sqs:local:000000000000:nowhere', receiptHandle: 'x#1' }, 1)).rejects.toThrow('no local queue');
   });
 });

@@ -24,13 +24,19 @@ describe('long-job render worker', () => {
     const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
     const jobs = new MemoryJobs();
     await jobs.put(newJob({ job_id: 'job_stuck', account_id: 'acct1', job_type: 'long', status: 'processing', mode: 'html', now: new Date() }));
-    const svc = { jobs, clock: { now: () => new Date() }, config: {}, log };
+    const redelivery = { after: jest.fn(async () => undefined) };
+    const svc = { jobs, clock: { now: () => new Date() }, config: {}, log, redelivery };
     // Every render dependency fails: the unexpected failure path.
     for (const name of ['blobs', 'renderer', 'accounts', 'plans', 'billing', 'mailer']) Object.defineProperty(svc, name, { get: () => { throw new Error(`${name} down`); } });
     setServices(svc as unknown as Services);
     const delivery = (count: number) => ({ Records: [{ messageId: 'm1', body: JSON.stringify({ job_id: 'job_stuck' }), attributes: { ApproximateReceiveCount: String(count) } }] }) as unknown as SQSEvent;
     expect(await handler(delivery(1))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
     expect((await jobs.get('job_stuck'))!.status).toBe('processing');
+    // It comes back after the queue's first backoff, not after the 90-minute visibility timeout.
+    expect(redelivery.after).toHaveBeenLastCalledWith(expect.objectContaining({ messageId: 'm1' }), 60);
+    redelivery.after.mockRejectedValueOnce(new Error('sqs throttled'));
+    expect(await handler(delivery(2))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
+    expect(redelivery.after).toHaveBeenLastCalledWith(expect.anything(), 300);
 
     const putIf = jobs.putIf.bind(jobs);
     jobs.putIf = async () => {
