@@ -70,6 +70,8 @@ export interface ServiceConfig {
   chromiumPath?: string;
   /** Where the Chromium layer puts @sparticuz/chromium's compressed binaries (/opt/chromium in Lambda). */
   chromiumPackDir?: string;
+  /** Fonts the Chromium layer ships (/opt/fonts in Lambda, where the host has none): CHROMIUM_FONT_DIR. */
+  chromiumFontDir?: string;
   renderPrewarm: number;
   renderMaxConcurrent: number;
   /** A document's renderer process over this resident memory is killed and the document fails (0: no cap). */
@@ -145,6 +147,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
     localJwksFile: env.LOCAL_JWKS_FILE || undefined,
     chromiumPath: env.CHROMIUM_PATH || undefined,
     chromiumPackDir: env.CHROMIUM_PACK_DIR || undefined,
+    chromiumFontDir: env.CHROMIUM_FONT_DIR || undefined,
     renderPrewarm: intEnv('RENDER_PREWARM', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : 2),
     // More documents in flight than cores + 1 only adds contention (measured: 8 at once is slower than 3 on 2 cores).
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : cpus().length + 1),
@@ -272,6 +275,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
     const browser = new ChromiumBrowser({
       executablePath: config.chromiumPath,
       packDir: config.chromiumPackDir,
+      fontDir: config.chromiumFontDir,
       prewarm: config.renderPrewarm,
       maxConcurrent: config.renderMaxConcurrent,
       maxPageMemoryBytes: config.renderMaxPageMemoryMb * 2 ** 20,

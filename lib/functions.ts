@@ -9,7 +9,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { FunctionProfile, Permission } from '../functions/routes';
-import { CHROMIUM_PACK_DIR } from './chromium-layer';
+import { CHROMIUM_FONT_DIR, CHROMIUM_PACK_DIR } from './chromium-layer';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -168,7 +168,7 @@ export class FunctionFactory extends Construct {
       role,
       environment: {
         ...this.props.environment,
-        ...(render ? { CHROMIUM_PACK_DIR, RENDER_PREWARM: '1', RENDER_MAX_CONCURRENT: '1' } : {}),
+        ...(render ? { CHROMIUM_PACK_DIR, CHROMIUM_FONT_DIR, RENDER_PREWARM: '1', RENDER_MAX_CONCURRENT: '1' } : {}),
         ...Object.assign({}, ...spec.permissions.map((p) => this.props.permissionEnvironment?.[p] ?? {})),
         ...secretEnvironment(spec.permissions.flatMap((p) => this.props.permissionSecrets?.[p] ?? [])),
         ...spec.environment,

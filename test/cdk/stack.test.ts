@@ -83,7 +83,8 @@ describe('CDK app', () => {
       const hasLayer = (fn.Properties.Layers ?? []).length > 0;
       expect(`${route.id} layer=${hasLayer}`).toBe(`${route.id} layer=${route.handler !== null && route.profile === 'render'}`);
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
-      if (hasLayer) expect(fn.Properties.Environment.Variables.CHROMIUM_PACK_DIR).toBe('/opt/chromium');
+      // The layer's fonts: Lambda has no system fonts (functions/adapters/chromium/fonts.ts).
+      if (hasLayer) expect(fn.Properties.Environment.Variables).toMatchObject({ CHROMIUM_PACK_DIR: '/opt/chromium', CHROMIUM_FONT_DIR: '/opt/fonts' });
     }
   });
 

@@ -3,6 +3,7 @@ import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
 import { ServiceError } from '../../core/errors';
 import type { NetworkGuard } from '../../core/net/guard';
 import { EgressProxy } from '../net/egress-proxy';
+import { writeFontConfig } from './fonts';
 import { RendererMemoryWatch } from './memory-watch';
 
 export interface ChromiumConfig {
@@ -10,6 +11,8 @@ export interface ChromiumConfig {
   executablePath?: string;
   /** Directory of the compressed binaries when @sparticuz/chromium is bundled (the Lambda layer). */
   packDir?: string;
+  /** Fonts shipped with Chromium where the host has none (the layer's /opt/fonts): Chromium then uses only these (see fonts.ts). */
+  fontDir?: string;
   /** Fresh contexts kept ready, so a request never waits for a renderer process to start. */
   prewarm: number;
   /** Most documents printing at once; further requests queue. */
@@ -178,8 +181,11 @@ export class ChromiumBrowser {
     if (!this.instance) {
       const launching = (async (): Promise<Instance> => {
         const onLambda = !!process.env.AWS_LAMBDA_FUNCTION_NAME;
+        const executablePath = await this.executablePath();
+        const fonts = this.config.fontDir ? { env: { ...process.env, FONTCONFIG_PATH: writeFontConfig(this.config.fontDir) } } : {};
         const browser = await puppeteer.launch({
-          executablePath: await this.executablePath(),
+          executablePath,
+          ...fonts,
           headless: 'shell',
           // puppeteer adds this one on every host; launchArgs adds it only where /dev/shm is too small.
           ignoreDefaultArgs: ['--disable-dev-shm-usage'],

@@ -1,0 +1,45 @@
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import { LAYER_FONT_FILE } from '../../../functions/adapters/chromium/fonts';
+import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { parsePdfOptions } from '../../../functions/core/render/options';
+
+const DEJAVU = path.resolve(__dirname, '../../../node_modules/dejavu-fonts-ttf/ttf');
+/** The fonts a PDF embeds, without their subset prefixes. */
+const embeddedFonts = (pdf: Uint8Array) => [...new Set([...Buffer.from(pdf).toString('latin1').matchAll(/\/BaseFont\s*\/(?:[A-Z]{6}\+)?([A-Za-z0-9-]+)/g)].map((m) => m[1]))].sort();
+
+describe('Chromium with shipped fonts (the Lambda layer)', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono', () => {
+    expect(readdirSync(DEJAVU).filter((f) => LAYER_FONT_FILE.test(f)).sort()).toEqual(
+      ['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSans-BoldOblique', 'DejaVuSans-Oblique', 'DejaVuSansMono', 'DejaVuSansMono-Bold', 'DejaVuSansMono-BoldOblique', 'DejaVuSansMono-Oblique', 'DejaVuSerif', 'DejaVuSerif-Bold', 'DejaVuSerif-BoldItalic', 'DejaVuSerif-Italic'].map((f) => `${f}.ttf`).sort(),
+    );
+  });
+
+  it('prints only with the fonts it was given, generic families mapped to them', async () => {
+    // Only two faces: what the host has (DejaVu Sans among them) must not be used.
+    const fontDir = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
+    dirs.push(fontDir);
+    for (const file of ['DejaVuSansMono.ttf', 'DejaVuSerif.ttf']) copyFileSync(path.join(DEJAVU, file), path.join(fontDir, file));
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir });
+    try {
+      const { pdf } = await new ChromiumRenderer(browser).render({
+        html: '<p style="font-family: serif">serif text</p><pre>const code = 1;</pre><p style="font-family: sans-serif, Arial">sans text</p>',
+        options: parsePdfOptions({}),
+        timeoutMs: 20_000,
+      });
+      const fonts = embeddedFonts(pdf);
+      expect(fonts).toEqual(expect.arrayContaining(['DejaVuSansMono', 'DejaVuSerif']));
+      // The host's DejaVu Sans would print the sans-serif paragraph; here it falls back to a face the config names
+      // (Open Sans, which @sparticuz/chromium unpacks into /tmp/fonts beside its binary, or one of the two).
+      expect(fonts).not.toContain('DejaVuSans');
+      expect(fonts.filter((f) => !['DejaVuSansMono', 'DejaVuSerif', 'OpenSans-Regular'].includes(f))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
