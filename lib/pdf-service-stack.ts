@@ -113,7 +113,8 @@ export class PdfServiceStack extends Stack {
       },
     });
 
-    const postConfirmation = this.functions.forHandler({ ref: 'workers/cognito/post-confirmation#handler', profile: 'light', permissions: ['table:read', 'table:write'] });
+    // Cognito gives the trigger 5 s, cold start included: 512 MB (twice the CPU of the light profile).
+    const postConfirmation = this.functions.forHandler({ ref: 'workers/cognito/post-confirmation#handler', profile: 'standard', permissions: ['table:read', 'table:write'] });
     this.auth = new Auth(this, 'Auth', { postConfirmation });
     const poolEnv = { USER_POOL_ID: this.auth.userPool.userPoolId, USER_POOL_CLIENT_ID: this.auth.client.userPoolClientId };
 

@@ -12,7 +12,7 @@ const ROOT = path.resolve(__dirname, '../..');
 describe('Lambda bundles', () => {
   const entries = new Map<string, FunctionProfile>([
     ['http/authorizer#handler', 'light'],
-    ['workers/cognito/post-confirmation#handler', 'light'],
+    ['workers/cognito/post-confirmation#handler', 'standard'],
   ]);
   for (const r of ROUTES) entries.set(handlerRef(r), r.handler ? r.profile : 'light');
   for (const w of WORKFLOWS) for (const task of Object.values(w.tasks)) entries.set(task.ref, task.profile);
