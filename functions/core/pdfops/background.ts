@@ -40,8 +40,12 @@ import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, z
 export const PDFOP_WORKFLOW = 'pdfop';
 export const PDFOP_SLOT_KIND = 'pdfop';
 export const MAX_ACTIVE_PDF_JOBS = 2;
-/** A slot held longer than this (a job that died without finishing) may be taken again: longer than the pdfop workflow may run (30 minutes). */
-export const PDF_JOB_LEASE_SECONDS = 30 * 60 + 5 * 60;
+/**
+ * A slot held longer than this (a job that died without finishing) may be taken again: longer than the pdfop workflow
+ * may run (40 minutes: Process's 15, its retry finding the job's time spent, and RecordFailure's retries all fit, so the
+ * execution never times out before the job is recorded as failed).
+ */
+export const PDF_JOB_LEASE_SECONDS = 40 * 60 + 5 * 60;
 const PROGRESS_EVERY_MS = 2000;
 
 export interface PdfJobDeps extends WorkflowJobDeps {
