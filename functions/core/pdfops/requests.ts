@@ -319,6 +319,8 @@ type MergeJsonInput = z.output<typeof mergeJsonInputSchema>;
  * them, `issues` zod's (relative to the array).
  */
 function firstMergeInputProblem(items: unknown[], issues: readonly AnyIssue[], limits: PdfToolLimits): ServiceError | undefined {
+  // The count was refused already (it comes first).
+  if (mergeCountProblem(items.length, limits)) return undefined;
   const shape = '{pdf_base64, filename, pages}';
   const at = (index: number): InputAt => ({ base: `inputs[${index}]`, index, shape });
   for (const [index] of items.entries()) {
@@ -425,6 +427,7 @@ export function parseMergeRequest(submitted: Submitted<MergeForm>): MergeRequest
     };
   }
   const body = parseRequest(mergeJsonBodySchema, submitted.json, {
+    first: (sent) => (Array.isArray(sent.inputs) ? mergeCountProblem(sent.inputs.length, INSTANT_LIMITS) : undefined),
     example: '{"inputs": [{"pdf_base64": "JVBERi0…", "filename": "a.pdf"}, {"pdf_base64": "JVBERi0…", "pages": "1-3"}]} (or send multipart/form-data)',
     refusals: { inputs: (_value, issue) => (issue.path.length === 1 ? invalidParameter('inputs', 'inputs must be an array of {pdf_base64, filename, pages}.') : parameterRefusal(issue.path.join('.'), issue, undefined)) },
   });
@@ -550,10 +553,15 @@ function jobInputs<T extends z.ZodType>(input: T, count: (items: unknown, ctx: z
   return z.array(input).superRefine(count, EVEN_AFTER_FIELD_ERRORS).prefault([]).meta({ description });
 }
 
+function splitCountProblem(count: number): ServiceError | undefined {
+  if (count === 0) return new ServiceError('MISSING_PDF', 'A split job needs exactly one input {s3_key, filename}.');
+  if (count > 1) return new ServiceError('TOO_MANY_FILES', 'A split job takes exactly one input.', { file_count: count, max_files: 1 });
+  return undefined;
+}
+
 function splitJobCount(items: unknown, ctx: z.RefinementCtx) {
-  if (!Array.isArray(items)) return;
-  if (items.length === 0) refuse(ctx, new ServiceError('MISSING_PDF', 'A split job needs exactly one input {s3_key, filename}.'), { rank: -1 });
-  if (items.length > 1) refuse(ctx, new ServiceError('TOO_MANY_FILES', 'A split job takes exactly one input.', { file_count: items.length, max_files: 1 }), { rank: -1 });
+  const problem = Array.isArray(items) ? splitCountProblem(items.length) : undefined;
+  if (problem) refuse(ctx, problem, { rank: -1 });
 }
 
 /** POST /pdf/jobs: a background merge of 2–100 uploads or split of one, up to 150 MB each. */
@@ -598,6 +606,12 @@ export function parsePdfJobRequest(body: unknown): PdfJobRequest {
   const sentInputs = Array.isArray(raw.inputs) ? (raw.inputs as unknown[]) : [];
   const operation = raw.operation === 'split' ? 'split' : 'merge';
   const request = parseRequest(pdfJobBodySchema, body, {
+    // With a known operation the input count is its first check.
+    first: () => {
+      if (!Array.isArray(raw.inputs)) return undefined;
+      if (raw.operation === 'merge') return mergeCountProblem(sentInputs.length, JOB_LIMITS);
+      return raw.operation === 'split' ? splitCountProblem(sentInputs.length) : undefined;
+    },
     refusals: {
       '': () => invalidParameter('body', 'The request body must be a JSON object, e.g. {"operation": "split", "inputs": [{"s3_key": "…"}], "split": {"mode": "each_page"}}.'),
       operation: (value) => invalidParameter('operation', 'operation is required: "merge" or "split".', { operation: value ?? null }),

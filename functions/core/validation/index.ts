@@ -21,6 +21,11 @@ export interface ParseOptions {
   prefix?: string;
   /** Shown when the body is not a JSON object at all, e.g. '{"name": "CI"}'. */
   example?: string;
+  /**
+   * The request's first check, run before the schema reads the body: a count that is refused first anyway is refused
+   * before zod validates every element of an array of a million (seconds of CPU for one request).
+   */
+  first?: (input: Record<string, unknown>) => ServiceError | undefined;
 }
 
 /** Where a refusal stands among several problems of one request: lower first; fields keep their schema order. */
@@ -110,6 +115,8 @@ export function parseRequest<S extends z.ZodType>(schema: S, input: unknown, opt
     const example = options.example ? `, e.g. ${options.example}` : '';
     throw invalidParameter(what, `${what === 'body' ? 'The request body' : what} must be a JSON object${example}.`);
   }
+  const early = options.first && isJsonObject(input) ? options.first(input) : undefined;
+  if (early) throw early;
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
   throw refusalFor(parsed.error.issues, input, schema, options);

@@ -13,6 +13,7 @@ import {
   splitJsonBodySchema,
 } from '../../../../functions/core/pdfops/requests';
 import { refusal } from '../../../support/errors';
+import { runIsolated } from '../../../support/hang-guard';
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 const PDF = b64('%PDF-1.4 x');
@@ -314,5 +315,24 @@ describe('the schemas as the OpenAPI document reads them', () => {
     const json = z.toJSONSchema(mergeFormSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, Record<string, unknown>> };
     expect(json.properties.files.items).toMatchObject({ type: 'string', format: 'binary' });
     expect(json.properties.page_ranges.type).toBe('string');
+  });
+});
+
+describe('oversized input arrays', () => {
+  it('refuses a count past the limit before reading every element (a 2 MB body of 700,000 inputs)', () => {
+    // Every element was validated and then matched against every issue: minutes for one request; run where a hang fails.
+    const outcomes = runIsolated(`
+      const { parseMergeRequest, parsePdfJobRequest } = load('functions/core/pdfops/requests.ts');
+      const attempt = (fn) => { try { fn(); return null; } catch (err) { return { code: err.code, details: err.details }; } };
+      const many = Array.from({ length: 700_000 }, () => ({}));
+      console.log(JSON.stringify([
+        attempt(() => parseMergeRequest({ json: { inputs: many } })),
+        attempt(() => parsePdfJobRequest({ operation: 'merge', inputs: many })),
+        attempt(() => parsePdfJobRequest({ operation: 'split', inputs: many, split: { mode: 'each_page' } })),
+      ]));
+    `) as { code: string; details: Record<string, unknown> }[];
+    expect(outcomes.map((o) => o.code)).toEqual(['TOO_MANY_FILES', 'TOO_MANY_FILES', 'TOO_MANY_FILES']);
+    expect(outcomes[0].details).toMatchObject({ file_count: 700_000, max_files: 20 });
+    expect(outcomes[1].details).toMatchObject({ file_count: 700_000, max_files: 100 });
   });
 });
