@@ -70,11 +70,35 @@ export function errorBody(code: string, message: string, details: Record<string,
   return { error: { code, message, details } };
 }
 
+/**
+ * Refusals often show back what was sent (a value, a list of unknown names). What a caller sent can be a 5 MB string or
+ * an array nested 100,000 deep, which would make the answer larger than the request, larger than a Lambda may answer
+ * (6 MB), or too deep to serialise at all (a 500). So an error shows at most this much of it.
+ */
+export const ERROR_ECHO_LIMITS = { depth: 6, items: 50, stringChars: 2048, messageChars: 4096 } as const;
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function bounded(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return clip(value, ERROR_ECHO_LIMITS.stringChars);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= ERROR_ECHO_LIMITS.depth) return Array.isArray(value) ? '[…]' : '{…}';
+  if (Array.isArray(value)) return value.slice(0, ERROR_ECHO_LIMITS.items).map((item) => bounded(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).slice(0, ERROR_ECHO_LIMITS.items)) out[clip(key, ERROR_ECHO_LIMITS.stringChars)] = bounded((value as Record<string, unknown>)[key], depth + 1);
+  return out;
+}
+
 /** Any thrown value → status and envelope. Unexpected errors say nothing about internals. */
 export function toHttpError(err: unknown, requestId: string): { status: number; body: ErrorBody; unexpected: boolean } {
   if (err instanceof ServiceError) {
     const status = err.statusOverride ?? statusForCode(err.code);
-    if (status !== undefined) return { status, body: errorBody(err.code, err.message, err.details), unexpected: false };
+    if (status !== undefined) {
+      const details = bounded(err.details ?? {}, 0) as Record<string, unknown>;
+      return { status, body: errorBody(err.code, clip(err.message, ERROR_ECHO_LIMITS.messageChars), details), unexpected: false };
+    }
   }
   return { status: 500, body: internalErrorBody(requestId), unexpected: true };
 }

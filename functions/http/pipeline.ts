@@ -3,6 +3,7 @@ import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-l
 import type { Account } from '../core/accounts/account';
 import type { Principal } from '../core/auth/authenticate';
 import { invalidParameter } from '../core/errors';
+import { parseJsonText } from '../core/validation';
 import { type Services, readyServices } from '../composition';
 import { type RouteDef, routeById } from '../routes';
 import { internalErrorBody, toHttpError } from './errors';
@@ -72,7 +73,7 @@ export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: 
         if (text.trim() === '') parsed = { value: undefined };
         else {
           try {
-            parsed = { value: JSON.parse(text) };
+            parsed = { value: parseJsonText(text) };
           } catch (err) {
             throw invalidParameter('body', `The request body is not valid JSON (${(err as Error).message}). Send a JSON object with Content-Type: application/json.`);
           }

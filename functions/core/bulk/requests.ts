@@ -24,6 +24,7 @@ import {
   parameterRefusal,
   parseRequest,
   refuse,
+  parseJsonText,
 } from '../validation';
 import { BULK_LIMITS, BUNDLE_TYPES, type BundleType } from './limits';
 import { normalisePath, requestPath } from './paths';
@@ -224,7 +225,7 @@ function formPaths(files: BulkFormFile[], paths: string | undefined): string[] |
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(paths);
+    parsed = parseJsonText(paths);
   } catch {
     parsed = undefined;
   }

@@ -27,6 +27,7 @@ import {
   parameterRefusal,
   parseRequest,
   refuse,
+  parseJsonText,
 } from '../validation';
 
 export const SPLIT_MODES = ['extract', 'ranges', 'every_n', 'each_page'] as const;
@@ -480,7 +481,7 @@ export type SplitForm = FormFields<typeof splitFormSchema>;
 
 function parseJsonQuietly(text: string | undefined): unknown {
   try {
-    return text === undefined ? undefined : JSON.parse(text);
+    return text === undefined ? undefined : parseJsonText(text);
   } catch {
     return undefined;
   }

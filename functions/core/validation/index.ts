@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type ErrorDetails, ServiceError, invalidParameter } from '../errors';
+import { parseJsonText } from './json-text';
 
 /**
  * Request validation: every request body and query is a zod schema (which also writes the OpenAPI document), and
@@ -173,7 +174,7 @@ export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: s
     .transform((text, ctx): unknown => {
       if (text === undefined || text.trim() === '') return undefined;
       try {
-        return JSON.parse(text);
+        return parseJsonText(text);
       } catch (err) {
         refuse(ctx, notJson((err as Error).message), { rank });
         return z.NEVER;
@@ -183,4 +184,5 @@ export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: s
 }
 
 export { base64Text, decodeBase64Text, decodedLength } from './base64';
+export { MAX_JSON_DEPTH, parseJsonText } from './json-text';
 export type { ErrorDetails };

@@ -28,3 +28,26 @@ describe('error mapping', () => {
     expect(toHttpError(new ServiceError('SOMETHING_NEW', 'x'), 'r').status).toBe(500);
   });
 });
+
+describe('error envelopes show back a bounded amount of what was sent', () => {
+  it('cuts long strings, long lists, wide objects and deep values, and the message', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const wide = Object.fromEntries(Array.from({ length: 1000 }, (_, i) => [`k${i}`, i]));
+    const err = new ServiceError('INVALID_EVENTS', `Unknown event names: ${'"x", '.repeat(1_000_000)}`, { invalid: Array.from({ length: 1_000_000 }, () => 'x'.repeat(10)), value: 'y'.repeat(5_000_000), deep, wide });
+    const { status, body } = toHttpError(err, 'req-1');
+    expect(status).toBe(400);
+    const size = JSON.stringify(body).length;
+    expect(size).toBeLessThan(20_000);
+    expect(body.error.message.length).toBeLessThanOrEqual(4097);
+    expect(body.error.details.invalid).toHaveLength(50);
+    expect(body.error.details.value).toBe(`${'y'.repeat(2048)}…`);
+    expect(Object.keys(body.error.details.wide as object)).toHaveLength(50);
+    expect(JSON.stringify(body.error.details.deep)).toBe('[[[[[\"[…]\"]]]]]');
+  });
+
+  it('leaves ordinary details as they are', () => {
+    const details = { parameter: 'options.scale', allowed: ['a', 'b'], problems: [{ index: 0, filename: 'a.png', code: 'IMAGE_TOO_LARGE' }] };
+    expect(toHttpError(new ServiceError('INVALID_PARAMETER', 'x', details), 'r').body.error.details).toEqual(details);
+  });
+});

@@ -44,6 +44,12 @@ describe('httpRoute 500s', () => {
 });
 
 describe('buildRequest', () => {
+  it('refuses a body nested deeper than any request as JSON it cannot read (400), not a stack overflow later (500)', () => {
+    const body = `{"input_type": ${'['.repeat(100_000)}${']'.repeat(100_000)}, "html": "x"}`;
+    const req = buildRequest({ ...event, body } as unknown as APIGatewayProxyEvent, routeById('quickjob.create'), {} as Services);
+    expect(() => req.json()).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'body' } }));
+  });
+
   it('tells how long ago the gateway received the request, and 0 without its time', () => {
     const received = buildRequest({ ...event, requestContext: { requestId: 'r', requestTimeEpoch: Date.now() - 5_000 } } as unknown as APIGatewayProxyEvent, routeById('me.get'), {} as Services);
     expect(received.sinceReceivedMs()).toBeGreaterThanOrEqual(5_000);
