@@ -118,9 +118,12 @@ function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLa
   });
 }
 
+/** A map for names the client chose: without a prototype, "constructor" or "toString" are names like any other. */
+const dictionary = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+
 function headerMaps(req: http.IncomingMessage) {
-  const headers: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  const headers = dictionary<string>();
+  const multi = dictionary<string[]>();
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
     const name = req.rawHeaders[i];
     const value = req.rawHeaders[i + 1];
@@ -132,8 +135,8 @@ function headerMaps(req: http.IncomingMessage) {
 
 function queryMaps(url: URL) {
   if ([...url.searchParams.keys()].length === 0) return { single: null, multi: null };
-  const single: Record<string, string> = {};
-  const multi: Record<string, string[]> = {};
+  const single = dictionary<string>();
+  const multi = dictionary<string[]>();
   for (const [k, v] of url.searchParams) {
     single[k] = v;
     (multi[k] ??= []).push(v);
@@ -226,7 +229,16 @@ export function createGateway(opts: GatewayOptions): http.Server {
       const segs = pathname.split('/').filter(Boolean);
       if (pattern.length !== segs.length) continue;
       const params: Record<string, string> = {};
-      if (pattern.every((p, i) => (p.startsWith('{') ? ((params[p.slice(1, -1)] = decodeURIComponent(segs[i])), true) : p === segs[i]))) return { route, params };
+      const matches = pattern.every((p, i) => {
+        if (!p.startsWith('{')) return p === segs[i];
+        try {
+          params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
+          return true;
+        } catch {
+          return false; // not a percent-encoding: no such resource (404)
+        }
+      });
+      if (matches) return { route, params };
     }
     return null;
   }

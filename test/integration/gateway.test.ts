@@ -32,6 +32,28 @@ describe('local gateway', () => {
     expect((await res.json()).error.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
+  it('takes header and query names that Object.prototype also has as ordinary names (API Gateway does)', async () => {
+    for (const query of ['constructor=1', '__proto__=x', 'toString=1&hasOwnProperty=2']) {
+      const res = await stack.request('GET', `/me?${query}`, { key: user.api_key });
+      expect(`${query} ${res.status}`).toBe(`${query} 200`);
+    }
+    const res = await stack.request('GET', '/me', { key: user.api_key, headers: { toString: '1', constructor: 'x', valueOf: '1' } });
+    expect(res.status).toBe(200);
+  });
+
+  it('answers a path parameter that is no percent-encoding with 404, not 500', async () => {
+    const res = await stack.request('POST', '/_local/accounts/%ZZ/token');
+    expect(res.status).toBe(404);
+    expect((await res.json()).error.code).toBe('NOT_FOUND');
+  });
+
+  it('answers JSON nested deeper than any request with 400 INVALID_PARAMETER, not a 500', async () => {
+    const body = `{"input_type": ${'['.repeat(100_000)}${']'.repeat(100_000)}, "html": "x"}`;
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, body, headers: { 'Content-Type': 'application/json' } });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'body' } });
+  });
+
   it('answers malformed JSON with 400 INVALID_PARAMETER', async () => {
     const res = await stack.request('POST', '/quickjob', { key: user.api_key, body: '{"input_type": "html",', headers: { 'Content-Type': 'application/json' } });
     expect(res.status).toBe(400);
