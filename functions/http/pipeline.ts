@@ -51,6 +51,9 @@ function decodeBody(event: APIGatewayProxyEvent): Buffer {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 }
 
+/** Strict UTF-8 (a byte-order mark is dropped). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: Services): HttpRequest {
   const body = decodeBody(event);
   let parsed: { value: unknown } | null = null;
@@ -69,7 +72,13 @@ export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: 
     account: null,
     json() {
       if (!parsed) {
-        const text = body.toString('utf8').replace(/^\uFEFF/, '');
+        let text: string;
+        try {
+          text = UTF8.decode(body);
+        } catch {
+          // JSON is UTF-8 (RFC 8259); decoding leniently would print U+FFFD where the client meant something else.
+          throw invalidParameter('body', 'The request body is not valid UTF-8. Send JSON encoded as UTF-8 (escape other characters as \\uXXXX).');
+        }
         if (text.trim() === '') parsed = { value: undefined };
         else {
           try {

@@ -44,6 +44,14 @@ describe('httpRoute 500s', () => {
 });
 
 describe('buildRequest', () => {
+  const withBody = (bytes: Buffer) => buildRequest({ ...event, body: bytes.toString('base64'), isBase64Encoded: true } as unknown as APIGatewayProxyEvent, routeById('quickjob.create'), {} as Services);
+
+  it('refuses a JSON body that is not UTF-8 (it printed U+FFFD), and reads one behind a byte-order mark', () => {
+    const latin1 = Buffer.from('{"input_type": "html", "html": "caf\xe9"}', 'latin1');
+    expect(() => withBody(latin1).json()).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', message: expect.stringContaining('UTF-8'), details: { parameter: 'body' } }));
+    expect(withBody(Buffer.from('\ufeff{"html": "café"}', 'utf8')).json()).toEqual({ html: 'café' });
+  });
+
   it('refuses a body nested deeper than any request as JSON it cannot read (400), not a stack overflow later (500)', () => {
     const body = `{"input_type": ${'['.repeat(100_000)}${']'.repeat(100_000)}, "html": "x"}`;
     const req = buildRequest({ ...event, body } as unknown as APIGatewayProxyEvent, routeById('quickjob.create'), {} as Services);
