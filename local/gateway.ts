@@ -93,7 +93,18 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
       ? [400, 'Bad Request', 'The request headers are larger than 16 KB. Send large values in the body.']
       : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
   const body = JSON.stringify({ error: { code: 'INVALID_PARAMETER', message, details: { parameter: timedOut ? 'body' : 'headers' } } });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  const answer = () => {
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  };
+  // An earlier request on this connection (pipelined) is still being answered: its response goes first, whole.
+  const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (pending && !pending.writableFinished) {
+    pending.shouldKeepAlive = false;
+    pending.once('finish', answer);
+    pending.once('close', answer);
+    return;
+  }
+  answer();
 }
 
 function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLarge: true; drained: boolean }> {

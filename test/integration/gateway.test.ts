@@ -138,6 +138,14 @@ function rawExchange(port: number, request: string): Promise<string> {
 describe('requests Node cannot parse', () => {
   const body = (reply: string) => JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4));
 
+  it('answers a pipelined request in full before closing on the unreadable one after it', async () => {
+    // The first request's answer was cut off by the second one's 400 (and a quick job behind it was still charged).
+    const reply = await rawExchange(Number(new URL(stack.baseUrl).port), `GET /me HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.api_key}\r\n\r\nGARBAGE\r\n\r\n`);
+    expect(reply.startsWith('HTTP/1.1 200')).toBe(true);
+    const first = reply.slice(reply.indexOf('\r\n\r\n') + 4);
+    expect(first).toContain(`"account_id":"${user.account_id}"`);
+  });
+
   it('answers headers over 16 KB (a giant token) with 400 and the envelope, not a bare 431', async () => {
     const reply = await rawExchange(Number(new URL(stack.baseUrl).port), `GET /me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(100_000)}\r\n\r\n`);
     expect(reply).toMatch(/^HTTP\/1\.1 400/);
