@@ -92,13 +92,16 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
     : err.code === 'HPE_HEADER_OVERFLOW'
       ? [400, 'Bad Request', 'The request headers are larger than 16 KB. Send large values in the body.']
       : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
-  const body = JSON.stringify({ error: { code: 'INVALID_PARAMETER', message, details: { parameter: timedOut ? 'body' : 'headers' } } });
+  // A slow client is no invalid parameter: its 408 has a code of its own (API Gateway cuts slow clients off itself).
+  const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: 'headers' } };
+  const body = JSON.stringify({ error });
   const answer = () => {
     if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
   };
-  // An earlier request on this connection (pipelined) is still being answered: its response goes first, whole.
+  // An earlier request on this connection (pipelined) is still being answered: its response goes first, whole. (A
+  // timeout is about the request being answered itself: that one is answered now.)
   const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
-  if (pending && !pending.writableFinished) {
+  if (!timedOut && pending && !pending.writableFinished) {
     pending.shouldKeepAlive = false;
     pending.once('finish', answer);
     pending.once('close', answer);
