@@ -180,6 +180,26 @@ export function routeFor(method: string, resourcePath: string): RouteDef | undef
  * another method is as unknown as any other route (API Gateway cannot tell them apart either).
  */
 export function matchRoute(method: string, path: string): { route: RouteDef; params: Record<string, string> } | null {
+  const best = bestMatch(method, path);
+  return best ? { route: best.route, params: best.params } : null;
+}
+
+/** What a browser preflight (OPTIONS) of a route path is told: its methods, as API Gateway's resource for it answers. */
+export function preflightMethods(routePath: string): string[] {
+  return [...new Set(ROUTES.filter((r) => r.path === routePath).map((r) => r.method)), 'OPTIONS'];
+}
+
+/** The route path a concrete path resolves to for a preflight, whatever the method (null: no such resource). */
+export function preflightRoutePath(path: string): string | null {
+  let best: { route: RouteDef; score: number } | null = null;
+  for (const method of new Set(ROUTES.map((r) => r.method))) {
+    const hit = bestMatch(method, path);
+    if (hit && (!best || hit.score > best.score)) best = hit;
+  }
+  return best?.route.path ?? null;
+}
+
+function bestMatch(method: string, path: string): { route: RouteDef; params: Record<string, string>; score: number } | null {
   const segments = path.split('/').filter(Boolean);
   let best: { route: RouteDef; params: Record<string, string>; score: number } | null = null;
   for (const route of ROUTES) {
@@ -205,5 +225,5 @@ export function matchRoute(method: string, path: string): { route: RouteDef; par
     }
     if (ok && (!best || score > best.score)) best = { route, params, score };
   }
-  return best ? { route: best.route, params: best.params } : null;
+  return best;
 }

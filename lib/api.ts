@@ -5,7 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GATEWAY_RESPONSES, type GatewayResponseDef } from '../functions/http/gateway-responses';
 import { EXPOSED_HEADERS } from '../functions/http/responses';
-import { ROUTES, type RouteDef, handlerRef } from '../functions/routes';
+import { ROUTES, type RouteDef, handlerRef, preflightMethods } from '../functions/routes';
 import type { FunctionFactory } from './functions';
 
 export interface ApiProps {
@@ -110,7 +110,7 @@ export class Api extends Construct {
   private addPreflight(resource: apigw.IResource, routePath: string) {
     if (this.preflighted.has(resource.path)) return;
     this.preflighted.add(resource.path);
-    const methods = [...new Set(ROUTES.filter((r) => r.path === routePath).map((r) => r.method)), 'OPTIONS'].join(',');
+    const methods = preflightMethods(routePath).join(',');
     const headers: Record<string, string> = {
       'Access-Control-Allow-Origin': "'*'",
       'Access-Control-Allow-Headers': "'Content-Type,Authorization,X-API-Key'",

@@ -11,7 +11,7 @@ import type { Services } from '../functions/composition';
 import { toHttpError } from '../functions/http/errors';
 import { type GatewayResponseType, gatewayResponse } from '../functions/http/gateway-responses';
 import { EXPOSED_HEADERS } from '../functions/http/responses';
-import { type RouteDef, handlerRef, matchRoute } from '../functions/routes';
+import { type RouteDef, handlerRef, matchRoute, preflightMethods, preflightRoutePath } from '../functions/routes';
 import { lambdaContext, loadHandler } from './handlers';
 
 export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
@@ -265,7 +265,10 @@ export function createGateway(opts: GatewayOptions): http.Server {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const method = (req.method ?? 'GET').toUpperCase();
       if (method === 'OPTIONS') {
-        return send(res, 204, { ...CORS, 'Access-Control-Allow-Methods': 'GET,POST,PUT,DELETE,PATCH,OPTIONS', 'Access-Control-Allow-Headers': 'Content-Type,Authorization,X-API-Key', 'Access-Control-Max-Age': '600' }, '');
+        // As API Gateway: a preflight only where a route lives, naming that path's methods.
+        const routePath = preflightRoutePath(url.pathname);
+        if (!routePath) return sendGatewayResponse(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
+        return send(res, 204, { ...CORS, 'Access-Control-Allow-Methods': preflightMethods(routePath).join(','), 'Access-Control-Allow-Headers': 'Content-Type,Authorization,X-API-Key', 'Access-Control-Max-Age': '600' }, '');
       }
       if (!throttle.take()) {
         req.resume();

@@ -88,6 +88,16 @@ describe('local gateway', () => {
     expect(res.headers.get('access-control-allow-headers')).toContain('X-API-Key');
   });
 
+  it('answers preflights only where a route lives, naming that path\'s methods (as API Gateway does)', async () => {
+    const preflight = (path: string) => stack.request('OPTIONS', path, { headers: { Origin: 'https://dashboard.example.com', 'Access-Control-Request-Method': 'GET' } });
+    const job = await preflight('/jobs/job_123');
+    expect(job.status).toBe(204);
+    expect(job.headers.get('access-control-allow-methods')).toBe('GET,OPTIONS');
+    const nowhere = await preflight('/nope');
+    expect(nowhere.status).toBe(404);
+    expect((await nowhere.json()).error.code).toBe('NOT_FOUND');
+  });
+
   it('answers a pipelined request in full before closing on the unreadable one after it', async () => {
     // The first request's answer was cut off by the second one's 400 (and a quick job behind it was still charged).
     const reply = await rawExchange(Number(new URL(stack.baseUrl).port), `GET /me HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.api_key}\r\n\r\nGARBAGE\r\n\r\n`);

@@ -1,4 +1,4 @@
-import { ROUTES, handlerRef, matchRoute } from '../../functions/routes';
+import { ROUTES, handlerRef, matchRoute, preflightMethods, preflightRoutePath } from '../../functions/routes';
 
 /** Every route named in the two spec documents, with the credential the spec gives it. */
 const SPEC_ROUTES: [string, string, 'key_or_token' | 'token' | 'none'][] = [
@@ -52,5 +52,19 @@ describe('route table', () => {
     expect(matchRoute('GET', '/jobs/a%20b/download')?.params.job_id).toBe('a b');
     expect(matchRoute('PATCH', '/jobs/x')).toBeNull();
     expect(matchRoute('GET', '/nope')).toBeNull();
+  });
+});
+
+describe('preflights', () => {
+  it('resolve a concrete path to its route path, literal segments first, whatever the method', () => {
+    expect(preflightRoutePath('/jobs/job_1')).toBe('/jobs/{job_id}');
+    expect(preflightRoutePath('/templates/library')).toBe('/templates/library');
+    expect(preflightRoutePath('/nope')).toBeNull();
+    expect(preflightRoutePath('/jobs/%ZZ')).toBeNull();
+  });
+
+  it('name the methods of that route path', () => {
+    expect(preflightMethods('/quickjob')).toEqual(['POST', 'OPTIONS']);
+    expect(preflightMethods('/jobs/{job_id}')).toEqual(['GET', 'OPTIONS']);
   });
 });
