@@ -200,30 +200,38 @@ export function preflightRoutePath(path: string): string | null {
 }
 
 function bestMatch(method: string, path: string): { route: RouteDef; params: Record<string, string>; score: number } | null {
-  const segments = path.split('/').filter(Boolean);
   let best: { route: RouteDef; params: Record<string, string>; score: number } | null = null;
   for (const route of ROUTES) {
     if (route.method !== method.toUpperCase()) continue;
-    const pattern = route.path.split('/').filter(Boolean);
-    if (pattern.length !== segments.length) continue;
-    const params: Record<string, string> = {};
-    let score = 0;
-    let ok = true;
-    for (let i = 0; i < pattern.length && ok; i++) {
-      const p = pattern[i];
-      if (p.startsWith('{') && p.endsWith('}')) {
-        try {
-          params[p.slice(1, -1)] = decodeURIComponent(segments[i]);
-        } catch {
-          ok = false;
-        }
-      } else if (p === segments[i]) {
-        score += 1 << (pattern.length - i);
-      } else {
-        ok = false;
-      }
-    }
-    if (ok && (!best || score > best.score)) best = { route, params, score };
+    const hit = matchPath(route.path, path);
+    if (hit && (!best || hit.score > best.score)) best = { route, ...hit };
   }
   return best;
+}
+
+/**
+ * A concrete path against a route path ("/jobs/{job_id}"): the decoded parameters and how specific the match is
+ * (literal segments count, earlier ones more), or null. A segment that is no valid percent-encoding matches nothing.
+ */
+export function matchPath(routePath: string, path: string): { params: Record<string, string>; score: number } | null {
+  const segments = path.split('/').filter(Boolean);
+  const pattern = routePath.split('/').filter(Boolean);
+  if (pattern.length !== segments.length) return null;
+  const params: Record<string, string> = {};
+  let score = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i];
+    if (p.startsWith('{') && p.endsWith('}')) {
+      try {
+        params[p.slice(1, -1)] = decodeURIComponent(segments[i]);
+      } catch {
+        return null;
+      }
+    } else if (p === segments[i]) {
+      score += 1 << (pattern.length - i);
+    } else {
+      return null;
+    }
+  }
+  return { params, score };
 }

@@ -4,8 +4,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { GATEWAY_RESPONSES, type GatewayResponseDef } from '../functions/http/gateway-responses';
-import { EXPOSED_HEADERS } from '../functions/http/responses';
-import { ROUTES, type RouteDef, handlerRef, preflightMethods } from '../functions/routes';
+import { preflightHeaders } from '../functions/http/responses';
+import { ROUTES, type RouteDef, handlerRef } from '../functions/routes';
 import type { FunctionFactory } from './functions';
 
 export interface ApiProps {
@@ -110,14 +110,8 @@ export class Api extends Construct {
   private addPreflight(resource: apigw.IResource, routePath: string) {
     if (this.preflighted.has(resource.path)) return;
     this.preflighted.add(resource.path);
-    const methods = preflightMethods(routePath).join(',');
-    const headers: Record<string, string> = {
-      'Access-Control-Allow-Origin': "'*'",
-      'Access-Control-Allow-Headers': "'Content-Type,Authorization,X-API-Key'",
-      'Access-Control-Allow-Methods': `'${methods}'`,
-      'Access-Control-Expose-Headers': `'${EXPOSED_HEADERS.join(',')}'`,
-      'Access-Control-Max-Age': "'600'",
-    };
+    // Static header values in a MOCK integration are quoted.
+    const headers = Object.fromEntries(Object.entries(preflightHeaders(routePath)).map(([name, value]) => [name, `'${value}'`]));
     resource.addMethod(
       'OPTIONS',
       new apigw.MockIntegration({

@@ -5,13 +5,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
 import type { APIGatewayAuthorizerResult, APIGatewayProxyEvent, APIGatewayProxyResult, APIGatewayRequestAuthorizerEvent, Context } from 'aws-lambda';
 import type { Services } from '../functions/composition';
 import { toHttpError } from '../functions/http/errors';
 import { type GatewayResponseType, gatewayResponse } from '../functions/http/gateway-responses';
-import { EXPOSED_HEADERS } from '../functions/http/responses';
-import { type RouteDef, handlerRef, matchRoute, preflightMethods, preflightRoutePath } from '../functions/routes';
+import { EXPOSED_HEADERS, preflightHeaders } from '../functions/http/responses';
+import { type RouteDef, handlerRef, matchPath, matchRoute, preflightRoutePath } from '../functions/routes';
 import { lambdaContext, loadHandler } from './handlers';
 
 export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
@@ -95,19 +94,15 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
   // A slow client is no invalid parameter: its 408 has a code of its own (API Gateway cuts slow clients off itself).
   const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: 'headers' } };
   const body = JSON.stringify({ error });
-  const answer = () => {
-    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-  };
-  // An earlier request on this connection (pipelined) is still being answered: its response goes first, whole. (A
-  // timeout is about the request being answered itself: that one is answered now.)
+  // An earlier request on this connection (pipelined) is still being answered: it gets its whole response and the
+  // connection closes after it; the unreadable request behind it gets none. (A timeout is about the request being
+  // answered itself: that one is answered now.)
   const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
   if (!timedOut && pending && !pending.writableFinished) {
     pending.shouldKeepAlive = false;
-    pending.once('finish', answer);
-    pending.once('close', answer);
     return;
   }
-  answer();
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLarge: true; drained: boolean }> {
@@ -239,20 +234,8 @@ export function createGateway(opts: GatewayOptions): http.Server {
   function matchLocal(method: string, pathname: string) {
     for (const route of opts.localRoutes) {
       if (route.method !== method) continue;
-      const pattern = route.path.split('/').filter(Boolean);
-      const segs = pathname.split('/').filter(Boolean);
-      if (pattern.length !== segs.length) continue;
-      const params: Record<string, string> = {};
-      const matches = pattern.every((p, i) => {
-        if (!p.startsWith('{')) return p === segs[i];
-        try {
-          params[p.slice(1, -1)] = decodeURIComponent(segs[i]);
-          return true;
-        } catch {
-          return false; // not a percent-encoding: no such resource (404)
-        }
-      });
-      if (matches) return { route, params };
+      const hit = matchPath(route.path, pathname);
+      if (hit) return { route, params: hit.params };
     }
     return null;
   }
@@ -268,7 +251,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
         // As API Gateway: a preflight only where a route lives, naming that path's methods.
         const routePath = preflightRoutePath(url.pathname);
         if (!routePath) return sendGatewayResponse(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
-        return send(res, 204, { ...CORS, 'Access-Control-Allow-Methods': preflightMethods(routePath).join(','), 'Access-Control-Allow-Headers': 'Content-Type,Authorization,X-API-Key', 'Access-Control-Max-Age': '600' }, '');
+        return send(res, 204, preflightHeaders(routePath), '');
       }
       if (!throttle.take()) {
         req.resume();

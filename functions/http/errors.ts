@@ -75,7 +75,7 @@ export function errorBody(code: string, message: string, details: Record<string,
  * an array nested 100,000 deep, which would make the answer larger than the request, larger than a Lambda may answer
  * (6 MB), or too deep to serialise at all (a 500). So an error shows at most this much of it.
  */
-export const ERROR_ECHO_LIMITS = { depth: 6, items: 50, stringChars: 2048, messageChars: 4096 } as const;
+const ERROR_ECHO_LIMITS = { depth: 6, items: 50, stringChars: 2048, messageChars: 4096 } as const;
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;

@@ -1,5 +1,6 @@
 import type { APIGatewayProxyResult } from 'aws-lambda';
 import { contentDisposition } from '../core/jobs/content-disposition';
+import { preflightMethods } from '../routes';
 
 export interface HttpResponse {
   statusCode: number;
@@ -23,6 +24,17 @@ export function attachment(name: string): string {
 
 /** Headers a browser client (the dashboard) may read from our responses. */
 export const EXPOSED_HEADERS = ['X-Job-Id', 'X-PDF-Pages', 'X-PDF-Truncated', 'X-PDF-Output-Count', 'X-PDF-Warnings', 'X-Request-Id', 'Content-Disposition'];
+
+/** The answer to a browser preflight at a route path: the CDK API's MOCK integrations and the local gateway say the same. */
+export function preflightHeaders(routePath: string): Record<string, string> {
+  return {
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Allow-Headers': 'Content-Type,Authorization,X-API-Key',
+    'Access-Control-Allow-Methods': preflightMethods(routePath).join(','),
+    'Access-Control-Expose-Headers': EXPOSED_HEADERS.join(', '),
+    'Access-Control-Max-Age': '600',
+  };
+}
 
 /** Our response in API Gateway's Lambda-proxy shape; binary bodies travel base64-encoded. */
 export function toProxyResult(res: HttpResponse, requestId: string): APIGatewayProxyResult {

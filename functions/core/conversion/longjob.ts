@@ -75,7 +75,7 @@ const longjobRefusals: Record<string, Refuser> = {
       : conversionRefusals.input_type(value, issue),
   email_notification: () => invalidParameter('email_notification', 'email_notification must be true or false (or left out to follow the account settings).'),
   webhook_url: (value) =>
-    new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: typeof value === 'string' ? redactUrl(value.slice(0, 2048), { query: true }) : value }),
+    new ServiceError('INVALID_WEBHOOK_URL', 'webhook_url must be an https:// URL. It is not used for delivery: register webhooks with POST /accounts/me/webhooks.', { webhook_url: typeof value === 'string' ? redactUrl(value, { query: true }) : value }),
 };
 
 /** POST /longjob body: HTML or Markdown only (the quickjob rules and order), then email_notification, then webhook_url. */

@@ -36,8 +36,8 @@ function invalidUrl(message: string, details: Record<string, unknown>): ServiceE
   return new ServiceError('INVALID_URL', message, details);
 }
 
-/** The refused URL as the error shows it: without credentials, and not the whole of an enormous string. */
-const shown = (raw: string) => redactUrl(raw.slice(0, 2048), { query: true });
+/** The refused URL as the error shows it: without credentials (the error mapper bounds its length). */
+const shown = (raw: string) => redactUrl(raw, { query: true });
 
 /** 400 INVALID_URL before any network use: not a URL, not HTTPS, credentials in it, or a literal internal target. */
 export function validateUrl(raw: string, guard: NetworkGuard): URL {
