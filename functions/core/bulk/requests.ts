@@ -177,11 +177,12 @@ export const bulkJobJsonBodySchema = z
       }),
     ).meta({ description: 'The ZIP itself as base64, up to 4 MB decoded.' }),
     files: optional(
-      z.array(inlineFileSchema).superRefine((files, ctx) => {
-        const problem = Array.isArray(files) ? firstFilesProblem(files, ctx.issues) : undefined;
+      // The length is checked before zod reads the elements: a body of two million {} is refused at once.
+      z.array(inlineFileSchema).max(BULK_LIMITS.entries).superRefine((files, ctx) => {
+        const problem = Array.isArray(files) && files.length <= BULK_LIMITS.entries ? firstFilesProblem(files, ctx.issues) : undefined;
         if (problem) refuse(ctx, problem, { rank: 3.5 });
       }, EVEN_AFTER_FIELD_ERRORS),
-    ).meta({ description: 'The bundle as files, up to 4 MB decoded in total; every path once.' }),
+    ).meta({ description: `The bundle as files, up to 4 MB decoded in total and ${BULK_LIMITS.entries} files; every path once.` }),
   })
   .superRefine((body, ctx) => {
     const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k === 'files' && Array.isArray(body[k]) && body[k].length === 0));
@@ -193,8 +194,14 @@ const bulkRefusals = {
   bundle_type: bundleTypeRefusal,
   s3_key: () => invalidParameter('s3_key', 's3_key must be the string returned by POST /bulkjob/upload-url.'),
   zip_base64: () => notAString('zip_base64'),
-  files: (value: unknown, issue: z.core.$ZodIssue) =>
-    issue.path.length === 1 ? invalidParameter('files', 'files must be an array of {path, content_base64}.') : parameterRefusal(issue.path.join('.'), issue, value),
+  files: (value: unknown, issue: z.core.$ZodIssue) => {
+    if (issue.path.length > 1) return parameterRefusal(issue.path.join('.'), issue, value);
+    if (issue.code === 'too_big') {
+      const count = (value as unknown[]).length;
+      return invalidParameter('files', `files has ${count} entries; a bundle holds at most ${BULK_LIMITS.entries} files. Split it into several jobs.`, { max_entries: BULK_LIMITS.entries, entries: count });
+    }
+    return invalidParameter('files', 'files must be an array of {path, content_base64}.');
+  },
 };
 
 /** The JSON body of POST /bulkjob. */

@@ -93,6 +93,9 @@ export const pdfBase64Schema = z
  * A page range such as "1-3,8-end" (pdf/page-ranges.ts); a syntax problem is an issue with `params.pageRange`, the
  * INVALID_PAGE_RANGE refusal the caller completes with the parameter and the input it belongs to.
  */
+/** Entries `page_ranges` may have before it is refused unread (it must have one per file anyway). */
+const MAX_PAGE_RANGES_ENTRIES = 1000;
+
 export const pageRangeSchema = z
   .string()
   .meta({
@@ -381,7 +384,8 @@ export const mergeFormSchema = z
         if (over) refuse(ctx, tooLarge(total, INSTANT_LIMITS, { ...over, file_count: files.length }));
       })
       .meta({ description: 'The PDFs to merge, 2 to 20, in this order (the field repeated; "files[]" is accepted too); 4 MB in total.' }),
-    page_ranges: jsonFormField(z.array(pageRangeSchema.nullable()).optional(), (why) => invalidParameter('page_ranges', `The "page_ranges" field is not valid JSON (${why}).`), { rank: -2 }).meta({
+    // Far above any file count the form can carry; bounded so that zod never reads half a million entries.
+    page_ranges: jsonFormField(z.array(pageRangeSchema.nullable()).max(MAX_PAGE_RANGES_ENTRIES).optional(), (why) => invalidParameter('page_ranges', `The "page_ranges" field is not valid JSON (${why}).`), { rank: -2 }).meta({
       description: 'JSON array with one entry per file: a page range such as "1-3,8-end", or null for all pages, e.g. ["3,1", null]. Default: all pages of every file.',
     }),
     options: jsonFormField(mergeOptionsSchema, optionsNotJson, { rank: -1 }).meta({ description: 'JSON object with output_filename and title (as in the JSON body), e.g. {"output_filename": "bundle"}.' }),

@@ -104,19 +104,32 @@ export async function assertPublicWebhookHost(url: string, guard: Pick<NetworkGu
   }
 }
 
+/**
+ * Most names `events` may list, duplicates included: far more than there are events, and few enough that zod never
+ * reads a million of them (zod checks an array's length before its elements).
+ */
+export const MAX_EVENT_NAMES = 100;
+
 /** `events`: a non-empty array of subscribable event names (duplicates dropped, order kept). */
 const eventsSchema = z
   .array(z.enum(EVENT_TYPES))
   .min(1)
+  .max(MAX_EVENT_NAMES)
   .transform((events) => [...new Set(events)]);
 
-const EVENTS_DESCRIPTION = `The events to deliver: a non-empty array of event names (duplicates are dropped); unknown names are refused with 400 INVALID_EVENTS.`;
+const EVENTS_DESCRIPTION = `The events to deliver: a non-empty array of event names, at most 100 (duplicates are dropped); unknown names are refused with 400 INVALID_EVENTS.`;
 
 /** INVALID_EVENTS for whatever was sent as `events`: not a non-empty array, or naming unknown events. */
 const eventsRefusal: Refuser = (value) => {
   const allowed = EVENT_TYPES as readonly string[];
   if (!Array.isArray(value) || value.length === 0) {
     return new ServiceError('INVALID_EVENTS', 'events must be a non-empty array of event names, e.g. ["job.completed", "job.failed"].', { allowed: EVENT_TYPES });
+  }
+  if (value.length > MAX_EVENT_NAMES) {
+    return new ServiceError('INVALID_EVENTS', `events lists ${value.length} names; at most ${MAX_EVENT_NAMES} are accepted (there are ${allowed.length} events, see details.allowed).`, {
+      max_events: MAX_EVENT_NAMES,
+      allowed: EVENT_TYPES,
+    });
   }
   const invalid = value.filter((e) => typeof e !== 'string' || !allowed.includes(e));
   return new ServiceError('INVALID_EVENTS', `Unknown event name${invalid.length > 1 ? 's' : ''}: ${invalid.map((e) => JSON.stringify(e)).join(', ')}. See details.allowed.`, {

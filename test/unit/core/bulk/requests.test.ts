@@ -5,6 +5,7 @@ import { bulkJobFormSchema, bulkJobJsonBodySchema, bulkUploadUrlBodySchema, pars
 import { MARKDOWN_DEFAULT_MARGIN } from '../../../../functions/core/render/markdown';
 import { lengthToInches } from '../../../../functions/core/render/options';
 import { refusal } from '../../../support/errors';
+import { runIsolated } from '../../../support/hang-guard';
 
 const b64 = (s: string | Buffer) => Buffer.from(s).toString('base64');
 
@@ -192,6 +193,22 @@ describe('POST /bulkjob problems in the spec order', () => {
     expect(parseBulkForm({ ...form, options: ' ' })).toMatchObject({ bundle_type: 'html', input: { files: [{ path: 'a.html' }] } });
     // An empty bundle_type field is no bundle type, as in JSON.
     expect(refused(() => parseBulkForm({ ...form, bundle_type: '' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: '', allowed: ['html', 'markdown'] } });
+  });
+});
+
+describe('POST /bulkjob JSON with a hostile files array', () => {
+  it('refuses more than 1000 files before reading them (two million {} took 37 s)', () => {
+    const outcome = runIsolated(`
+      const { parseBulkJson } = load('functions/core/bulk/requests.ts');
+      try { parseBulkJson({ bundle_type: 'html', files: new Array(2_000_000).fill({}) }); console.log('null'); } catch (err) { console.log(JSON.stringify({ code: err.code, details: err.details })); }
+    `) as { code: string; details: Record<string, unknown> };
+    expect(outcome).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'files', max_entries: 1000, entries: 2_000_000 } });
+    const files = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `f${i}.html`, content_base64: '' }));
+    expect(refused(() => parseBulkJson({ files: files(1001) }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'files', entries: 1001 } });
+    expect(parseBulkJson({ files: files(1000) }).input).toMatchObject({ kind: 'files', files: expect.arrayContaining([{ path: 'f999.html', bytes: Buffer.alloc(0) }]) });
+    // A field before files still comes first; checks across fields (one input, options) wait for a readable files.
+    expect(refused(() => parseBulkJson({ bundle_type: 'pdf', files: files(1001) })).code).toBe('INVALID_BUNDLE_TYPE');
+    expect(refused(() => parseBulkJson({ files: files(1001), s3_key: 'k' })).code).toBe('INVALID_PARAMETER');
   });
 });
 

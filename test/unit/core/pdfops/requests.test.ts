@@ -113,6 +113,16 @@ describe('POST /pdf/merge (multipart)', () => {
     expect(form({ page_ranges: ' ', options: '' })).toMatchObject({ store: false, outputFilename: null });
   });
 
+  it('refuses a page_ranges far longer than the files before reading its entries', () => {
+    const outcome = runIsolated(`
+      const { parseMergeRequest } = load('functions/core/pdfops/requests.ts');
+      const file = (name) => ({ filename: name, data: Buffer.from('%PDF-1.4') });
+      const page_ranges = JSON.stringify(new Array(500_000).fill(1));
+      try { parseMergeRequest({ form: { files: [file('a.pdf'), file('b.pdf')], page_ranges } }); console.log('null'); } catch (err) { console.log(JSON.stringify({ code: err.code, details: err.details })); }
+    `) as { code: string; details: Record<string, unknown> };
+    expect(outcome).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'page_ranges' } });
+  });
+
   it('refuses in the spec order: count, page_ranges, options JSON, empty files, size, ranges, options, store', () => {
     expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf')], page_ranges: '[', options: '{' } })).code).toBe('MISSING_PDFS');
     expect(refused(() => form({ page_ranges: '["1"]', options: '{' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'page_ranges' } });

@@ -11,6 +11,7 @@ import {
   validateWebhookUrl,
 } from '../../../../functions/core/webhooks/requests';
 import { refusal } from '../../../support/errors';
+import { runIsolated } from '../../../support/hang-guard';
 
 const resolver = { resolve: jest.fn(async () => [{ address: '93.184.216.34', family: 4 as const }]) };
 const guard = new NetworkGuard(resolver, new PrivateTargetAllowlist(undefined));
@@ -118,6 +119,16 @@ describe('webhook bodies and queries', () => {
   it('refuses empty or unknown events with INVALID_EVENTS', () => {
     for (const events of [[], 'job.completed', null, [null], ['job.done'], ['JOB.COMPLETED']]) expect(refusal(() => parseEvents(events)).code).toBe('INVALID_EVENTS');
     expect(parseEvents(['job.timeout', 'mailmerge.campaign.cancelled'])).toEqual(['job.timeout', 'mailmerge.campaign.cancelled']);
+  });
+
+  it('refuses more than 100 names before reading them (a 6 MB body of 1.5 million names took 15 s)', () => {
+    const outcome = runIsolated(`
+      const { parseEvents } = load('functions/core/webhooks/requests.ts');
+      try { parseEvents(new Array(1_500_000).fill('x')); console.log('null'); } catch (err) { console.log(JSON.stringify({ code: err.code, details: err.details })); }
+    `) as { code: string; details: Record<string, unknown> };
+    expect(outcome).toMatchObject({ code: 'INVALID_EVENTS', details: { max_events: 100 } });
+    expect(refusal(() => parseEvents(new Array(101).fill('job.completed'))).code).toBe('INVALID_EVENTS');
+    expect(parseEvents(new Array(100).fill('job.completed'))).toEqual(['job.completed']);
   });
 
   it('takes any subset of fields on update, but not none', () => {
