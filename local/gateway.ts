@@ -93,7 +93,6 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
       : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
   // A slow client is no invalid parameter: its 408 has a code of its own (API Gateway cuts slow clients off itself).
   const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: 'headers' } };
-  const body = JSON.stringify({ error });
   // An earlier request on this connection (pipelined) is still being answered: it gets its whole response and the
   // connection closes after it; the unreadable request behind it gets none. (A timeout is about the request being
   // answered itself: that one is answered now.)
@@ -102,6 +101,12 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
     pending.shouldKeepAlive = false;
     return;
   }
+  endWithEnvelope(socket, status, reason, error);
+}
+
+/** Writes a whole JSON error response straight to a socket no ServerResponse serves, and closes it. */
+function endWithEnvelope(socket: import('node:stream').Duplex, status: number, reason: string, error: { code: string; message: string; details: object }) {
+  const body = JSON.stringify({ error });
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
@@ -242,7 +247,8 @@ export function createGateway(opts: GatewayOptions): http.Server {
 
   const requestTimeoutMs = opts.requestTimeoutMs ?? 30_000;
   // Node checks request deadlines on this interval (30 s by default, which would double the limit).
-  const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.floor(requestTimeoutMs / 10)) }, async (req, res) => {
+  // A request without Host is answered like any other (Node's own answer would be a bare 400): the route is in the path.
+  const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.floor(requestTimeoutMs / 10)), requireHostHeader: false }, async (req, res) => {
     const requestId = randomUUID();
     try {
       const url = new URL(req.url ?? '/', 'http://localhost');
@@ -293,5 +299,12 @@ export function createGateway(opts: GatewayOptions): http.Server {
   server.requestTimeout = requestTimeoutMs;
   server.headersTimeout = Math.min(requestTimeoutMs, 15_000);
   server.on('clientError', answerUnreadableRequest);
+  // An expectation other than 100-continue (Node would answer a bare 417): the request is simply answered.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res));
+  // CONNECT asks for a tunnel, which no route offers: the envelope's 404 instead of a silently closed socket.
+  server.on('connect', (_req: http.IncomingMessage, socket: import('node:stream').Duplex) => {
+    const { code, message } = gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
+    endWithEnvelope(socket, gatewayResponseStatus('MISSING_AUTHENTICATION_TOKEN'), 'Not Found', { code, message, details: {} });
+  });
   return server;
 }

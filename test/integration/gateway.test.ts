@@ -124,6 +124,29 @@ describe('local gateway', () => {
   });
 });
 
+describe('requests Node would answer with a bare status', () => {
+  const port = () => Number(new URL(stack.baseUrl).port);
+  const body = (reply: string) => JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4));
+
+  it('answers a request with an expectation other than 100-continue (no bare 417)', async () => {
+    const reply = await rawExchange(port(), 'GET /nowhere HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n');
+    expect(reply).toMatch(/^HTTP\/1\.1 404/);
+    expect(body(reply).error.code).toBe('NOT_FOUND');
+  });
+
+  it('answers a request without Host by its path (no bare 400)', async () => {
+    const reply = await rawExchange(port(), 'GET /me HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expect(reply).toMatch(/^HTTP\/1\.1 401/);
+    expect(body(reply).error.code).toBe('UNAUTHORIZED');
+  });
+
+  it('answers CONNECT with the 404 envelope instead of closing the socket', async () => {
+    const reply = await rawExchange(port(), 'CONNECT 169.254.169.254:80 HTTP/1.1\r\nHost: 169.254.169.254:80\r\n\r\n');
+    expect(reply).toMatch(/^HTTP\/1\.1 404/);
+    expect(body(reply).error.code).toBe('NOT_FOUND');
+  });
+});
+
 describe('platform throttle', () => {
   it('answers 429 THROTTLED once the token bucket is empty', async () => {
     const throttled = await startTestStack({ LOCAL_THROTTLE_RPS: '0.001', LOCAL_THROTTLE_BURST: '3' });
