@@ -138,11 +138,20 @@ describe('without a payment provider', () => {
   });
 
   it.each([
+    ['/accounts/me/subscription/cancel', undefined],
+    ['/accounts/me/subscription/resume', undefined],
+    ['/accounts/me/subscription/change', { price_id: 'price_business_monthly' }],
+  ])('POST %s without a subscription answers 409 NO_ACTIVE_SUBSCRIPTION, Stripe or not', async (route, json) => {
+    const none = await stack.account({ credits_usd: 1 });
+    const res = await stack.request('POST', route, { token: none.id_token, json });
+    expect(res.status).toBe(409);
+    expect((await res.json()).error.code).toBe('NO_ACTIVE_SUBSCRIPTION');
+  });
+
+  it.each([
     ['POST', '/accounts/me/subscription/cancel', undefined],
-    ['POST', '/accounts/me/subscription/resume', undefined],
     ['POST', '/accounts/me/subscription/change', { price_id: 'price_business_monthly' }],
-    ['POST', '/accounts/me/subscription/portal', undefined],
-  ])('%s %s answers 503 PAYMENTS_NOT_CONFIGURED', async (method, route, json) => {
+  ])('%s %s of a subscription answers 503 PAYMENTS_NOT_CONFIGURED', async (method, route, json) => {
     const res = await stack.request(method, route, { token: user.id_token, json });
     expect(res.status).toBe(503);
     const { error } = await res.json();

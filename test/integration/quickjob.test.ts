@@ -169,7 +169,8 @@ describe('POST /quickjob with store: true', () => {
 });
 
 describe('POST /quickjob with store: true when storage fails', () => {
-  it('still returns the charged result, with null link fields', async () => {
+  it('answers with null link fields and charges nothing: the customer cannot get that PDF', async () => {
+    const before = await stack.services.accounts.get(user.account_id);
     const blobs = stack.services.blobs;
     const put = blobs.put.bind(blobs);
     blobs.put = async () => {
@@ -183,6 +184,9 @@ describe('POST /quickjob with store: true when storage fails', () => {
       const download = await stack.request('GET', `/jobs/${body.job_id}/download`, { key: user.api_key });
       expect(download.status).toBe(404);
       expect((await download.json()).error.code).toBe('OUTPUT_NOT_AVAILABLE');
+      expect(await stack.services.jobs.get(body.job_id)).toMatchObject({ status: 'completed', pages: 1 });
+      const after = await stack.services.accounts.get(user.account_id);
+      expect(after!.credits_micros).toBe(before!.credits_micros);
     } finally {
       blobs.put = put;
     }

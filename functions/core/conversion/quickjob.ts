@@ -71,7 +71,8 @@ export interface QuickJobResult {
 /**
  * One synchronous conversion as a job: pre-check credits, check the input, render within the time limit, enforce the
  * page limit, optionally store, then charge and complete the job in one atomic write. Failures are
- * recorded as failed/timeout jobs and never charged; a stored file whose charge fails is deleted.
+ * recorded as failed/timeout jobs and never charged; a stored file whose charge fails is deleted; a PDF that was to be
+ * stored but could not be is answered with null links and not charged.
  */
 export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Promise<QuickJobResult> {
   const { account, plan } = input;
@@ -157,6 +158,11 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     throw await limitExceeded();
   }
   const done = completed(job, deps.clock.now(), { pages, output });
+  if (input.store && !output) {
+    // The spec answers a failed upload with null links; the customer cannot get this PDF, so it is not charged.
+    await deps.jobs.put(done);
+    return { job: done, pdf, stored: { download_url: null, download_url_expires_at: null } };
+  }
   try {
     await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, { job: done }, account);
   } catch (err) {
@@ -166,12 +172,9 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   }
 
   let stored: QuickJobResult['stored'] = null;
-  if (mustStore) {
-    stored = { download_url: null, download_url_expires_at: null };
-    if (output) {
-      const link = await signedLink(deps, output.key, output.name);
-      stored = { download_url: link.url, download_url_expires_at: link.expiresAt };
-    }
+  if (output) {
+    const link = await signedLink(deps, output.key, output.name);
+    stored = { download_url: link.url, download_url_expires_at: link.expiresAt };
   }
   return { job: done, pdf, stored };
 }

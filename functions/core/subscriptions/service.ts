@@ -259,17 +259,16 @@ export class SubscriptionService {
 
   /** POST /accounts/me/subscription/cancel: at the end of the current period. Cancelling twice is harmless. */
   async cancel(account: Account): Promise<Account> {
-    const provider = this.provider();
+    // The account's own state answers first (409 without a subscription); only a real change needs the provider.
     const sub = this.liveSubscription(account);
     if (sub.scheduled_change?.action === 'cancel') return account;
-    const p = await provider.cancelAtPeriodEnd(sub.subscription_id);
+    const p = await this.provider().cancelAtPeriodEnd(sub.subscription_id);
     await this.applySubscription(account.account_id, p, {});
     return this.reload(account);
   }
 
   /** POST /accounts/me/subscription/resume: undoes a scheduled cancel (and a collection pause). Harmless when nothing is pending. */
   async resume(account: Account): Promise<Account> {
-    const provider = this.provider();
     const sub = this.liveSubscription(account);
     const pending = {
       cancel_at_period_end: sub.cancel_at_period_end,
@@ -277,7 +276,7 @@ export class SubscriptionService {
       pause_collection: sub.provider?.pause_collection ?? false,
     };
     if (!pending.cancel_at_period_end && !pending.cancel_at && !pending.pause_collection) return account;
-    const p = await provider.resume(sub.subscription_id, pending);
+    const p = await this.provider().resume(sub.subscription_id, pending);
     await this.applySubscription(account.account_id, p, {});
     return this.reload(account);
   }
@@ -288,7 +287,6 @@ export class SubscriptionService {
    * back to the plan in effect undoes a scheduled downgrade.
    */
   async change(account: Account, body: unknown): Promise<{ account: Account; result: ChangeResult }> {
-    const provider = this.provider();
     const catalog = await this.catalog();
     const offered = catalog.offered();
     // A body that is not an object is read as one without price_id: the refusal names price_id and lists the plans.
@@ -308,6 +306,7 @@ export class SubscriptionService {
     const billed = sub.provider?.price_id ?? sub.price_id;
     if (target.price_id === billed) return { account, result: 'unchanged' };
 
+    const provider = this.provider();
     const itemId = sub.provider?.item_id ?? (await provider.getSubscription(sub.subscription_id)).item_id;
     if (!itemId) throw new Error(`subscription ${sub.subscription_id} has no item to change`);
     const upgrade = target.price_micros > sub.price_micros;
@@ -319,7 +318,6 @@ export class SubscriptionService {
 
   /** POST /accounts/me/subscription/portal: a customer-portal link (payment method, invoices, cancel). */
   async portalUrl(account: Account): Promise<string> {
-    const provider = this.provider();
     const customer = account.subscription?.customer_id ?? account.stripe_customer_id;
     if (!customer) {
       throw new ServiceError(
@@ -327,6 +325,6 @@ export class SubscriptionService {
         'This account has no billing profile yet. Buy a credit pack or start a subscription through the dashboard checkout first.',
       );
     }
-    return provider.portalUrl(customer, this.deps.portalReturnUrl);
+    return this.provider().portalUrl(customer, this.deps.portalReturnUrl);
   }
 }

@@ -37,8 +37,14 @@ describe('POST /accounts/me/subscription/change body', () => {
     expect((await rejection(withProvider.change(account, { price_id: 'price_b' }))).code).toBe('NO_ACTIVE_SUBSCRIPTION');
   });
 
-  it('answers PAYMENTS_NOT_CONFIGURED before looking at the body', async () => {
-    expect((await rejection(service(null).change(account, {}))).code).toBe('PAYMENTS_NOT_CONFIGURED');
+  it('needs the provider only for a real change: the body and the subscription are checked first', async () => {
+    expect((await rejection(service(null).change(account, {}))).code).toBe('INVALID_PARAMETER');
+    expect((await rejection(service(null).change(account, { price_id: 'price_b' }))).code).toBe('NO_ACTIVE_SUBSCRIPTION');
+    const subscribed = {
+      ...account,
+      subscription: { subscription_id: 'sub_1', status: 'active', price_id: 'price_s', price_micros: 20_000_000 },
+    } as unknown as typeof account;
+    expect((await rejection(service(null).change(subscribed, { price_id: 'price_b' }))).code).toBe('PAYMENTS_NOT_CONFIGURED');
   });
 
   it('documents price_id', () => {
