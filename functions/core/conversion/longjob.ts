@@ -150,6 +150,8 @@ export async function submitLongJob(
   const inputKey = objectKey('jobInputs', account.account_id, jobId, 'document.json');
   const job: Job = {
     ...newJob({ job_id: jobId, account_id: account.account_id, job_type: 'long', status: 'queued', mode: request.input_type, now }),
+    // Counted already: GET /jobs/{id} shows it while the job waits (the worker's render sets it again).
+    pages,
     input_key: inputKey,
     ...(request.email_notification !== undefined ? { email_notification: request.email_notification } : {}),
   };

@@ -122,6 +122,12 @@ describe('submitLongJob time limit', () => {
     expect(timeouts).toEqual([23_000]);
   });
 
+  it('records the counted pages on the queued job, so GET /jobs/{id} shows them while it waits', async () => {
+    const { world, result } = submit(0);
+    const job = await result;
+    expect(await world.jobs.get(job.job_id)).toMatchObject({ status: 'queued', pages: 2 });
+  });
+
   it('refuses with RENDER_TIMEOUT, creating and queuing nothing, when the limit has passed already', async () => {
     const { timeouts, sent, world, result } = submit(26_000);
     expect(await rejection(result)).toMatchObject({ code: 'RENDER_TIMEOUT', details: { timeout_seconds: 26 } });
