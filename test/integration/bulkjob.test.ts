@@ -238,7 +238,6 @@ describe('POST /bulkjob refusals', () => {
   it.each([
     ['an unknown bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => ({ bundle_type: 'docx', zip_base64: okZip() })],
     ['an empty bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => ({ bundle_type: '', zip_base64: okZip() })],
-    ['a null bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => ({ bundle_type: null, zip_base64: okZip() })],
     ['no input', 400, 'INVALID_BULK_INPUT', () => ({ bundle_type: 'html' })],
     ['two inputs', 400, 'INVALID_BULK_INPUT', () => ({ zip_base64: okZip(), s3_key: `uploads/${user.account_id}/bulk/01J00000000000000000000000.zip` })],
     ['an absolute path', 400, 'INVALID_BULK_PATH', () => ({ files: [{ path: '/etc/a.html', content_base64: '' }] })],
@@ -252,6 +251,7 @@ describe('POST /bulkjob refusals', () => {
     ['an s3_key never uploaded', 404, 'UPLOAD_NOT_FOUND', () => ({ s3_key: `uploads/${user.account_id}/bulk/01J00000000000000000000000.zip` })],
     ['an s3_key that is no upload', 404, 'UPLOAD_NOT_FOUND', () => ({ s3_key: 'outputs/x/y.zip' })],
     ['an s3_key in the uploads area that names no account', 404, 'UPLOAD_NOT_FOUND', () => ({ s3_key: 'uploads/nope.zip' })],
+    ['more than 1000 files', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => ({ files: Array.from({ length: 1001 }, (_, i) => ({ path: `f${i}.html`, content_base64: '' })) })],
   ])('refuses %s (%d %s), creating no job', async (_name, status, code, body) => {
     const before = (await (await stack.request('GET', '/jobs?job_type=bulk', { token: user.id_token })).json()).count;
     expect(await errorOf(await post('/bulkjob', (body as () => unknown)()))).toMatchObject({ status, code });
@@ -265,10 +265,20 @@ describe('POST /bulkjob refusals', () => {
     ['no files part', 400, 'INVALID_BULK_INPUT', () => form([{ name: 'bundle_type', value: 'html' }])],
     ['bad options JSON', 400, 'INVALID_OPTIONS_JSON', () => form([{ name: 'options', value: '{' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['an empty bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => form([{ name: 'bundle_type', value: '' }, { name: 'files', value: 'x', filename: 'a.html' }])],
+    ['1001 files', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => form(Array.from({ length: 1001 }, (_, i) => ({ name: 'files', value: 'x', filename: `f${i}.html` })))],
+    ['more parts than any bundle', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => form(Array.from({ length: 1200 }, (_, i) => ({ name: 'files', value: 'x', filename: `f${i}.html` })))],
     ['more than 4 MB of files', 413, 'BULK_INLINE_TOO_LARGE', () => form([{ name: 'files', value: noise(2_200_000), filename: 'a.png' }, { name: 'files', value: noise(2_200_000, 'b'), filename: 'b.png' }])],
   ])('refuses multipart with %s (%d %s)', async (_name, status, code, make) => {
     const { body, contentType } = (make as () => ReturnType<typeof multipart>)();
     expect(await errorOf(await stack.request('POST', '/bulkjob', { key: user.api_key, body, headers: { 'Content-Type': contentType } }))).toMatchObject({ status, code });
+  });
+
+  it('takes a null bundle_type as the default, html', async () => {
+    const res = await post('/bulkjob', { bundle_type: null, zip_base64: okZip() });
+    expect(res.status).toBe(202);
+    const job = await res.json();
+    expect(job.bundle_type).toBe('html');
+    expect(await finished(job.job_id)).toMatchObject({ status: 'completed', bundle_type: 'html' });
   });
 
   it('applies the plan and credit gates: 402, 403 BULK_NOT_ENABLED, CONVERSION_TYPE_NOT_ENABLED, INSUFFICIENT_CREDITS', async () => {

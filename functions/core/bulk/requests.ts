@@ -47,6 +47,18 @@ function inlineTooLarge(bytes: number): ServiceError {
   );
 }
 
+/**
+ * More inline files than a bundle may hold: the code a ZIP of that many entries fails with, answered at once (zipping
+ * them first would only delay it). `count` is unknown (null) when the form parser stopped counting parts.
+ */
+export function tooManyFiles(count: number | null): ServiceError {
+  return new ServiceError('BULK_ZIP_TOO_MANY_ENTRIES', `The bundle has ${count ?? `more than ${BULK_LIMITS.entries}`} files; a bundle holds at most ${BULK_LIMITS.entries}. Split it into several jobs.`, {
+    parameter: 'files',
+    entries: count,
+    max_entries: BULK_LIMITS.entries,
+  });
+}
+
 const notBase64 = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { parameter });
 const notAString = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} must be a base64 string.`, { parameter });
 
@@ -88,12 +100,12 @@ function attempt<T>(fn: () => T): T | ServiceError {
 
 // ---- fields --------------------------------------------------------------------------------------
 
-// Only an absent field means the default: null or "" (an empty form field too) is a bundle type that is neither.
+// Absent or null means the default, as for every optional field; "" (an empty form field too) is a bundle type that is neither.
 export const bundleTypeSchema = z
   .enum(['html', 'markdown'])
-  .optional()
+  .nullish()
   .transform((type): BundleType => type ?? 'html')
-  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default "html" when the field is left out.' });
+  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default (absent or null): "html".' });
 
 function bundleTypeRefusal(value: unknown): ServiceError {
   return new ServiceError('INVALID_BUNDLE_TYPE', 'bundle_type must be "html" (converts .html and .htm files) or "markdown" (.md and .markdown); leave it out for "html".', {
@@ -198,7 +210,7 @@ const bulkRefusals = {
     if (issue.path.length > 1) return parameterRefusal(issue.path.join('.'), issue, value);
     if (issue.code === 'too_big') {
       const count = (value as unknown[]).length;
-      return invalidParameter('files', `files has ${count} entries; a bundle holds at most ${BULK_LIMITS.entries} files. Split it into several jobs.`, { max_entries: BULK_LIMITS.entries, entries: count });
+      return tooManyFiles(count);
     }
     return invalidParameter('files', 'files must be an array of {path, content_base64}.');
   },
@@ -265,7 +277,8 @@ export const bulkJobFormSchema = z
     }),
     files: z
       .array(z.custom<BulkFormFile>((v) => isJsonObject(v) && Buffer.isBuffer(v.data)).meta({ type: 'string', format: 'binary', description: 'A file of the bundle.' } as Record<string, unknown>))
-      .meta({ description: 'The bundle\'s files (the field repeated; "files[]" is accepted too), up to 4 MB in total.' }),
+      .max(BULK_LIMITS.entries)
+      .meta({ description: `The bundle's files (the field repeated; "files[]" is accepted too), up to 4 MB in total and ${BULK_LIMITS.entries} files.` }),
     s3_key: notInForm('s3_key'),
     zip_base64: notInForm('zip_base64'),
   })
@@ -291,7 +304,9 @@ export interface BulkForm {
 
 /** The multipart variant: `files` parts in order, `paths` (a JSON array, one per file) or each file's own name. */
 export function parseBulkForm(form: BulkForm): BulkRequest {
-  const sent = parseRequest(bulkJobFormSchema, form, { refusals: { bundle_type: bundleTypeRefusal } });
+  const sent = parseRequest(bulkJobFormSchema, form, {
+    refusals: { bundle_type: bundleTypeRefusal, files: (value, issue) => (issue.code === 'too_big' ? tooManyFiles((value as unknown[]).length) : parameterRefusal('files', issue, value)) },
+  });
   const paths = formPaths(sent.files, sent.paths) as string[];
   return {
     bundle_type: sent.bundle_type,

@@ -1,6 +1,6 @@
 import { applyPlanRateLimit, requireConversionType, requirePaidPlan } from '../../core/accounts/entitlements';
 import { BULK_LIMITS } from '../../core/bulk/limits';
-import { type BulkRequest, parseBulkForm, parseBulkJson } from '../../core/bulk/requests';
+import { type BulkRequest, parseBulkForm, parseBulkJson, tooManyFiles } from '../../core/bulk/requests';
 import { requireBulk, submitBulkJob } from '../../core/bulk/submit';
 import { ServiceError } from '../../core/errors';
 import { bulkDeps } from '../../job-deps';
@@ -18,7 +18,7 @@ function readRequest(req: AuthedRequest): BulkRequest {
     maxFileBytes: BULK_LIMITS.inlineBytes,
     maxTotalFileBytes: BULK_LIMITS.inlineBytes,
     maxFieldBytes: 512 * 1024,
-    refuse: (limit) => (limit === 'file_bytes' || limit === 'total_bytes' ? tooLarge() : undefined),
+    refuse: (limit) => (limit === 'file_bytes' || limit === 'total_bytes' ? tooLarge() : limit === 'parts' ? tooManyFiles(null) : undefined),
   });
   const text = (name: string) => (form.has(name) ? form.all(name)[0].data.toString('utf8') : undefined);
   return parseBulkForm({

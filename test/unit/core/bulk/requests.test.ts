@@ -153,10 +153,10 @@ describe('POST /bulkjob/upload-url body', () => {
 describe('POST /bulkjob problems in the spec order', () => {
   const file = (path: unknown, content: unknown = b64('x')) => ({ path, content_base64: content });
 
-  it('takes null as the default of the inputs and options; bundle_type defaults only when left out', () => {
+  it('takes null as the default of the inputs, options and bundle_type', () => {
     expect(parseBulkJson({ s3_key: 'k', zip_base64: null, files: null, options: null })).toMatchObject({ bundle_type: 'html', input: { kind: 's3', key: 'k' } });
     expect(parseBulkJson({ s3_key: 'k', files: [] }).bundle_type).toBe('html');
-    expect(refused(() => parseBulkJson({ bundle_type: null, s3_key: 'k' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: null, allowed: ['html', 'markdown'] } });
+    expect(parseBulkJson({ bundle_type: null, s3_key: 'k' })).toMatchObject({ bundle_type: 'html' });
     expect(refused(() => parseBulkJson({ bundle_type: '', s3_key: 'k' }))).toEqual({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: '', allowed: ['html', 'markdown'] } });
     expect(refused(() => parseBulkJson({ bundle_type: 'HTML', s3_key: 'k' }))).toMatchObject({ code: 'INVALID_BUNDLE_TYPE', details: { bundle_type: 'HTML' } });
   });
@@ -202,13 +202,13 @@ describe('POST /bulkjob JSON with a hostile files array', () => {
       const { parseBulkJson } = load('functions/core/bulk/requests.ts');
       try { parseBulkJson({ bundle_type: 'html', files: new Array(2_000_000).fill({}) }); console.log('null'); } catch (err) { console.log(JSON.stringify({ code: err.code, details: err.details })); }
     `) as { code: string; details: Record<string, unknown> };
-    expect(outcome).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'files', max_entries: 1000, entries: 2_000_000 } });
+    expect(outcome).toEqual({ code: 'BULK_ZIP_TOO_MANY_ENTRIES', details: { parameter: 'files', max_entries: 1000, entries: 2_000_000 } });
     const files = (n: number) => Array.from({ length: n }, (_, i) => ({ path: `f${i}.html`, content_base64: '' }));
-    expect(refused(() => parseBulkJson({ files: files(1001) }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'files', entries: 1001 } });
+    expect(refused(() => parseBulkJson({ files: files(1001) }))).toMatchObject({ code: 'BULK_ZIP_TOO_MANY_ENTRIES', details: { parameter: 'files', entries: 1001 } });
     expect(parseBulkJson({ files: files(1000) }).input).toMatchObject({ kind: 'files', files: expect.arrayContaining([{ path: 'f999.html', bytes: Buffer.alloc(0) }]) });
     // A field before files still comes first; checks across fields (one input, options) wait for a readable files.
     expect(refused(() => parseBulkJson({ bundle_type: 'pdf', files: files(1001) })).code).toBe('INVALID_BUNDLE_TYPE');
-    expect(refused(() => parseBulkJson({ files: files(1001), s3_key: 'k' })).code).toBe('INVALID_PARAMETER');
+    expect(refused(() => parseBulkJson({ files: files(1001), s3_key: 'k' })).code).toBe('BULK_ZIP_TOO_MANY_ENTRIES');
   });
 });
 
