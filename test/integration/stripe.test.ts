@@ -453,6 +453,16 @@ describe('subscriptions through Stripe', () => {
     expect((await subscription(user)).scheduled_change).toMatchObject({ action: 'cancel' });
   });
 
+  it('keeps a cancelled subscription cancelled when an older update arrives stamped the same second', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub } = await subscribe(user);
+    const now = Math.floor(Date.now() / 1000);
+    const live = { ...double.subscriptions.get(sub.id) };
+    expect((await deliver('customer.subscription.deleted', { ...live, status: 'canceled' }, { created: now })).body.result).toBe('applied');
+    expect((await deliver('customer.subscription.updated', live, { created: now })).body).toMatchObject({ result: 'ignored', reason: 'stale_event' });
+    expect(await subscription(user)).toMatchObject({ status: 'canceled', active: false });
+  });
+
   it('gives a customer-portal link', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const without = await stack.request('POST', '/accounts/me/subscription/portal', { token: user.id_token });

@@ -198,6 +198,9 @@ export class SubscriptionService {
         if (current.status !== 'canceled' && (currentLive || !incomingLive)) return { ignore: 'other_subscription' };
       }
       const same = current?.subscription_id === p.id ? current : null;
+      // A cancelled subscription never comes back (the provider makes a new one): a live view of it is an older event,
+      // also one stamped the same second as the cancellation (event times have a resolution of one second).
+      if (same?.status === 'canceled' && mapProviderStatus(p.status) !== 'canceled') return { ignore: 'stale_event' };
       if (same && p.period_start < same.period_start) return { ignore: 'stale_event' };
       if (same && opts.eventAt && same.provider?.event_at && opts.eventAt < same.provider.event_at) return { ignore: 'stale_event' };
 
