@@ -1,4 +1,4 @@
-import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Dynamo, createDynamo } from '../../functions/adapters/dynamodb/client';
 import { DynamoChargeStore } from '../../functions/adapters/dynamodb/charges';
 import { DynamoAccountRepository } from '../../functions/adapters/dynamodb/accounts';
@@ -176,6 +176,35 @@ describe('the charge path against the local transaction shim', () => {
     expect(await billingLosingReplies('after').chargeInOrder(units)).toBe(5);
     expect(await ledger(user.account_id)).toHaveLength(5);
     expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(0.95));
+  });
+
+  it('refunds each charge of a job once, into the bucket it came from, also when refunds overlap', async () => {
+    const user = await stack.account({ credits_usd: 1, free_credits_usd: 0.01, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20 } });
+    const b = billing();
+    const amount = (unit: string, usd: number): Charge => ({ ...charge(user.account_id, 'job_refunded', unit), amount_micros: usdToMicros(usd) });
+    // Allowance 20 → 0.01; 0.02 from credits (nothing else covers it); the last cent of allowance; then free credits.
+    for (const [unit, usd] of [['a', 19.99], ['b', 0.02], ['c', 0.01], ['d', 0.01]] as const) await b.charge(amount(unit, usd));
+    expect(((await ledger(user.account_id)) as { bucket: string }[]).map((e) => e.bucket)).toEqual(['subscription', 'credits', 'subscription', 'free_credits']);
+    const refunds = await Promise.all([b.refundJob(user.account_id, 'job_refunded'), b.refundJob(user.account_id, 'job_refunded')]);
+    expect(refunds[0] + refunds[1]).toBe(usdToMicros(20.03));
+    expect(await b.refundJob(user.account_id, 'job_refunded')).toBe(0);
+    const account = await stack.services.accounts.get(user.account_id);
+    expect(account).toMatchObject({ credits_micros: usdToMicros(1), free_credits_micros: usdToMicros(0.01), total_pdf_count: 0, total_amount_micros: 0 });
+    expect(account!.subscription!.allowance_micros).toBe(usdToMicros(20));
+    // The entries stay (the unit can never be charged again) and say where the money went.
+    expect(((await ledger(user.account_id)) as { refunded_at?: string }[]).every((e) => !!e.refunded_at)).toBe(true);
+    expect((await b.charge(amount('a', 0.01))).outcome).toBe('already_charged');
+  });
+
+  it('refunds an allowance charge to one-off credits once the subscription is gone', async () => {
+    const user = await stack.account({ credits_usd: 1, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20 } });
+    const b = billing();
+    await b.charge(charge(user.account_id, 'job_sub_gone'));
+    const { config } = stack.services;
+    const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: { pk: `ACCOUNT#${user.account_id}`, sk: 'ACCOUNT' }, UpdateExpression: 'REMOVE subscription' }));
+    expect(await b.refundJob(user.account_id, 'job_sub_gone')).toBe(10_000);
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(1.01));
   });
 
   it('writes nothing when the transaction is cancelled', async () => {

@@ -1,7 +1,7 @@
 /** In-memory stand-ins for the ports, for unit tests of domain orchestration (integration tests use the real stack). */
 import { type Account, type JobCommitment, newAccount, usableAllowanceMicros } from '../../functions/core/accounts/account';
 import type { AccountRepository, PlanRepository } from '../../functions/core/accounts/ports';
-import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, afterDebit, chooseBucket } from '../../functions/core/billing/charging';
+import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, type LedgerEntry, afterDebit, chooseBucket } from '../../functions/core/billing/charging';
 import type { CommitmentStore } from '../../functions/core/billing/commitments';
 import { type Plan, planCatalogue } from '../../functions/core/billing/plans';
 import type { Clock } from '../../functions/core/clock';
@@ -111,7 +111,7 @@ export class MemoryPlans implements PlanRepository {
 
 /** Ledger, debit and effects, like the DynamoDB transaction. `fail` makes the next commits throw. */
 export class MemoryChargeStore implements ChargeStore {
-  ledger = new Map<string, Charge>();
+  ledger = new Map<string, LedgerEntry>();
   fail: Error | null = null;
   constructor(
     private readonly accounts: MemoryAccounts,
@@ -125,7 +125,7 @@ export class MemoryChargeStore implements ChargeStore {
     if (chooseBucket(a, charge.amount_micros, at) !== bucket) return 'bucket_changed';
     const stored = effects.job ? await this.jobs.get(effects.job.job_id) : null;
     if (stored && stored.status !== 'queued' && stored.status !== 'processing') return 'job_finished';
-    this.ledger.set(key, charge);
+    this.ledger.set(key, { ...charge, bucket, created_at: at.toISOString() });
     this.accounts.accounts.set(a.account_id, {
       ...a,
       credits_micros: bucket === 'credits' ? a.credits_micros - charge.amount_micros : a.credits_micros,
@@ -146,10 +146,24 @@ export class MemoryChargeStore implements ChargeStore {
       a = afterDebit(a, bucket, charge.amount_micros);
       a = { ...a, total_pdf_count: a.total_pdf_count + charge.pdf_count, total_amount_micros: a.total_amount_micros + charge.amount_micros };
     }
-    for (const { charge } of charges) this.ledger.set(`${charge.job_id}#${charge.unit}`, charge);
+    for (const { charge, bucket } of charges) this.ledger.set(`${charge.job_id}#${charge.unit}`, { ...charge, bucket, created_at: at.toISOString() });
     this.accounts.accounts.set(a.account_id, a);
     this.batches++;
     return 'charged';
+  }
+  async chargesOf(accountId: string, jobId: string) {
+    return [...this.ledger.values()].filter((e) => e.account_id === accountId && e.job_id === jobId).map((e) => ({ ...e }));
+  }
+  async refund(entry: LedgerEntry, at: Date): Promise<'refunded' | 'already_refunded'> {
+    if (this.fail) throw this.fail;
+    const stored = this.ledger.get(`${entry.job_id}#${entry.unit}`);
+    if (!stored || stored.refunded_at) return 'already_refunded';
+    stored.refunded_at = at.toISOString();
+    const a = this.accounts.accounts.get(entry.account_id)!;
+    const back = entry.bucket === 'subscription' && !a.subscription ? 'credits' : entry.bucket;
+    const next = { ...afterDebit(a, back, -entry.amount_micros), total_pdf_count: a.total_pdf_count - entry.pdf_count, total_amount_micros: a.total_amount_micros - entry.amount_micros };
+    this.accounts.accounts.set(a.account_id, next);
+    return 'refunded';
   }
 }
 

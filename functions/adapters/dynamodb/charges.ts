@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type Bucket, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, MAX_BATCH } from '../../core/billing/charging';
-import type { Dynamo } from './client';
+import { type Bucket, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, type LedgerEntry, MAX_BATCH } from '../../core/billing/charging';
+import { type Dynamo, queryAll, stripKeys } from './client';
 import { eventItem, jobItem } from './jobs';
 import { keys } from './schema';
 
@@ -72,6 +72,13 @@ function accountDebit(table: string, charges: { charge: Charge; bucket: Bucket }
   };
 }
 
+/** Where a refund puts the amount back: the bucket's balance, which must exist (an allowance needs its subscription). */
+const CREDITS_BACK: Record<Bucket, { condition: string; set: string }> = {
+  subscription: { condition: 'attribute_exists(subscription.allowance_micros)', set: 'subscription.allowance_micros = subscription.allowance_micros + :amount' },
+  free_credits: { condition: 'attribute_exists(pk)', set: 'free_credits_micros = free_credits_micros + :amount' },
+  credits: { condition: 'attribute_exists(pk)', set: 'credits_micros = credits_micros + :amount' },
+};
+
 function isCancelled(err: unknown): boolean {
   return err instanceof TransactionCanceledException || (err as Error)?.name === 'TransactionCanceledException';
 }
@@ -133,6 +140,70 @@ export class DynamoChargeStore implements ChargeStore {
       new GetCommand({ TableName: this.db.table, Key: keys.charge(charge.account_id, charge.job_id, charge.unit), ConsistentRead: true, ProjectionExpression: 'commit_token' }),
     );
     return Item?.commit_token === token;
+  }
+
+  async chargesOf(accountId: string, jobId: string): Promise<LedgerEntry[]> {
+    const prefix = keys.charge(accountId, jobId, '');
+    const items = await queryAll(this.db, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
+      ConsistentRead: true,
+    });
+    return items.map((item) => stripKeys<LedgerEntry>(item));
+  }
+
+  /**
+   * The entry marked refunded and the amount back in its bucket, in one transaction; an allowance whose subscription
+   * is gone goes to one-off credits instead. `refund_token` tells a write whose reply was lost whether it committed.
+   */
+  async refund(entry: LedgerEntry, now: Date): Promise<'refunded' | 'already_refunded'> {
+    const at = now.toISOString();
+    const token = randomUUID();
+    const key = keys.charge(entry.account_id, entry.job_id, entry.unit);
+    for (const bucket of entry.bucket === 'subscription' ? (['subscription', 'credits'] as const) : [entry.bucket]) {
+      try {
+        await this.db.doc.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: this.db.table,
+                  Key: key,
+                  ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(refunded_at)',
+                  UpdateExpression: 'SET refunded_at = :at, refunded_to = :bucket, refund_token = :token',
+                  ExpressionAttributeValues: { ':at': at, ':bucket': bucket, ':token': token },
+                },
+              },
+              {
+                Update: {
+                  TableName: this.db.table,
+                  Key: keys.account(entry.account_id),
+                  ConditionExpression: CREDITS_BACK[bucket].condition,
+                  UpdateExpression: `SET ${CREDITS_BACK[bucket].set}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :total`,
+                  ExpressionAttributeValues: { ':amount': entry.amount_micros, ':at': at, ':count': -entry.pdf_count, ':total': -entry.amount_micros },
+                },
+              },
+            ],
+          }),
+        );
+        return 'refunded';
+      } catch (err) {
+        if (isCancelled(err)) {
+          const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+          if (reasons[0]?.Code === 'ConditionalCheckFailed') return (await this.refundedBy(key, token).catch(() => false)) ? 'refunded' : 'already_refunded';
+          if (reasons[1]?.Code === 'ConditionalCheckFailed' && bucket === 'subscription') continue; // no allowance any more
+          throw err;
+        }
+        if (await this.refundedBy(key, token).catch(() => false)) return 'refunded';
+        throw err;
+      }
+    }
+    throw new Error(`the account of charge ${entry.job_id}/${entry.unit} is gone; nothing was refunded`);
+  }
+
+  private async refundedBy(key: { pk: string; sk: string }, token: string): Promise<boolean> {
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: key, ConsistentRead: true, ProjectionExpression: 'refund_token' }));
+    return Item?.refund_token === token;
   }
 
   /** The ledger entries and one debit of the account covering every bucket's share, in one transaction. */

@@ -31,6 +31,13 @@ export interface ChargeEffects {
   events?: OutboxEvent[];
 }
 
+/** A charge as the ledger holds it: the bucket it was taken from, and when it was given back, if it was. */
+export interface LedgerEntry extends Charge {
+  bucket: Bucket;
+  created_at: string;
+  refunded_at?: string | null;
+}
+
 /** Persistence for charges: one atomic write of the ledger entry, the debit, the usage counters and the effects. */
 export interface ChargeStore {
   /**
@@ -44,6 +51,13 @@ export interface ChargeStore {
    * must still cover its share, else nothing is written (`conflict`). At most `MAX_BATCH` charges.
    */
   commitMany(charges: { charge: Charge; bucket: Bucket }[], now: Date): Promise<'charged' | 'conflict'>;
+  /** The job's ledger entries, refunded ones included. */
+  chargesOf(accountId: string, jobId: string): Promise<LedgerEntry[]>;
+  /**
+   * Gives one charge back, once: the entry is marked refunded in the same write that returns the amount to its bucket
+   * (an allowance whose subscription is gone: to one-off credits) and takes it off the usage counters.
+   */
+  refund(entry: LedgerEntry, now: Date): Promise<'refunded' | 'already_refunded'>;
 }
 
 /** Charges per batch: a DynamoDB transaction holds 100 items, one of which is the account's debit. */
@@ -163,5 +177,34 @@ export class Billing {
       account = await this.accounts.get(accountId);
     }
     return done;
+  }
+
+  /**
+   * Gives back everything a job was charged, each charge once however often this runs: for work that was charged
+   * and then did not reach the customer (a bulk job that failed after its files were paid for, a commit whose reply
+   * was lost before its job was recorded as failed). Returns the micro-USD given back by this call.
+   */
+  async refundJob(accountId: string, jobId: string): Promise<Micros> {
+    let refunded = 0;
+    for (const entry of await this.store.chargesOf(accountId, jobId)) {
+      if (entry.refunded_at) continue;
+      if ((await this.store.refund(entry, this.clock.now())) === 'refunded') refunded += entry.amount_micros;
+    }
+    return refunded;
+  }
+}
+
+/**
+ * After a charge whose outcome is unknown: gives back whatever the job was charged, so it can end as failed and
+ * uncharged. False when that cannot be settled now (the ledger is unreachable): the caller then leaves the job and its
+ * output as the charge left them rather than fail a job that may be charged.
+ */
+export async function givenBack(deps: { billing: Billing; log?: (message: string, err: unknown) => void }, accountId: string, jobId: string): Promise<boolean> {
+  try {
+    await deps.billing.refundJob(accountId, jobId);
+    return true;
+  } catch (err) {
+    deps.log?.(`could not settle the charge of job ${jobId}`, err);
+    return false;
   }
 }

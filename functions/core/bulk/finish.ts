@@ -18,7 +18,7 @@ import { retentionEnd } from '../jobs/storage-layout';
 import { ZipBuilder } from '../pdfops/results';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
-import { failJob, releaseJob } from './lifecycle';
+import { failJob, refundFailedJob, releaseJob } from './lifecycle';
 import { STORAGE_CONCURRENCY } from './limits';
 import { outputPaths } from './paths';
 import type { BulkTaskInput } from './prepare';
@@ -189,12 +189,21 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
         return { job_id: job.job_id, status: final.status };
       }
       const current = await deps.jobs.get(job.job_id);
+      // Failed meanwhile (the workflow gave up on this step while it still ran): what it charged goes back.
+      if (current?.status === 'failed') await refundFailedJob(deps, current);
       if (current?.status !== 'processing') return { job_id: job.job_id, status: current?.status ?? 'missing' };
       // Still processing: either the cancel that arrived meanwhile (once), or a write that lost a race; then retry.
       if (!current.cancel_requested || cancelSeen) throw new Error('the final write of the job did not go through');
       seen = current;
     }
   } catch (err) {
+    // The workflow may have failed the job while this step still ran (its staged files are then gone): nobody is left
+    // to retry, so what this step charged goes back now.
+    const now = await deps.jobs.get(job.job_id).catch(() => null);
+    if (now?.status === 'failed') {
+      await refundFailedJob(deps, now);
+      return { job_id: job.job_id, status: now.status };
+    }
     throw new TransientTaskError(`finishing bulk job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
   }
 }
@@ -203,7 +212,11 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
 export async function recordBulkJobFailure(deps: BulkDeps, input: BulkTaskInput): Promise<{ job_id: string; status: string }> {
   const job = await deps.jobs.get(input.job_id);
   if (!job || job.job_type !== 'bulk') return { job_id: input.job_id, status: 'missing' };
-  if (FINISHED_STATUSES.has(job.status)) return { job_id: job.job_id, status: job.status };
+  if (FINISHED_STATUSES.has(job.status)) {
+    // A retry of this step after the job was failed but its refund did not go through.
+    if (job.status === 'failed') await refundFailedJob(deps, job);
+    return { job_id: job.job_id, status: job.status };
+  }
   const timedOut = input.error?.Error === 'States.Timeout';
   const final = await failJob(
     deps,

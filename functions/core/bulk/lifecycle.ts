@@ -12,6 +12,7 @@ import { STORAGE_CONCURRENCY } from './limits';
 import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
 
 type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'log'>;
+type FailDeps = Deps & Pick<BulkDeps, 'billing'>;
 
 /** Deletes with a bounded number of requests in flight; failures are logged (the bucket's rules clean up later). */
 async function deleteAll(deps: Deps, keys: string[], what: string): Promise<void> {
@@ -40,11 +41,11 @@ export async function releaseJob(deps: Deps, job: Job, { keepUpload = false }: {
 }
 
 /**
- * Ends a queued or processing job as failed with a job-level code: no output, no rows, nothing charged,
- * `bulk.job.failed`, slot and staged inputs released. Returns the job as it ends up (another writer may have
- * finished it first, e.g. a cancel of a queued job).
+ * Ends a queued or processing job as failed with a job-level code: no output, no rows, nothing charged (files
+ * already paid for when a later step failed for good are refunded), `bulk.job.failed`, slot and staged inputs
+ * released. Returns the job as it ends up (another writer may have finished it first, e.g. a cancel of a queued job).
  */
-export async function failJob(deps: Deps, job: Job, code: string, message: string, changes: Partial<Job> = {}, release: { keepUpload?: boolean } = {}): Promise<Job> {
+export async function failJob(deps: FailDeps, job: Job, code: string, message: string, changes: Partial<Job> = {}, release: { keepUpload?: boolean } = {}): Promise<Job> {
   const at = deps.clock.now();
   const final = failed(job, at, code, message, { success_count: 0, failure_count: (changes.file_count !== undefined ? changes.file_count : job.file_count) ?? 0, pages_total: 0, output: null, lease_until: null, ...changes });
   const event = jobEvent('bulk.job.failed', final, at, { error_message: message, processed_count: final.processed_count ?? 0 });
@@ -52,6 +53,17 @@ export async function failJob(deps: Deps, job: Job, code: string, message: strin
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
   await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
   await deps.files.deleteAll(job.job_id);
+  await refundFailedJob(deps, final);
   await releaseJob(deps, final, release);
   return final;
+}
+
+/**
+ * Gives back what a failed job was charged (Finish charges the files before it writes the output, and a Finish still
+ * running when the workflow gave up may charge after the job was failed). Failing here leaves the charges for the
+ * next caller (every charge is refunded once), so the error is raised: the workflow retries its failure step.
+ */
+export async function refundFailedJob(deps: Pick<FailDeps, 'billing' | 'log'>, job: Job): Promise<void> {
+  const refunded = await deps.billing.refundJob(job.account_id, job.job_id);
+  if (refunded > 0) deps.log?.(`refunded ${refunded} micro-USD to ${job.account_id} for failed bulk job ${job.job_id}`, undefined);
 }

@@ -1,5 +1,5 @@
 import type { Account } from '../accounts/account';
-import { assertCanCover, type Billing } from '../billing/charging';
+import { assertCanCover, type Billing, givenBack } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
@@ -166,6 +166,9 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   try {
     await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, { job: done }, account);
   } catch (err) {
+    // A refusal wrote nothing; an unexpected error may have lost the reply of a charge that committed (see
+    // givenBack). Either way the job ends failed and uncharged, or is left as the charge left it.
+    if (!isServiceError(err) && !(await givenBack(deps, account.account_id, job.job_id))) throw err;
     if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
     await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
     throw err;

@@ -348,8 +348,15 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
       const culprit = typeof err.details.filename === 'string' ? err.details.filename : null;
       return { job_id: job.job_id, status: (await finishFailed(deps, job, request, err.code, err.message, culprit)).status };
     }
-    // Storage or database trouble: remove partial outputs and let the workflow retry.
-    await removeOutputs(deps, job).catch(() => undefined);
+    // Storage or database trouble. The charge-and-complete write may have committed with its reply lost: a completed
+    // job keeps its outputs (and its charge). Otherwise partial outputs go, unless the job cannot be read now, and the
+    // workflow retries.
+    const now = await deps.jobs.get(job.job_id).catch(() => undefined);
+    if (now?.status === 'completed') {
+      await releaseJob(deps, now, request);
+      return { job_id: job.job_id, status: 'completed' };
+    }
+    if (now !== undefined) await removeOutputs(deps, job).catch(() => undefined);
     throw new TransientTaskError(`processing job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
   }
 }

@@ -326,6 +326,45 @@ describe('retries', () => {
     expect((await w.jobs.get(job_id))!).toMatchObject({ status: 'completed', success_count: 2 });
   });
 
+  it('refunds a job whose finish failed for good after it charged the files (storage down on every retry)', async () => {
+    const w = bulkWorld();
+    const before = credits(w);
+    const { job_id } = await submit(w, [0, 1, 2].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    w.blobs.failPuts.add(`${job_id}.zip`);
+    for (let attempt = 0; attempt < 4; attempt++) await expect(finishBulkJob(w.deps, { job_id })).rejects.toMatchObject({ name: 'TransientTaskError' });
+    expect(credits(w)).toBe(before - 30_000);
+    expect(await recordBulkJobFailure(w.deps, { job_id, error: { Error: 'States.TaskFailed' } })).toEqual({ job_id, status: 'failed' });
+    expect((await w.jobs.get(job_id))!).toMatchObject({ status: 'failed', output: null, error_message: expect.stringMatching(/nothing was charged/) });
+    expect(credits(w)).toBe(before);
+    const account = w.accounts.accounts.get(w.account.account_id)!;
+    expect(account).toMatchObject({ total_pdf_count: 0, total_amount_micros: 0 });
+    // Each unit is refunded once however often the failure step runs; the ledger keeps the entries, marked refunded.
+    expect(await recordBulkJobFailure(w.deps, { job_id })).toEqual({ job_id, status: 'failed' });
+    expect(credits(w)).toBe(before);
+    expect([...w.chargeStore.ledger.values()].filter((e) => e.job_id === job_id).map((e) => !!e.refunded_at)).toEqual([true, true, true]);
+  });
+
+  it('refunds what a finish charged after the workflow had already failed the job', async () => {
+    const w = bulkWorld();
+    const before = credits(w);
+    const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    // The workflow timed out the Finish step while it ran: RecordFailure fails the job, then the late Finish charges.
+    const billing = w.deps.billing;
+    const chargeInOrder = billing.chargeInOrder.bind(billing);
+    billing.chargeInOrder = async (...args) => {
+      await recordBulkJobFailure(w.deps, { job_id, error: { Error: 'States.Timeout' } });
+      return chargeInOrder(...args);
+    };
+    await finishBulkJob(w.deps, { job_id });
+    expect(charges(w, job_id)).toHaveLength(2);
+    expect((await w.jobs.get(job_id))!.status).toBe('failed');
+    expect(credits(w)).toBe(before);
+  });
+
   it('records a job whose steps failed for good as failed, with nothing kept', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);

@@ -81,3 +81,40 @@ describe('runQuickJob time limit', () => {
     expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'timeout' });
   });
 });
+
+describe('runQuickJob when the charge write loses its reply', () => {
+  it('gives back a charge that did commit, and ends the job failed and uncharged', async () => {
+    const { world, run, credits } = setup(10);
+    const before = await credits();
+    const store = world.chargeStore;
+    const commit = store.commit.bind(store);
+    store.commit = async (...args) => {
+      await commit(...args);
+      throw new Error('socket hang up');
+    };
+    const err = await run({ store: true }).then(() => null, (e: unknown) => e);
+    expect(err).toMatchObject({ message: 'socket hang up' });
+    expect(await credits()).toBe(before);
+    const [job] = [...world.jobs.jobs.values()];
+    expect(job).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
+    expect([...store.ledger.values()]).toEqual([expect.objectContaining({ job_id: job.job_id, refunded_at: expect.any(String) })]);
+    expect(world.blobs.objects.size).toBe(0);
+  });
+
+  it('leaves the job and its output as the charge left them when the ledger cannot be read either', async () => {
+    const { world, run } = setup(10);
+    const store = world.chargeStore;
+    const commit = store.commit.bind(store);
+    store.commit = async (...args) => {
+      await commit(...args);
+      throw new Error('socket hang up');
+    };
+    store.chargesOf = async () => {
+      throw new Error('DynamoDB unavailable');
+    };
+    expect(await run({ store: true }).then(() => null, (e: unknown) => e)).toMatchObject({ message: 'socket hang up' });
+    // The charge committed with its job: both stay, and the PDF stays downloadable.
+    expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'completed' });
+    expect(world.blobs.objects.size).toBe(1);
+  });
+});
