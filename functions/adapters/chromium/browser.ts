@@ -66,6 +66,20 @@ const BASE_ARGS = [
   '--block-new-web-contents',
 ];
 
+/**
+ * What Chromium may see of the service's environment: where binaries, libraries, fonts and temporary files are, and
+ * the locale. Nothing else: renderers run documents' scripts without a sandbox, and the service's environment holds
+ * its cloud credentials (AWS_SESSION_TOKEN on Lambda) and settings; a renderer exploit must not read them from
+ * /proc/<browser>/environ.
+ */
+const CHROMIUM_ENV = /^(PATH|HOME|TMPDIR|TMP|TEMP|TZ|LANG|LANGUAGE|LC_[A-Z]+|LD_LIBRARY_PATH|FONTCONFIG_PATH|FONTCONFIG_FILE|XDG_RUNTIME_DIR)$/;
+
+/** The environment Chromium is launched with: `env` filtered to CHROMIUM_ENV, then `overrides`. */
+export function chromiumEnvironment(env: NodeJS.ProcessEnv, overrides: Record<string, string> = {}): Record<string, string> {
+  const kept = Object.entries(env).filter((entry): entry is [string, string] => CHROMIUM_ENV.test(entry[0]) && entry[1] !== undefined);
+  return { ...Object.fromEntries(kept), ...overrides };
+}
+
 /** Below this, /dev/shm (64 MB in a default Docker container; absent on Lambda) could run out under parallel documents. */
 const MIN_DEV_SHM_BYTES = 512 * 1024 * 1024;
 
@@ -182,10 +196,10 @@ export class ChromiumBrowser {
       const launching = (async (): Promise<Instance> => {
         const onLambda = !!process.env.AWS_LAMBDA_FUNCTION_NAME;
         const executablePath = await this.executablePath();
-        const fonts = this.config.fontDir ? { env: { ...process.env, FONTCONFIG_PATH: writeFontConfig(this.config.fontDir) } } : {};
+        const fonts: Record<string, string> = this.config.fontDir ? { FONTCONFIG_PATH: writeFontConfig(this.config.fontDir) } : {};
         const browser = await puppeteer.launch({
           executablePath,
-          ...fonts,
+          env: chromiumEnvironment(process.env, fonts),
           headless: 'shell',
           // puppeteer adds this one on every host; launchArgs adds it only where /dev/shm is too small.
           ignoreDefaultArgs: ['--disable-dev-shm-usage'],
