@@ -60,6 +60,8 @@ export interface PageStreams {
 
 /** Streams of one kind looked at per page, at most: enough for any real page, and a floor stays a floor when cut. */
 const PAGE_STREAMS_MAX = 10_000;
+/** Kid references read while loading the named-destination tree (a real tree has one per node). */
+const MAX_NAME_TREE_REFERENCES = 1_000_000;
 
 /**
  * The reader finds objects by number alone, so `5 0 R` and `5 1 R` name one object. Copies, blocks and page links are
@@ -167,7 +169,7 @@ export class SourceDocument {
     return streams;
   }
 
-  /** Named destinations (catalog /Dests and the /Names /Dests name tree), read once on first use. */
+  /** Named destinations (catalog /Dests and the /Names /Dests name tree), read once on first use, within MAX_NAME_TREE_REFERENCES. */
   namedDestination(name: string): PDFObject | undefined {
     if (!this.namedDests) {
       const map = new Map<string, PDFObject>();
@@ -178,6 +180,7 @@ export class SourceDocument {
       const root = r.get(names, K.Dests, PDFDict);
       const stack: { node: PDFDict; depth: number }[] = root ? [{ node: root, depth: 0 }] : [];
       const seen = new Set<PDFDict>();
+      let references = 0;
       while (stack.length && map.size < 200_000) {
         const { node, depth } = stack.pop()!;
         if (seen.has(node) || depth > 32) continue;
@@ -190,9 +193,12 @@ export class SourceDocument {
           }
         }
         const kids = r.get(node, K.Kids, PDFArray);
+        // Visited nodes are not stacked again, and the references read are bounded: a name tree whose nodes share one
+        // /Kids array of all of them would otherwise cost N² steps.
         if (kids) for (const kid of kids.asArray()) {
+          if (++references > MAX_NAME_TREE_REFERENCES) break;
           const k = r.resolve(kid);
-          if (k instanceof PDFDict) stack.push({ node: k, depth: depth + 1 });
+          if (k instanceof PDFDict && !seen.has(k)) stack.push({ node: k, depth: depth + 1 });
         }
       }
       this.namedDests = map;

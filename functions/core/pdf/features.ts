@@ -35,14 +35,20 @@ export interface DocFeatures {
 }
 
 const MAX_FIELDS = 100_000;
+/**
+ * Kid references read in one walk. A real form's tree has one per field; a hostile one whose fields all share one
+ * /Kids array of all of them has N² (8,000 fields blocked a process for 19 s), so the walk stops here.
+ */
+const MAX_FIELD_REFERENCES = 8 * MAX_FIELDS;
 
-/** Visits every field of the AcroForm tree once (terminal fields and their ancestors). */
+/** Visits every field of the AcroForm tree once (terminal fields and their ancestors), within MAX_FIELD_REFERENCES. */
 export function walkFields(reader: PdfReader, visit: (field: PDFDict, ref: PDFRef | null, depth: number) => void): void {
   const acro = reader.get(reader.catalog, N.AcroForm, PDFDict);
   const fields = reader.get(acro, N.Fields, PDFArray);
   if (!fields) return;
   const seen = new Set<PDFDict>();
-  const stack: { obj: PDFObject | undefined; depth: number }[] = fields.asArray().map((obj) => ({ obj, depth: 0 })).reverse();
+  let references = fields.size();
+  const stack: { obj: PDFObject | undefined; depth: number }[] = fields.asArray().slice(0, MAX_FIELD_REFERENCES).map((obj) => ({ obj, depth: 0 })).reverse();
   while (stack.length && seen.size < MAX_FIELDS) {
     const { obj, depth } = stack.pop()!;
     const field = reader.resolve(obj);
@@ -50,7 +56,13 @@ export function walkFields(reader: PdfReader, visit: (field: PDFDict, ref: PDFRe
     seen.add(field);
     visit(field, obj instanceof PDFRef ? obj : null, depth);
     const kids = reader.get(field, Kids, PDFArray);
-    if (kids) for (let i = kids.size() - 1; i >= 0; i--) stack.push({ obj: kids.get(i), depth: depth + 1 });
+    if (!kids) continue;
+    for (let i = kids.size() - 1; i >= 0 && references < MAX_FIELD_REFERENCES; i--, references++) {
+      const kid = kids.get(i);
+      // A kid visited already is not stacked again (the stack of a shared /Kids array would grow as N²).
+      const resolved = kid instanceof PDFRef ? reader.resolve(kid) : kid;
+      if (resolved instanceof PDFDict && !seen.has(resolved)) stack.push({ obj: kid, depth: depth + 1 });
+    }
   }
 }
 
