@@ -51,8 +51,17 @@ const TEMPLATE_MAX = 100_000;
  * whole print fail, whatever the document, so such a template is refused up front (400, not a 500 to retry).
  */
 const TEMPLATE_STYLESHEET = /<link\b|@import\b/i;
-const TEMPLATE_STYLESHEET_HINT = 'header and footer templates cannot load stylesheets (<link> or @import); put the styles in a style attribute or a <style> element';
-const loadsNoStylesheet = (template: string) => !TEMPLATE_STYLESHEET.test(template);
+const TEMPLATE_STYLESHEET_HINT =
+  'header and footer templates cannot load stylesheets (<link> or @import) or web fonts (@font-face from a URL); put the styles in a style attribute or a <style> element, and fonts in data: URLs';
+/** A url() in an @font-face rule that is not a data: URL: Chromium fails the whole print on it (images do not). */
+const REMOTE_FONT_SOURCE = /url\(\s*['"]?\s*(?!data:)/i;
+/** Rule by rule (split at "}"), so a template of many unclosed rules is still read once. */
+const loadsNoRemoteFont = (template: string) =>
+  template.split('}').every((rule) => {
+    const at = rule.toLowerCase().lastIndexOf('@font-face');
+    return at < 0 || !REMOTE_FONT_SOURCE.test(rule.slice(at));
+  });
+const loadsNoStylesheet = (template: string) => !TEMPLATE_STYLESHEET.test(template) && loadsNoRemoteFont(template);
 
 /** Largest page side: Acrobat and most viewers refuse pages over 200 in (14,400 pt). */
 const MAX_PAPER_IN = 200;
@@ -148,7 +157,7 @@ export const pdfOptionsSchema = z
       .refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })
       .optional()
       .meta({
-        description: `HTML of the header, up to ${TEMPLATE_MAX} characters; elements with class pageNumber, totalPages, date, title or url are filled in. Set an explicit font-size; styles go inline (no <link> or @import). An empty string prints no header.`,
+        description: `HTML of the header, up to ${TEMPLATE_MAX} characters; elements with class pageNumber, totalPages, date, title or url are filled in. Set an explicit font-size; styles go inline (no <link>, @import or @font-face from a URL). An empty string prints no header.`,
       }),
     footerTemplate: z
       .string()

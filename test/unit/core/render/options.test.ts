@@ -79,10 +79,22 @@ describe('parsePdfOptions', () => {
     // Chromium cannot print a band that links a stylesheet: the whole print failed.
     [{ displayHeaderFooter: true, headerTemplate: '<link rel="stylesheet" href="https://example.com/a.css"><span></span>' }, 'options.headerTemplate'],
     [{ displayHeaderFooter: true, footerTemplate: '<style>@import url(https://example.com/a.css);</style>' }, 'options.footerTemplate'],
+    // Nor one whose @font-face loads from a URL (data: fonts, and images from URLs, print).
+    [{ displayHeaderFooter: true, headerTemplate: '<style>@font-face{font-family:x;src:local(x), url( "https://example.com/f.woff")}</style><span></span>' }, 'options.headerTemplate'],
   ])('refuses %j naming %s', (raw, parameter) => {
     const err = refusal(() => parsePdfOptions(raw));
     expect(err.code).toBe('INVALID_PARAMETER');
     expect(err.details.parameter).toBe(parameter);
+  });
+
+  it('takes templates with data: fonts, remote images, and a thousand unclosed @font-face rules read once', () => {
+    for (const headerTemplate of [
+      '<style>@font-face{font-family:x;src:url(data:font/woff2;base64,AAAA)}</style><span style="font-family:x">h</span>',
+      '<img src="https://example.com/logo.png"><div style="background:url(https://example.com/a.png)">h</div>',
+      '@font-face '.repeat(1000),
+    ]) {
+      expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate }).headerTemplate).toBe(headerTemplate);
+    }
   });
 
   it('takes null options as every default, but not a null value for a key', () => {
