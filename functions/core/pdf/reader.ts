@@ -29,6 +29,17 @@ type XrefEntry = { kind: 'offset'; offset: number; gen: number } | { kind: 'comp
 
 /** More objects than this in one file is refused as too complex. */
 export const MAX_OBJECTS = 5_000_000;
+/**
+ * A file may list at most one object per byte of itself (and at least this many): a cross-reference stream of 5 KB
+ * listed 5 million objects (450 MB of table), and a dozen such files ended the process. Real files hold tens of bytes
+ * per object even when compressed.
+ */
+export const MIN_OBJECTS_ALLOWED = 100_000;
+
+/** The objects a file of `byteLength` bytes may list. */
+export function maxObjectsFor(byteLength: number): number {
+  return Math.min(MAX_OBJECTS, Math.max(MIN_OBJECTS_ALLOWED, byteLength));
+}
 /** More pages than this in one page tree is refused as too complex (the limits are far lower anyway). */
 export const MAX_PAGE_TREE_PAGES = 1_000_000;
 
@@ -112,7 +123,10 @@ export class PdfReader {
   /** Structure-stream bytes decoded so far, repeats included (see MAX_DECODED_STRUCTURE_BYTES). */
   private decodedBytes = 0;
 
+  private readonly maxObjects: number;
+
   private constructor(readonly bytes: Uint8Array) {
+    this.maxObjects = maxObjectsFor(bytes.length);
     this.context = PDFContext.create();
     // pdf-lib's dict.lookup()/context.lookup() read indirectObjects: make that map resolve through this reader.
     const reader = this;
@@ -192,10 +206,14 @@ export class PdfReader {
     return merged;
   }
 
+  private tooManyObjects(): PdfProblem {
+    return new PdfProblem('PDF_TOO_COMPLEX', 'too_many_objects', `The file lists more than ${this.maxObjects} objects (at most one per byte of the file, ${MAX_OBJECTS} in all).`);
+  }
+
   private setEntry(num: number, entry: XrefEntry, overrideFree = false) {
     const existing = this.xref.get(num);
     if (!existing || (overrideFree && existing.kind === 'free' && entry.kind !== 'free')) {
-      if (this.xref.size >= MAX_OBJECTS) throw new PdfProblem('PDF_TOO_COMPLEX', 'too_many_objects', `The file has more than ${MAX_OBJECTS} objects.`);
+      if (this.xref.size >= this.maxObjects) throw this.tooManyObjects();
       this.xref.set(num, entry);
     }
   }
@@ -228,7 +246,7 @@ export class PdfReader {
       p.skipSpace();
       const count = p.readInt();
       if (start === null || count === null) return null;
-      if (count > MAX_OBJECTS) throw new PdfProblem('PDF_TOO_COMPLEX', 'too_many_objects', `The file has more than ${MAX_OBJECTS} objects.`);
+      if (count > this.maxObjects) throw this.tooManyObjects();
       for (let i = 0; i < count; i++) {
         p.skipSpace();
         const off = p.readInt();
@@ -280,7 +298,7 @@ export class PdfReader {
     for (let s = 0; s + 1 < index.length; s += 2) {
       const start = index[s];
       const count = index[s + 1];
-      if (count > MAX_OBJECTS) throw new PdfProblem('PDF_TOO_COMPLEX', 'too_many_objects', `The file has more than ${MAX_OBJECTS} objects.`);
+      if (count > this.maxObjects) throw this.tooManyObjects();
       for (let i = 0; i < count && pos + rowLength <= data.length; i++) {
         const type = field(widths[0], 1);
         const a = field(widths[1], 0);

@@ -213,3 +213,50 @@ let zeroPagePdfSync: Uint8Array;
 beforeAll(async () => {
   zeroPagePdfSync = await zeroPagePdf();
 });
+
+describe('PdfReader on a file listing far more objects than it could hold', () => {
+  /** A 5 KB file whose older cross-reference stream lists `count` compressed objects (one byte per row, deflated). */
+  function listingPdf(count: number): Buffer {
+    const parts: Buffer[] = [];
+    let pos = 0;
+    const off: Record<number, number> = {};
+    const push = (s: string | Buffer) => {
+      const b = Buffer.isBuffer(s) ? s : Buffer.from(s, 'latin1');
+      parts.push(b);
+      pos += b.length;
+    };
+    push('%PDF-1.7\n');
+    off[1] = pos;
+    push('1 0 obj\n<</Type/Catalog/Pages 2 0 R>>\nendobj\n');
+    off[2] = pos;
+    push('2 0 obj\n<</Type/Pages/Kids[3 0 R]/Count 1>>\nendobj\n');
+    off[3] = pos;
+    push('3 0 obj\n<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>\nendobj\n');
+    const rows = deflateSync(Buffer.alloc(count, 2), { level: 9 });
+    off[5] = pos;
+    push(`5 0 obj\n<</Type/XRef/Size ${count + 10}/W[1 0 0]/Index[10 ${count}]/Filter/FlateDecode/Length ${rows.length}>>stream\n`);
+    push(rows);
+    push('\nendstream\nendobj\n');
+    const table = Buffer.alloc(4 * 7);
+    [[0, 0, 65535], [1, off[1], 0], [1, off[2], 0], [1, off[3], 0]].forEach(([type, offset, gen], i) => {
+      table.writeUInt8(type, i * 7);
+      table.writeUInt32BE(offset, i * 7 + 1);
+      table.writeUInt16BE(gen, i * 7 + 5);
+    });
+    off[6] = pos;
+    push(`6 0 obj\n<</Type/XRef/Size 4/W[1 4 2]/Root 1 0 R/Prev ${off[5]}/Length ${table.length}>>stream\n`);
+    push(table);
+    push(`\nendstream\nendobj\nstartxref\n${off[6]}\n%%EOF\n`);
+    return Buffer.concat(parts);
+  }
+
+  it('refuses 5 million objects listed by a few KB as PDF_TOO_COMPLEX, without building the table', () => {
+    const bytes = listingPdf(4_999_990);
+    expect(bytes.length).toBeLessThan(10_000);
+    expect(() => PdfReader.open(bytes)).toThrow(expect.objectContaining({ code: 'PDF_TOO_COMPLEX', reason: 'too_many_objects' }));
+  });
+
+  it('still opens a small file that lists a plausible number of objects', () => {
+    expect(PdfReader.open(listingPdf(50_000)).pages()).toHaveLength(1);
+  });
+});
