@@ -53,8 +53,8 @@ export async function failJob(deps: FailDeps, job: Job, code: string, message: s
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
   await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
   await deps.files.deleteAll(job.job_id);
-  await refundFailedJob(deps, final);
   await releaseJob(deps, final, release);
+  await refundFailedJob(deps, final);
   return final;
 }
 

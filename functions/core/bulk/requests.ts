@@ -208,10 +208,7 @@ const bulkRefusals = {
   zip_base64: () => notAString('zip_base64'),
   files: (value: unknown, issue: z.core.$ZodIssue) => {
     if (issue.path.length > 1) return parameterRefusal(issue.path.join('.'), issue, value);
-    if (issue.code === 'too_big') {
-      const count = (value as unknown[]).length;
-      return tooManyFiles(count);
-    }
+    if (issue.code === 'too_big') return tooManyFiles((value as unknown[]).length);
     return invalidParameter('files', 'files must be an array of {path, content_base64}.');
   },
 };

@@ -40,6 +40,7 @@ export const MIN_OBJECTS_ALLOWED = 100_000;
 export function maxObjectsFor(byteLength: number): number {
   return Math.min(MAX_OBJECTS, Math.max(MIN_OBJECTS_ALLOWED, byteLength));
 }
+
 /** More pages than this in one page tree is refused as too complex (the limits are far lower anyway). */
 export const MAX_PAGE_TREE_PAGES = 1_000_000;
 

@@ -89,13 +89,13 @@ export const pdfBase64Schema = z
   })
   .meta({ description: 'The PDF, base64-encoded (standard or URL-safe alphabet; a data: URL prefix and line breaks are accepted).' });
 
+/** Entries `page_ranges` may have before it is refused unread (it must have one per file anyway). */
+const MAX_PAGE_RANGES_ENTRIES = 1000;
+
 /**
  * A page range such as "1-3,8-end" (pdf/page-ranges.ts); a syntax problem is an issue with `params.pageRange`, the
  * INVALID_PAGE_RANGE refusal the caller completes with the parameter and the input it belongs to.
  */
-/** Entries `page_ranges` may have before it is refused unread (it must have one per file anyway). */
-const MAX_PAGE_RANGES_ENTRIES = 1000;
-
 export const pageRangeSchema = z
   .string()
   .meta({
