@@ -3,7 +3,8 @@ import type { BulkProgress } from '../../core/bulk/ports';
 import type { OutboxEvent } from '../../core/events/events';
 import type { JobFileRow } from '../../core/jobs/files';
 import type { Job } from '../../core/jobs/job';
-import { type Dynamo, conditional, queryAll } from './client';
+import { ledgerOfJob } from './charges';
+import { type Dynamo, conditional } from './client';
 import { putJobIf } from './jobs';
 import { keys } from './schema';
 
@@ -88,13 +89,8 @@ export class DynamoBulkProgress implements BulkProgress {
   }
 
   async chargedUnits(accountId: string, jobId: string): Promise<Set<string>> {
-    const prefix = keys.charge(accountId, jobId, '');
-    const items = await queryAll(this.db, {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
-      ProjectionExpression: 'sk',
-      ConsistentRead: true,
-    });
-    return new Set(items.map((item) => String(item.sk).slice(prefix.sk.length)));
+    const prefix = keys.charge(accountId, jobId, '').sk;
+    const items = await ledgerOfJob(this.db, accountId, jobId, 'sk');
+    return new Set(items.map((item) => String(item.sk).slice(prefix.length)));
   }
 }

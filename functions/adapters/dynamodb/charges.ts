@@ -79,6 +79,17 @@ const CREDITS_BACK: Record<Bucket, { condition: string; set: string }> = {
   credits: { condition: 'attribute_exists(pk)', set: 'credits_micros = credits_micros + :amount' },
 };
 
+/** The ledger items of one job (all its units), read consistently; `projection` narrows what is read. */
+export function ledgerOfJob(db: Dynamo, accountId: string, jobId: string, projection?: string): Promise<Record<string, unknown>[]> {
+  const prefix = keys.charge(accountId, jobId, '');
+  return queryAll(db, {
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
+    ...(projection ? { ProjectionExpression: projection } : {}),
+    ConsistentRead: true,
+  });
+}
+
 function isCancelled(err: unknown): boolean {
   return err instanceof TransactionCanceledException || (err as Error)?.name === 'TransactionCanceledException';
 }
@@ -143,13 +154,7 @@ export class DynamoChargeStore implements ChargeStore {
   }
 
   async chargesOf(accountId: string, jobId: string): Promise<LedgerEntry[]> {
-    const prefix = keys.charge(accountId, jobId, '');
-    const items = await queryAll(this.db, {
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-      ExpressionAttributeValues: { ':pk': prefix.pk, ':prefix': prefix.sk },
-      ConsistentRead: true,
-    });
-    return items.map((item) => stripKeys<LedgerEntry>(item));
+    return (await ledgerOfJob(this.db, accountId, jobId)).map((item) => stripKeys<LedgerEntry>(item));
   }
 
   /**
