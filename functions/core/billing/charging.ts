@@ -195,16 +195,13 @@ export class Billing {
 }
 
 /**
- * After a charge whose outcome is unknown: gives back whatever the job was charged, so it can end as failed and
- * uncharged. False when that cannot be settled now (the ledger is unreachable): the caller then leaves the job and its
- * output as the charge left them rather than fail a job that may be charged.
+ * After a charge-and-complete write (`charge` with `effects.job`) failed with an unexpected error: whether it
+ * committed and only its reply was lost. The write completes the job in the same transaction as the charge, so the
+ * job says it: `committed` (completed, and charged), `not_committed` (nothing was charged), or `unknown` when the job
+ * cannot be read now, in which case the caller leaves everything as the write left it.
  */
-export async function givenBack(deps: { billing: Billing; log?: (message: string, err: unknown) => void }, accountId: string, jobId: string): Promise<boolean> {
-  try {
-    await deps.billing.refundJob(accountId, jobId);
-    return true;
-  } catch (err) {
-    deps.log?.(`could not settle the charge of job ${jobId}`, err);
-    return false;
-  }
+export async function completionCommitted(jobs: { get(jobId: string): Promise<Job | null> }, jobId: string): Promise<'committed' | 'not_committed' | 'unknown'> {
+  const job = await jobs.get(jobId).catch(() => undefined);
+  if (job === undefined) return 'unknown';
+  return job?.status === 'completed' ? 'committed' : 'not_committed';
 }

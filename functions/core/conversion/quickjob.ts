@@ -1,5 +1,5 @@
 import type { Account } from '../accounts/account';
-import { assertCanCover, type Billing, givenBack } from '../billing/charging';
+import { assertCanCover, type Billing, completionCommitted } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
@@ -71,8 +71,9 @@ export interface QuickJobResult {
 /**
  * One synchronous conversion as a job: pre-check credits, check the input, render within the time limit, enforce the
  * page limit, optionally store, then charge and complete the job in one atomic write. Failures are
- * recorded as failed/timeout jobs and never charged; a stored file whose charge fails is deleted; a PDF that was to be
- * stored but could not be is answered with null links and not charged.
+ * recorded as failed/timeout jobs and never charged; a stored file whose charge fails is deleted; a charge whose reply
+ * was lost but which committed is answered as done; a PDF that was to be stored but could not be is answered with null
+ * links and not charged.
  */
 export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Promise<QuickJobResult> {
   const { account, plan } = input;
@@ -166,12 +167,15 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   try {
     await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, { job: done }, account);
   } catch (err) {
-    // A refusal wrote nothing; an unexpected error may have lost the reply of a charge that committed (see
-    // givenBack). Either way the job ends failed and uncharged, or is left as the charge left it.
-    if (!isServiceError(err) && !(await givenBack(deps, account.account_id, job.job_id))) throw err;
-    if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
-    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
-    throw err;
+    // A refusal wrote nothing. An unexpected error may be a lost reply: a job that completed is answered as done; one
+    // that cannot be read is left as the write left it.
+    const outcome = isServiceError(err) ? 'not_committed' : await completionCommitted(deps.jobs, job.job_id);
+    if (outcome === 'unknown') throw err;
+    if (outcome === 'not_committed') {
+      if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
+      await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
+      throw err;
+    }
   }
 
   let stored: QuickJobResult['stored'] = null;

@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import type { Account } from '../accounts/account';
 import { requireCurrentPlan } from '../accounts/entitlements';
-import { type Billing, assertCanCover } from '../billing/charging';
+import { type Billing, assertCanCover, completionCommitted } from '../billing/charging';
 import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
@@ -351,12 +351,12 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
     // Storage or database trouble. The charge-and-complete write may have committed with its reply lost: a completed
     // job keeps its outputs (and its charge). Otherwise partial outputs go, unless the job cannot be read now, and the
     // workflow retries.
-    const now = await deps.jobs.get(job.job_id).catch(() => undefined);
-    if (now?.status === 'completed') {
-      await releaseJob(deps, now, request);
+    const outcome = await completionCommitted(deps.jobs, job.job_id);
+    if (outcome === 'committed') {
+      await releaseJob(deps, job, request);
       return { job_id: job.job_id, status: 'completed' };
     }
-    if (now !== undefined) await removeOutputs(deps, job).catch(() => undefined);
+    if (outcome === 'not_committed') await removeOutputs(deps, job).catch(() => undefined);
     throw new TransientTaskError(`processing job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
   }
 }

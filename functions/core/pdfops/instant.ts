@@ -7,7 +7,7 @@
  * nothing and leaves no stored files or rows behind.
  */
 import type { Account } from '../accounts/account';
-import { type Billing, assertCanCover, givenBack } from '../billing/charging';
+import { type Billing, assertCanCover, completionCommitted } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
@@ -154,10 +154,13 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
       account,
     );
   } catch (err) {
-    // An unexpected error may hide a charge that committed: it is given back before the job is failed (see givenBack).
-    if (!isServiceError(err) && !(await givenBack(deps, account.account_id, job.job_id))) throw err;
-    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
-    throw err;
+    // An unexpected error may be a lost reply: a job that completed is answered as done (see completionCommitted).
+    const outcome = isServiceError(err) ? 'not_committed' : await completionCommitted(deps.jobs, job.job_id);
+    if (outcome === 'unknown') throw err;
+    if (outcome === 'not_committed') {
+      await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
+      throw err;
+    }
   }
 
   return {

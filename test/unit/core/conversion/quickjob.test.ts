@@ -83,34 +83,50 @@ describe('runQuickJob time limit', () => {
 });
 
 describe('runQuickJob when the charge write loses its reply', () => {
-  it('gives back a charge that did commit, and ends the job failed and uncharged', async () => {
-    const { world, run, credits } = setup(10);
-    const before = await credits();
+  function losingReplies(world: ReturnType<typeof setup>['world'], commits: boolean) {
     const store = world.chargeStore;
     const commit = store.commit.bind(store);
     store.commit = async (...args) => {
-      await commit(...args);
+      if (commits) await commit(...args);
       throw new Error('socket hang up');
     };
-    const err = await run({ store: true }).then(() => null, (e: unknown) => e);
-    expect(err).toMatchObject({ message: 'socket hang up' });
+  }
+
+  it('answers a charge that did commit as done: the PDF, its link, one charge', async () => {
+    const { world, run, credits } = setup(10);
+    const before = await credits();
+    losingReplies(world, true);
+    const result = await run({ store: true });
+    expect(result.job.status).toBe('completed');
+    expect(result.stored?.download_url).toEqual(expect.any(String));
+    expect(await credits()).toBe(before - world.plan.price_per_pdf_micros);
+    expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'completed' });
+    expect(world.blobs.objects.size).toBe(1);
+  });
+
+  it('fails a job whose charge did not commit, charging nothing and keeping nothing', async () => {
+    const { world, run, credits } = setup(10);
+    const before = await credits();
+    losingReplies(world, false);
+    expect(await run({ store: true }).then(() => null, (e: unknown) => e)).toMatchObject({ message: 'socket hang up' });
     expect(await credits()).toBe(before);
-    const [job] = [...world.jobs.jobs.values()];
-    expect(job).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
-    expect([...store.ledger.values()]).toEqual([expect.objectContaining({ job_id: job.job_id, refunded_at: expect.any(String) })]);
+    expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
     expect(world.blobs.objects.size).toBe(0);
   });
 
-  it('leaves the job and its output as the charge left them when the ledger cannot be read either', async () => {
+  it('leaves the job and its output as the write left them when the job cannot be read either', async () => {
     const { world, run } = setup(10);
-    const store = world.chargeStore;
-    const commit = store.commit.bind(store);
-    store.commit = async (...args) => {
-      await commit(...args);
-      throw new Error('socket hang up');
-    };
-    store.chargesOf = async () => {
-      throw new Error('DynamoDB unavailable');
+    losingReplies(world, true);
+    // The table is unreachable from the moment the write's reply is lost.
+    const commit = world.chargeStore.commit.bind(world.chargeStore);
+    world.chargeStore.commit = async (...args) => {
+      try {
+        return await commit(...args);
+      } finally {
+        world.jobs.get = async () => {
+          throw new Error('DynamoDB unavailable');
+        };
+      }
     };
     expect(await run({ store: true }).then(() => null, (e: unknown) => e)).toMatchObject({ message: 'socket hang up' });
     // The charge committed with its job: both stay, and the PDF stays downloadable.

@@ -136,6 +136,24 @@ describe('background merge/split jobs', () => {
     expect(w.chargeStore.ledger.size).toBe(1);
   });
 
+  it('keeps a job whose completing write committed with its reply lost: outputs, one charge, completed', async () => {
+    const w = memoryWorld();
+    const key = await upload(w, three);
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } });
+    await markProcessing(deps(w), { job_id });
+    const commit = w.chargeStore.commit.bind(w.chargeStore);
+    w.chargeStore.commit = async (...args) => {
+      await commit(...args);
+      throw new Error('socket hang up');
+    };
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'completed' });
+    const job = (await w.jobs.get(job_id))!;
+    expect(job.status).toBe('completed');
+    expect(await w.blobs.head(job.output!.key)).not.toBeNull();
+    expect(w.chargeStore.ledger.size).toBe(1);
+    expect(w.slots.held.size).toBe(0);
+  });
+
   it('fails as a whole on a bad input: no outputs, one failed row naming the input, job.failed, nothing charged', async () => {
     const w = memoryWorld();
     const good = await upload(w, three);

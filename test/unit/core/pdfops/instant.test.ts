@@ -55,6 +55,19 @@ describe('instant merge/split', () => {
     expect([...w.chargeStore.ledger.values()][0]).toMatchObject({ amount_micros: 5_000, pdf_count: 1 }); // 62 pages: ×2
   });
 
+  it('answers a split whose charge reply was lost but which committed as done, with its files kept', async () => {
+    const w = memoryWorld();
+    const commit = w.chargeStore.commit.bind(w.chargeStore);
+    w.chargeStore.commit = async (...args) => {
+      await commit(...args);
+      throw new Error('socket hang up');
+    };
+    const result = await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six) });
+    expect(result.stored).toMatchObject({ status: 'completed', output_count: 3 });
+    expect(w.blobs.objects.size).toBe(4);
+    expect(w.chargeStore.ledger.size).toBe(1);
+  });
+
   it('refuses before any work when no balance covers the band, recording nothing', async () => {
     const w = memoryWorld(0.004);
     const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge() }));
