@@ -1,9 +1,10 @@
 /**
  * PDFs for tests, built in code: plain documents, forms, signatures, bookmarks, links, and hostile files
  * (truncated, xref pointing nowhere, encrypted with RC4 — with a user password or only an owner password —,
- * zero pages, not a PDF, nested too deeply).
+ * zero pages, not a PDF, nested too deeply, an object-stream bomb).
  */
 import { createHash } from 'node:crypto';
+import { deflateSync } from 'node:zlib';
 import {
   PDFArray,
   PDFDict,
@@ -243,3 +244,41 @@ export async function encryptedPdf(opts: { userPassword: string; ownerPassword: 
 
 /** base64 of bytes (JSON variants). */
 export const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
+
+/**
+ * A valid one-page PDF of about 1 KB per decoded MB whose page tree lives in an object stream that inflates to
+ * `decodedMb` MB (padding before its objects): reading its pages costs that much decoded structure.
+ */
+export function objectStreamBombPdf(decodedMb: number): Buffer {
+  const parts: Buffer[] = [];
+  let length = 0;
+  const push = (chunk: string | Buffer) => {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk, 'latin1') : chunk;
+    parts.push(b);
+    length += b.length;
+  };
+  push('%PDF-1.7\n');
+  const catalogAt = length;
+  push('1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj\n');
+  const header = '2 0 3 50 ';
+  const pad = decodedMb * 1024 * 1024;
+  const objects = `${'<< /Type /Pages /Kids [3 0 R] /Count 1 >>'.padEnd(50, ' ')}<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >> `;
+  const packed = deflateSync(Buffer.concat([Buffer.from(header, 'latin1'), Buffer.alloc(pad, 0x20), Buffer.from(objects, 'latin1')]), { level: 9 });
+  const streamAt = length;
+  push(`4 0 obj\n<< /Type /ObjStm /N 2 /First ${header.length + pad} /Filter /FlateDecode /Length ${packed.length} >>\nstream\n`);
+  push(packed);
+  push('\nendstream\nendobj\n');
+  const xrefAt = length;
+  const row = (type: number, a: number, b: number) => {
+    const r = Buffer.alloc(7);
+    r[0] = type;
+    r.writeUInt32BE(a, 1);
+    r.writeUInt16BE(b, 5);
+    return r;
+  };
+  const rows = deflateSync(Buffer.concat([row(0, 0, 65535), row(1, catalogAt, 0), row(2, 4, 0), row(2, 4, 1), row(1, streamAt, 0), row(1, xrefAt, 0)]));
+  push(`5 0 obj\n<< /Type /XRef /Size 6 /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /Length ${rows.length} >>\nstream\n`);
+  push(rows);
+  push(`\nendstream\nendobj\nstartxref\n${xrefAt}\n%%EOF\n`);
+  return Buffer.concat(parts);
+}

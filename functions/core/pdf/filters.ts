@@ -4,20 +4,15 @@
  */
 import { inflateSync, constants as zlib } from 'node:zlib';
 import { PDFArray, PDFDict, PDFName, PDFNumber, PDFRawStream, decodePDFRawStream } from 'pdf-lib';
-import { PdfProblem } from './errors';
-
-/**
- * All structure streams of one document together may decode to at most this much; beyond it the file is refused
- * as too complex. A per-document budget, not per stream: a small file can name one compressed stream many times
- * (object streams, hybrid xref sections), and each decode costs memory and time.
- */
-export const MAX_DECODED_STRUCTURE_BYTES = 128 * 1024 * 1024;
+import type { ReadBudget } from './budget';
+import { PdfDeadlineExceeded, PdfProblem } from './errors';
 
 /** Reads a decoder in pieces this size, so the budget is checked while decoding rather than after. */
 const DECODE_CHUNK_BYTES = 1024 * 1024;
 
-function tooLarge(): PdfProblem {
-  return new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', `The document's structure streams expand beyond ${MAX_DECODED_STRUCTURE_BYTES / 1024 / 1024} MB.`);
+function tooLarge(budget: ReadBudget): PdfProblem {
+  const mb = Math.round(budget.maxDecodedBytes / 1024 / 1024);
+  return new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', `Its structure streams, with those of the files before it in this request, expand beyond ${mb} MB (the most one request may decode).`);
 }
 
 type Lookup = (obj: unknown) => unknown;
@@ -77,25 +72,28 @@ export function unpredict(data: Uint8Array, params: { predictor: number; colors:
   return out;
 }
 
-function inflate(data: Uint8Array, maxBytes: number): Uint8Array {
-  if (maxBytes <= 0) throw tooLarge();
+function inflate(data: Uint8Array, budget: ReadBudget): Uint8Array {
+  const maxBytes = budget.decodable();
+  if (maxBytes <= 0) throw tooLarge(budget);
   try {
     // Z_SYNC_FLUSH tolerates a missing end-of-stream marker, which many writers omit.
     return inflateSync(data, { finishFlush: zlib.Z_SYNC_FLUSH, maxOutputLength: maxBytes });
   } catch (err) {
-    if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    if (err instanceof RangeError || (err as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge(budget);
     throw new PdfProblem('INVALID_PDF', 'bad_stream', 'A compressed structure stream is damaged.');
   }
 }
 
-/** pdf-lib's decoders for any other filter chain, pulled a piece at a time so a bomb stops at `maxBytes`. */
-function decodeWithPdfLib(stream: PDFRawStream, maxBytes: number): Uint8Array {
+/** pdf-lib's decoders for any other filter chain, pulled a piece at a time so a bomb stops at the budget (or deadline). */
+function decodeWithPdfLib(stream: PDFRawStream, budget: ReadBudget): Uint8Array {
+  const maxBytes = budget.decodable();
   const decoder = decodePDFRawStream(stream);
   let total = 0;
   for (;;) {
     const piece = decoder.getBytes(DECODE_CHUNK_BYTES).length;
     total += piece;
-    if (total > maxBytes) throw tooLarge();
+    if (total > maxBytes) throw tooLarge(budget);
+    budget.deadline.check();
     if (piece < DECODE_CHUNK_BYTES) break;
   }
   // Everything is decoded and buffered now; reading from the start again costs no decoding.
@@ -105,10 +103,17 @@ function decodeWithPdfLib(stream: PDFRawStream, maxBytes: number): Uint8Array {
 }
 
 /**
- * Decodes a structure stream (xref or object stream) to at most `maxBytes` (what is left of the document's
- * budget). FlateDecode (with predictors) uses native zlib; other filters and chains use pdf-lib's decoders.
+ * Decodes a structure stream (xref or object stream) within what is left of the request's budget, and charges it
+ * there. FlateDecode (with predictors) uses native zlib; other filters and chains use pdf-lib's decoders.
  */
-export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup, maxBytes: number): Uint8Array {
+export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup, budget: ReadBudget): Uint8Array {
+  budget.deadline.check();
+  const data = decodeWithin(stream, lookup, budget);
+  budget.spendDecoded(data.length);
+  return data;
+}
+
+function decodeWithin(stream: PDFRawStream, lookup: Lookup, budget: ReadBudget): Uint8Array {
   const dict = stream.dict;
   const filterObj = lookup(dict.get(PDFName.of('Filter')));
   const parmsObj = lookup(dict.get(PDFName.of('DecodeParms')));
@@ -116,11 +121,11 @@ export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup, maxB
   const parms = parmsObj instanceof PDFDict ? [parmsObj] : parmsObj instanceof PDFArray ? parmsObj.asArray().map(lookup) : [];
   let data: Uint8Array = stream.contents;
   if (filters.length === 0) {
-    if (data.length > maxBytes) throw tooLarge();
+    if (data.length > budget.decodable()) throw tooLarge(budget);
     return data;
   }
   if (filters.length === 1 && filters[0] === PDFName.of('FlateDecode')) {
-    data = inflate(data, maxBytes);
+    data = inflate(data, budget);
     const p = parms[0];
     if (p instanceof PDFDict) {
       const predictor = num(lookup(p.get(PDFName.of('Predictor'))), 1);
@@ -136,9 +141,9 @@ export function decodeStructureStream(stream: PDFRawStream, lookup: Lookup, maxB
     return data;
   }
   try {
-    return decodeWithPdfLib(stream, maxBytes);
+    return decodeWithPdfLib(stream, budget);
   } catch (err) {
-    if (err instanceof PdfProblem) throw err;
+    if (err instanceof PdfProblem || err instanceof PdfDeadlineExceeded) throw err;
     throw new PdfProblem('INVALID_PDF', 'bad_stream', 'A structure stream uses an unsupported or damaged encoding.');
   }
 }

@@ -5,6 +5,7 @@
 import type { PDFRef } from 'pdf-lib';
 import { ServiceError } from '../errors';
 import { assemble } from './assemble';
+import { ReadBudget } from './budget';
 import { SourceDocument } from './copier';
 import { Deadline, type InputRef, OutputBudgetExceeded, PdfDeadlineExceeded, PdfProblem, culprit, inputProblem } from './errors';
 import { type PdfWarning, orderWarnings } from './features';
@@ -72,10 +73,22 @@ export interface OperationResult {
   warnings: PdfWarning[];
 }
 
+/**
+ * Opens the inputs of one request, which share one ReadBudget (decoded structure and `deadline`); errors name the
+ * culprit. PdfDeadlineExceeded when the deadline passes while they are read.
+ */
+export function openInputs(inputs: readonly PdfInputFile[], deadline?: Deadline): SourceDocument[] {
+  const budget = ReadBudget.forInputs(
+    inputs.reduce((n, i) => n + i.bytes.length, 0),
+    deadline,
+  );
+  return inputs.map((input) => openInput(input, budget));
+}
+
 /** Opens one input: INVALID_PDF, PDF_ENCRYPTED (also owner-password-only files), PDF_NO_PAGES, PDF_TOO_COMPLEX. */
-export function openInput(input: PdfInputFile): SourceDocument {
+export function openInput(input: PdfInputFile, budget: ReadBudget = ReadBudget.forInputs(input.bytes.length)): SourceDocument {
   try {
-    const reader = PdfReader.open(input.bytes);
+    const reader = PdfReader.open(input.bytes, budget);
     if (reader.encrypted) throw new PdfProblem('PDF_ENCRYPTED', 'encrypted', 'The PDF is encrypted or password-protected.');
     const source = new SourceDocument(reader, { filename: input.filename, index: input.index });
     if (source.pages.length === 0) throw new PdfProblem('PDF_NO_PAGES', 'no_pages', 'The PDF has no pages.');

@@ -22,7 +22,8 @@ import {
   PDFString,
 } from 'pdf-lib';
 import { PdfProblem } from './errors';
-import { MAX_DECODED_STRUCTURE_BYTES, decodeStructureStream } from './filters';
+import { ReadBudget } from './budget';
+import { decodeStructureStream } from './filters';
 import { ObjectParser } from './parser';
 
 type XrefEntry = { kind: 'offset'; offset: number; gen: number } | { kind: 'compressed'; stream: number; index: number } | { kind: 'free' };
@@ -121,12 +122,13 @@ export class PdfReader {
   private pageList: PageInfo[] | null = null;
   private pageTreeNodes: Set<PDFRef> | null = null;
   private resolving = 0;
-  /** Structure-stream bytes decoded so far, repeats included (see MAX_DECODED_STRUCTURE_BYTES). */
-  private decodedBytes = 0;
 
   private readonly maxObjects: number;
 
-  private constructor(readonly bytes: Uint8Array) {
+  private constructor(
+    readonly bytes: Uint8Array,
+    private readonly budget: ReadBudget,
+  ) {
     this.maxObjects = maxObjectsFor(bytes.length);
     this.context = PDFContext.create();
     // pdf-lib's dict.lookup()/context.lookup() read indirectObjects: make that map resolve through this reader.
@@ -164,10 +166,14 @@ export class PdfReader {
     this.encrypted = this.trailer.get(N.Encrypt) !== undefined;
   }
 
-  /** Opens a PDF; throws PdfProblem (INVALID_PDF, PDF_TOO_COMPLEX) for files whose structure is unusable. */
-  static open(bytes: Uint8Array): PdfReader {
+  /**
+   * Opens a PDF; throws PdfProblem (INVALID_PDF, PDF_TOO_COMPLEX) for files whose structure is unusable, and
+   * PdfDeadlineExceeded when the budget's deadline passes while it is read (now or later, as objects are read).
+   * The inputs of one request share one budget; by default a document has one of its own.
+   */
+  static open(bytes: Uint8Array, budget: ReadBudget = ReadBudget.forInputs(bytes.length)): PdfReader {
     try {
-      return new PdfReader(bytes);
+      return new PdfReader(bytes, budget);
     } catch (err) {
       throw asProblem(err);
     }
@@ -249,6 +255,7 @@ export class PdfReader {
       if (start === null || count === null) return null;
       if (count > this.maxObjects) throw this.tooManyObjects();
       for (let i = 0; i < count; i++) {
+        if (i % 65536 === 65535) this.budget.deadline.check();
         p.skipSpace();
         const off = p.readInt();
         p.skipSpace();
@@ -269,11 +276,9 @@ export class PdfReader {
     return trailer instanceof PDFDict ? { trailer } : null;
   }
 
-  /** A structure stream's bytes, charged to the document's decoding budget. */
+  /** A structure stream's bytes, charged to the request's decoding budget. */
   private decode(stream: PDFRawStream): Uint8Array {
-    const data = decodeStructureStream(stream, (o) => this.resolve(o as PDFObject), MAX_DECODED_STRUCTURE_BYTES - this.decodedBytes);
-    this.decodedBytes += data.length;
-    return data;
+    return decodeStructureStream(stream, (o) => this.resolve(o as PDFObject), this.budget);
   }
 
   private readXrefStream(stream: PDFRawStream, overrideFree: boolean) {
@@ -315,6 +320,7 @@ export class PdfReader {
 
   /** The object a reference points to; null for free or missing objects (the PDF null). */
   lookupRef(ref: PDFRef): PDFObject | null {
+    this.budget.onLookup();
     const num = ref.objectNumber;
     const cached = this.cache.get(num);
     if (cached !== undefined) return cached;

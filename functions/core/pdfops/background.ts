@@ -27,7 +27,7 @@ import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import { basenameOf } from '../pdf/filenames';
 import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
 import type { SourceDocument } from '../pdf/copier';
-import { type OperationPlan, openInput, planMerge, planSplit, produce } from '../pdf/operations';
+import { type OperationPlan, openInputs, planMerge, planSplit, produce } from '../pdf/operations';
 import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
@@ -203,9 +203,12 @@ export async function markProcessing(deps: PdfJobDeps, input: TaskInput): Promis
   return { job_id: input.job_id, account_id: input.account_id };
 }
 
-/** Reads every input (INVALID_PDF, PDF_ENCRYPTED, … naming it). */
-function openSources(request: PdfJobRequest, inputs: Uint8Array[]): SourceDocument[] {
-  return request.inputs.map((item, i) => openInput({ bytes: inputs[i], filename: item.filename, index: i }));
+/** Reads every input (INVALID_PDF, PDF_ENCRYPTED, … naming it), within the job's deadline. */
+function openSources(request: PdfJobRequest, inputs: Uint8Array[], deadline: Deadline): SourceDocument[] {
+  return openInputs(
+    request.inputs.map((item, i) => ({ bytes: inputs[i], filename: item.filename, index: i })),
+    deadline,
+  );
 }
 
 function buildPlan(request: PdfJobRequest, inputs: Uint8Array[], sources: SourceDocument[]): OperationPlan {
@@ -258,7 +261,7 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
       if (!data) throw new ServiceError('UPLOAD_NOT_FOUND', `${item.filename}: the upload is gone (uploads are kept one day).`, { filename: item.filename, input_index: i });
       bytes.push(data);
     }
-    const sources = openSources(request, bytes);
+    const sources = openSources(request, bytes, deadline);
     // Known once the inputs are read, so a job refused by a limit still shows what it was given.
     job = { ...job, input_pages: sources.reduce((n, source) => n + source.pages.length, 0) };
     const opPlan = buildPlan(request, bytes, sources);

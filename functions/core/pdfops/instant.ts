@@ -20,7 +20,7 @@ import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import type { PdfWarning } from '../pdf/features';
 import { basenameOf } from '../pdf/filenames';
 import { INSTANT_LIMITS, MAX_INLINE_PDF_BYTES, type PdfToolLimits } from '../pdf/limits';
-import { type OperationPlan, type ProducedFile, openInput, planMerge, planSplit, produce } from '../pdf/operations';
+import { type OperationPlan, type ProducedFile, openInputs, planMerge, planSplit, produce } from '../pdf/operations';
 import { operationCharge } from '../pdf/pricing';
 import type { MergeRequest, SplitRequest } from './requests';
 import { PDF, ZIP, ZipBuilder, pdfopKeys, storedOutput, storedResult, successRow, zipName } from './results';
@@ -49,13 +49,14 @@ export interface InstantResult {
   warnings: PdfWarning[];
 }
 
-/** Opens the inputs and plans the outputs: every refusal of a well-formed request happens here. */
-export function planInstant(input: InstantInput, limits: PdfToolLimits = INSTANT_LIMITS): OperationPlan {
-  if (input.operation === 'merge') {
-    const sources = input.request.inputs.map((i) => openInput(i));
-    return planMerge(input.request, sources, limits);
-  }
-  return planSplit(input.request, openInput(input.request.input), limits);
+/**
+ * Opens the inputs and plans the outputs: every refusal of a well-formed request happens here. PdfDeadlineExceeded
+ * when reading the inputs passes `deadline`.
+ */
+export function planInstant(input: InstantInput, limits: PdfToolLimits = INSTANT_LIMITS, deadline?: Deadline): OperationPlan {
+  if (input.operation === 'merge') return planMerge(input.request, openInputs(input.request.inputs, deadline), limits);
+  const [source] = openInputs([input.request.input], deadline);
+  return planSplit(input.request, source, limits);
 }
 
 export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promise<InstantResult> {
@@ -64,44 +65,54 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   const timeoutSeconds = deps.timeoutSeconds ?? INSTANT_LIMITS.timeoutSeconds;
   const deadline = Deadline.in(timeoutSeconds * 1000);
 
-  const opPlan = planInstant(input);
-  const amount = operationCharge(plan, opPlan.pagesProcessed);
-  assertCanCover(account, amount, started);
-
-  const job: Job = {
+  const jobOf = (opPlan: OperationPlan | null): Job => ({
     ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'pdfop', status: 'processing', now: started }),
     started_at: started.toISOString(),
     operation: input.operation,
-    split_mode: opPlan.splitMode,
+    split_mode: opPlan?.splitMode ?? null,
     input_files: input.operation === 'merge' ? input.request.inputs.length : 1,
-    input_pages: opPlan.inputPages,
     outputs_produced: 0,
-    output_count: opPlan.outputs.length,
+    // Unknown when the inputs could not be read in time.
+    ...(opPlan ? { input_pages: opPlan.inputPages, output_count: opPlan.outputs.length } : {}),
+  });
+  const timeout = async (job: Job, cleanUp: () => Promise<void> = async () => {}) => {
+    await cleanUp();
+    const final = timedOut(job, deps.clock.now(), 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`);
+    await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
+    return new ServiceError('PDFOP_TIMEOUT', `The ${input.operation} did not finish within ${timeoutSeconds} seconds. Upload the files (POST /pdf/upload-url) and run it as a background job (POST /pdf/jobs).`, {
+      job_id: job.job_id,
+      timeout_seconds: timeoutSeconds,
+      suggestion: 'use_pdf_jobs_endpoint',
+    });
   };
+
+  let opPlan: OperationPlan;
+  try {
+    opPlan = planInstant(input, INSTANT_LIMITS, deadline);
+  } catch (err) {
+    // Inputs too slow to read: a run that timed out (recorded, not charged), unlike a refusal, which has no job.
+    if (err instanceof PdfDeadlineExceeded) throw await timeout(jobOf(null));
+    throw err;
+  }
+  const amount = operationCharge(plan, opPlan.pagesProcessed);
+  assertCanCover(account, amount, started);
+
+  const job = jobOf(opPlan);
   const written: string[] = [];
   const cleanUp = async () => {
     await Promise.all(written.map((key) => deps.blobs.delete(key).catch((err) => deps.log?.(`could not remove ${key} of failed job ${job.job_id}`, err))));
     await deps.files.deleteAll(job.job_id).catch((err) => deps.log?.(`could not remove file rows of failed job ${job.job_id}`, err));
   };
-  const recordFailure = async (code: string, message: string, asTimeout = false) => {
+  const recordFailure = async (code: string, message: string) => {
     await cleanUp();
-    const at = deps.clock.now();
-    const final = asTimeout ? timedOut(job, at, code, message) : failed(job, at, code, message);
-    await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
+    await deps.jobs.put(failed(job, deps.clock.now(), code, message)).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
   };
 
   let result;
   try {
     result = await produce(opPlan, { limits: INSTANT_LIMITS, deadline });
   } catch (err) {
-    if (err instanceof PdfDeadlineExceeded) {
-      await recordFailure('PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`, true);
-      throw new ServiceError('PDFOP_TIMEOUT', `The ${input.operation} did not finish within ${timeoutSeconds} seconds. Upload the files (POST /pdf/upload-url) and run it as a background job (POST /pdf/jobs).`, {
-        job_id: job.job_id,
-        timeout_seconds: timeoutSeconds,
-        suggestion: 'use_pdf_jobs_endpoint',
-      });
-    }
+    if (err instanceof PdfDeadlineExceeded) throw await timeout(job, cleanUp);
     throw err; // a refusal found while producing (OUTPUT_TOO_LARGE, a damaged object): no job to record
   }
 

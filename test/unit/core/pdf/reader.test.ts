@@ -1,7 +1,8 @@
 import { deflateSync } from 'node:zlib';
 import { PDFDict, PDFName, PDFRef } from 'pdf-lib';
 import { refusal, thrownBy } from '../../../support/errors';
-import { MAX_DECODED_STRUCTURE_BYTES, unpredict } from '../../../../functions/core/pdf/filters';
+import { MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
+import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
 import { PdfProblem } from '../../../../functions/core/pdf/errors';
@@ -126,7 +127,7 @@ describe('PdfReader', () => {
 
   it('stops a decompression bomb in a filter chain while decoding it, within the document budget', () => {
     // Two Flate layers: pdf-lib's decoders would inflate it all before any size check.
-    const inner = deflateSync(Buffer.alloc(MAX_DECODED_STRUCTURE_BYTES + 1024 * 1024), { level: 1 });
+    const inner = deflateSync(Buffer.alloc(MIN_DECODED_STRUCTURE_BYTES + 1024 * 1024), { level: 1 });
     const bomb = hostilePdf((_offsets, at) =>
       Buffer.concat([streamObject(4, '/Type /XRef /Size 5 /W [1 4 2] /Root 1 0 R /Filter [/FlateDecode /FlateDecode]', deflateSync(inner)), Buffer.from(`startxref\n${at}\n%%EOF\n`)]),
     );
@@ -147,9 +148,10 @@ describe('PdfReader', () => {
       }
       return Buffer.from(`${text}startxref\n${prev}\n%%EOF\n`, 'latin1');
     });
-    const reader = PdfReader.open(hybrid);
+    const budget = ReadBudget.forInputs(hybrid.length);
+    const reader = PdfReader.open(hybrid, budget);
     expect(reader.pages()).toHaveLength(1);
-    expect((reader as unknown as { decodedBytes: number }).decodedBytes).toBe(8 * 1024 * 1024);
+    expect(budget.maxDecodedBytes - budget.decodable()).toBe(8 * 1024 * 1024);
 
     // Eight object streams of 20 MB each: every object read from one costs its stream's decode, and together they pass the budget.
     const spread = hostilePdf((offsets, at) => {

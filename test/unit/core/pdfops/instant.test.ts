@@ -104,4 +104,16 @@ describe('instant merge/split', () => {
     expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'PDFOP_TIMEOUT' });
     expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
   });
+
+  it('runs out of time while reading the inputs as 408 PDFOP_TIMEOUT too, with a timed-out job and no charge', async () => {
+    const w = memoryWorld();
+    const many = await simplePdf(2000);
+    const err = await rejection(runInstantOp(deps(w, 0.001), { account: w.account, plan: w.plan, operation: 'split', request: split(many) }));
+    expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 0.001, suggestion: 'use_pdf_jobs_endpoint' } });
+    const job = await w.jobs.get(err.details.job_id as string);
+    // Stopped before its pages were counted: the plan was never made.
+    expect(job).toMatchObject({ status: 'timeout', operation: 'split', input_files: 1, error_code: 'PDFOP_TIMEOUT' });
+    expect(job?.input_pages).toBeUndefined();
+    expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
+  });
 });
