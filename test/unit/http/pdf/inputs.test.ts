@@ -1,0 +1,27 @@
+import type { HttpRequest } from '../../../../functions/http/pipeline';
+import { readInspect, readMerge, readSplit } from '../../../../functions/http/pdf/inputs';
+import { refusal } from '../../../support/errors';
+import { multipart } from '../../../support/images';
+
+/** A form of `count` PDF parts named `name`, as the route reads it. */
+function formRequest(name: string, count: number): HttpRequest {
+  const { body, contentType } = multipart(Array.from({ length: count }, (_, i) => ({ name, value: Buffer.from('%PDF-1.7'), filename: `${i}.pdf` })));
+  return { headers: { 'content-type': contentType }, body } as unknown as HttpRequest;
+}
+
+describe('PDF tool forms', () => {
+  it('reads the parts of a form within its limit', () => {
+    const submitted = readMerge(formRequest('files', 3));
+    expect(submitted.form?.files.map((f) => f.filename)).toEqual(['0.pdf', '1.pdf', '2.pdf']);
+  });
+
+  it.each([
+    ['merge', readMerge, 'files', /^A merge takes at most 20 PDFs/, 20],
+    ['split', readSplit, 'file', /^A split takes exactly one PDF/, 1],
+    ['inspect', readInspect, 'file', /^Inspect takes one PDF at a time/, 1],
+  ] as const)('refuses a %s form of more than 64 parts as TOO_MANY_FILES, saying what the route takes', (_name, read, part, message, maxFiles) => {
+    const err = refusal(() => read(formRequest(part, 65)));
+    expect(err).toMatchObject({ code: 'TOO_MANY_FILES', details: { max_files: maxFiles, max_parts: 64 } });
+    expect(err.message).toMatch(message);
+  });
+});
