@@ -12,7 +12,7 @@ function formRequest(name: string, count: number): HttpRequest {
 describe('PDF tool forms', () => {
   it('reads the parts of a form within its limit', () => {
     const submitted = readMerge(formRequest('files', 3));
-    expect(submitted.form?.files.map((f) => f.filename)).toEqual(['0.pdf', '1.pdf', '2.pdf']);
+    expect('form' in submitted && submitted.form.files.map((f) => f.filename)).toEqual(['0.pdf', '1.pdf', '2.pdf']);
   });
 
   it.each([
