@@ -13,8 +13,9 @@ export type PathProblem = 'empty' | 'absolute' | 'parent_reference' | 'backslash
 export function pathProblem(path: string): PathProblem | null {
   if (path.split('/').every((s) => s === '' || s === '.')) return 'empty';
   if (path.length > MAX_PATH_LENGTH) return 'too_long';
-  // Every control character: C0, DEL and C1 (U+0080–U+009F, e.g. U+009B, a terminal's escape introducer).
-  if (/\p{Cc}/u.test(path)) return 'control_character';
+  // Every control character: C0, DEL and C1 (U+0080–U+009F, e.g. U+009B, a terminal's escape introducer), and the
+  // bidirectional controls and line separators that make `invoice\u202Eslx.pdf` display as `invoicefdp.xls`.
+  if (/[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/u.test(path)) return 'control_character';
   if (path.includes('\\')) return 'backslash';
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'absolute';
   if (path.split('/').includes('..')) return 'parent_reference';
@@ -67,21 +68,30 @@ const MANIFEST = 'manifest.json';
  * name: `a.htm.pdf`; and should even that be taken, `-2`, `-3`, … are added before `.pdf`. A name is also taken
  * when it is a folder of another output (`x.pdf` beside `x.pdf/y.pdf`): an archive holding both cannot be unzipped.
  * So is `manifest.json`; a top-level folder of that name becomes `_manifest.json/`, beside the manifest.
+ * Names are compared as the file systems of macOS and Windows do, ignoring case and Unicode normalisation: `A.pdf`
+ * beside `a.pdf` would overwrite each other when unzipped there, so the later one is `a.html.pdf`.
  */
 export function outputPaths(inputs: readonly string[], bundleType: BundleType): string[] {
-  const mirrored = inputs.map((input) => (input.split('/')[0] === MANIFEST ? `_${input}` : input));
+  const mirrored = inputs.map((input) => (input.split('/')[0].toLowerCase() === MANIFEST ? `_${input}` : input));
   const taken = new Set<string>([MANIFEST]);
+  const isTaken = (path: string) => taken.has(sameFileKey(path));
+  const take = (path: string) => taken.add(sameFileKey(path));
   for (const path of mirrored) {
     const segments = path.split('/');
-    for (let i = 1; i < segments.length; i++) taken.add(segments.slice(0, i).join('/'));
+    for (let i = 1; i < segments.length; i++) take(segments.slice(0, i).join('/'));
   }
   return mirrored.map((input) => {
     const lower = input.toLowerCase();
     const ext = CONVERTIBLE_EXTENSIONS[bundleType].find((e) => lower.endsWith(e));
     const candidates = [`${ext ? input.slice(0, -ext.length) : input}.pdf`, `${input}.pdf`];
-    let name = candidates.find((c) => !taken.has(c));
-    for (let n = 2; !name; n++) if (!taken.has(`${input}-${n}.pdf`)) name = `${input}-${n}.pdf`;
-    taken.add(name);
+    let name = candidates.find((c) => !isTaken(c));
+    for (let n = 2; !name; n++) if (!isTaken(`${input}-${n}.pdf`)) name = `${input}-${n}.pdf`;
+    take(name);
     return name;
   });
+}
+
+/** Paths that name the same file on a case-insensitive, normalisation-insensitive file system share this key. */
+function sameFileKey(path: string): string {
+  return path.normalize('NFC').toLowerCase();
 }

@@ -29,6 +29,9 @@ describe('paths', () => {
     ['a\u007f.html', 'control_character'],
     ['a\u009bb.html', 'control_character'],
     ['a\u0085b.html', 'control_character'],
+    ['invoice\u202Elmth.exe', 'control_character'],
+    ['a\u2066b\u2069.html', 'control_character'],
+    ['a\u2028b.html', 'control_character'],
     ['x'.repeat(1025), 'too_long'],
   ])('%j is refused (%s)', (path, problem) => {
     expect(pathProblem(path)).toBe(problem);
@@ -56,6 +59,13 @@ describe('paths', () => {
     expect(outputPaths(['a.html', 'docs/b.htm', 'a.htm', 'a.HTML'], 'html')).toEqual(['a.pdf', 'docs/b.pdf', 'a.htm.pdf', 'a.HTML.pdf']);
     expect(outputPaths(['a.md', 'a.markdown', 'a.md.pdf.md'], 'markdown')).toEqual(['a.pdf', 'a.markdown.pdf', 'a.md.pdf.pdf']);
     expect(outputPaths(['x.html', 'x.htm', 'x.htm.html'], 'html')).toEqual(['x.pdf', 'x.htm.pdf', 'x.htm.html.pdf']);
+  });
+
+  it('keeps names distinct where case and Unicode normalisation do not count (macOS, Windows)', () => {
+    expect(outputPaths(['Report.html', 'report.html', 'REPORT.HTML'], 'html')).toEqual(['Report.pdf', 'report.html.pdf', 'REPORT.HTML-2.pdf']);
+    expect(outputPaths(['caf\u00e9.html', 'cafe\u0301.html'], 'html')).toEqual(['caf\u00e9.pdf', 'cafe\u0301.html.pdf']);
+    expect(outputPaths(['X.html', 'x.pdf/y.html'], 'html')).toEqual(['X.html.pdf', 'x.pdf/y.pdf']);
+    expect(outputPaths(['Manifest.json/a.html'], 'html')).toEqual(['_Manifest.json/a.pdf']);
   });
 
   it('never names an output after a folder of another output, or after the manifest (the ZIP must unzip)', () => {
