@@ -64,6 +64,17 @@ function decoder(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zli
   }
 }
 
+/** `work`, or `timedOut()` once `deadline` (epoch ms) passes first. The work goes on unwatched; its outcome is dropped. */
+async function beforeDeadline<T>(work: Promise<T>, deadline: number, timedOut: () => Error): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(timedOut()), Math.max(0, deadline - Date.now()))));
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * Outbound HTTP(S) through the network guard: each hop's host is approved and the socket connects only to
  * the approved addresses; redirects are re-checked hop by hop; the body is capped on decoded bytes; one
@@ -119,7 +130,8 @@ export class GuardedHttpClient implements HttpClient {
 
     let target: ApprovedTarget;
     try {
-      target = await this.guard.approve(url.hostname, port);
+      // The lookup counts against the deadline too: a resolver that never answers must not hold the exchange.
+      target = await beforeDeadline(this.guard.approve(url.hostname, port), deadline, () => new FetchError('timeout', rawUrl, `no DNS answer within ${spec.timeoutMs} ms`));
     } catch (err) {
       if (err instanceof BlockedTargetError) throw new FetchError('blocked', rawUrl, err.message);
       if (err instanceof ResolveError) throw new FetchError('dns', rawUrl, err.message);

@@ -73,6 +73,16 @@ describe('GuardedHttpClient', () => {
     expect(await endings.get('/endless')).toBe('closed');
   });
 
+  it('counts the DNS lookup against the deadline: a resolver that never answers is a timeout', async () => {
+    const stuck = new GuardedHttpClient(new NetworkGuard({ resolve: () => new Promise(() => {}) }, new PrivateTargetAllowlist('')), { userAgent: 'test' });
+    // Without the deadline this never settles (and jest's timeout fails the test).
+    const err = await stuck
+      .request({ method: 'POST', url: 'https://hooks.example.com/in', body: Buffer.from('{}'), schemes: ['https:'], maxRedirects: 0, maxBytes: MiB, timeoutMs: 300, discardBody: true })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FetchError);
+    expect(err).toMatchObject({ kind: 'timeout' });
+  });
+
   it('with discardBody still times out when no status line comes', async () => {
     const err = await post('/silent', { discardBody: true, timeoutMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FetchError);
