@@ -76,6 +76,8 @@ export interface ServiceConfig {
   renderMaxConcurrent: number;
   /** A document's renderer process over this resident memory is killed and the document fails (0: no cap). */
   renderMaxPageMemoryMb: number;
+  /** The browser process over this resident memory is killed and relaunched; documents rendering then fail (0: no cap). */
+  renderMaxBrowserMemoryMb: number;
   /** Overrides the 30 s quick-job limit (set by the CDK app below its gateway's timeout: 27 s behind the default 29 s). */
   quickjobTimeoutSeconds?: number;
   /** Overrides the 28 s page-counting limit of a long-job submission (set by the CDK app below its gateway's timeout). */
@@ -153,6 +155,8 @@ export function configFromEnv(env = process.env): ServiceConfig {
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : cpus().length + 1),
     // A 2 GB render Lambda needs ~0.5 GB for the browser and Node; locally several documents share the machine.
     renderMaxPageMemoryMb: intEnv('RENDER_MAX_PAGE_MEMORY_MB', env.AWS_LAMBDA_FUNCTION_NAME ? 1024 : 1536),
+    // The browser process itself idles at ~90 MB; Blob data kept by pages is what grows it (see ChromiumMemoryWatch).
+    renderMaxBrowserMemoryMb: intEnv('RENDER_MAX_BROWSER_MEMORY_MB', env.AWS_LAMBDA_FUNCTION_NAME ? 640 : 2048),
     quickjobTimeoutSeconds: env.QUICKJOB_TIMEOUT_SECONDS ? Number(env.QUICKJOB_TIMEOUT_SECONDS) : undefined,
     longjobSubmissionSeconds: env.LONGJOB_SUBMISSION_SECONDS ? Number(env.LONGJOB_SUBMISSION_SECONDS) : undefined,
     pdfopTimeoutSeconds: env.PDFOP_TIMEOUT_SECONDS ? Number(env.PDFOP_TIMEOUT_SECONDS) : undefined,
@@ -279,6 +283,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
       prewarm: config.renderPrewarm,
       maxConcurrent: config.renderMaxConcurrent,
       maxPageMemoryBytes: config.renderMaxPageMemoryMb * 2 ** 20,
+      maxBrowserMemoryBytes: config.renderMaxBrowserMemoryMb * 2 ** 20,
       guard: guard(),
       log: (message, err) => log.warn(message, err),
     });

@@ -4,7 +4,7 @@ import { ServiceError } from '../../core/errors';
 import type { NetworkGuard } from '../../core/net/guard';
 import { EgressProxy } from '../net/egress-proxy';
 import { writeFontConfig } from './fonts';
-import { RendererMemoryWatch } from './memory-watch';
+import { ChromiumMemoryWatch, type ChromiumProcesses } from './memory-watch';
 
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
@@ -24,6 +24,11 @@ export interface ChromiumConfig {
   guard?: NetworkGuard;
   /** A document's renderer process using more resident memory than this is killed (the document fails). Off when unset. */
   maxPageMemoryBytes?: number;
+  /**
+   * The browser process using more than this (Blob data of pages lives there) is killed and relaunched; the documents
+   * rendering at that moment fail. Off when unset.
+   */
+  maxBrowserMemoryBytes?: number;
   extraArgs?: string[];
   log?: (message: string, err?: unknown) => void;
 }
@@ -162,22 +167,33 @@ export class ChromiumBrowser {
   private active = 0;
   private waiting: (() => void)[] = [];
   private parked: ParkedPage[] = [];
-  private readonly memoryWatch: RendererMemoryWatch | null;
+  private readonly memoryWatch: ChromiumMemoryWatch | null;
 
   constructor(private readonly config: ChromiumConfig) {
-    this.memoryWatch = config.maxPageMemoryBytes ? new RendererMemoryWatch(config.maxPageMemoryBytes, () => this.rendererProcesses(), config.log) : null;
+    const caps = { pageBytes: config.maxPageMemoryBytes || undefined, browserBytes: config.maxBrowserMemoryBytes || undefined };
+    this.memoryWatch = caps.pageBytes || caps.browserBytes ? new ChromiumMemoryWatch(caps, () => this.chromiumProcesses(), config.log) : null;
   }
 
-  private async rendererProcesses(): Promise<number[]> {
-    if (!this.instance) return [];
-    const { root } = await this.instance;
+  private async chromiumProcesses(): Promise<ChromiumProcesses> {
+    if (!this.instance) return { renderers: [], browser: null };
+    const { root, browser } = await this.instance;
     const { processInfo } = (await root.send('SystemInfo.getProcessInfo')) as { processInfo: { type: string; id: number }[] };
-    return processInfo.filter((p) => p.type === 'renderer').map((p) => p.id);
+    return { renderers: processInfo.filter((p) => p.type === 'renderer').map((p) => p.id), browser: browser.process()?.pid ?? null };
+  }
+
+  /** What a document open when the watch killed the browser failed of, whatever error its work ended with. */
+  private browserMemoryError(): ServiceError {
+    const mb = Math.round((this.config.maxBrowserMemoryBytes ?? 0) / 2 ** 20);
+    return new ServiceError(
+      'PDF_GENERATION_FAILED',
+      `Chromium's browser process passed ${mb} MB (data the documents rendering at that moment kept, such as Blobs from their scripts) and was restarted; this document was one of them. Retry it; if it fails again, it is the one: keep less data in its scripts.`,
+      { reason: 'browser_memory_limit', max_memory_mb: mb },
+    );
   }
 
   private crashError(): Error {
     if (!this.memoryWatch?.claimKill()) return new Error('the page crashed (out of memory or a renderer fault)');
-    const mb = Math.round(this.memoryWatch.capBytes / 2 ** 20);
+    const mb = Math.round((this.config.maxPageMemoryBytes ?? 0) / 2 ** 20);
     return new ServiceError('PDF_GENERATION_FAILED', `The document used more than ${mb} MB of memory while rendering and was stopped. Use smaller images, canvases or data in its scripts.`, {
       reason: 'memory_limit',
       max_memory_mb: mb,
@@ -357,6 +373,7 @@ export class ChromiumBrowser {
     let release = await this.acquireSlot();
     let finished = false;
     let page: PooledPage | undefined;
+    const openedAt = Date.now();
     this.memoryWatch?.documentOpened();
     try {
       page = scope ? this.unpark(scope) : undefined;
@@ -378,6 +395,9 @@ export class ChromiumBrowser {
         }
       };
       return await work(page);
+    } catch (err) {
+      // The browser died under it (a crash, a closed session, a timeout): the kill is the cause.
+      throw this.memoryWatch?.browserKilledSince(openedAt) ? this.browserMemoryError() : err;
     } finally {
       finished = true;
       this.memoryWatch?.documentClosed();

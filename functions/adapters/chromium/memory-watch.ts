@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 
-/** How often renderers are measured while documents are open: a page filling memory at ~1 GB/s overshoots by a quarter GB at most. */
+/** How often Chromium's processes are measured while documents are open: a page filling memory at ~1 GB/s overshoots by a quarter GB at most. */
 const SCAN_MS = 250;
 
 /** A crash reported this long after a kill is not attributed to it. */
@@ -16,23 +16,38 @@ async function residentBytes(pid: number): Promise<number | null> {
   }
 }
 
+export interface MemoryCaps {
+  /** A renderer process (one document) using more resident memory is killed. Unset: no cap. */
+  pageBytes?: number;
+  /** The browser process using more is killed (and relaunched on next use). Unset: no cap. */
+  browserBytes?: number;
+}
+
+/** Chromium's processes as CDP reports them (SystemInfo.getProcessInfo) and puppeteer launched them. */
+export interface ChromiumProcesses {
+  renderers: number[];
+  browser: number | null;
+}
+
 /**
- * Kills renderer processes whose resident memory passes a cap. V8's heap limit does not cover ArrayBuffers or
+ * Kills Chromium processes whose resident memory passes a cap. V8's heap limit does not cover ArrayBuffers or
  * decoded images: one page allocating typed arrays reached 16 GB here, enough to take the whole machine (or
  * Lambda sandbox) down with it. Each document has its own renderer process, so killing one fails one document
- * (as a crash) and nothing else.
+ * (as a crash) and nothing else. Blob data lives in the browser process instead (a page holding Blobs took it to
+ * 1.6 GB, and it kept that after the document was done); it cannot be told apart by document, so the browser is
+ * killed and relaunched, failing the documents rendering at that moment — better than the machine running out.
  */
-export class RendererMemoryWatch {
+export class ChromiumMemoryWatch {
   private openDocuments = 0;
   private timer: NodeJS.Timeout | null = null;
   private scanning = false;
   /** When recent kills happened whose crash has not been reported yet: the next crash is taken to be one of them. */
   private unclaimedKills: number[] = [];
+  private lastBrowserKill = -Infinity;
 
   constructor(
-    readonly capBytes: number,
-    /** The browser's renderer process ids (from CDP's SystemInfo.getProcessInfo). */
-    private readonly renderers: () => Promise<number[]>,
+    readonly caps: MemoryCaps,
+    private readonly processes: () => Promise<ChromiumProcesses>,
     private readonly log?: (message: string) => void,
   ) {}
 
@@ -57,27 +72,37 @@ export class RendererMemoryWatch {
     return this.unclaimedKills.shift() !== undefined;
   }
 
-  /** Measures every renderer once and kills those over the cap. */
+  /** True when the watch killed the browser at or after `since` (epoch ms): a document open since then failed with it. */
+  browserKilledSince(since: number): boolean {
+    return this.lastBrowserKill >= since;
+  }
+
+  /** Measures every renderer and the browser once and kills those over their cap. */
   async scan(): Promise<void> {
     if (this.scanning) return;
     this.scanning = true;
     try {
-      const pids = await this.renderers().catch(() => []);
-      await Promise.all(
-        pids.map(async (pid) => {
-          const bytes = await residentBytes(pid);
-          if (bytes === null || bytes <= this.capBytes) return;
-          try {
-            process.kill(pid, 'SIGKILL');
-            this.unclaimedKills.push(Date.now());
-            this.log?.(`chromium: renderer ${pid} used ${Math.round(bytes / 2 ** 20)} MB (cap ${Math.round(this.capBytes / 2 ** 20)} MB); killed it`);
-          } catch {
-            // Gone already.
-          }
-        }),
-      );
+      const { renderers, browser } = await this.processes().catch((): ChromiumProcesses => ({ renderers: [], browser: null }));
+      const { pageBytes, browserBytes } = this.caps;
+      await Promise.all([
+        ...(pageBytes ? renderers.map((pid) => this.killIfOver(pid, pageBytes, 'renderer')) : []),
+        ...(browserBytes && browser !== null ? [this.killIfOver(browser, browserBytes, 'browser')] : []),
+      ]);
     } finally {
       this.scanning = false;
     }
+  }
+
+  private async killIfOver(pid: number, capBytes: number, kind: 'renderer' | 'browser') {
+    const bytes = await residentBytes(pid);
+    if (bytes === null || bytes <= capBytes) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      return; // gone already
+    }
+    if (kind === 'browser') this.lastBrowserKill = Date.now();
+    else this.unclaimedKills.push(Date.now());
+    this.log?.(`chromium: ${kind} ${pid} used ${Math.round(bytes / 2 ** 20)} MB (cap ${Math.round(capBytes / 2 ** 20)} MB); killed it`);
   }
 }

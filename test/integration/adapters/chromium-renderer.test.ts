@@ -86,6 +86,27 @@ describe('ChromiumRenderer', () => {
     }
   });
 
+  it('restarts the browser when Blobs kept by a page pass its cap, fails that document, and keeps working', async () => {
+    const capped = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, maxBrowserMemoryBytes: 500 * 2 ** 20, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const cappedRenderer = new ChromiumRenderer(capped);
+      await cappedRenderer.render({ html: '<p>warm</p>', options, timeoutMs: 20_000 });
+      const pid = await capped.processId();
+      // ~1.5 GB of Blob data, in small pieces so that the renderer itself stays small: the data moves to the browser
+      // process. Without the cap it prints fine after its network is quiet, so only the watch can make this fail.
+      const hog =
+        '<script>window.keep = []; (async () => { for (let i = 0; i < 150; i++) { const a = new Uint8Array(10 * 2 ** 20); a.fill(1); keep.push(new Blob([a])); await new Promise((r) => setTimeout(r, 5)); } })();</script><p>hog</p>';
+      await expect(cappedRenderer.render({ html: hog, options, timeoutMs: 30_000, networkIdle: { quietMs: 4_000, maxMs: 20_000 } })).rejects.toMatchObject({
+        code: 'PDF_GENERATION_FAILED',
+        details: { reason: 'browser_memory_limit', max_memory_mb: 500 },
+      });
+      expect((await cappedRenderer.render({ html: '<p>after</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
+      expect(await capped.processId()).not.toBe(pid);
+    } finally {
+      await capped.close();
+    }
+  });
+
   it('relaunches the browser after it dies', async () => {
     await render('<p>warm</p>');
     const pid = await browser.processId();

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { RendererMemoryWatch } from '../../../../functions/adapters/chromium/memory-watch';
+import { ChromiumMemoryWatch } from '../../../../functions/adapters/chromium/memory-watch';
 
 /** A process holding about `mb` MB of touched memory; prints "ready" once it does. */
 async function holding(mb: number): Promise<ChildProcess> {
@@ -9,7 +9,7 @@ async function holding(mb: number): Promise<ChildProcess> {
   return child;
 }
 
-describe('RendererMemoryWatch', () => {
+describe('ChromiumMemoryWatch', () => {
   const children: ChildProcess[] = [];
   afterAll(() => children.forEach((c) => c.kill('SIGKILL')));
 
@@ -18,7 +18,7 @@ describe('RendererMemoryWatch', () => {
     const small = await holding(1);
     children.push(big, small);
     const logged: string[] = [];
-    const watch = new RendererMemoryWatch(100 * 2 ** 20, async () => [big.pid!, small.pid!, 999_999_999], (m) => logged.push(m));
+    const watch = new ChromiumMemoryWatch({ pageBytes: 100 * 2 ** 20 }, async () => ({ renderers: [big.pid!, small.pid!, 999_999_999], browser: null }), (m) => logged.push(m));
     const exited = once(big, 'exit');
     await watch.scan();
     expect((await exited)[1]).toBe('SIGKILL');
@@ -27,15 +27,33 @@ describe('RendererMemoryWatch', () => {
     expect(logged).toEqual([expect.stringMatching(new RegExp(`renderer ${big.pid} used \\d+ MB \\(cap 100 MB\\)`))]);
     expect(watch.claimKill()).toBe(true);
     expect(watch.claimKill()).toBe(false);
+    expect(watch.browserKilledSince(0)).toBe(false);
+  });
+
+  it('kills the browser over its own cap, and says which documents were open when it did', async () => {
+    const browser = await holding(160);
+    const renderer = await holding(160);
+    children.push(browser, renderer);
+    const logged: string[] = [];
+    const watch = new ChromiumMemoryWatch({ browserBytes: 100 * 2 ** 20 }, async () => ({ renderers: [renderer.pid!], browser: browser.pid! }), (m) => logged.push(m));
+    const openedBefore = Date.now();
+    const exited = once(browser, 'exit');
+    await watch.scan();
+    expect((await exited)[1]).toBe('SIGKILL');
+    expect(renderer.signalCode).toBeNull(); // no page cap: renderers are left alone
+    expect(logged).toEqual([expect.stringMatching(new RegExp(`browser ${browser.pid} used \\d+ MB \\(cap 100 MB\\)`))]);
+    expect(watch.browserKilledSince(openedBefore)).toBe(true);
+    expect(watch.browserKilledSince(Date.now() + 1)).toBe(false); // a document opened afterwards did not fail of it
+    expect(watch.claimKill()).toBe(false); // and no renderer crash is explained by it
   });
 
   it('measures only while documents are open', async () => {
     jest.useFakeTimers();
     try {
       let asked = 0;
-      const watch = new RendererMemoryWatch(2 ** 30, async () => {
+      const watch = new ChromiumMemoryWatch({ pageBytes: 2 ** 30 }, async () => {
         asked++;
-        return [];
+        return { renderers: [], browser: null };
       });
       await jest.advanceTimersByTimeAsync(1000);
       expect(asked).toBe(0);
