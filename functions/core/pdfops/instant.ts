@@ -69,7 +69,7 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
     ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'pdfop', status: 'processing', now: started }),
     started_at: started.toISOString(),
     operation: input.operation,
-    split_mode: opPlan?.splitMode ?? null,
+    split_mode: input.operation === 'split' ? input.request.split.mode : null,
     input_files: input.operation === 'merge' ? input.request.inputs.length : 1,
     outputs_produced: 0,
     // Unknown when the inputs could not be read in time.

@@ -112,7 +112,7 @@ describe('instant merge/split', () => {
     expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 0.001, suggestion: 'use_pdf_jobs_endpoint' } });
     const job = await w.jobs.get(err.details.job_id as string);
     // Stopped before its pages were counted: the plan was never made.
-    expect(job).toMatchObject({ status: 'timeout', operation: 'split', input_files: 1, error_code: 'PDFOP_TIMEOUT' });
+    expect(job).toMatchObject({ status: 'timeout', operation: 'split', split_mode: 'every_n', input_files: 1, error_code: 'PDFOP_TIMEOUT' });
     expect(job?.input_pages).toBeUndefined();
     expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
   });
