@@ -196,15 +196,40 @@ describe('the charge path against the local transaction shim', () => {
     expect((await b.charge(amount('a', 0.01))).outcome).toBe('already_charged');
   });
 
-  it('refunds an allowance charge to one-off credits once the subscription is gone', async () => {
+  it.each([
+    ['cancelled (its allowance is 0 and can never be spent)', "SET subscription.#status = :canceled, subscription.allowance_micros = :zero", { ':canceled': 'canceled', ':zero': 0 }],
+    ['renewed since the charge (the new allowance is the plan amount: no rollover)', 'SET subscription.allowance_period_start = :later', { ':later': '2999-01-01T00:00:00.000Z' }],
+  ])('refunds an allowance charge to one-off credits once the subscription is %s', async (_state, update, values) => {
     const user = await stack.account({ credits_usd: 1, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20 } });
     const b = billing();
     await b.charge(charge(user.account_id, 'job_sub_gone'));
+    const allowanceAfterCharge = (await stack.services.accounts.get(user.account_id))!.subscription!.allowance_micros;
     const { config } = stack.services;
     const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
-    await db.doc.send(new UpdateCommand({ TableName: db.table, Key: { pk: `ACCOUNT#${user.account_id}`, sk: 'ACCOUNT' }, UpdateExpression: 'REMOVE subscription' }));
+    await db.doc.send(
+      new UpdateCommand({
+        TableName: db.table,
+        Key: { pk: `ACCOUNT#${user.account_id}`, sk: 'ACCOUNT' },
+        UpdateExpression: update,
+        ExpressionAttributeValues: values,
+        ...(update.includes('#status') ? { ExpressionAttributeNames: { '#status': 'status' } } : {}),
+      }),
+    );
     expect(await b.refundJob(user.account_id, 'job_sub_gone')).toBe(10_000);
-    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(usdToMicros(1.01));
+    const after = (await stack.services.accounts.get(user.account_id))!;
+    expect(after.credits_micros).toBe(usdToMicros(1.01));
+    expect(after.subscription!.allowance_micros).toBe(update.includes('#status') ? 0 : allowanceAfterCharge);
+  });
+
+  it('refunds an allowance charge to the allowance while its period lasts', async () => {
+    const user = await stack.account({ credits_usd: 1, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20 } });
+    const before = (await stack.services.accounts.get(user.account_id))!.subscription!.allowance_micros;
+    const b = billing();
+    await b.charge(charge(user.account_id, 'job_sub_live'));
+    expect(await b.refundJob(user.account_id, 'job_sub_live')).toBe(10_000);
+    const after = (await stack.services.accounts.get(user.account_id))!;
+    expect(after.subscription!.allowance_micros).toBe(before);
+    expect(after.credits_micros).toBe(usdToMicros(1));
   });
 
   it('writes nothing when the transaction is cancelled', async () => {

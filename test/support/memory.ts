@@ -1,5 +1,5 @@
 /** In-memory stand-ins for the ports, for unit tests of domain orchestration (integration tests use the real stack). */
-import { type Account, type JobCommitment, newAccount, usableAllowanceMicros } from '../../functions/core/accounts/account';
+import { type Account, type JobCommitment, allowanceTakesRefund, newAccount, usableAllowanceMicros } from '../../functions/core/accounts/account';
 import type { AccountRepository, PlanRepository } from '../../functions/core/accounts/ports';
 import { type Bucket, Billing, type Charge, type ChargeEffects, type ChargeStore, type CommitOutcome, type LedgerEntry, afterDebit, chooseBucket } from '../../functions/core/billing/charging';
 import type { CommitmentStore } from '../../functions/core/billing/commitments';
@@ -160,7 +160,7 @@ export class MemoryChargeStore implements ChargeStore {
     if (!stored || stored.refunded_at) return 'already_refunded';
     stored.refunded_at = at.toISOString();
     const a = this.accounts.accounts.get(entry.account_id)!;
-    const back = entry.bucket === 'subscription' && !a.subscription ? 'credits' : entry.bucket;
+    const back = entry.bucket === 'subscription' && !allowanceTakesRefund(a.subscription, entry.created_at, at) ? 'credits' : entry.bucket;
     const next = { ...afterDebit(a, back, -entry.amount_micros), total_pdf_count: a.total_pdf_count - entry.pdf_count, total_amount_micros: a.total_amount_micros - entry.amount_micros };
     this.accounts.accounts.set(a.account_id, next);
     return 'refunded';

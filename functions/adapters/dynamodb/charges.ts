@@ -72,12 +72,27 @@ function accountDebit(table: string, charges: { charge: Charge; bucket: Bucket }
   };
 }
 
-/** Where a refund puts the amount back: the bucket's balance, which must exist (an allowance needs its subscription). */
+/**
+ * Where a refund puts the amount back: the bucket's balance. An allowance takes it back only while its subscription is
+ * usable and in the allowance period the charge drew from (`allowanceTakesRefund`); otherwise it goes to credits.
+ */
 const CREDITS_BACK: Record<Bucket, { condition: string; set: string }> = {
-  subscription: { condition: 'attribute_exists(subscription.allowance_micros)', set: 'subscription.allowance_micros = subscription.allowance_micros + :amount' },
+  subscription: {
+    condition:
+      'subscription.#status IN (:active, :trialing) AND subscription.period_end > :now AND ' +
+      '(subscription.allowance_period_start <= :chargedAt OR (attribute_not_exists(subscription.allowance_period_start) AND subscription.period_start <= :chargedAt))',
+    set: 'subscription.allowance_micros = subscription.allowance_micros + :amount',
+  },
   free_credits: { condition: 'attribute_exists(pk)', set: 'free_credits_micros = free_credits_micros + :amount' },
   credits: { condition: 'attribute_exists(pk)', set: 'credits_micros = credits_micros + :amount' },
 };
+
+/** The names and values the refund of `bucket` uses beside its amount. */
+function refundTerms(bucket: Bucket, entry: LedgerEntry, at: string) {
+  return bucket === 'subscription'
+    ? { names: { '#status': 'status' }, values: { ':active': 'active', ':trialing': 'trialing', ':now': at, ':chargedAt': entry.created_at } }
+    : { names: undefined, values: {} };
+}
 
 /** The ledger items of one job (all its units), read consistently; `projection` narrows what is read. */
 export function ledgerOfJob(db: Dynamo, accountId: string, jobId: string, projection?: string): Promise<Record<string, unknown>[]> {
@@ -185,7 +200,8 @@ export class DynamoChargeStore implements ChargeStore {
                   Key: keys.account(entry.account_id),
                   ConditionExpression: CREDITS_BACK[bucket].condition,
                   UpdateExpression: `SET ${CREDITS_BACK[bucket].set}, updated_at = :at ADD total_pdf_count :count, total_amount_micros :total`,
-                  ExpressionAttributeValues: { ':amount': entry.amount_micros, ':at': at, ':count': -entry.pdf_count, ':total': -entry.amount_micros },
+                  ExpressionAttributeNames: refundTerms(bucket, entry, at).names,
+                  ExpressionAttributeValues: { ':amount': entry.amount_micros, ':at': at, ':count': -entry.pdf_count, ':total': -entry.amount_micros, ...refundTerms(bucket, entry, at).values },
                 },
               },
             ],
@@ -196,14 +212,17 @@ export class DynamoChargeStore implements ChargeStore {
         if (isCancelled(err)) {
           const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
           if (reasons[0]?.Code === 'ConditionalCheckFailed') return (await this.refundedBy(key, token).catch(() => false)) ? 'refunded' : 'already_refunded';
-          if (reasons[1]?.Code === 'ConditionalCheckFailed' && bucket === 'subscription') continue; // no allowance any more
+          if (reasons[1]?.Code === 'ConditionalCheckFailed') {
+            if (bucket === 'subscription') continue; // the allowance cannot take it back
+            throw new Error(`the account of charge ${entry.job_id}/${entry.unit} is gone; nothing was refunded`);
+          }
           throw err;
         }
         if (await this.refundedBy(key, token).catch(() => false)) return 'refunded';
         throw err;
       }
     }
-    throw new Error(`the account of charge ${entry.job_id}/${entry.unit} is gone; nothing was refunded`);
+    throw new Error('unreachable: the last bucket tried is one-off credits');
   }
 
   private async refundedBy(key: { pk: string; sk: string }, token: string): Promise<boolean> {

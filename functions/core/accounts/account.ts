@@ -116,6 +116,19 @@ export function subscriptionIsUsable(sub: Subscription | null, now: Date): sub i
   return !!sub && (sub.status === 'active' || sub.status === 'trialing') && now.toISOString() < sub.period_end;
 }
 
+/**
+ * Whether an allowance charge made at `chargedAt` can go back into the allowance: only while the subscription is
+ * usable and still in the allowance period the charge drew from. A cancelled subscription's allowance can never be
+ * spent, and after a renewal the new period's allowance is the plan amount (no rollover): the refund goes to one-off
+ * credits instead. Mirrored by the DynamoDB refund's condition.
+ */
+export function allowanceTakesRefund(sub: Subscription | null, chargedAt: string, now: Date): boolean {
+  if (!subscriptionIsUsable(sub, now)) return false;
+  // Absent: a local account's allowance belongs to period_start; null: no allowance granted for this period.
+  const allowancePeriod = sub.allowance_period_start === undefined ? sub.period_start : sub.allowance_period_start;
+  return allowancePeriod !== null && allowancePeriod <= chargedAt;
+}
+
 export function usableAllowanceMicros(account: Account, now: Date): Micros {
   return subscriptionIsUsable(account.subscription, now) ? account.subscription.allowance_micros : 0;
 }
