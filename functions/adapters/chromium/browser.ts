@@ -133,6 +133,8 @@ export interface PreparedPage {
 interface PooledPage extends PreparedPage {
   reusable: boolean;
   alive(): boolean;
+  /** The browser process the page lives in (what the memory watch may kill). */
+  browserPid: number | undefined;
 }
 
 /** A page kept between documents of one scope. */
@@ -181,7 +183,7 @@ export class ChromiumBrowser {
     return { renderers: processInfo.filter((p) => p.type === 'renderer').map((p) => p.id), browser: browser.process()?.pid ?? null };
   }
 
-  /** What a document open when the watch killed the browser failed of, whatever error its work ended with. */
+  /** What a document whose browser the watch killed failed of, whatever error its work ended with. */
   private browserMemoryError(): ServiceError {
     const mb = Math.round((this.config.maxBrowserMemoryBytes ?? 0) / 2 ** 20);
     return new ServiceError(
@@ -268,7 +270,7 @@ export class ChromiumBrowser {
   }
 
   private async prepare(): Promise<PooledPage> {
-    const { root } = await this.getInstance();
+    const { root, browser } = await this.getInstance();
     const proxy = await EgressProxy.open(this.config.guard);
     let browserContextId: string;
     try {
@@ -318,6 +320,7 @@ export class ChromiumBrowser {
           page.reusable = !dead;
         },
         alive: () => !dead,
+        browserPid: browser.process()?.pid,
       };
       return page;
     } catch (err) {
@@ -373,7 +376,6 @@ export class ChromiumBrowser {
     let release = await this.acquireSlot();
     let finished = false;
     let page: PooledPage | undefined;
-    const openedAt = Date.now();
     this.memoryWatch?.documentOpened();
     try {
       page = scope ? this.unpark(scope) : undefined;
@@ -396,8 +398,8 @@ export class ChromiumBrowser {
       };
       return await work(page);
     } catch (err) {
-      // The browser died under it (a crash, a closed session, a timeout): the kill is the cause.
-      throw this.memoryWatch?.browserKilledSince(openedAt) ? this.browserMemoryError() : err;
+      // The watch killed the browser under this page: whatever the work ended with (a crash, a closed session), that is the cause.
+      throw page?.browserPid !== undefined && this.memoryWatch?.killedBrowser(page.browserPid) ? this.browserMemoryError() : err;
     } finally {
       finished = true;
       this.memoryWatch?.documentClosed();

@@ -43,10 +43,11 @@ export class ChromiumMemoryWatch {
   private scanning = false;
   /** When recent kills happened whose crash has not been reported yet: the next crash is taken to be one of them. */
   private unclaimedKills: number[] = [];
-  private lastBrowserKill = -Infinity;
+  /** Browser processes this watch killed (a handful over a process's life: one per relaunch at most). */
+  private readonly killedBrowsers = new Set<number>();
 
   constructor(
-    readonly caps: MemoryCaps,
+    private readonly caps: MemoryCaps,
     private readonly processes: () => Promise<ChromiumProcesses>,
     private readonly log?: (message: string) => void,
   ) {}
@@ -62,6 +63,9 @@ export class ChromiumMemoryWatch {
     if (--this.openDocuments === 0 && this.timer) {
       clearInterval(this.timer);
       this.timer = null;
+      // Blob data can outlive its document in the browser process: measured once more now, a browser left over its cap
+      // is killed while no document uses it, rather than under the next document.
+      void this.scan();
     }
   }
 
@@ -72,9 +76,9 @@ export class ChromiumMemoryWatch {
     return this.unclaimedKills.shift() !== undefined;
   }
 
-  /** True when the watch killed the browser at or after `since` (epoch ms): a document open since then failed with it. */
-  browserKilledSince(since: number): boolean {
-    return this.lastBrowserKill >= since;
+  /** True when this watch killed browser process `pid`: the documents in it failed with it. */
+  killedBrowser(pid: number): boolean {
+    return this.killedBrowsers.has(pid);
   }
 
   /** Measures every renderer and the browser once and kills those over their cap. */
@@ -101,7 +105,7 @@ export class ChromiumMemoryWatch {
     } catch {
       return; // gone already
     }
-    if (kind === 'browser') this.lastBrowserKill = Date.now();
+    if (kind === 'browser') this.killedBrowsers.add(pid);
     else this.unclaimedKills.push(Date.now());
     this.log?.(`chromium: ${kind} ${pid} used ${Math.round(bytes / 2 ** 20)} MB (cap ${Math.round(capBytes / 2 ** 20)} MB); killed it`);
   }
