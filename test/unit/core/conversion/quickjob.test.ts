@@ -1,4 +1,4 @@
-import { QUICKJOB_ANSWER_MARGIN_MS, runQuickJob, textDocument } from '../../../../functions/core/conversion/quickjob';
+import { runQuickJob, textDocument } from '../../../../functions/core/conversion/quickjob';
 import type { RenderRequest } from '../../../../functions/core/render/ports';
 import { RenderTimeoutError } from '../../../../functions/core/render/ports';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
@@ -48,10 +48,28 @@ describe('runQuickJob time limit', () => {
     expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'timeout', error_code: 'QUICKJOB_TIMEOUT' });
   });
 
-  it('charges a PDF finished within the limit and its answer margin', async () => {
-    const { run, credits } = setup(1_000);
+  it('charges a PDF finished past the limit but within its answer margin', async () => {
+    // The render ends at the 30 s limit; storing the PDF takes it into the margin, short of its end.
+    const { world, credits } = setup(0);
+    let now = Date.parse('2026-11-22T10:00:00Z');
+    const clock = { now: () => new Date(now) };
     const before = await credits();
-    const result = await run({ spentMs: 29_000 + QUICKJOB_ANSWER_MARGIN_MS - 1_000 });
+    const blobs = Object.assign(Object.create(world.blobs), {
+      put: async (key: string, body: Uint8Array, type: string) => {
+        now += 500; // half of the 1 s margin
+        await world.blobs.put(key, body, type);
+      },
+    });
+    const renderer = {
+      render: async (request: RenderRequest) => {
+        now += request.timeoutMs;
+        return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false };
+      },
+    };
+    const result = await runQuickJob(
+      { jobs: world.jobs, blobs, billing: world.billing, renderer, clock, timeoutSeconds: 30 },
+      { account: world.account, plan: world.plan, mode: 'html', store: true, spentMs: 29_000, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+    );
     expect(result.job.status).toBe('completed');
     expect(await credits()).toBeLessThan(before);
   });
