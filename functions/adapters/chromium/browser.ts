@@ -210,6 +210,8 @@ export class ChromiumBrowser {
 
   /** The warm browser; launched on first use and again after it dies. */
   private getInstance(): Promise<Instance> {
+    // A document that was still waiting for a slot when the pool closed must not launch a browser nobody closes.
+    if (this.closed) return Promise.reject(new Error('the Chromium pool is closed'));
     if (!this.instance) {
       const launching = (async (): Promise<Instance> => {
         const onLambda = !!process.env.AWS_LAMBDA_FUNCTION_NAME;

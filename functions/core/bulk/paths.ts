@@ -3,9 +3,11 @@
  * ZIP entry names, and the output names that mirror them.
  */
 import { ServiceError } from '../errors';
+import { DISPLAY_CONTROLS } from '../validation/display-controls';
 import { type BundleType, CONVERTIBLE_EXTENSIONS } from './limits';
 
 const MAX_PATH_LENGTH = 1024;
+const CONTROL_CHARACTER = new RegExp(`[\\p{Cc}${DISPLAY_CONTROLS}]`, 'u');
 
 export type PathProblem = 'empty' | 'absolute' | 'parent_reference' | 'backslash' | 'control_character' | 'too_long' | 'directory';
 
@@ -14,8 +16,8 @@ export function pathProblem(path: string): PathProblem | null {
   if (path.split('/').every((s) => s === '' || s === '.')) return 'empty';
   if (path.length > MAX_PATH_LENGTH) return 'too_long';
   // Every control character: C0, DEL and C1 (U+0080–U+009F, e.g. U+009B, a terminal's escape introducer), and the
-  // bidirectional controls and line separators that make `invoice\u202Eslx.pdf` display as `invoicefdp.xls`.
-  if (/[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/u.test(path)) return 'control_character';
+  // display controls (bidirectional overrides, line separators).
+  if (CONTROL_CHARACTER.test(path)) return 'control_character';
   if (path.includes('\\')) return 'backslash';
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'absolute';
   if (path.split('/').includes('..')) return 'parent_reference';

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ServiceError, invalidParameter } from '../errors';
 import { optional, parseRequest, refuse } from '../validation';
+import { DISPLAY_CONTROLS } from '../validation/display-controls';
 
 export const DEFAULT_SPLIT_PATTERN = '{basename}-{index:03}.pdf';
 export const DEFAULT_MERGE_NAME = 'merged';
@@ -15,7 +16,7 @@ const MAX_NAME_LENGTH = 200;
  * the bidirectional controls that make `a\u202Efdp.exe` display as `aexe.pdf`, line separators, and halves of
  * surrogate pairs (not text; encodeURIComponent throws on them).
  */
-const UNSAFE = /[\p{Cc}<>:"/\\|?*\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/gu;
+const UNSAFE = new RegExp(String.raw`[\p{Cc}<>:"/\\|?*${DISPLAY_CONTROLS}]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]`, 'gu');
 
 /** File systems take 255 bytes per name; a little is kept for a `-2` suffix. */
 const MAX_NAME_BYTES = 240;

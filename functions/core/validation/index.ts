@@ -184,5 +184,5 @@ export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: s
 }
 
 export { base64Text, decodeBase64Text, decodedLength } from './base64';
-export { MAX_JSON_DEPTH, parseJsonText } from './json-text';
+export { parseJsonText } from './json-text';
 export type { ErrorDetails };
