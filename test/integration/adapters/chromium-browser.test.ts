@@ -21,4 +21,11 @@ describe('ChromiumBrowser shutdown', () => {
     await new Promise((r) => setTimeout(r, 500));
     expect(await browser.processId()).toBeUndefined();
   });
+
+  it('launches no Chromium for a document that asks for a page after the browser is closed', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
+    await browser.close();
+    await expect(new ChromiumRenderer(browser).render({ html: '<p>late</p>', options, timeoutMs: 20_000 })).rejects.toThrow('closed');
+    expect(await browser.processId()).toBeUndefined();
+  });
 });
