@@ -19,6 +19,8 @@ export interface QueueDef {
   /** Wait before a failed message comes back, by how often it was received (the last value for later ones). */
   retryDelaysSeconds: readonly number[];
   permissions: Permission[];
+  /** The worker sends service email (a long job's "PDF ready"): only then does it get the SMTP secret. */
+  sendsMail: boolean;
 }
 
 export const QUEUES: readonly QueueDef[] = [
@@ -34,6 +36,7 @@ export const QUEUES: readonly QueueDef[] = [
     maxReceiveCount: 3,
     retryDelaysSeconds: [60, 300],
     permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'],
+    sendsMail: true,
   },
   {
     // The webhook dispatcher: one message per outbox event. A series to one webhook takes at most ~47 s
@@ -47,6 +50,7 @@ export const QUEUES: readonly QueueDef[] = [
     maxReceiveCount: 5,
     retryDelaysSeconds: [10, 60, 300, 600],
     permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets'],
+    sendsMail: false,
   },
 ];
 

@@ -186,7 +186,8 @@ export class PdfServiceStack extends Stack {
     const smtpSecret = mail.smtpSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'SmtpSecret', mail.smtpSecretName) : undefined;
     const mailSecrets = smtpSecret ? [{ variable: 'MAIL_SMTP_URL', secret: smtpSecret, jsonField: 'smtp_url' }] : [];
     for (const def of QUEUES) {
-      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, workerEnvironment: mailEnvironment, workerSecrets: mailSecrets });
+      const mailer = def.sendsMail ? { workerEnvironment: mailEnvironment, workerSecrets: mailSecrets } : {};
+      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, ...mailer });
       this.queues[def.name] = worker;
       for (const fn of this.functions.withPermission(`queue:${def.name}`)) {
         worker.queue.grantSendMessages(fn);

@@ -273,8 +273,10 @@ describe('CDK app: Stripe configuration and secrets', () => {
       expect(fn.Properties.Environment.Variables).toMatchObject({ MAIL_SMTP_URL_SECRET_ID: 'pdf-service/smtp', MAIL_SMTP_URL_SECRET_FIELD: 'smtp_url', MAIL_FROM: 'PDF service <no-reply@example.com>' });
       expect(secretGrants(fn).join('\n')).toMatch(/secret:pdf-service\/smtp-\?{6}/);
     }
-    // The workers that send email are the queue workers, each on a role of its own.
+    // The workers that send email, and only they, get the SMTP secret, each on a role of its own.
+    expect(mailers).toHaveLength(QUEUES.filter((q) => q.sendsMail).length);
     expect(new Set(mailers.map((fn) => JSON.stringify(fn.Properties.Role))).size).toBe(mailers.length);
+    for (const fn of lambdas.filter((f) => !mailers.includes(f))) expect(secretGrants(fn).join('\n')).not.toMatch(/smtp/);
     // Pack price ids are not secrets: the credits route lists the packs with them.
     expect(functionOfRoute('account.credits').Properties.Environment.Variables).toMatchObject({ STRIPE_PRICE_PACK_10: 'price_live_pack10', STRIPE_PRICE_PACK_1500: 'price_live_pack1500' });
     expect(ROUTES.filter((r) => r.permissions.includes('stripe')).map((r) => r.id).sort()).toEqual(
