@@ -11,7 +11,7 @@
  *   current appearance is drawn into the page (shown, no longer fillable).
  */
 import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, type PDFObject, PDFRawStream, PDFRef, PDFString, PDFHexString } from 'pdf-lib';
-import type { InputRef } from './errors';
+import { type InputRef, passDeadline } from './errors';
 import { type DocFeatures, detectFeatures, inheritedField } from './features';
 import { N, type PageInfo, type PdfReader, numberOf } from './reader';
 import type { OutputDocument } from './writer';
@@ -161,7 +161,8 @@ export class SourceDocument {
         }
         shared = found;
       }
-    } catch {
+    } catch (err) {
+      passDeadline(err);
       // Left to the copy, which names the damaged input.
     }
     streams = { own, shared };

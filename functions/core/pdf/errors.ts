@@ -26,6 +26,14 @@ export class PdfDeadlineExceeded extends Error {
   }
 }
 
+/**
+ * For catch blocks that treat a damaged object as missing: the deadline is not damage, and swallowing it would let the
+ * reading go on (a recovery scan of the whole file) past the time limit.
+ */
+export function passDeadline(err: unknown): void {
+  if (err instanceof PdfDeadlineExceeded) throw err;
+}
+
 /** The file being built passed the bytes left for the operation's outputs (OUTPUT_TOO_LARGE, said by the operations layer). */
 export class OutputBudgetExceeded extends Error {
   constructor() {

@@ -12,7 +12,7 @@ const DECODE_CHUNK_BYTES = 1024 * 1024;
 
 function tooLarge(budget: ReadBudget): PdfProblem {
   const mb = Math.round(budget.maxDecodedBytes / 1024 / 1024);
-  return new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', `Its structure streams, with those of the files before it in this request, expand beyond ${mb} MB (the most one request may decode).`);
+  return new PdfProblem('PDF_TOO_COMPLEX', 'structure_too_large', `The structure streams expand beyond ${mb} MB, the most one request may decode (for all its files together).`);
 }
 
 type Lookup = (obj: unknown) => unknown;

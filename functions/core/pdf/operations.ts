@@ -53,7 +53,6 @@ export interface OperationPlan {
   pagesProcessed: number;
   outputs: OutputPlan[];
   title: string | null;
-  splitMode: SplitMode['mode'] | null;
 }
 
 export interface ProducedFile {
@@ -84,6 +83,9 @@ export function openInputs(inputs: readonly PdfInputFile[], deadline?: Deadline)
   );
   return inputs.map((input) => openInput(input, budget));
 }
+
+/** See `produce`: what the memory guard on a file being built allows beyond twice the output bytes left (at most). */
+const OUTPUT_GUARD_SLACK_BYTES = 64 * 1024 * 1024;
 
 /** Opens one input: INVALID_PDF, PDF_ENCRYPTED (also owner-password-only files), PDF_NO_PAGES, PDF_TOO_COMPLEX. */
 export function openInput(input: PdfInputFile, budget: ReadBudget = ReadBudget.forInputs(input.bytes.length)): SourceDocument {
@@ -181,7 +183,6 @@ export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: Pd
     pagesProcessed: selections.length,
     outputs: [{ name, page_range: `1-${selections.length}`, selections }],
     title: spec.title ?? null,
-    splitMode: null,
   };
 }
 
@@ -249,7 +250,6 @@ export function planSplit(spec: SplitSpec, source: SourceDocument, limits: PdfTo
     pagesProcessed: total,
     outputs,
     title: null,
-    splitMode: split.mode,
   };
 }
 
@@ -280,8 +280,9 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
         title: plan.title ?? undefined,
         deadline,
         // A guard on memory, not the limit itself (checked exactly on each file made): the running size counts small
-        // objects before they are compressed, so it stops only at twice the bytes left.
-        maxBytes: 2 * (opts.limits.maxOutputBytes - total),
+        // objects before they are compressed, so it stops only at twice the bytes left and some more (a small file of
+        // highly compressible objects near the end of the budget is not refused).
+        maxBytes: 2 * (opts.limits.maxOutputBytes - total) + Math.min(OUTPUT_GUARD_SLACK_BYTES, opts.limits.maxOutputBytes / 4),
         onPage: () => {
           pagesDone++;
           opts.onProgress?.(pagesDone, files.length);

@@ -21,7 +21,7 @@ import {
   PDFRef,
   PDFString,
 } from 'pdf-lib';
-import { PdfProblem } from './errors';
+import { PdfProblem, passDeadline } from './errors';
 import { ReadBudget } from './budget';
 import { decodeStructureStream } from './filters';
 import { ObjectParser } from './parser';
@@ -237,7 +237,8 @@ export class PdfReader {
     let obj: PDFObject;
     try {
       obj = p.parseObject();
-    } catch {
+    } catch (err) {
+      passDeadline(err);
       return null;
     }
     if (!(obj instanceof PDFRawStream) || obj.dict.get(N.Type) !== N.XRef) return null;
@@ -270,7 +271,8 @@ export class PdfReader {
     let trailer: PDFObject;
     try {
       trailer = p.parseObject();
-    } catch {
+    } catch (err) {
+      passDeadline(err);
       return null;
     }
     return trailer instanceof PDFDict ? { trailer } : null;
@@ -378,6 +380,7 @@ export class PdfReader {
     } catch (err) {
       if (err instanceof RangeError) throw new PdfProblem('PDF_TOO_COMPLEX', 'nesting', 'An object is nested too deeply.');
       if (err instanceof PdfProblem) throw err;
+      passDeadline(err);
       return undefined;
     }
   }
@@ -411,6 +414,7 @@ export class PdfReader {
       return p.parseObject();
     } catch (err) {
       if (err instanceof RangeError) throw new PdfProblem('PDF_TOO_COMPLEX', 'nesting', 'An object is nested too deeply.');
+      passDeadline(err);
       return null;
     }
   }

@@ -5,7 +5,7 @@ import { MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/c
 import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
-import { PdfProblem } from '../../../../functions/core/pdf/errors';
+import { Deadline, PdfDeadlineExceeded, PdfProblem } from '../../../../functions/core/pdf/errors';
 import {
   NOT_A_PDF,
   deeplyNestedPdf,
@@ -260,5 +260,29 @@ describe('PdfReader on a file listing far more objects than it could hold', () =
 
   it('still opens a small file that lists a plausible number of objects', () => {
     expect(PdfReader.open(listingPdf(50_000)).pages()).toHaveLength(1);
+  });
+
+  it('lets the deadline through where a damaged object is read as missing (an indirect /Length read in time)', () => {
+    const data = Buffer.from('BT ET');
+    const bytes = hostilePdf((offsets, at) => {
+      const four = Buffer.from(`4 0 obj\n<< /Length 5 0 R >>\nstream\n${data}\nendstream\nendobj\n`, 'latin1');
+      const five = `5 0 obj\n${data.length}\nendobj\n`;
+      offsets[4] = at;
+      offsets[5] = at + four.length;
+      const xrefAt = at + four.length + five.length;
+      return Buffer.concat([four, Buffer.from(`${five}${classicXref(offsets, '')}startxref\n${xrefAt}\n%%EOF\n`, 'latin1')]);
+    });
+    // The clock passes the deadline on the second look after `armed`: while object 4's parser reads its /Length.
+    let armed = false;
+    let looks = 0;
+    const deadline = new Deadline(1, () => (armed && ++looks >= 2 ? 2 : 0));
+    const everyLookup = new (class extends ReadBudget {
+      override onLookup() {
+        this.deadline.check();
+      }
+    })(MIN_DECODED_STRUCTURE_BYTES, deadline);
+    const reader = PdfReader.open(bytes, everyLookup);
+    armed = true;
+    expect(() => reader.lookupRef(PDFRef.of(4))).toThrow(PdfDeadlineExceeded);
   });
 });
