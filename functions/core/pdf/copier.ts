@@ -63,15 +63,6 @@ const PAGE_STREAMS_MAX = 10_000;
 /** Kid references read while loading the named-destination tree (a real tree has one per node). */
 const MAX_NAME_TREE_REFERENCES = 1_000_000;
 
-/**
- * The reader finds objects by number alone, so `5 0 R` and `5 1 R` name one object. Copies, blocks and page links are
- * keyed by number too: otherwise one object written under many generations would be copied once per name (a few KB
- * of input asking for gigabytes of output), or a blocked structure reached under another generation.
- */
-export function canonicalRef(ref: PDFRef): PDFRef {
-  return ref.generationNumber === 0 ? ref : PDFRef.of(ref.objectNumber, 0);
-}
-
 /** A loaded input document, shared by every output that uses its pages. */
 export class SourceDocument {
   private featureCache: DocFeatures | null = null;
@@ -99,7 +90,7 @@ export class SourceDocument {
   pageRefs(): Set<PDFRef> {
     if (!this.pageRefSet) {
       this.pageRefSet = new Set();
-      for (const p of this.pages) if (p.ref) this.pageRefSet.add(canonicalRef(p.ref));
+      for (const p of this.pages) if (p.ref) this.pageRefSet.add(p.ref);
     }
     return this.pageRefSet;
   }
@@ -107,12 +98,12 @@ export class SourceDocument {
   /** Document-level structures no copied object may pull in. */
   blocked(): Set<PDFRef> {
     if (!this.blockedSet) {
-      const set = new Set<PDFRef>([...this.reader.treeNodeRefs()].map(canonicalRef));
-      set.add(canonicalRef(this.reader.catalogRef));
+      const set = new Set<PDFRef>(this.reader.treeNodeRefs());
+      set.add(this.reader.catalogRef);
       const catalog = this.reader.catalog;
       for (const key of [N.StructTreeRoot, N.AcroForm, N.Outlines, N.Names, N.Dests, N.Perms, K.Metadata, K.OCProperties]) {
         const v = catalog.get(key);
-        if (v instanceof PDFRef) set.add(canonicalRef(v));
+        if (v instanceof PDFRef) set.add(v);
       }
       this.blockedSet = set;
     }
@@ -129,9 +120,8 @@ export class SourceDocument {
     let streams = this.streamsOfPage.get(index);
     if (streams) return streams;
     const r = this.reader;
-    const sized = (obj: PDFObject | undefined): [PDFRef, number] | null => {
-      if (!(obj instanceof PDFRef)) return null;
-      const ref = canonicalRef(obj);
+    const sized = (ref: PDFObject | undefined): [PDFRef, number] | null => {
+      if (!(ref instanceof PDFRef)) return null;
       if (this.pageRefs().has(ref) || this.blocked().has(ref)) return null;
       const stream = r.lookupRef(ref);
       return stream instanceof PDFRawStream ? [ref, stream.contents.length] : null;
@@ -237,14 +227,12 @@ export class PageCopier {
 
   /** Maps a source page to its (first) destination reference before any page is copied. */
   plan(page: PageInfo, dest: PDFRef): void {
-    const ref = page.ref && canonicalRef(page.ref);
-    if (ref && !this.pageMap.has(ref)) this.pageMap.set(ref, dest);
+    if (page.ref && !this.pageMap.has(page.ref)) this.pageMap.set(page.ref, dest);
   }
 
-  private mapRef(written: PDFRef, overlay?: Map<PDFRef, PDFObject>): PDFObject {
-    const o = overlay?.get(written);
+  private mapRef(ref: PDFRef, overlay?: Map<PDFRef, PDFObject>): PDFObject {
+    const o = overlay?.get(ref);
     if (o !== undefined) return o;
-    const ref = canonicalRef(written);
     const page = this.pageMap.get(ref);
     if (page) return page;
     if (this.source.pageRefs().has(ref) || this.source.blocked().has(ref)) return PDFNull;
@@ -343,10 +331,10 @@ export class PageCopier {
 
     const listed = new Set<PDFRef>();
     for (const entry of annots.asArray()) {
-      // An annotation listed twice (under any generation) is one annotation.
+      // An annotation listed twice (under any generation: see ObjectParser) is one annotation.
       if (entry instanceof PDFRef) {
-        if (listed.has(canonicalRef(entry))) continue;
-        listed.add(canonicalRef(entry));
+        if (listed.has(entry)) continue;
+        listed.add(entry);
       }
       const annot = r.resolve(entry);
       if (!(annot instanceof PDFDict)) continue;
@@ -415,10 +403,10 @@ export class PageCopier {
     if (!(dest instanceof PDFArray) || dest.size() === 0) return 'drop';
     const first = dest.get(0);
     let target: PDFRef | undefined;
-    if (first instanceof PDFRef) target = this.pageMap.get(canonicalRef(first));
+    if (first instanceof PDFRef) target = this.pageMap.get(first);
     else if (first instanceof PDFNumber) {
       const page = this.source.pages[first.asNumber()];
-      target = page?.ref ? this.pageMap.get(canonicalRef(page.ref)) : undefined;
+      target = page?.ref ? this.pageMap.get(page.ref) : undefined;
     }
     if (!target) return 'drop';
     const rewritten = this.out.array([target]);

@@ -1,7 +1,7 @@
 /**
- * pdf-lib's object parser, positioned at any offset, with two changes for the lazy reader: a stream's
- * `/Length` may be an indirect object (resolved through the reader), and stream contents are views into
- * the file rather than copies.
+ * pdf-lib's object parser, positioned at any offset, with three changes for the lazy reader: a stream's
+ * `/Length` may be an indirect object (resolved through the reader), stream contents are views into
+ * the file rather than copies, and every reference is read as generation 0.
  */
 import ByteStream from 'pdf-lib/cjs/core/parser/ByteStream';
 import { type PDFContext, PDFDict, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, type PDFObject } from 'pdf-lib';
@@ -20,6 +20,17 @@ export class ObjectParser extends PDFObjectParser {
     private readonly resolveLength: (ref: PDFRef) => number | undefined = () => undefined,
   ) {
     super(ByteStream.of(data), context, false);
+  }
+
+  /**
+   * The reader finds objects by number alone, so `5 0 R` and `5 1 R` name one object. References are read as one
+   * name per object, so that everything keyed by reference (copies, blocked structures, page links, form widgets)
+   * agrees: otherwise one object written under many generations would be copied once per name (a few KB of input
+   * asking for gigabytes of output), or a blocked structure reached under another generation.
+   */
+  protected override parseNumberOrRef(): PDFNumber | PDFRef {
+    const parsed = super.parseNumberOrRef();
+    return parsed instanceof PDFRef && parsed.generationNumber !== 0 ? PDFRef.of(parsed.objectNumber, 0) : parsed;
   }
 
   moveTo(offset: number): this {

@@ -2,7 +2,7 @@ import { rejection } from '../../../support/errors';
 import { runIsolated } from '../../../support/hang-guard';
 import { ServiceError } from '../../../../functions/core/errors';
 import { inspectPdf, pageBox } from '../../../../functions/core/pdf/inspect';
-import { PDFDocument } from 'pdf-lib';
+import { PDFDocument, PDFName, PDFRef } from 'pdf-lib';
 import { encryptedPdf, pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf, truncated, zeroPagePdf } from '../../../support/pdf-fixtures';
 
 const opts = { filename: 'x.pdf', maxPages: 500, forEdit: false };
@@ -54,6 +54,17 @@ describe('inspectPdf', () => {
     expect(form).toHaveLength(4);
     const signed = inspectPdf(await pdfWithSignature(), { ...opts, forEdit: true }).form;
     expect(signed).toEqual([{ name: 'Signature1', type: 'signature', value: true, options: null, required: false, read_only: false, page: 1, page_id: 'p0' }]);
+  });
+
+  it('for: edit finds a widget\'s page when its /P names the page under another generation', async () => {
+    const doc = await PDFDocument.load(await pdfWithForm());
+    const [page1, page2] = doc.getPages();
+    const field = doc.getForm().getTextField('applicant.name');
+    // The widget names page 2 as `N 5 R` and no page lists it in /Annots: only /P says where it is.
+    field.acroField.getWidgets()[0].dict.set(PDFName.of('P'), PDFRef.of(page2.ref.objectNumber, 5));
+    page1.node.delete(PDFName.of('Annots'));
+    const { form } = inspectPdf(await doc.save({ useObjectStreams: false }), { ...opts, forEdit: true });
+    expect(form?.find((f) => f.name === 'applicant.name')).toMatchObject({ page: 2, page_id: 'p1' });
   });
 
   it('for: edit refuses documents over the 200 pages the editor opens (their page list would not even fit a response)', async () => {
