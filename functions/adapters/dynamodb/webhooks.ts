@@ -5,6 +5,7 @@ import type {
   DeliveryStore,
   HistoryQuery,
   Outbox,
+  PendingEvent,
   SecretChanges,
   WebhookChanges,
   WebhookRepository,
@@ -300,17 +301,17 @@ export class DynamoOutbox implements Outbox {
     );
   }
 
-  async listPending(shard: number, before: string, limit: number): Promise<{ job_id: string; event_id: string }[]> {
+  async listPending(shard: number, before: string, limit: number): Promise<PendingEvent[]> {
     const { Items = [] } = await this.db.doc.send(
       new QueryCommand({
         TableName: this.db.table,
         IndexName: GSI1,
         KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
         ExpressionAttributeValues: { ':pk': keys.pendingEvents(shard), ':before': before },
-        ProjectionExpression: 'job_id, event_id',
+        ProjectionExpression: 'job_id, event_id, created_at',
         Limit: limit,
       }),
     );
-    return Items.map((i) => ({ job_id: String(i.job_id), event_id: String(i.event_id) }));
+    return Items.map((i) => ({ job_id: String(i.job_id), event_id: String(i.event_id), created_at: String(i.created_at) }));
   }
 }

@@ -189,15 +189,17 @@ export async function sweepOutbox(
   const perShard = opts.perShard ?? SWEEP_PER_SHARD;
   let sent = 0;
   let abandoned = 0;
+  const abandonBefore = ago(ABANDON_AFTER_SECONDS);
   for (let shard = 0; shard < deps.outbox.shards; shard++) {
+    const pending = await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), perShard);
     // Oldest first: what has been pending for a day leaves the index (it stays stored with its job).
-    const stale = await deps.outbox.listPending(shard, ago(ABANDON_AFTER_SECONDS), perShard);
-    await mapBounded(stale, SWEEP_SENDS_IN_FLIGHT, async (notice) => {
-      await deps.outbox.markDispatched(notice.job_id, notice.event_id, now.toISOString());
-      deps.log?.(`outbox event ${notice.event_id} of job ${notice.job_id} given up after ${ABANDON_AFTER_SECONDS / 3600} h pending`);
+    const stale = pending.filter((event) => event.created_at < abandonBefore);
+    await mapBounded(stale, SWEEP_SENDS_IN_FLIGHT, async (event) => {
+      await deps.outbox.markDispatched(event.job_id, event.event_id, now.toISOString());
+      deps.log?.(`outbox event ${event.event_id} of job ${event.job_id} given up after ${ABANDON_AFTER_SECONDS / 3600} h pending`);
     });
     abandoned += stale.length;
-    const due = await deps.outbox.listPending(shard, ago(opts.olderThanSeconds ?? SWEEP_AFTER_SECONDS), perShard);
+    const due = pending.filter((event) => event.created_at >= abandonBefore).map(({ job_id, event_id }): OutboxNotice => ({ job_id, event_id }));
     await mapBounded(due, SWEEP_SENDS_IN_FLIGHT, (notice) => deps.queue.send(notice));
     sent += due.length;
   }

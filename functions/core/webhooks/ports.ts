@@ -64,7 +64,7 @@ export interface Outbox {
   /** Removes the event from the pending index (it stays stored with the job). */
   markDispatched(jobId: string, eventId: string, at: string): Promise<void>;
   /** Pending events of one index shard created before `before`, oldest first. */
-  listPending(shard: number, before: string, limit: number): Promise<{ job_id: string; event_id: string }[]>;
+  listPending(shard: number, before: string, limit: number): Promise<PendingEvent[]>;
   readonly shards: number;
 }
 
@@ -72,4 +72,9 @@ export interface Outbox {
 export interface OutboxNotice {
   job_id: string;
   event_id: string;
+}
+
+/** An event still waiting in the pending index, with the time it was written. */
+export interface PendingEvent extends OutboxNotice {
+  created_at: string;
 }

@@ -40,10 +40,15 @@ describe('webhook access patterns (queries, never scans)', () => {
   it("lists an account's webhooks and one outbox shard through the index", async () => {
     mock.on(QueryCommand).resolves({ Items: [] });
     await new DynamoWebhookRepository(db).listForAccount('acc_1');
-    await new DynamoOutbox(db).listPending(3, '2026-01-01T00:00:00.000Z', 100);
+    mock.on(QueryCommand).resolves({ Items: [{ job_id: 'job_1', event_id: '01HEVENT00000000000000000A', created_at: '2025-12-31T10:00:00.000Z' }] });
+    expect(await new DynamoOutbox(db).listPending(3, '2026-01-01T00:00:00.000Z', 100)).toEqual([
+      { job_id: 'job_1', event_id: '01HEVENT00000000000000000A', created_at: '2025-12-31T10:00:00.000Z' },
+    ]);
     const [hooks, pending] = mock.commandCalls(QueryCommand).map((c) => c.args[0].input);
     expect(hooks).toMatchObject({ IndexName: GSI1, ExpressionAttributeValues: { ':pk': keys.webhooksOfAccount('acc_1') } });
     expect(pending).toMatchObject({ IndexName: GSI1, KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before', ExpressionAttributeValues: { ':pk': 'OUTBOX#3' }, Limit: 100 });
+    // The sweeper tells events to give up from those to re-send by the time they were written.
+    expect(pending.ProjectionExpression).toContain('created_at');
     expect(mock.commandCalls(ScanCommand)).toHaveLength(0);
   });
 });

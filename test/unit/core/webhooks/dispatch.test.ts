@@ -85,7 +85,7 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
     return [...this.events.values()]
       .filter((e) => e.pending && e.event.created_at < before)
       .slice(0, limit)
-      .map((e) => ({ job_id: e.event.job_id, event_id: e.event.event_id }));
+      .map((e) => ({ job_id: e.event.job_id, event_id: e.event.event_id, created_at: e.event.created_at }));
   }
 }
 
@@ -376,5 +376,18 @@ describe('sweepOutbox', () => {
     expect(memory.events.get(notice.event_id)!.pending).toBe(false);
     expect(queue.sent).toEqual([]);
     expect(logged).toEqual([expect.stringContaining(notice.event_id)]);
+  });
+
+  it('reads each shard once: a day-old event is given up, a newer one re-sent, in the same run', async () => {
+    const { memory, add } = setup();
+    const old = add('job.completed');
+    const recent = add('job.failed');
+    memory.events.get(recent.event_id)!.event.created_at = new Date(clockMs + 86_000_000).toISOString();
+    const listed = jest.spyOn(memory, 'listPending');
+    const queue = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void queue.sent.push(m) };
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 86_401_000) } })).toEqual({ sent: 1, abandoned: 1 });
+    expect(listed).toHaveBeenCalledTimes(memory.shards);
+    expect(memory.events.get(old.event_id)!.pending).toBe(false);
+    expect(queue.sent).toEqual([recent]);
   });
 });
