@@ -1,5 +1,5 @@
 import type { Account } from '../accounts/account';
-import { assertCanCover, type Billing, completionCommitted } from '../billing/charging';
+import { assertCanCover, type Billing, chargeCompletion } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
@@ -164,19 +164,11 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     await deps.jobs.put(done);
     return { job: done, pdf, stored: { download_url: null, download_url_expires_at: null } };
   }
-  try {
-    await deps.billing.charge({ account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 }, { job: done }, account);
-  } catch (err) {
-    // A refusal wrote nothing. An unexpected error may be a lost reply: a job that completed is answered as done; one
-    // that cannot be read is left as the write left it.
-    const outcome = isServiceError(err) ? 'not_committed' : await completionCommitted(deps.jobs, job.job_id);
-    if (outcome === 'unknown') throw err;
-    if (outcome === 'not_committed') {
-      if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
-      await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
-      throw err;
-    }
-  }
+  const charge = { account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 } as const;
+  await chargeCompletion(deps, charge, done, account, async (err) => {
+    if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
+    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
+  });
 
   let stored: QuickJobResult['stored'] = null;
   if (output) {

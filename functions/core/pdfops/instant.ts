@@ -7,7 +7,7 @@
  * nothing and leaves no stored files or rows behind.
  */
 import type { Account } from '../accounts/account';
-import { type Billing, assertCanCover, completionCommitted } from '../billing/charging';
+import { type Billing, assertCanCover, chargeCompletion } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
@@ -158,21 +158,10 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
     output,
     outputs_produced: files.length,
   });
-  try {
-    await deps.billing.charge(
-      { account_id: account.account_id, job_id: job.job_id, unit: 'pdfop', operation: 'pdf_operation', amount_micros: amount, pdf_count: files.length },
-      { job: done },
-      account,
-    );
-  } catch (err) {
-    // An unexpected error may be a lost reply: a job that completed is answered as done (see completionCommitted).
-    const outcome = isServiceError(err) ? 'not_committed' : await completionCommitted(deps.jobs, job.job_id);
-    if (outcome === 'unknown') throw err;
-    if (outcome === 'not_committed') {
-      await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
-      throw err;
-    }
-  }
+  const charge = { account_id: account.account_id, job_id: job.job_id, unit: 'pdfop', operation: 'pdf_operation', amount_micros: amount, pdf_count: files.length } as const;
+  await chargeCompletion(deps, charge, done, account, (err) =>
+    recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.'),
+  );
 
   return {
     job: done,

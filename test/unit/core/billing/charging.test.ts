@@ -1,6 +1,7 @@
 import { type Account, newAccount, usableAllowanceMicros } from '../../../../functions/core/accounts/account';
 import type { AccountRepository } from '../../../../functions/core/accounts/ports';
-import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, MAX_BATCH, afterDebit, chooseBucket } from '../../../../functions/core/billing/charging';
+import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, MAX_BATCH, afterDebit, chargeCompletion, chooseBucket } from '../../../../functions/core/billing/charging';
+import { completed, newJob } from '../../../../functions/core/jobs/job';
 import { usdToMicros } from '../../../../functions/core/billing/money';
 import { ServiceError } from '../../../../functions/core/errors';
 
@@ -166,5 +167,45 @@ describe('Billing.chargeInOrder', () => {
   it('refuses charges of several accounts', async () => {
     const { billing } = setup(account({ credits_micros: usdToMicros(1) }));
     await expect(billing.chargeInOrder([...files(1), { ...files(1)[0], account_id: 'a2' }])).rejects.toThrow(TypeError);
+  });
+});
+
+describe('chargeCompletion', () => {
+  const done = completed(newJob({ job_id: 'job_1', account_id: 'a1', job_type: 'quick', status: 'processing', now }), now, { pages: 1, output: null });
+  const unit: Charge = { account_id: 'a1', job_id: 'job_1', unit: 'pdf', operation: 'pdf', amount_micros: cent, pdf_count: 1 };
+  const run = async (failure: Error, stored: 'completed' | 'processing' | 'unreadable') => {
+    const undone: unknown[] = [];
+    const reads: string[] = [];
+    const deps = {
+      billing: { charge: async () => Promise.reject(failure) },
+      jobs: {
+        get: async (id: string) => {
+          reads.push(id);
+          if (stored === 'unreadable') throw new Error('table unavailable');
+          return { ...done, status: stored };
+        },
+      },
+    };
+    const outcome = await chargeCompletion(deps, unit, done, account(), async (err) => void undone.push(err)).then(
+      () => 'resolved',
+      (err) => err,
+    );
+    return { outcome, undone, reads };
+  };
+
+  it('answers a write whose reply was lost but which completed the job as done, undoing nothing', async () => {
+    expect(await run(new Error('socket hang up'), 'completed')).toEqual({ outcome: 'resolved', undone: [], reads: ['job_1'] });
+  });
+
+  it('undoes and rethrows a write that did not commit; a refusal without reading the job', async () => {
+    const lost = new Error('socket hang up');
+    expect(await run(lost, 'processing')).toEqual({ outcome: lost, undone: [lost], reads: ['job_1'] });
+    const refusal = new ServiceError('INSUFFICIENT_CREDITS', 'no credits');
+    expect(await run(refusal, 'completed')).toEqual({ outcome: refusal, undone: [refusal], reads: [] });
+  });
+
+  it('leaves everything as the write left it when the job cannot be read now', async () => {
+    const lost = new Error('socket hang up');
+    expect(await run(lost, 'unreadable')).toEqual({ outcome: lost, undone: [], reads: ['job_1'] });
   });
 });
