@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Redelivery } from '../../functions/adapters/sqs/redelivery';
 import type { MessageQueue } from '../../functions/core/jobs/queue';
+import { lambdaContext } from '../handlers';
 
 interface Stored {
   id: string;
@@ -169,8 +170,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
       eventSourceARN: `arn:aws:sqs:local:000000000000:${this.opts.name}`,
       awsRegion: 'local',
     };
-    const deadline = Date.now() + this.opts.timeoutMs;
-    const context = { awsRequestId: randomUUID(), functionName: this.opts.name, getRemainingTimeInMillis: () => deadline - Date.now() } as unknown as Context;
+    const context = lambdaContext(this.opts.name, this.opts.timeoutMs);
     let ok = false;
     try {
       const result = await this.opts.handler({ Records: [record] }, context);
