@@ -59,9 +59,13 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   try {
     return await assemble(opts, started);
   } catch (err) {
-    for (const stop of started.reverse()) await stop().catch(() => undefined);
+    await stopNewestFirst(started);
     throw err;
   }
+}
+
+async function stopNewestFirst(started: (() => Promise<unknown>)[]): Promise<void> {
+  for (const stop of [...started].reverse()) await stop().catch(() => undefined);
 }
 
 async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown>)[]): Promise<LocalStack> {
@@ -163,14 +167,11 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     queues,
     async stop() {
       for (const timer of scheduleTimers) clearInterval(timer);
+      // Work in flight ends before the services it uses close (stopping them again below is a no-op).
       for (const q of queues.values()) await q.stop();
       await workflows.stop();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await services.close();
-      setServices(null);
-      await s3.stop();
-      await dynamo.stop();
+      await stopNewestFirst(started);
     },
   };
 }
