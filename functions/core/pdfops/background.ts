@@ -70,12 +70,13 @@ export async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, acco
 export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; plan: Plan; request: PdfJobRequest }) {
   const { account, plan, request } = input;
   const now = deps.clock.now();
-  assertCanCover(account, maxOperationCharge(plan), now);
+  // The inputs first, as on the instant routes: another account's upload is FORBIDDEN whatever the balance.
   let total = 0;
   for (const [i, item] of request.inputs.entries()) total += await checkUpload(deps, account, item.s3_key, { filename: item.filename, index: i });
   if (total > MAX_UPLOAD_BYTES) {
     throw new ServiceError('PDF_INPUT_TOO_LARGE', 'The inputs of one job may total at most 150 MB.', { size_bytes: total, max_bytes: MAX_UPLOAD_BYTES, file_count: request.inputs.length });
   }
+  assertCanCover(account, maxOperationCharge(plan), now);
 
   const jobId = newId('job');
   const acquired = await deps.slots.acquire({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId, max: MAX_ACTIVE_PDF_JOBS, now, leaseSeconds: PDF_JOB_LEASE_SECONDS });

@@ -67,6 +67,11 @@ describe('background merge/split jobs', () => {
     expect((await rejection(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } }) }))).code).toBe(
       'INSUFFICIENT_CREDITS',
     );
+    // The inputs are judged before the balance, as on the instant routes.
+    const theirsToo = await upload(poor, three, 'someone-else');
+    expect((await rejection(submitPdfJob(deps(poor), { account: poor.account, plan: poor.plan, request: parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: theirsToo }], split: { mode: 'each_page' } }) }))).code).toBe(
+      'FORBIDDEN',
+    );
     expect(w.jobs.jobs.size + poor.jobs.jobs.size).toBe(0);
   });
 
