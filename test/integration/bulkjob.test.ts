@@ -302,6 +302,14 @@ describe('POST /bulkjob refusals', () => {
     const fresh = `uploads/${tiny.account_id}/bulk/${(await import('ulid')).ulid()}.zip`;
     await stack.services.blobs.put(fresh, noise(1024 * 1024 + 1), 'application/zip');
     expect(await errorOf(await post('/bulkjob', { s3_key: fresh }, tiny.api_key))).toMatchObject({ status: 400, code: 'BULK_ZIP_TOO_LARGE', details: { max_bytes: 1048576 } });
+    // Sent inline, the same limit holds: a ZIP by its size, files by their contents' size.
+    const big = noise(1024 * 1024 + 1);
+    expect(await errorOf(await post('/bulkjob', { zip_base64: big.toString('base64') }, tiny.api_key))).toMatchObject({ status: 400, code: 'BULK_ZIP_TOO_LARGE', details: { size_bytes: big.length, max_bytes: 1048576 } });
+    const files = [{ path: 'a.html', content_base64: big.subarray(0, 600_000).toString('base64') }, { path: 'b.html', content_base64: big.subarray(600_000).toString('base64') }];
+    expect(await errorOf(await post('/bulkjob', { bundle_type: 'html', files }, tiny.api_key))).toMatchObject({ status: 400, code: 'BULK_ZIP_TOO_LARGE', details: { size_bytes: big.length } });
+    // Before the balance, as for uploads.
+    const poorTiny = await stack.account({ plan_id: 'tiny', credits_usd: 0 });
+    expect(await errorOf(await post('/bulkjob', { zip_base64: big.toString('base64') }, poorTiny.api_key))).toMatchObject({ status: 400, code: 'BULK_ZIP_TOO_LARGE' });
   });
 
   it('allows two active bulk jobs per account and answers a third with 409 BULK_JOB_ALREADY_ACTIVE', async () => {

@@ -72,8 +72,14 @@ function zipOf(files: { path: string; bytes: Buffer }[], mtime: Date): Promise<B
 export async function submitBulkJob(deps: BulkDeps, input: { account: Account; plan: Plan; request: BulkRequest }) {
   const { account, plan, request } = input;
   const now = deps.clock.now();
-  assertCanCover(account, plan.price_per_pdf_micros, now);
+  // The input first (as on the PDF tools' routes), then the balance. The plan's size limit holds for every way of
+  // sending the bundle: an inline one is measured by its ZIP, or by its files' contents.
   if (request.input.kind === 's3') await checkUpload(deps, account, plan, request.input.key);
+  else {
+    const size = request.input.kind === 'zip' ? request.input.bytes.length : request.input.files.reduce((n, f) => n + f.bytes.length, 0);
+    if (size > maxZipBytes(plan)) throw zipTooLarge(size, maxZipBytes(plan));
+  }
+  assertCanCover(account, plan.price_per_pdf_micros, now);
 
   const jobId = newId('job');
   const acquired = await deps.slots.acquire({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
