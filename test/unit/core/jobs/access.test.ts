@@ -20,6 +20,13 @@ describe('presentJob (GET /jobs/{job_id})', () => {
     expect(body.pages).toBe(2);
     expect(body).not.toHaveProperty('pages_total');
   });
+
+  it('gives pages as a number also when no PDF was made (a failed, queued or timed-out job: 0)', async () => {
+    for (const status of ['queued', 'processing', 'failed', 'timeout'] as const) {
+      const job = newJob({ job_id: 'job_f', account_id: 'acc', job_type: 'quick', status, mode: 'html', now });
+      expect((await presentJob(deps, job)).pages).toBe(0);
+    }
+  });
 });
 
 describe('presentJob s3_url', () => {
