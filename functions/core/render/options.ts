@@ -20,15 +20,19 @@ export const PAPER_FORMATS: Record<string, { width: number; height: number }> = 
 const UNIT_PER_INCH: Record<string, number> = { px: 96, in: 1, cm: 2.54, mm: 25.4 };
 const LENGTH = /^\s*(\d+(?:\.\d+)?|\.\d+)\s*(px|in|cm|mm)?\s*$/i;
 
-/** "10mm" → inches. Bare numbers (and numeric strings) are CSS pixels, as in Chromium's own API. */
+/**
+ * "10mm" → inches; null when `value` is not a length. The spec asks for lengths with a unit ("10" could mean pixels,
+ * points or millimetres), so a bare number is refused, zero excepted (as in CSS).
+ */
 export function lengthToInches(value: string | number): number | null {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value / 96 : null;
+  if (typeof value === 'number') return value === 0 ? 0 : null;
   const m = LENGTH.exec(value);
   if (!m) return null;
-  return Number(m[1]) / UNIT_PER_INCH[(m[2] ?? 'px').toLowerCase()];
+  if (m[2] === undefined) return Number(m[1]) === 0 ? 0 : null;
+  return Number(m[1]) / UNIT_PER_INCH[m[2].toLowerCase()];
 }
 
-const LENGTH_HINT = 'a length such as "10mm", "0.5in", "1cm" or "20px" (a bare number is CSS pixels)';
+const LENGTH_HINT = 'a length with its unit, such as "10mm", "0.5in", "1cm" or "20px"';
 const length = z
   .union([z.string(), z.number()], { error: `expected ${LENGTH_HINT}` })
   .refine((v) => lengthToInches(v) !== null, { message: `expected ${LENGTH_HINT}` });

@@ -76,6 +76,10 @@ describe('parsePdfOptions', () => {
     [{ format: null, width: 0, height: '100mm' }, 'options.width'],
     [{ format: null, width: '201in' }, 'options.width'],
     [{ format: null, height: 1e308 }, 'options.height'],
+    // Lengths need their unit ("10" could be pixels, points or millimetres).
+    [{ margin: { top: '10' } }, 'options.margin.top'],
+    [{ margin: { left: 12 } }, 'options.margin.left'],
+    [{ format: null, width: '800', height: '100mm' }, 'options.width'],
     // Chromium cannot print a band that links a stylesheet: the whole print failed.
     [{ displayHeaderFooter: true, headerTemplate: '<link rel="stylesheet" href="https://example.com/a.css"><span></span>' }, 'options.headerTemplate'],
     [{ displayHeaderFooter: true, footerTemplate: '<style>@import url(https://example.com/a.css);</style>' }, 'options.footerTemplate'],
@@ -140,9 +144,11 @@ describe('parsePdfOptions', () => {
 });
 
 describe('lengthToInches', () => {
-  it('treats bare numbers as CSS pixels', () => {
-    expect(lengthToInches(96)).toBe(1);
-    expect(lengthToInches('48')).toBe(0.5);
-    expect(lengthToInches('-1mm')).toBeNull();
+  it('reads lengths with a unit, and refuses bare numbers but zero (the spec asks for a unit)', () => {
+    expect(lengthToInches('96px')).toBe(1);
+    expect(lengthToInches(' 2.54 CM ')).toBeCloseTo(1);
+    expect(lengthToInches('25.4mm')).toBeCloseTo(1);
+    expect([lengthToInches(0), lengthToInches('0'), lengthToInches('0.0')]).toEqual([0, 0, 0]);
+    for (const bad of [96, '48', '10', '-1mm', '1pt', '', 'mm']) expect(lengthToInches(bad)).toBeNull();
   });
 });
