@@ -127,6 +127,12 @@ export interface PreparedPage {
   reused: boolean;
   /** Called by the renderer after a clean print: the page may serve the next document of its scope. */
   markReusable(): void;
+  /**
+   * After a command failed because the page's target closed: true when the page closed itself (its document called
+   * window.close()) rather than crashed or went down with its browser. Chromium rejects the pending command a few ms
+   * before it reports the target destroyed, so this waits up to `withinMs` for that report.
+   */
+  closedItself(withinMs: number): Promise<boolean>;
 }
 
 /** What the pool knows of a page beyond what the renderer sees. */
@@ -166,6 +172,8 @@ export class ChromiumBrowser {
   /** Browser contexts this class created (hidden from puppeteer's target handling). */
   private readonly contexts = new Set<string>();
   private readonly crashHandlers = new Map<string, () => void>();
+  /** Pages whose target Chromium destroyed while the pool still held them (see `closedItself`). */
+  private readonly destroyHandlers = new Map<string, () => void>();
   private active = 0;
   private waiting: (() => void)[] = [];
   private parked: ParkedPage[] = [];
@@ -243,6 +251,7 @@ export class ChromiumBrowser {
           });
         // Crashes of document renderers arrive on the browser connection.
         root.connection()!.on('Target.targetCrashed', (event: { targetId: string }) => this.crashHandlers.get(event.targetId)?.());
+        root.connection()!.on('Target.targetDestroyed', (event: { targetId: string }) => this.destroyHandlers.get(event.targetId)?.());
         return { browser, root };
       })();
       this.instance = launching;
@@ -269,6 +278,7 @@ export class ChromiumBrowser {
     this.contexts.clear();
     for (const fail of this.crashHandlers.values()) fail();
     this.crashHandlers.clear();
+    this.destroyHandlers.clear();
   }
 
   private async prepare(): Promise<PooledPage> {
@@ -296,6 +306,12 @@ export class ChromiumBrowser {
       });
       let dead = false;
       crashed.catch(() => (dead = true));
+      let destroyed = false;
+      const onDestroyed: (() => void)[] = [];
+      this.destroyHandlers.set(targetId, () => {
+        destroyed = true;
+        for (const notify of onDestroyed.splice(0)) notify();
+      });
       // A page that calls alert()/confirm() would otherwise wait forever for someone to click.
       session.on('Page.javascriptDialogOpening', () => {
         session.send('Page.handleJavaScriptDialog', { accept: true }).catch(() => undefined);
@@ -323,6 +339,15 @@ export class ChromiumBrowser {
         },
         alive: () => !dead,
         browserPid: browser.process()?.pid,
+        closedItself: (withinMs) =>
+          new Promise<boolean>((resolve) => {
+            const decide = () => {
+              clearTimeout(timer);
+              resolve(destroyed && !dead);
+            };
+            const timer = setTimeout(decide, destroyed ? 0 : withinMs);
+            onDestroyed.push(decide);
+          }),
       };
       return page;
     } catch (err) {
@@ -335,7 +360,10 @@ export class ChromiumBrowser {
 
   private forget(browserContextId: string, targetId?: string) {
     this.contexts.delete(browserContextId);
-    if (targetId) this.crashHandlers.delete(targetId);
+    if (targetId) {
+      this.crashHandlers.delete(targetId);
+      this.destroyHandlers.delete(targetId);
+    }
   }
 
   private refill() {

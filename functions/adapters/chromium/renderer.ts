@@ -81,6 +81,16 @@ export function mapRenderError(err: unknown): unknown {
   return err;
 }
 
+/** How long after a command failed with "target closed" Chromium may take to report the page's target destroyed. */
+const CLOSE_REPORT_MS = 1000;
+
+function closedItself(): ServiceError {
+  return new ServiceError('INVALID_PARAMETER', 'The document closed its own window (a script called window.close()) before it could be printed. Remove the call; the document must stay open to print.', {
+    parameter: 'html',
+    reason: 'closed_itself',
+  });
+}
+
 /**
  * Resolves true once no request has been in flight for `quietMs`, or false when `maxMs` passes first.
  * Requests are followed through the Network domain, which must be enabled before the document is set.
@@ -185,7 +195,8 @@ export class ChromiumRenderer implements Renderer {
               if (!renderTimeout) page.markReusable();
             }
             return result;
-          })().catch((err) => {
+          })().catch(async (err) => {
+            if (/target closed/i.test((err as Error)?.message ?? '') && (await page.closedItself(CLOSE_REPORT_MS))) throw closedItself();
             throw mapRenderError(err);
           });
           // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.

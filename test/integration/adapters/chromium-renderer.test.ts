@@ -140,6 +140,18 @@ describe('ChromiumRenderer', () => {
     expect((await render('<p>fine</p>')).pages).toBe(1);
   });
 
+  it('refuses a document that closes its own window as a 400 (it fails every time: not a 500 to retry), and keeps working', async () => {
+    await expect(render('<script>window.close()</script><p>x</p>')).rejects.toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'closed_itself' } });
+    // A crash is still a crash, not a document that closed itself.
+    const crashing = browser.withPage(async (page) => {
+      page.session.send('Page.crash').catch(() => undefined);
+      await Promise.race([page.crashed, new Promise((r) => setTimeout(r, 5000))]).catch(() => undefined);
+      return page.closedItself(500);
+    });
+    expect(await crashing).toBe(false);
+    expect((await render('<p>fine</p>')).pages).toBe(1);
+  });
+
   it('does not let one document see state left by another', async () => {
     // A document can't reach storage or cookies of a previous one: each runs in a fresh context.
     await render('<script>try { document.cookie = "leak=1"; } catch (e) {} window.name = "leak";</script><p>first</p>');
