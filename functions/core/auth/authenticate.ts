@@ -32,11 +32,14 @@ function distinctValues(multiValueHeaders: Record<string, (string | undefined)[]
 export function readCredential(headers: Record<string, string | undefined>, multiValueHeaders?: Record<string, (string | undefined)[] | undefined> | null): PresentedCredential {
   if (multiValueHeaders && (distinctValues(multiValueHeaders, 'x-api-key') > 1 || distinctValues(multiValueHeaders, 'authorization') > 1)) return { type: 'conflicting' };
   const key = headers['x-api-key']?.trim();
-  if (key) return { type: 'api_key', key };
   const auth = headers.authorization?.trim();
   const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
+  const bearerKey = m?.[1].startsWith(API_KEY_PREFIX) ? m[1] : null;
+  // A key wins over an ID token; two different keys are refused like two values of one header (which one was meant?).
+  if (key && bearerKey && bearerKey !== key) return { type: 'conflicting' };
+  if (key) return { type: 'api_key', key };
   if (!m) return null;
-  return m[1].startsWith(API_KEY_PREFIX) ? { type: 'api_key', key: m[1] } : { type: 'id_token', token: m[1] };
+  return bearerKey ? { type: 'api_key', key: bearerKey } : { type: 'id_token', token: m[1] };
 }
 
 export function unauthorized(message: string, details: Record<string, unknown> = {}): ServiceError {
@@ -68,7 +71,7 @@ export async function authenticate(deps: AuthenticateDeps, access: Exclude<Route
     );
   }
   if (credential.type === 'conflicting') {
-    throw unauthorized('The request carries two different values of X-API-Key or Authorization. Send exactly one credential.', { reason: 'conflicting_credentials' });
+    throw unauthorized('The request carries two different values of X-API-Key or Authorization, or two different API keys (X-API-Key and Authorization: Bearer pk_…). Send exactly one credential.', { reason: 'conflicting_credentials' });
   }
   if (credential.type === 'api_key') {
     if (access === 'token') {

@@ -21,6 +21,11 @@ describe('readCredential', () => {
     // A key and a token in their own headers are not a conflict: the key is used.
     expect(readCredential({ 'x-api-key': 'pk_a', authorization: 'Bearer t' }, { 'X-API-Key': ['pk_a'], Authorization: ['Bearer t'] })).toEqual({ type: 'api_key', key: 'pk_a' });
   });
+
+  it('refuses two different API keys, one in X-API-Key and one as a Bearer (the same key in both is one credential)', () => {
+    expect(readCredential({ 'x-api-key': 'pk_a', authorization: 'Bearer pk_b' })).toEqual({ type: 'conflicting' });
+    expect(readCredential({ 'x-api-key': ' pk_a', authorization: 'Bearer pk_a' })).toEqual({ type: 'api_key', key: 'pk_a' });
+  });
 });
 
 describe('authenticate', () => {
