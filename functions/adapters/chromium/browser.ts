@@ -73,9 +73,9 @@ const BASE_ARGS = [
 
 /**
  * What Chromium may see of the service's environment: where binaries, libraries, fonts and temporary files are, and
- * the locale. Nothing else: renderers run documents' scripts without a sandbox, and the service's environment holds
- * its cloud credentials (AWS_SESSION_TOKEN on Lambda) and settings; a renderer exploit must not read them from
- * /proc/<browser>/environ.
+ * the locale. Nothing else: the service's environment holds its cloud credentials (AWS_SESSION_TOKEN on Lambda) and
+ * settings, and they need not be in /proc/<browser>/environ too. (Only one layer: renderers run unsandboxed as the
+ * service's user, so an exploit could read the Node process's own environ; the function's narrow role limits that.)
  */
 const CHROMIUM_ENV = /^(PATH|HOME|TMPDIR|TMP|TEMP|TZ|LANG|LANGUAGE|LC_[A-Z]+|LD_LIBRARY_PATH|FONTCONFIG_PATH|FONTCONFIG_FILE|XDG_RUNTIME_DIR)$/;
 
