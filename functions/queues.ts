@@ -21,6 +21,13 @@ export interface QueueDef {
   permissions: Permission[];
   /** The worker sends service email (a long job's "PDF ready"): only then does it get the SMTP secret. */
   sendsMail: boolean;
+  /**
+   * In AWS, the most worker invocations the queue runs at once (the event source's maximum concurrency): a backlog
+   * — for instance many long jobs that spin until their limit, which are not charged — waits in the queue instead of
+   * taking the account's whole Lambda concurrency, which the API's handlers need. Unlike reserved concurrency, messages
+   * beyond it are not received, so they use up no deliveries.
+   */
+  maxConcurrency: number;
 }
 
 export const QUEUES: readonly QueueDef[] = [
@@ -37,6 +44,7 @@ export const QUEUES: readonly QueueDef[] = [
     retryDelaysSeconds: [60, 300],
     permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'],
     sendsMail: true,
+    maxConcurrency: 50,
   },
   {
     // The webhook dispatcher: one message per outbox event. A series to one webhook takes at most ~47 s
@@ -51,6 +59,7 @@ export const QUEUES: readonly QueueDef[] = [
     retryDelaysSeconds: [10, 60, 300, 600],
     permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets'],
     sendsMail: false,
+    maxConcurrency: 50,
   },
 ];
 

@@ -37,7 +37,7 @@ export class WorkerQueue extends Construct {
       secrets: props.workerSecrets,
       dedicatedRole: true,
     });
-    this.worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true }));
+    this.worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: def.maxConcurrency }));
 
     new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: `Messages of the ${def.name} queue failed ${def.maxReceiveCount} times`,

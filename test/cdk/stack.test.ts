@@ -331,7 +331,8 @@ describe('render queue and worker', () => {
   it('has a dead-letter queue and a visibility timeout longer than the worker may run', () => {
     expect(renderQueue[1].Properties.RedrivePolicy.maxReceiveCount).toBe(3);
     const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(renderQueue[0]))!;
-    expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    // A backlog (e.g. long jobs spinning until their uncharged timeout) is capped, not the account's whole concurrency.
+    expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 50 } });
     const worker = resources[mapping.Properties.FunctionName.Ref];
     expect(renderQueue[1].Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * worker.Properties.Timeout);
     expect(worker.Properties.Timeout).toBe(900);
@@ -371,7 +372,7 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
   const roleActions = (fn: { Properties: any }) => policyStatementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]).flatMap((s) => [s.Action].flat());
 
   it('feeds the dispatcher from its own queue with a dead-letter queue and a visibility timeout beyond the worker', () => {
-    expect(dispatcherMapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    expect(dispatcherMapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'], ScalingConfig: { MaximumConcurrency: 50 } });
     const queue = resources[queueId];
     expect(queue.Properties.RedrivePolicy.maxReceiveCount).toBe(5);
     expect(queue.Properties.VisibilityTimeout).toBeGreaterThanOrEqual(6 * dispatcher.Properties.Timeout);
