@@ -51,18 +51,11 @@ describe('runQuickJob time limit', () => {
   it('charges a PDF finished past the limit but within its answer margin', async () => {
     // The render ends at the 30 s limit; storing the PDF takes it into the margin, short of its end.
     const { world, credits } = setup(0);
-    let now = Date.parse('2026-11-22T10:00:00Z');
-    const clock = { now: () => new Date(now) };
+    const { clock, blobs, advance } = slowStore(world.blobs, 500); // half of the 1 s margin
     const before = await credits();
-    const blobs = Object.assign(Object.create(world.blobs), {
-      put: async (key: string, body: Uint8Array, type: string) => {
-        now += 500; // half of the 1 s margin
-        await world.blobs.put(key, body, type);
-      },
-    });
     const renderer = {
       render: async (request: RenderRequest) => {
-        now += request.timeoutMs;
+        advance(request.timeoutMs);
         return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false };
       },
     };
@@ -77,15 +70,8 @@ describe('runQuickJob time limit', () => {
   it('neither charges nor keeps a PDF finished after the caller was answered (a gateway timeout)', async () => {
     // The clock passes the limit while the PDF is stored: a slow store after a render that just made it.
     const { world, credits } = setup(0);
-    let now = Date.parse('2026-11-22T10:00:00Z');
-    const clock = { now: () => new Date(now) };
+    const { clock, blobs } = slowStore(world.blobs, 3_500);
     const before = await credits();
-    const blobs = Object.assign(Object.create(world.blobs), {
-      put: async (key: string, body: Uint8Array, type: string) => {
-        now += 3_500;
-        await world.blobs.put(key, body, type);
-      },
-    });
     const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false }) };
     const err = await rejection(
       runQuickJob(
@@ -152,3 +138,16 @@ describe('runQuickJob when the charge write loses its reply', () => {
     expect(world.blobs.objects.size).toBe(1);
   });
 });
+
+/** A clock that storing each object moves on by `storeMs` (a slow store), and that a test may move itself. */
+function slowStore<B extends { put(key: string, body: Uint8Array, type: string): Promise<unknown> }>(store: B, storeMs: number) {
+  let now = Date.parse('2026-11-22T10:00:00Z');
+  const advance = (ms: number) => void (now += ms);
+  const blobs: B = Object.assign(Object.create(store), {
+    put: async (key: string, body: Uint8Array, type: string) => {
+      advance(storeMs);
+      await store.put(key, body, type);
+    },
+  });
+  return { clock: { now: () => new Date(now) }, blobs, advance };
+}
