@@ -102,6 +102,11 @@ export interface ServiceConfig {
   renderQueueUrl?: string;
   /** Overrides the 15-minute long-job render limit (tests only). */
   longjobTimeoutSeconds?: number;
+  /**
+   * LONGJOB_RENDERS_PER_ACCOUNT (10; the local stack, whose queue renders 2 at once, sets 1): long jobs of one account
+   * rendering at once. LONGJOB_DEFER_SECONDS (30): how long a job over that share waits before it is tried again.
+   */
+  longjobShare: { rendersPerAccount?: number; deferSeconds?: number };
   /** Service email: MAIL_SMTP_URL (SMTP server) or, locally, MAIL_DIR (a folder of .eml files); MAIL_FROM. */
   mail: { smtpUrl?: string; dir?: string; from: string };
   /** Bulk timing: BULK_IDLE_MAX_SECONDS (20), BULK_FILE_TIMEOUT_SECONDS (60), BULK_JOB_TIME_BUDGET_SECONDS (900); tests only. */
@@ -177,6 +182,10 @@ export function configFromEnv(env = process.env): ServiceConfig {
     extraCaFile: env.NODE_EXTRA_CA_CERTS || undefined,
     renderQueueUrl: env.RENDER_QUEUE_URL || undefined,
     longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,
+    longjobShare: {
+      rendersPerAccount: Number(env.LONGJOB_RENDERS_PER_ACCOUNT) >= 1 ? Math.floor(Number(env.LONGJOB_RENDERS_PER_ACCOUNT)) : undefined,
+      deferSeconds: Number(env.LONGJOB_DEFER_SECONDS) >= 0 && env.LONGJOB_DEFER_SECONDS ? Number(env.LONGJOB_DEFER_SECONDS) : undefined,
+    },
     mail: { smtpUrl: env.MAIL_SMTP_URL || undefined, dir: env.MAIL_DIR || undefined, from: env.MAIL_FROM || 'PDF service <no-reply@pdf-service.local>' },
     bulkTiming: {
       idleMaxSeconds: Number(env.BULK_IDLE_MAX_SECONDS) || DEFAULT_BULK_TIMING.idleMaxSeconds,

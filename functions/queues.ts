@@ -42,7 +42,8 @@ export const QUEUES: readonly QueueDef[] = [
     visibilityTimeoutSeconds: 5400,
     maxReceiveCount: 3,
     retryDelaysSeconds: [60, 300],
-    permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'],
+    // queue:render: a job over its account's share of rendering workers goes back to the queue with a delay.
+    permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:render', 'queue:webhooks'],
     sendsMail: true,
     maxConcurrency: 50,
   },

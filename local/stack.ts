@@ -64,6 +64,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   }
 }
 
+/** Long jobs rendering at once locally (the render queue's worker concurrency): each holds a printing slot for its whole run. */
+const LOCAL_RENDER_WORKERS = 2;
+
 async function stopNewestFirst(started: (() => Promise<unknown>)[]): Promise<void> {
   for (const stop of [...started].reverse()) await stop().catch(() => undefined);
 }
@@ -90,6 +93,8 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     PAGINATION_SECRET: process.env.PAGINATION_SECRET || loadOrCreateSecret(path.join(dataDir, 'pagination-secret')),
     // Seals webhook signing secrets at rest (Secrets Manager in AWS).
     WEBHOOK_SECRETS_KEY: process.env.WEBHOOK_SECRETS_KEY || loadOrCreateSecret(path.join(dataDir, 'webhook-secrets-key')),
+    // One account's long jobs take one of the two local render workers at most, so another account's job never waits behind them.
+    LONGJOB_RENDERS_PER_ACCOUNT: process.env.LONGJOB_RENDERS_PER_ACCOUNT || String(LOCAL_RENDER_WORKERS - 1),
     ...opts.env,
   };
   // Step Functions: the ASL files run in-process with the same task handlers (LOCAL_SFN_RETRY_MS shortens retries in tests).
@@ -106,7 +111,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
       new LocalQueue<any>({
         name: q.name,
         handler: (event, context) => loadHandler<(e: SQSEvent, c: Context) => Promise<SQSBatchResponse>>(q.handler)(event, context),
-        concurrency: q.profile === 'render' ? 2 : 4,
+        concurrency: q.profile === 'render' ? LOCAL_RENDER_WORKERS : 4,
         maxReceiveCount: q.maxReceiveCount,
         retryDelayMs: Number(env.LOCAL_QUEUE_RETRY_MS ?? 5000),
         timeoutMs: q.timeoutSeconds * 1000,

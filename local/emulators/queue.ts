@@ -83,9 +83,12 @@ export class LocalQueue<T> implements MessageQueue<T> {
     setImmediate(() => this.pump());
   }
 
-  async send(message: T): Promise<void> {
+  async send(message: T, options: { delaySeconds?: number } = {}): Promise<void> {
     if (this.stopped) throw new Error(`queue ${this.opts.name} is stopped`);
-    this.waiting.push({ id: randomUUID(), body: JSON.stringify(message), receiveCount: 0, sentAt: Date.now() });
+    const stored: Stored = { id: randomUUID(), body: JSON.stringify(message), receiveCount: 0, sentAt: Date.now() };
+    const delayMs = Math.min(900, Math.max(0, options.delaySeconds ?? 0)) * 1000;
+    if (delayMs > 0) this.parkUntil(stored, delayMs);
+    else this.waiting.push(stored);
     this.persist();
     setImmediate(() => this.pump());
   }

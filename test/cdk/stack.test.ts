@@ -344,12 +344,18 @@ describe('render queue and worker', () => {
     expect(alarms).toEqual(expect.arrayContaining(['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage']));
   });
 
-  it('lets only the long-job route send to the queue, and gives it the URL', () => {
+  it('lets only the long-job route and the worker itself send to the queue, and gives them the URL', () => {
     const method = methods.find((m) => m.method === 'POST' && m.path === '/longjob')!;
     expect(actionsOf(method)).toEqual(expect.arrayContaining(['sqs:SendMessage']));
     expect(JSON.stringify(functionOf(method).Properties.Environment.Variables.RENDER_QUEUE_URL)).toContain(renderQueue[0]);
     const quick = methods.find((m) => m.method === 'POST' && m.path === '/quickjob')!;
     expect(actionsOf(quick).some((a) => a.startsWith('sqs:'))).toBe(false);
+    // The worker sends a job over its account's share of workers back with a delay.
+    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(renderQueue[0]))!;
+    const worker = resources[mapping.Properties.FunctionName.Ref];
+    expect(JSON.stringify(worker.Properties.Environment.Variables.RENDER_QUEUE_URL)).toContain(renderQueue[0]);
+    const sends = policyStatementsOfRole(worker.Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().includes('sqs:SendMessage'));
+    expect(JSON.stringify(sends.map((st) => st.Resource))).toContain(renderQueue[0]);
   });
 
   it('makes synchronous renders answer before the 29 s gateway timeout', () => {

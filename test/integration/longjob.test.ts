@@ -18,7 +18,7 @@ let receiver: TestServer;
 beforeAll(async () => {
   const ca = makeTestCa();
   receiver = await httpsServer(ca, (_req, res) => res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok'));
-  stack = await startTestStack({ LONGJOB_TIMEOUT_SECONDS: '3', LOCAL_QUEUE_RETRY_MS: '100', ALLOW_PRIVATE_TARGETS: `localhost:${receiver.port}`, NODE_EXTRA_CA_CERTS: ca.caFile });
+  stack = await startTestStack({ LONGJOB_TIMEOUT_SECONDS: '3', LONGJOB_DEFER_SECONDS: '1', LOCAL_QUEUE_RETRY_MS: '100', ALLOW_PRIVATE_TARGETS: `localhost:${receiver.port}`, NODE_EXTRA_CA_CERTS: ca.caFile });
   user = await stack.account({ credits_usd: 5, email: 'owner@example.com' });
 });
 afterAll(async () => {
@@ -164,6 +164,23 @@ describe('render worker', () => {
     expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.failed']);
     expect((await stack.services.accounts.get(owner.account_id))!.total_pdf_count).toBe(0);
     expect(mailsTo('slow@example.com').some((m) => m.includes('Your PDF job failed'))).toBe(true);
+  });
+
+  it("keeps one account's spinning jobs to one of the two local workers, so another account's job renders at once", async () => {
+    const hog = await stack.account({ credits_usd: 1 });
+    const other = await stack.account({ credits_usd: 1 });
+    const spinning = [await queuedFixture('<p>spin</p><script>for(;;){}</script>', hog), await queuedFixture('<p>spin</p><script>for(;;){}</script>', hog)];
+    const prompt = await queuedFixture('<p>prompt</p>', other);
+    for (const id of [...spinning, prompt]) await queue().send({ job_id: id });
+    await queue().drained();
+
+    const [first, second] = await Promise.all(spinning.map((id) => stack.services.jobs.get(id)));
+    const done = (await stack.services.jobs.get(prompt))!;
+    expect(done.status).toBe('completed');
+    expect([first!.status, second!.status]).toEqual(['timeout', 'timeout']);
+    // The other account's job finished while the first spinning job still held its worker; the second began only after it.
+    expect(done.completed_at! < first!.completed_at!).toBe(true);
+    expect(second!.started_at! >= first!.completed_at!).toBe(true);
   });
 
   it('renders and charges once when the same message is delivered twice, and ignores later redeliveries', async () => {

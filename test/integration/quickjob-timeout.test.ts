@@ -38,3 +38,28 @@ describe('long-job submission time limit', () => {
     expect(jobs.count).toBe(0);
   });
 });
+
+describe('printing slots shared between accounts', () => {
+  let shared: TestStack;
+  beforeAll(async () => {
+    shared = await startTestStack({ QUICKJOB_TIMEOUT_SECONDS: '10' });
+  });
+  afterAll(() => shared?.stop());
+
+  it("lets another account's document print at once while one account's spinning documents hold every slot", async () => {
+    const [hog, other] = [await shared.account({ credits_usd: 1 }), await shared.account({ credits_usd: 1 })];
+    const finished: string[] = [];
+    const spinning = Array.from({ length: 6 }, (_, i) =>
+      shared.request('POST', '/quickjob', { key: hog.api_key, json: { input_type: 'html', html: `<p>spin ${i}</p><script>for(;;){}</script>` } }).then((res) => {
+        finished.push(`hog ${res.status}`);
+      }),
+    );
+    // Time for the six to reach the renderer: three print (spinning), three wait for a slot.
+    await new Promise((r) => setTimeout(r, 1500));
+    const res = await shared.request('POST', '/quickjob', { key: other.api_key, json: { input_type: 'html', html: '<p>meanwhile</p>' } });
+    finished.push(`other ${res.status}`);
+    await Promise.all(spinning);
+    // Answered before any spinning document reached its limit; first come, first served would have made it wait for one.
+    expect(finished).toEqual(['other 200', ...Array(6).fill('hog 408')]);
+  });
+});

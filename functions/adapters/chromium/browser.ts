@@ -4,6 +4,7 @@ import { ServiceError } from '../../core/errors';
 import type { NetworkGuard } from '../../core/net/guard';
 import { EgressProxy } from '../net/egress-proxy';
 import { writeFontConfig } from './fonts';
+import { FairSlots } from './fair-slots';
 import { ChromiumMemoryWatch, type ChromiumProcesses } from './memory-watch';
 
 export interface ChromiumConfig {
@@ -15,7 +16,7 @@ export interface ChromiumConfig {
   fontDir?: string;
   /** Fresh contexts kept ready, so a request never waits for a renderer process to start. */
   prewarm: number;
-  /** Most documents printing at once; further requests queue. */
+  /** Most documents printing at once (one more for an account printing nothing yet, see FairSlots); further requests queue. */
   maxConcurrent: number;
   /**
    * Every page's traffic goes through a per-document proxy that applies this guard. Without it pages get
@@ -174,14 +175,14 @@ export class ChromiumBrowser {
   private readonly crashHandlers = new Map<string, () => void>();
   /** Pages whose target Chromium destroyed while the pool still held them (see `closedItself`). */
   private readonly destroyHandlers = new Map<string, () => void>();
-  private active = 0;
-  private waiting: (() => void)[] = [];
+  private readonly slots: FairSlots;
   private parked: ParkedPage[] = [];
   private readonly memoryWatch: ChromiumMemoryWatch | null;
 
   constructor(private readonly config: ChromiumConfig) {
     const caps = { pageBytes: config.maxPageMemoryBytes || undefined, browserBytes: config.maxBrowserMemoryBytes || undefined };
     this.memoryWatch = caps.pageBytes || caps.browserBytes ? new ChromiumMemoryWatch(caps, () => this.chromiumProcesses(), config.log) : null;
+    this.slots = new FairSlots(config.maxConcurrent);
   }
 
   private async chromiumProcesses(): Promise<ChromiumProcesses> {
@@ -381,18 +382,6 @@ export class ChromiumBrowser {
     await Promise.allSettled(this.ready);
   }
 
-  private async acquireSlot(first = false): Promise<() => void> {
-    if (this.active >= this.config.maxConcurrent) await new Promise<void>((resolve) => (first ? this.waiting.unshift(resolve) : this.waiting.push(resolve)));
-    this.active++;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.active--;
-      this.waiting.shift()?.();
-    };
-  }
-
   /**
    * Runs `work` on a fresh page in its own browser context, then disposes the context (which also
    * kills a page stuck in a script loop). The pool is refilled in the background.
@@ -401,9 +390,13 @@ export class ChromiumBrowser {
    * cleanly (`markReusable`) is kept for the next document of the same scope for a few seconds instead:
    * its renderer process is already running, which halves the CPU a document costs. Pages never serve
    * another scope, and the renderer clears the origin's storage before reusing one.
+   *
+   * With a `tenant` (the account the document is printed for), printing slots are shared fairly between tenants
+   * (see FairSlots): one account's documents cannot keep another's waiting.
    */
-  async withPage<T>(work: (page: PreparedPage) => Promise<T>, scope?: string): Promise<T> {
-    let release = await this.acquireSlot();
+  async withPage<T>(work: (page: PreparedPage) => Promise<T>, placement: { scope?: string; tenant?: string } = {}): Promise<T> {
+    const { scope, tenant } = placement;
+    let release = await this.slots.acquire(tenant);
     let finished = false;
     let page: PooledPage | undefined;
     this.memoryWatch?.documentOpened();
@@ -420,7 +413,7 @@ export class ChromiumBrowser {
         try {
           return await wait();
         } finally {
-          const again = await this.acquireSlot(true);
+          const again = await this.slots.acquire(tenant, true);
           // The document may have been given up meanwhile (timeout): then the slot goes straight back.
           if (finished) again();
           else release = again;

@@ -201,7 +201,7 @@ export class ChromiumRenderer implements Renderer {
           });
           // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.
           return Promise.race([run, crashed, timeout]);
-        }, request.bundle?.scope),
+        }, { scope: request.bundle?.scope, tenant: request.tenant }),
       ]);
     } finally {
       clearTimeout(timer);

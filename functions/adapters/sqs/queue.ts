@@ -11,7 +11,8 @@ export class SqsQueue<T> implements MessageQueue<T> {
     this.sqs = new SQSClient({ region });
   }
 
-  async send(message: T): Promise<void> {
-    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message) }));
+  async send(message: T, options: { delaySeconds?: number } = {}): Promise<void> {
+    const delay = options.delaySeconds ? { DelaySeconds: Math.min(900, Math.max(0, Math.round(options.delaySeconds))) } : {};
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(message), ...delay }));
   }
 }

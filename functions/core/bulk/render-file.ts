@@ -110,6 +110,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       networkIdle: { quietMs: BULK_IDLE_QUIET_MS, maxMs: deps.timing.idleMaxSeconds * 1000 },
       maxPages: BULK_LIMITS.pagesPerFile,
       shouldStart,
+      tenant: job.account_id,
       bundle: {
         documentPath: file.path,
         // The job's files may share a warm page one after another (storage cleared in between), never another job's.

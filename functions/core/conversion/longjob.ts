@@ -10,6 +10,7 @@ import { jobEvent } from '../events/events';
 import { newId } from '../ids';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
+import type { JobSlots } from '../jobs/slots';
 import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
 import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
 import { redactUrl } from '../net/redact-url';
@@ -127,7 +128,7 @@ export async function submitLongJob(
   let morePages: boolean | undefined;
   try {
     if (budgetMs <= 0) throw new RenderTimeoutError(0);
-    ({ pages, morePages } = await deps.renderer.render({ html, options: request.options, timeoutMs: budgetMs, maxPages: LONGJOB_MAX_PAGES }));
+    ({ pages, morePages } = await deps.renderer.render({ html, options: request.options, timeoutMs: budgetMs, maxPages: LONGJOB_MAX_PAGES, tenant: account.account_id }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       throw new ServiceError('RENDER_TIMEOUT', `Counting the pages took longer than ${limitSeconds} seconds, so the document cannot be submitted. Split it into smaller documents.`, {
@@ -170,36 +171,68 @@ export async function submitLongJob(
   return job;
 }
 
-/** The worker renders queued jobs; it queues nothing (in AWS it does not even know the queue's URL). */
-export interface LongJobWorkerDeps extends Omit<LongJobDeps, 'queue' | 'submissionSeconds'> {
+/** Running-slot kind of long jobs being rendered (see JobSlots). */
+export const LONGJOB_RENDER_SLOT_KIND = 'longjob-render';
+/** Long jobs one account may have rendering at once, unless the deployment says otherwise. */
+export const LONGJOB_RENDERS_PER_ACCOUNT = 10;
+/** How long a job over its account's share waits before it is tried again. */
+export const LONGJOB_DEFER_SECONDS = 30;
+
+/**
+ * The worker renders queued jobs. It sends only to its own queue: a job whose account already has its share of
+ * jobs rendering goes back to the queue with a delay.
+ */
+export interface LongJobWorkerDeps extends Omit<LongJobDeps, 'submissionSeconds'> {
   accounts: AccountRepository;
   plans: { get(planId: string): Promise<Plan | null> };
   billing: Billing;
   mailer: Mailer;
+  slots: JobSlots;
+  /** Defaults: LONGJOB_RENDERS_PER_ACCOUNT and LONGJOB_DEFER_SECONDS. */
+  share?: { rendersPerAccount?: number; deferSeconds?: number };
 }
 
-export type ProcessOutcome = 'completed' | 'failed' | 'timeout' | 'skipped';
+export type ProcessOutcome = 'completed' | 'failed' | 'timeout' | 'skipped' | 'deferred';
 
 /**
  * The render worker's step for one job, safe under at-least-once delivery: the job is claimed with a
  * conditional write (queued → processing, or a processing job whose worker's lease ran out), so a
  * duplicate message does nothing; the charge is keyed by the job, so a retry never charges twice; and the
  * completed job, its charge and its `job.completed` event are one write.
+ *
+ * Fair between accounts: a job renders only in one of its account's running slots (`share.rendersPerAccount`).
+ * Timeouts are not charged, so without the cap one account's documents that spin for the whole 15 minutes could hold
+ * every worker while other accounts' jobs wait. A job over the cap is sent to the queue again with a delay (a new
+ * message, so waiting uses up none of the deliveries that count towards the dead-letter queue) and stays queued.
  */
 export async function processLongJob(deps: LongJobWorkerDeps, jobId: string, timeoutMs: number): Promise<ProcessOutcome> {
   const job = await deps.jobs.get(jobId);
   if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'skipped';
-
   const now = deps.clock.now();
-  const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? now.toISOString(), lease_until: new Date(now.getTime() + timeoutMs + 60_000).toISOString() };
-  const firstStart = job.status === 'queued';
-  if (!(await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, now)] : [], now.toISOString()))) return 'skipped';
+  // Another worker holds it (a duplicate message): nothing to do, and no slot to take.
+  if (job.status === 'processing' && job.lease_until && job.lease_until > now.toISOString()) return 'skipped';
+
+  const leaseMs = timeoutMs + 60_000;
+  const slot = { accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId };
+  const max = deps.share?.rendersPerAccount ?? LONGJOB_RENDERS_PER_ACCOUNT;
+  if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: Math.ceil(leaseMs / 1000) }))) {
+    await deps.queue.send({ job_id: jobId }, { delaySeconds: deps.share?.deferSeconds ?? LONGJOB_DEFER_SECONDS });
+    return 'deferred';
+  }
   try {
-    return await runClaimed(deps, job, claimed, timeoutMs);
-  } catch (err) {
-    // Unexpected failure (storage, database): give the lease back so the redelivered message can retry at once.
-    await deps.jobs.putIfLeaseHeld({ ...claimed, lease_until: now.toISOString() }, claimed.lease_until!).catch(() => undefined);
-    throw err;
+    const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? now.toISOString(), lease_until: new Date(now.getTime() + leaseMs).toISOString() };
+    const firstStart = job.status === 'queued';
+    if (!(await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, now)] : [], now.toISOString()))) return 'skipped';
+    try {
+      return await runClaimed(deps, job, claimed, timeoutMs);
+    } catch (err) {
+      // Unexpected failure (storage, database): give the lease back so the redelivered message can retry at once.
+      await deps.jobs.putIfLeaseHeld({ ...claimed, lease_until: now.toISOString() }, claimed.lease_until!).catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    // If this fails the slot frees itself when its lease (the job's) runs out.
+    await deps.slots.release(slot).catch((e) => deps.log?.(`could not give back the render slot of job ${jobId}`, e));
   }
 }
 
@@ -234,7 +267,7 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
   let pages: number;
   let morePages: boolean | undefined;
   try {
-    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs, maxPages: LONGJOB_MAX_PAGES }));
+    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs, maxPages: LONGJOB_MAX_PAGES, tenant: job.account_id }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) {
       return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');

@@ -109,7 +109,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     const remainingMs = limitEnds - deps.clock.now().getTime();
     if (remainingMs <= 0) throw new RenderTimeoutError(0);
     // Counted up to the long-job limit, so a refusal says whether /longjob would take the document.
-    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES }));
+    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES, tenant: account.account_id }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) throw await limitExceeded();
     if (isServiceError(err)) {

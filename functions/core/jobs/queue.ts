@@ -1,6 +1,7 @@
 /** A durable queue feeding a worker (SQS in AWS, the in-process queue locally). Delivery is at-least-once. */
 export interface MessageQueue<T> {
-  send(message: T): Promise<void>;
+  /** Sends a message; with `delaySeconds` (at most 900, as in SQS) it is delivered no sooner than that. */
+  send(message: T, options?: { delaySeconds?: number }): Promise<void>;
 }
 
 /** The render queue's message: which long job to render. */

@@ -30,6 +30,8 @@ export interface RenderRequest {
    * cancelled meanwhile) instead of being printed. A rejection fails the render with that error.
    */
   shouldStart?: () => Promise<boolean> | boolean;
+  /** Whom the document is printed for (the account): a renderer printing for many shares its capacity fairly between them. */
+  tenant?: string;
 }
 
 /** The synthetic origin a bundle document is rendered at (`.invalid` can never resolve to a real host). */

@@ -142,7 +142,7 @@ describe('rendering with a bundle as the page world', () => {
       browser.withPage(async (page) => {
         if (keep) page.markReusable();
         return { targetId: page.targetId, reused: page.reused };
-      }, scope);
+      }, { scope });
     const first = await pageOf('job-a', true);
     expect(await pageOf('job-a', true)).toEqual({ targetId: first.targetId, reused: true });
     // Another scope, or no scope, never gets it; a page not marked reusable is disposed.
@@ -155,7 +155,7 @@ describe('rendering with a bundle as the page world', () => {
   it('gives each document of a scope a clean origin and its own counts, on the same warm page', async () => {
     const pages: string[] = [];
     const withPage = browser.withPage.bind(browser);
-    const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, scope) => withPage((page) => (pages.push(page.targetId), work(page)), scope));
+    const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, placement) => withPage((page) => (pages.push(page.targetId), work(page)), placement));
     try {
       const scope = 'job-storage';
       const report = `<h1>Seen</h1><p id="out"></p><script>document.getElementById('out').textContent =

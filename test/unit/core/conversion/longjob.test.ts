@@ -135,4 +135,80 @@ describe('submitLongJob time limit', () => {
     expect(sent).toEqual([]);
     expect(world.jobs.jobs.size).toBe(0);
   });
+
+  describe("an account's share of rendering workers", () => {
+    /** Queues long job `id` of `accountId` with a stored document. */
+    async function queued(w: ReturnType<typeof memoryWorld>, id: string, accountId = w.account.account_id) {
+      await w.blobs.put(`inputs/${id}.json`, Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+      await w.jobs.put({ ...newJob({ job_id: id, account_id: accountId, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() }), input_key: `inputs/${id}.json` });
+    }
+
+    function world() {
+      const w = memoryWorld();
+      w.accounts.accounts.set('acct2', { ...w.account, account_id: 'acct2', email: 'b@example.com' });
+      const renderer = new FakeRenderer();
+      const holds: (() => void)[] = [];
+      let rendering!: () => void;
+      let started = new Promise<void>((resolve) => (rendering = resolve));
+      // Each document renders until the test lets it finish.
+      renderer.slot = () => {
+        rendering();
+        started = new Promise<void>((resolve) => (rendering = resolve));
+        return new Promise<void>((resolve) => holds.push(resolve));
+      };
+      const sent: { message: unknown; delaySeconds?: number }[] = [];
+      const queue = { send: async (message: { job_id: string }, options?: { delaySeconds?: number }) => void sent.push({ message, ...options }) };
+      const deps = { ...w, renderer, queue, mailer: { send: async () => undefined }, share: { rendersPerAccount: 1, deferSeconds: 7 } };
+      return { w, renderer, holds, sent, deps, nextRender: () => started };
+    }
+
+    it('sends a job over the share back to the queue with a delay, still queued and not rendered; other accounts go on', async () => {
+      const { w, renderer, holds, sent, deps, nextRender } = world();
+      await queued(w, 'job_a1');
+      await queued(w, 'job_a2');
+      await queued(w, 'job_b1', 'acct2');
+
+      const rendering = nextRender();
+      const first = processLongJob(deps, 'job_a1', 1000);
+      await rendering;
+      expect(await processLongJob(deps, 'job_a2', 1000)).toBe('deferred');
+      expect(sent).toEqual([{ message: { job_id: 'job_a2' }, delaySeconds: 7 }]);
+      expect(await w.jobs.get('job_a2')).toMatchObject({ status: 'queued' });
+      expect(w.jobs.events.filter((e) => e.job_id === 'job_a2').map((e) => e.event)).not.toContain('job.processing');
+
+      // Another account's job renders beside the first.
+      const other = nextRender();
+      const second = processLongJob(deps, 'job_b1', 1000);
+      await other;
+      expect(renderer.calls.map((c) => c.tenant)).toEqual([w.account.account_id, 'acct2']);
+      holds.forEach((finish) => finish());
+      expect(await Promise.all([first, second])).toEqual(['completed', 'completed']);
+
+      // The slot came back with the job: the deferred message, delivered again, renders.
+      const again = processLongJob(deps, 'job_a2', 1000);
+      await nextRender();
+      holds.at(-1)!();
+      expect(await again).toBe('completed');
+    });
+
+    it('gives the slot back when the job fails, and takes none for a job another worker holds', async () => {
+      const { w, renderer, holds, sent, deps, nextRender } = world();
+      await queued(w, 'job_bad');
+      renderer.behave = () => ({ pages: 500 });
+      const bad = processLongJob(deps, 'job_bad', 1000);
+      await nextRender();
+      holds[0]();
+      expect(await bad).toBe('failed');
+      expect(w.slots.held.size).toBe(0);
+
+      // A duplicate message for a job under another worker's lease: skipped, without a slot or a re-send.
+      await queued(w, 'job_busy');
+      const busy = (await w.jobs.get('job_busy'))!;
+      await w.jobs.put({ ...busy, status: 'processing', lease_until: new Date(Date.now() + 60_000).toISOString() });
+      expect(await processLongJob(deps, 'job_busy', 1000)).toBe('skipped');
+      expect(w.slots.held.size).toBe(0);
+      expect(sent).toEqual([]);
+    });
+  });
 });
+

@@ -97,3 +97,24 @@ describe('LocalQueue redelivery (ChangeMessageVisibility)', () => {
     await expect(redelivery.after({ eventSourceARN: 'arn:aws:sqs:local:000000000000:nowhere', receiptHandle: 'x#1' }, 1)).rejects.toThrow('no local queue');
   });
 });
+
+describe('LocalQueue delayed sends (SQS DelaySeconds)', () => {
+  it('delivers a message sent with a delay no sooner than asked, as a first delivery, and keeps it across a stop', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    const seen: { afterMs: number; receives: string }[] = [];
+    const started = Date.now();
+    const delayed = queue(dir, async (event) => void seen.push({ afterMs: Date.now() - started, receives: event.Records[0].attributes.ApproximateReceiveCount }));
+    try {
+      await delayed.send({ n: 1 }, { delaySeconds: 0.2 });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(seen).toEqual([]);
+      expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 0 })]);
+      await delayed.drained();
+      expect(seen).toEqual([{ afterMs: expect.any(Number), receives: '1' }]);
+      expect(seen[0].afterMs).toBeGreaterThanOrEqual(190);
+    } finally {
+      await delayed.stop();
+    }
+  });
+});

@@ -7,12 +7,10 @@ import { MemoryJobs } from '../../../support/memory';
 afterEach(() => setServices(null));
 
 describe('long-job render worker', () => {
-  it('runs with the environment its Lambda gets: no render queue URL (it queues nothing)', async () => {
+  it('finishes the message of a job that no longer exists, touching nothing else', async () => {
     const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
     const svc = { jobs: new MemoryJobs(), clock: { now: () => new Date() }, config: {}, log };
-    // What composition does in AWS without RENDER_QUEUE_URL: the getter throws.
-    Object.defineProperty(svc, 'renderQueue', { get: () => { throw new Error('RENDER_QUEUE_URL is not set'); } });
-    for (const name of ['blobs', 'renderer', 'accounts', 'plans', 'billing', 'mailer']) Object.defineProperty(svc, name, { get: () => ({}) });
+    for (const name of ['blobs', 'renderer', 'accounts', 'plans', 'billing', 'mailer', 'jobSlots', 'renderQueue']) Object.defineProperty(svc, name, { get: () => ({}) });
     setServices(svc as unknown as Services);
     const event = { Records: [{ messageId: 'm1', body: JSON.stringify({ job_id: 'job_gone' }), attributes: { ApproximateReceiveCount: '1' } }] } as unknown as SQSEvent;
     // A job that no longer exists is skipped: the message is done, not failed back for redelivery.
@@ -27,7 +25,7 @@ describe('long-job render worker', () => {
     const redelivery = { after: jest.fn(async () => undefined) };
     const svc = { jobs, clock: { now: () => new Date() }, config: {}, log, redelivery };
     // Every render dependency fails: the unexpected failure path.
-    for (const name of ['blobs', 'renderer', 'accounts', 'plans', 'billing', 'mailer']) Object.defineProperty(svc, name, { get: () => { throw new Error(`${name} down`); } });
+    for (const name of ['blobs', 'renderer', 'accounts', 'plans', 'billing', 'mailer', 'jobSlots', 'renderQueue']) Object.defineProperty(svc, name, { get: () => { throw new Error(`${name} down`); } });
     setServices(svc as unknown as Services);
     const delivery = (count: number) => ({ Records: [{ messageId: 'm1', body: JSON.stringify({ job_id: 'job_stuck' }), attributes: { ApproximateReceiveCount: String(count) } }] }) as unknown as SQSEvent;
     expect(await handler(delivery(1))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
