@@ -57,9 +57,9 @@ const JOB_READ: Permission[] = ['table:read', 'bucket:read'];
 /** A list with sealed page tokens (next_token). */
 const LIST: Permission[] = ['table:read', 'pagination'];
 const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
-/** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure). */
-const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
-const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start', 'queue:webhooks'];
+/** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure); the job event's notice. */
+const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'];
+const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start'];
 const UPLOAD_URL: Permission[] = ['table:read', 'bucket:write'];
 /** Cancel: the job and its event; a queued bulk job's staged inputs are read (index) and deleted. */
 const JOB_CANCEL: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:delete', 'queue:webhooks'];

@@ -390,7 +390,7 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
   it('gives the queue URL and send rights to every function that writes events, and to no route that does not', () => {
     // The routes whose handlers write job events: a long job's, a background PDF job's, a bulk job's that cannot
     // start (bulk.job.failed), and a cancel (bulk.job.cancelled).
-    const writerRoutes = ['longjob.create', 'pdf.jobs', 'bulkjob.create', 'jobs.cancel'];
+    const writerRoutes = ['longjob.create', 'pdf.jobs', 'pdf.merge', 'pdf.split', 'bulkjob.create', 'jobs.cancel'];
     const writers = writerRoutes.map(routeFunction);
     const renderMapping = mappings.find((m) => m !== dispatcherMapping)!;
     writers.push(resources[renderMapping.Properties.FunctionName.Ref]);

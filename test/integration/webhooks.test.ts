@@ -414,6 +414,27 @@ describe('deliveries', () => {
     expect(payloads.find((p) => p.job_id === splitId)).toMatchObject({ event: 'job.failed', status: 'failed', job_type: 'pdfop', operation: 'split', error_code: 'PAGE_OUT_OF_RANGE', failed_at: expect.any(String) });
   });
 
+  it('delivers instant merge/split job.completed events too, with a link when the result is stored', async () => {
+    const user = await stack.account({ credits_usd: 5 });
+    await createHook(user, { url: hookUrl('/ok/instant'), events: ['job.completed', 'job.failed'] });
+    const pdf = (bytes: Uint8Array, filename: string) => ({ pdf_base64: Buffer.from(bytes).toString('base64'), filename });
+    const merge = await stack.request('POST', '/pdf/merge', { key: user.api_key, json: { inputs: [pdf(await simplePdf(2), 'a.pdf'), pdf(await simplePdf(1), 'b.pdf')] } });
+    expect(merge.status).toBe(200);
+    const mergeId = merge.headers.get('x-job-id');
+    const split = await stack.request('POST', '/pdf/split', { key: user.api_key, json: { input: pdf(await simplePdf(4), 'c.pdf'), split: { mode: 'every_n', every_n: 2 } } });
+    expect(split.status).toBe(200);
+    const splitId = (await split.json()).job_id;
+    await dispatcher().drained();
+
+    const payloads = deliveriesTo('/ok/instant').map((r) => JSON.parse(r.body.toString()));
+    // Answered in the response and not stored: no link, the files route names the result.
+    expect(payloads.find((p) => p.job_id === mergeId)).toMatchObject({ event: 'job.completed', status: 'completed', job_type: 'pdfop', operation: 'merge', input_pages: 3, output_count: 1, warnings: [], files_url: `/jobs/${mergeId}/files`, s3_url: null });
+    const stored = payloads.find((p) => p.job_id === splitId);
+    expect(stored).toMatchObject({ event: 'job.completed', job_type: 'pdfop', operation: 'split', input_pages: 4, output_count: 2, files_url: `/jobs/${splitId}/files` });
+    // The split's ZIP, valid for an hour like every event link.
+    expect((await fetch(stored.s3_url)).headers.get('content-type')).toBe('application/zip');
+  });
+
   it('delivers bulk.job.* events written through the same outbox, with success_count and s3_url', async () => {
     const user = await stack.account();
     await createHook(user, { url: hookUrl('/ok/bulk'), events: ['bulk.job.cancelled', 'bulk.job.partial'] });

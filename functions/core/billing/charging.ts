@@ -207,7 +207,7 @@ export async function completionCommitted(jobs: { get(jobId: string): Promise<Jo
 }
 
 /**
- * Charges for a finished job and completes it in one write, for a caller that answers a request. Resolves when the
+ * Charges for a finished job and completes it (with its events) in one write, for a caller that answers a request. Resolves when the
  * write committed, also when only its reply was lost (the job then reads completed). When it did not commit,
  * `undo(err)` removes and records what the failed job left, and the error is rethrown; when that cannot be known now
  * (the job cannot be read), the error is rethrown and everything stays as the write left it.
@@ -215,15 +215,15 @@ export async function completionCommitted(jobs: { get(jobId: string): Promise<Jo
 export async function chargeCompletion(
   deps: { billing: Pick<Billing, 'charge'>; jobs: { get(jobId: string): Promise<Job | null> } },
   charge: Charge,
-  done: Job,
+  completion: ChargeEffects & { job: Job },
   account: Account,
   undo: (err: unknown) => Promise<void>,
 ): Promise<void> {
   try {
-    await deps.billing.charge(charge, { job: done }, account);
+    await deps.billing.charge(charge, completion, account);
   } catch (err) {
     // A refusal wrote nothing.
-    const outcome = err instanceof ServiceError ? 'not_committed' : await completionCommitted(deps.jobs, done.job_id);
+    const outcome = err instanceof ServiceError ? 'not_committed' : await completionCommitted(deps.jobs, completion.job.job_id);
     if (outcome === 'committed') return;
     if (outcome === 'not_committed') await undo(err);
     throw err;

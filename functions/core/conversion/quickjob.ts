@@ -165,7 +165,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     return { job: done, pdf, stored: { download_url: null, download_url_expires_at: null } };
   }
   const charge = { account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 } as const;
-  await chargeCompletion(deps, charge, done, account, async (err) => {
+  await chargeCompletion(deps, charge, { job: done }, account, async (err) => {
     if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
     await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
   });

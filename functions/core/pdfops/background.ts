@@ -16,7 +16,6 @@ import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { ownUpload } from '../jobs/uploads';
-import { jobEvent } from '../events/events';
 import { newId, newUlid } from '../ids';
 import type { JobFileRepository, JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
@@ -35,7 +34,7 @@ import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
 import { isJsonObject, parseRequest } from '../validation';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
-import { PDF, ZIP, ZipBuilder, failedRow, pdfopKeys, storedOutput, successRow, zipName } from './results';
+import { PDF, ZIP, ZipBuilder, failedRow, pdfopCompletedEvent, pdfopFailedEvent, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
 export const PDFOP_WORKFLOW = 'pdfop';
 export const PDFOP_SLOT_KIND = 'pdfop';
@@ -182,7 +181,7 @@ async function finishFailed(
   const at = deps.clock.now();
   // A job produces every file or none: the files it had made are gone.
   const final = failed(job, at, code, message, { outputs_produced: 0, ...(timeout ? { timeout_occurred: true } : {}) });
-  if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [jobEvent('job.failed', final, at, { operation: job.operation })]))) {
+  if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [pdfopFailedEvent(final, at)]))) {
     const current = await deps.jobs.get(job.job_id);
     // Ended as failed by another task while this one went on writing files and rows (the workflow gave up on it): what
     // it wrote since goes too, so a failed job offers nothing to download. A completed job is left as it is.
@@ -321,13 +320,7 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
       output_count: result.files.length,
       processed_count: opPlan.pagesProcessed,
     });
-    const event = jobEvent('job.completed', done, at, {
-      operation: done.operation,
-      input_pages: done.input_pages,
-      output_count: result.files.length,
-      warnings: result.warnings,
-      files_url: `/jobs/${done.job_id}/files`,
-    });
+    const event = pdfopCompletedEvent(done, result.warnings, at);
     await deps.billing.charge(
       {
         account_id: job.account_id,

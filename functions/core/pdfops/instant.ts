@@ -4,7 +4,8 @@
  * job record), credits are pre-checked for the actual band, the files are produced within 25 seconds,
  * stored when needed, and then the charge and the completed job are written in one transaction.
  * A failure after the work started (timeout, storage, charge) is recorded as a failed job, charges
- * nothing and leaves no stored files or rows behind.
+ * nothing and leaves no stored files or rows behind. Like background merge/split jobs, the job emits `job.completed`
+ * (in the completing write) or `job.failed` (timeouts included) for the account's webhooks.
  */
 import type { Account } from '../accounts/account';
 import { type Billing, assertCanCover, chargeCompletion } from '../billing/charging';
@@ -23,7 +24,7 @@ import { INSTANT_LIMITS, MAX_INLINE_PDF_BYTES, type PdfToolLimits } from '../pdf
 import { type OperationPlan, type ProducedFile, openInputs, planMerge, planSplit, produce } from '../pdf/operations';
 import { operationCharge } from '../pdf/pricing';
 import type { MergeRequest, SplitRequest } from './requests';
-import { PDF, ZIP, ZipBuilder, pdfopKeys, storedOutput, storedResult, successRow, zipName } from './results';
+import { PDF, ZIP, ZipBuilder, pdfopCompletedEvent, pdfopFailedEvent, pdfopKeys, storedOutput, storedResult, successRow, zipName } from './results';
 
 export interface PdfOpDeps {
   jobs: JobRepository;
@@ -77,8 +78,9 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   });
   const timeout = async (job: Job, cleanUp: () => Promise<void> = async () => {}) => {
     await cleanUp();
-    const final = timedOut(job, deps.clock.now(), 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`);
-    await deps.jobs.put(final).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
+    const at = deps.clock.now();
+    const final = timedOut(job, at, 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`);
+    await deps.jobs.put(final, [pdfopFailedEvent(final, at)]).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
     return new ServiceError('PDFOP_TIMEOUT', `The ${input.operation} did not finish within ${timeoutSeconds} seconds. Upload the files (POST /pdf/upload-url) and run it as a background job (POST /pdf/jobs).`, {
       job_id: job.job_id,
       timeout_seconds: timeoutSeconds,
@@ -105,7 +107,9 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   };
   const recordFailure = async (code: string, message: string) => {
     await cleanUp();
-    await deps.jobs.put(failed(job, deps.clock.now(), code, message)).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
+    const at = deps.clock.now();
+    const final = failed(job, at, code, message);
+    await deps.jobs.put(final, [pdfopFailedEvent(final, at)]).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
   };
 
   let result;
@@ -153,13 +157,14 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
     throw new ServiceError('PDF_GENERATION_FAILED', 'The output could not be stored. Nothing was charged; retry the request.', { job_id: job.job_id });
   }
 
-  const done = completed(job, deps.clock.now(), {
+  const at = deps.clock.now();
+  const done = completed(job, at, {
     pages: files.reduce((n, f) => n + f.pages, 0),
     output,
     outputs_produced: files.length,
   });
   const charge = { account_id: account.account_id, job_id: job.job_id, unit: 'pdfop', operation: 'pdf_operation', amount_micros: amount, pdf_count: files.length } as const;
-  await chargeCompletion(deps, charge, done, account, (err) =>
+  await chargeCompletion(deps, charge, { job: done, events: [pdfopCompletedEvent(done, result.warnings, at)] }, account, (err) =>
     recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.'),
   );
 

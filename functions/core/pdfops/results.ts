@@ -4,6 +4,7 @@
  */
 import { ZipFile } from 'yazl';
 import type { Clock } from '../clock';
+import { type OutboxEvent, jobEvent } from '../events/events';
 import type { JobFileRow } from '../jobs/files';
 import type { Job, StoredOutput } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
@@ -134,4 +135,20 @@ export async function storedResult(
     download_url_expires_at: expires,
     warnings,
   };
+}
+
+/** `job.completed` of a merge/split job (instant or background): the spec's merge/split fields and where its files are listed. */
+export function pdfopCompletedEvent(done: Job, warnings: readonly PdfWarning[], at: Date): OutboxEvent {
+  return jobEvent('job.completed', done, at, {
+    operation: done.operation,
+    input_pages: done.input_pages,
+    output_count: done.outputs_produced,
+    warnings: [...warnings],
+    files_url: `/jobs/${done.job_id}/files`,
+  });
+}
+
+/** `job.failed` of a merge/split job (instant or background, timeouts included). */
+export function pdfopFailedEvent(final: Job, at: Date): OutboxEvent {
+  return jobEvent('job.failed', final, at, { operation: final.operation });
 }

@@ -186,7 +186,7 @@ describe('chargeCompletion', () => {
         },
       },
     };
-    const outcome = await chargeCompletion(deps, unit, done, account(), async (err) => void undone.push(err)).then(
+    const outcome = await chargeCompletion(deps, unit, { job: done }, account(), async (err) => void undone.push(err)).then(
       () => 'resolved',
       (err) => err,
     );

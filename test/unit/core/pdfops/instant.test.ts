@@ -44,6 +44,11 @@ describe('instant merge/split', () => {
     const job = await w.jobs.get(result.job.job_id);
     expect(job).toMatchObject({ status: 'completed', job_type: 'pdfop', operation: 'split', split_mode: 'every_n', input_files: 1, input_pages: 6, outputs_produced: 3 });
     expect([...w.chargeStore.ledger.values()]).toEqual([expect.objectContaining({ unit: 'pdfop', amount_micros: 2_500, pdf_count: 3, operation: 'pdf_operation' })]);
+    // Written with the completion, as a background merge/split job's: document 2's merge/split fields.
+    expect(w.jobs.events.map((e) => e.payload)).toEqual([
+      expect.objectContaining({ event: 'job.completed', job_id: job!.job_id, status: 'completed', job_type: 'pdfop', operation: 'split', input_pages: 6, output_count: 3, warnings: [], files_url: `/jobs/${job!.job_id}/files` }),
+    ]);
+    expect(w.jobs.events[0].output_key).toBe(job!.output!.key);
   });
 
   it('answers a small single result directly without storing it, and charges the band of the selected pages', async () => {
@@ -53,6 +58,8 @@ describe('instant merge/split', () => {
     expect(w.blobs.objects.size).toBe(0);
     expect(await w.files.list(result.job.job_id)).toEqual([expect.objectContaining({ index: 0, status: 'success', key: null, input: 'a.pdf, b.pdf' })]);
     expect([...w.chargeStore.ledger.values()][0]).toMatchObject({ amount_micros: 5_000, pdf_count: 1 }); // 62 pages: ×2
+    // Answered in the response, not stored: the event has no link, only the files route.
+    expect(w.jobs.events).toEqual([expect.objectContaining({ event: 'job.completed', output_key: null, payload: expect.objectContaining({ operation: 'merge', output_count: 1 }) })]);
   });
 
   it('answers a split whose charge reply was lost but which committed as done, with its files kept', async () => {
@@ -84,6 +91,7 @@ describe('instant merge/split', () => {
     expect(w.files.rows.size).toBe(0);
     const [job] = w.jobs.jobs.values();
     expect(job).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
+    expect(w.jobs.events.map((e) => e.payload)).toEqual([expect.objectContaining({ event: 'job.failed', job_type: 'pdfop', operation: 'split', error_code: 'INTERNAL_SERVER_ERROR' })]);
     expect(w.accounts.accounts.get('acct1')!.credits_micros).toBe(5_000_000);
   });
 
@@ -102,6 +110,8 @@ describe('instant merge/split', () => {
     expect(err.code).toBe('PDFOP_TIMEOUT');
     expect(err.details).toMatchObject({ timeout_seconds: 0.0001, job_id: expect.any(String) });
     expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'PDFOP_TIMEOUT' });
+    // A merge/split job that fails, timeouts included, is job.failed (job.timeout is never delivered).
+    expect(w.jobs.events.map((e) => e.payload)).toEqual([expect.objectContaining({ event: 'job.failed', job_id: err.details.job_id, status: 'timeout', error_code: 'PDFOP_TIMEOUT', failed_at: expect.any(String) })]);
     expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
   });
 
