@@ -104,7 +104,7 @@ export interface ServiceConfig {
   longjobTimeoutSeconds?: number;
   /**
    * LONGJOB_RENDERS_PER_ACCOUNT (10; the local stack, whose queue renders 2 at once, sets 1): long jobs of one account
-   * rendering at once. LONGJOB_DEFER_SECONDS (30): how long a job over that share waits before it is tried again.
+   * rendering at once. LONGJOB_DEFER_SECONDS (30): the longest a job over that share waits before it is tried again.
    */
   longjobShare: { rendersPerAccount?: number; deferSeconds?: number };
   /** Service email: MAIL_SMTP_URL (SMTP server) or, locally, MAIL_DIR (a folder of .eml files); MAIL_FROM. */

@@ -6,13 +6,17 @@ import { keys } from './schema';
 /**
  * Slots are items `ACCOUNT#<id>` / `SLOT#<kind>#<n>`, n < max. Taking one is a conditional put that succeeds
  * when the slot is free or its lease has run out, so concurrent submissions can never hold more than `max`.
+ * The slots are read first and only those that look free are tried: a job that finds every slot held (a long job
+ * over its account's share, asked again and again) costs one read, not `max` failed writes.
  */
 export class DynamoJobSlots implements JobSlots {
   constructor(private readonly db: Dynamo) {}
 
   async acquire(input: { accountId: string; kind: string; jobId: string; max: number; now: Date; leaseSeconds: number }): Promise<boolean> {
     const leaseEnd = new Date(input.now.getTime() + input.leaseSeconds * 1000);
+    const held = new Set((await this.slotsOf(input.accountId, input.kind)).filter((i) => String(i.lease_until) >= input.now.toISOString()).map((i) => String(i.sk)));
     for (let n = 0; n < input.max; n++) {
+      if (held.has(keys.jobSlot(input.accountId, input.kind, n).sk)) continue;
       const taken = await conditional(() =>
         this.db.doc.send(
           new PutCommand({
@@ -35,15 +39,7 @@ export class DynamoJobSlots implements JobSlots {
   }
 
   async release(input: { accountId: string; kind: string; jobId: string }): Promise<void> {
-    const { Items } = await this.db.doc.send(
-      new QueryCommand({
-        TableName: this.db.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': keys.account(input.accountId).pk, ':prefix': keys.jobSlotPrefix(input.kind) },
-        ConsistentRead: true,
-      }),
-    );
-    for (const item of Items ?? []) {
+    for (const item of await this.slotsOf(input.accountId, input.kind)) {
       if (item.job_id !== input.jobId) continue;
       // Taken over by another job meanwhile: not ours to delete.
       await conditional(() =>
@@ -57,5 +53,17 @@ export class DynamoJobSlots implements JobSlots {
         ),
       );
     }
+  }
+
+  private async slotsOf(accountId: string, kind: string): Promise<Record<string, unknown>[]> {
+    const { Items } = await this.db.doc.send(
+      new QueryCommand({
+        TableName: this.db.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': keys.account(accountId).pk, ':prefix': keys.jobSlotPrefix(kind) },
+        ConsistentRead: true,
+      }),
+    );
+    return Items ?? [];
   }
 }

@@ -175,8 +175,13 @@ export async function submitLongJob(
 export const LONGJOB_RENDER_SLOT_KIND = 'longjob-render';
 /** Long jobs one account may have rendering at once, unless the deployment says otherwise. */
 export const LONGJOB_RENDERS_PER_ACCOUNT = 10;
-/** How long a job over its account's share waits before it is tried again. */
+/** The longest a job over its account's share waits before it is tried again (the waits double from 2 s up to it). */
 export const LONGJOB_DEFER_SECONDS = 30;
+
+/** The wait before a job sent back for the `deferrals`-th time is tried again: 2, 4, 8, 16 s, then `maxSeconds`. */
+export function deferralDelaySeconds(deferrals: number, maxSeconds = LONGJOB_DEFER_SECONDS): number {
+  return Math.min(maxSeconds, 2 ** Math.min(Math.max(1, deferrals), 10));
+}
 
 /**
  * The worker renders queued jobs. It sends only to its own queue: a job whose account already has its share of
@@ -188,7 +193,7 @@ export interface LongJobWorkerDeps extends Omit<LongJobDeps, 'submissionSeconds'
   billing: Billing;
   mailer: Mailer;
   slots: JobSlots;
-  /** Defaults: LONGJOB_RENDERS_PER_ACCOUNT and LONGJOB_DEFER_SECONDS. */
+  /** Defaults: LONGJOB_RENDERS_PER_ACCOUNT and LONGJOB_DEFER_SECONDS (the longest wait between tries). */
   share?: { rendersPerAccount?: number; deferSeconds?: number };
 }
 
@@ -204,8 +209,10 @@ export type ProcessOutcome = 'completed' | 'failed' | 'timeout' | 'skipped' | 'd
  * Timeouts are not charged, so without the cap one account's documents that spin for the whole 15 minutes could hold
  * every worker while other accounts' jobs wait. A job over the cap is sent to the queue again with a delay (a new
  * message, so waiting uses up none of the deliveries that count towards the dead-letter queue) and stays queued.
+ * The delay doubles with each time it was sent back, so a slot freed soon is used soon and a long wait costs few tries.
  */
-export async function processLongJob(deps: LongJobWorkerDeps, jobId: string, timeoutMs: number): Promise<ProcessOutcome> {
+export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJobMessage, timeoutMs: number): Promise<ProcessOutcome> {
+  const jobId = message.job_id;
   const job = await deps.jobs.get(jobId);
   if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'skipped';
   const now = deps.clock.now();
@@ -216,7 +223,8 @@ export async function processLongJob(deps: LongJobWorkerDeps, jobId: string, tim
   const slot = { accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId };
   const max = deps.share?.rendersPerAccount ?? LONGJOB_RENDERS_PER_ACCOUNT;
   if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: Math.ceil(leaseMs / 1000) }))) {
-    await deps.queue.send({ job_id: jobId }, { delaySeconds: deps.share?.deferSeconds ?? LONGJOB_DEFER_SECONDS });
+    const deferrals = (message.deferrals ?? 0) + 1;
+    await deps.queue.send({ job_id: jobId, deferrals }, { delaySeconds: deferralDelaySeconds(deferrals, deps.share?.deferSeconds) });
     return 'deferred';
   }
   try {

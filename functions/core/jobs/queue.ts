@@ -7,4 +7,6 @@ export interface MessageQueue<T> {
 /** The render queue's message: which long job to render. */
 export interface RenderJobMessage {
   job_id: string;
+  /** How often the job was sent back already because its account had its share of jobs rendering (absent: never). */
+  deferrals?: number;
 }

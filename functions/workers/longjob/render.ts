@@ -1,6 +1,7 @@
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { LONGJOB_TIMEOUT_SECONDS, abandonLongJob, processLongJob } from '../../core/conversion/longjob';
 import { readyServices } from '../../composition';
+import type { RenderJobMessage } from '../../core/jobs/queue';
 import { queueDef } from '../../queues';
 import { retryLater } from '../retry-later';
 
@@ -21,7 +22,8 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
   for (const record of event.Records) {
     let jobId = '';
     try {
-      jobId = String(JSON.parse(record.body).job_id ?? '');
+      const message = JSON.parse(record.body) as Partial<RenderJobMessage>;
+      jobId = String(message.job_id ?? '');
       const limitMs = (svc.config.longjobTimeoutSeconds ?? LONGJOB_TIMEOUT_SECONDS) * 1000;
       const remaining = context ? context.getRemainingTimeInMillis() - FINISH_MARGIN_MS : limitMs;
       await processLongJob(
@@ -39,7 +41,7 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
           share: svc.config.longjobShare,
           log: (m, e) => svc.log.warn(m, e),
         },
-        jobId,
+        { job_id: jobId, deferrals: Number(message.deferrals) || 0 },
         Math.max(1000, Math.min(limitMs, remaining)),
       );
     } catch (err) {

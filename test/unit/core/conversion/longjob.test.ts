@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import { deferralDelaySeconds, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { FakeRenderer } from '../../../support/bulk-memory';
@@ -67,11 +67,11 @@ describe('processLongJob under at-least-once delivery', () => {
     const mails: unknown[] = [];
     const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: unknown) => void mails.push(m) } };
 
-    const first = processLongJob(deps, 'job_late', 1000);
+    const first = processLongJob(deps, { job_id: 'job_late' }, 1000);
     // The first worker has claimed the job and is printing it.
     await firstAtRenderer;
     t += 120_000; // past the first worker's lease (timeout + 60 s)
-    expect(await processLongJob(deps, 'job_late', 1000)).toBe('completed');
+    expect(await processLongJob(deps, { job_id: 'job_late' }, 1000)).toBe('completed');
     releaseFirst();
     expect(await first).toBe('skipped');
 
@@ -90,7 +90,7 @@ describe('processLongJob under at-least-once delivery', () => {
     const renderer = new FakeRenderer();
     const deps = { ...w, renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
 
-    expect(await processLongJob(deps, 'job_noplan', 1000)).toBe('failed');
+    expect(await processLongJob(deps, { job_id: 'job_noplan' }, 1000)).toBe('failed');
     const refused = await rejection(requireCurrentPlan(w.plans, null));
     expect(await w.jobs.get('job_noplan')).toMatchObject({ status: 'failed', error_code: 'UPGRADE_REQUIRED', error_message: refused.message });
     expect(renderer.calls).toHaveLength(0);
@@ -137,6 +137,11 @@ describe('submitLongJob time limit', () => {
   });
 
   describe("an account's share of rendering workers", () => {
+    it('waits 2, 4, 8, 16 s between tries, then the most the deployment allows (30 s by default)', () => {
+      expect([1, 2, 3, 4, 5, 6, 50].map((n) => deferralDelaySeconds(n))).toEqual([2, 4, 8, 16, 30, 30, 30]);
+      expect(deferralDelaySeconds(1, 1)).toBe(1);
+    });
+
     /** Queues long job `id` of `accountId` with a stored document. */
     async function queued(w: ReturnType<typeof memoryWorld>, id: string, accountId = w.account.account_id) {
       await w.blobs.put(`inputs/${id}.json`, Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
@@ -169,23 +174,30 @@ describe('submitLongJob time limit', () => {
       await queued(w, 'job_b1', 'acct2');
 
       const rendering = nextRender();
-      const first = processLongJob(deps, 'job_a1', 1000);
+      const first = processLongJob(deps, { job_id: 'job_a1' }, 1000);
       await rendering;
-      expect(await processLongJob(deps, 'job_a2', 1000)).toBe('deferred');
-      expect(sent).toEqual([{ message: { job_id: 'job_a2' }, delaySeconds: 7 }]);
+      expect(await processLongJob(deps, { job_id: 'job_a2' }, 1000)).toBe('deferred');
+      // Sent back counted, and again with twice the wait (up to the 7 s this deployment allows).
+      expect(await processLongJob(deps, { job_id: 'job_a2', deferrals: 1 }, 1000)).toBe('deferred');
+      expect(await processLongJob(deps, { job_id: 'job_a2', deferrals: 2 }, 1000)).toBe('deferred');
+      expect(sent).toEqual([
+        { message: { job_id: 'job_a2', deferrals: 1 }, delaySeconds: 2 },
+        { message: { job_id: 'job_a2', deferrals: 2 }, delaySeconds: 4 },
+        { message: { job_id: 'job_a2', deferrals: 3 }, delaySeconds: 7 },
+      ]);
       expect(await w.jobs.get('job_a2')).toMatchObject({ status: 'queued' });
       expect(w.jobs.events.filter((e) => e.job_id === 'job_a2').map((e) => e.event)).not.toContain('job.processing');
 
       // Another account's job renders beside the first.
       const other = nextRender();
-      const second = processLongJob(deps, 'job_b1', 1000);
+      const second = processLongJob(deps, { job_id: 'job_b1' }, 1000);
       await other;
       expect(renderer.calls.map((c) => c.tenant)).toEqual([w.account.account_id, 'acct2']);
       holds.forEach((finish) => finish());
       expect(await Promise.all([first, second])).toEqual(['completed', 'completed']);
 
       // The slot came back with the job: the deferred message, delivered again, renders.
-      const again = processLongJob(deps, 'job_a2', 1000);
+      const again = processLongJob(deps, { job_id: 'job_a2', deferrals: 3 }, 1000);
       await nextRender();
       holds.at(-1)!();
       expect(await again).toBe('completed');
@@ -195,7 +207,7 @@ describe('submitLongJob time limit', () => {
       const { w, renderer, holds, sent, deps, nextRender } = world();
       await queued(w, 'job_bad');
       renderer.behave = () => ({ pages: 500 });
-      const bad = processLongJob(deps, 'job_bad', 1000);
+      const bad = processLongJob(deps, { job_id: 'job_bad' }, 1000);
       await nextRender();
       holds[0]();
       expect(await bad).toBe('failed');
@@ -205,7 +217,7 @@ describe('submitLongJob time limit', () => {
       await queued(w, 'job_busy');
       const busy = (await w.jobs.get('job_busy'))!;
       await w.jobs.put({ ...busy, status: 'processing', lease_until: new Date(Date.now() + 60_000).toISOString() });
-      expect(await processLongJob(deps, 'job_busy', 1000)).toBe('skipped');
+      expect(await processLongJob(deps, { job_id: 'job_busy' }, 1000)).toBe('skipped');
       expect(w.slots.held.size).toBe(0);
       expect(sent).toEqual([]);
     });
