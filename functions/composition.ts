@@ -184,7 +184,8 @@ export function configFromEnv(env = process.env): ServiceConfig {
     longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,
     longjobShare: {
       rendersPerAccount: Number(env.LONGJOB_RENDERS_PER_ACCOUNT) >= 1 ? Math.floor(Number(env.LONGJOB_RENDERS_PER_ACCOUNT)) : undefined,
-      deferSeconds: Number(env.LONGJOB_DEFER_SECONDS) >= 0 && env.LONGJOB_DEFER_SECONDS ? Number(env.LONGJOB_DEFER_SECONDS) : undefined,
+      // At least 1 s: a job sent back at once would be tried again and again without pause.
+      deferSeconds: Number(env.LONGJOB_DEFER_SECONDS) >= 1 ? Number(env.LONGJOB_DEFER_SECONDS) : undefined,
     },
     mail: { smtpUrl: env.MAIL_SMTP_URL || undefined, dir: env.MAIL_DIR || undefined, from: env.MAIL_FROM || 'PDF service <no-reply@pdf-service.local>' },
     bulkTiming: {

@@ -93,7 +93,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     PAGINATION_SECRET: process.env.PAGINATION_SECRET || loadOrCreateSecret(path.join(dataDir, 'pagination-secret')),
     // Seals webhook signing secrets at rest (Secrets Manager in AWS).
     WEBHOOK_SECRETS_KEY: process.env.WEBHOOK_SECRETS_KEY || loadOrCreateSecret(path.join(dataDir, 'webhook-secrets-key')),
-    // One account's long jobs take one of the two local render workers at most, so another account's job never waits behind them.
+    // One account's long jobs take one of the two local render workers at most, so another account's job does not wait behind them.
     LONGJOB_RENDERS_PER_ACCOUNT: process.env.LONGJOB_RENDERS_PER_ACCOUNT || String(LOCAL_RENDER_WORKERS - 1),
     ...opts.env,
   };
