@@ -75,7 +75,10 @@ export function parseInspectRequest(submitted: Submitted<InspectForm>): { source
     refusals: {
       for: forRefusal,
       s3_key: () => invalidParameter('s3_key', 's3_key must be the s3_key returned by POST /pdf/upload-url.'),
-      input: (value, issue) => (issue.path.length > 1 ? inputRefusal({ base: 'input', index: 0, shape: '' }, issue.path[1], issue, value) : noPdf()),
+      input: (value, issue) =>
+        issue.path.length > 1
+          ? inputRefusal({ base: 'input', index: 0, shape: '', uploadsGo: 'at the top level of the body: {"s3_key": "…", "filename": "…"}' }, issue.path[1], issue, value)
+          : noPdf(),
     },
   });
   if (body.s3_key !== undefined) return { source: { kind: 'upload', s3_key: body.s3_key, filename: inputName(body.filename, 0) }, forEdit: body.for };

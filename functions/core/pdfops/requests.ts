@@ -247,6 +247,8 @@ interface InputAt {
   base: string;
   index: number;
   shape: string;
+  /** Where an uploaded file (`s3_key`) is taken instead, for a refusal of an inline input that sent one (default: POST /pdf/jobs). */
+  uploadsGo?: string;
 }
 
 /** The refusal for a problem of one input (`field` undefined: the input itself); `sent` is the input as sent. */
@@ -261,7 +263,11 @@ export function inputRefusal(at: InputAt, field: PropertyKey | undefined, issue:
   if (field === 'pdf_base64') {
     const sentValue = fields.pdf_base64;
     const problem = paramsOf(issue).base64 ?? (sentValue === undefined || sentValue === null ? 'missing' : 'type');
-    if (problem === 'missing') return new ServiceError('MISSING_PDF', `${parameter} is missing: send the PDF as base64.`, { ...where, parameter });
+    if (problem === 'missing') {
+      // An upload's s3_key sent where only inline PDFs go: say where it belongs.
+      const upload = fields.s3_key !== undefined ? ` An uploaded file (s3_key) goes ${at.uploadsGo ?? 'to POST /pdf/jobs'}.` : '';
+      return new ServiceError('MISSING_PDF', `${parameter} is missing: send the PDF as base64.${upload}`, { ...where, parameter });
+    }
     if (problem === 'invalid') {
       return invalidParameter(parameter, `${parameter} is not valid base64: send the PDF's bytes base64-encoded (standard or URL-safe alphabet).`, where);
     }

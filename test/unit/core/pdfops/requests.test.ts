@@ -296,6 +296,9 @@ describe('POST /pdf/inspect', () => {
     expect(refused(() => inspect({ s3_key: '' })).details).toEqual({ parameter: 's3_key' });
     for (const body of [{}, { input: null }, { input: 'x' }]) expect(refused(() => inspect(body)).code).toBe('MISSING_PDF');
     expect(refused(() => inspect({ input: { pdf_base64: '@@', filename: 'x.pdf' } }))).toEqual({ code: 'INVALID_PARAMETER', details: { filename: 'x.pdf', input_index: 0, parameter: 'input.pdf_base64' } });
+    // An upload sent inside input: refused, saying where an s3_key goes (for an instant split: to the background jobs).
+    expect(refusal(() => inspect({ input: { s3_key: 'uploads/a.pdf', filename: 'u.pdf' } })).message).toMatch(/An uploaded file \(s3_key\) goes at the top level of the body: \{"s3_key"/);
+    expect(refusal(() => parseSplitRequest({ json: { input: { s3_key: 'uploads/a.pdf' }, split: { mode: 'each_page' } } })).message).toMatch(/An uploaded file \(s3_key\) goes to POST \/pdf\/jobs\.$/);
     expect(refused(() => parseInspectRequest({ form: { file: [file('a.pdf'), file('b.pdf')], for: 'x' } })).code).toBe('TOO_MANY_FILES');
     expect(refused(() => parseInspectRequest({ form: { file: [] } })).code).toBe('MISSING_PDF');
   });
