@@ -193,19 +193,26 @@ export class MemoryCommitments implements CommitmentStore {
 }
 
 export class MemorySlots implements JobSlots {
+  /** Slot → the job holding it. */
   held = new Map<string, string>();
-  async acquire(i: { accountId: string; kind: string; jobId: string; max: number }) {
+  /** Slot → the attempt holding it (the job id unless a holder was named) and the end of its lease. */
+  leases = new Map<string, { holder: string; until: number }>();
+  async acquire(i: { accountId: string; kind: string; jobId: string; holder?: string; max: number; now: Date; leaseSeconds: number }) {
     for (let n = 0; n < i.max; n++) {
       const k = `${i.accountId}#${i.kind}#${n}`;
-      if (!this.held.has(k)) {
-        this.held.set(k, i.jobId);
-        return true;
-      }
+      if (this.held.has(k) && this.leases.get(k)!.until >= i.now.getTime()) continue;
+      this.held.set(k, i.jobId);
+      this.leases.set(k, { holder: i.holder ?? i.jobId, until: i.now.getTime() + i.leaseSeconds * 1000 });
+      return true;
     }
     return false;
   }
-  async release(i: { accountId: string; kind: string; jobId: string }) {
-    for (const [k, v] of this.held) if (v === i.jobId) this.held.delete(k);
+  async release(i: { accountId: string; kind: string; jobId: string; holder?: string }) {
+    for (const [k, v] of this.held) {
+      if (v !== i.jobId || (i.holder !== undefined && this.leases.get(k)!.holder !== i.holder)) continue;
+      this.held.delete(k);
+      this.leases.delete(k);
+    }
   }
 }
 

@@ -12,7 +12,7 @@ import { keys } from './schema';
 export class DynamoJobSlots implements JobSlots {
   constructor(private readonly db: Dynamo) {}
 
-  async acquire(input: { accountId: string; kind: string; jobId: string; max: number; now: Date; leaseSeconds: number }): Promise<boolean> {
+  async acquire(input: { accountId: string; kind: string; jobId: string; holder?: string; max: number; now: Date; leaseSeconds: number }): Promise<boolean> {
     const leaseEnd = new Date(input.now.getTime() + input.leaseSeconds * 1000);
     const held = new Set((await this.slotsOf(input.accountId, input.kind)).filter((i) => String(i.lease_until) >= input.now.toISOString()).map((i) => String(i.sk)));
     for (let n = 0; n < input.max; n++) {
@@ -24,6 +24,7 @@ export class DynamoJobSlots implements JobSlots {
             Item: {
               ...keys.jobSlot(input.accountId, input.kind, n),
               job_id: input.jobId,
+              holder: input.holder ?? input.jobId,
               acquired_at: input.now.toISOString(),
               lease_until: leaseEnd.toISOString(),
               ttl: Math.ceil(leaseEnd.getTime() / 1000) + 86_400,
@@ -38,17 +39,17 @@ export class DynamoJobSlots implements JobSlots {
     return false;
   }
 
-  async release(input: { accountId: string; kind: string; jobId: string }): Promise<void> {
+  async release(input: { accountId: string; kind: string; jobId: string; holder?: string }): Promise<void> {
     for (const item of await this.slotsOf(input.accountId, input.kind)) {
-      if (item.job_id !== input.jobId) continue;
-      // Taken over by another job meanwhile: not ours to delete.
+      if (item.job_id !== input.jobId || (input.holder !== undefined && item.holder !== input.holder)) continue;
+      // Taken over meanwhile (by another job, or by another attempt at this one): not ours to delete.
       await conditional(() =>
         this.db.doc.send(
           new DeleteCommand({
             TableName: this.db.table,
             Key: { pk: item.pk, sk: item.sk },
-            ConditionExpression: 'job_id = :job',
-            ExpressionAttributeValues: { ':job': input.jobId },
+            ConditionExpression: input.holder === undefined ? 'job_id = :job' : 'job_id = :job AND holder = :holder',
+            ExpressionAttributeValues: input.holder === undefined ? { ':job': input.jobId } : { ':job': input.jobId, ':holder': input.holder },
           }),
         ),
       );

@@ -7,7 +7,7 @@ import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { jobEvent } from '../events/events';
-import { newId } from '../ids';
+import { newId, newUlid } from '../ids';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
@@ -220,7 +220,9 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
   if (job.status === 'processing' && job.lease_until && job.lease_until > now.toISOString()) return 'skipped';
 
   const leaseMs = timeoutMs + 60_000;
-  const slot = { accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId };
+  // This attempt's own slot: if its lease runs out and another worker takes the job (and a slot) over, this
+  // attempt's late release must give back only what it took.
+  const slot = { accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId, holder: newUlid() };
   const max = deps.share?.rendersPerAccount ?? LONGJOB_RENDERS_PER_ACCOUNT;
   if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: Math.ceil(leaseMs / 1000) }))) {
     const deferrals = (message.deferrals ?? 0) + 1;

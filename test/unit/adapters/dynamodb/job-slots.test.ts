@@ -37,6 +37,18 @@ describe('DynamoJobSlots', () => {
     expect(holders.filter(Boolean)).toEqual(['job_6']);
   });
 
+  it('with a named holder, a late release by an attempt whose lease ran out leaves the slot of the attempt that took over', async () => {
+    const attempt = (holder: string, at: Date) => slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder, max: 1, now: at, leaseSeconds: 60 });
+    expect(await attempt('first', now)).toBe(true);
+    expect(await attempt('second', new Date(now.getTime() + 30_000))).toBe(false);
+    expect(await attempt('second', new Date(now.getTime() + 61_000))).toBe(true);
+    await slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'first' });
+    const slot = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.jobSlot('acct_h', 'render', 0) }));
+    expect(slot.Item).toMatchObject({ job_id: 'job_h', holder: 'second' });
+    await slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'second' });
+    expect(await slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_other', max: 1, now: new Date(now.getTime() + 62_000), leaseSeconds: 60 })).toBe(true);
+  });
+
   it('never hands out more than `max` slots to acquisitions at the same moment', async () => {
     const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => take('acct_burst', `job_b${i}`)));
     expect(outcomes.filter(Boolean)).toHaveLength(2);

@@ -221,6 +221,29 @@ describe('submitLongJob time limit', () => {
       expect(w.slots.held.size).toBe(0);
       expect(sent).toEqual([]);
     });
+
+    it('a worker that finishes after its lease ran out gives back only its own slot, not the one of the worker that took over', async () => {
+      const { w, holds, sent, deps, nextRender } = world();
+      let now = Date.now();
+      const clocked = { ...deps, clock: { now: () => new Date(now) } };
+      await queued(w, 'job_slow');
+      await queued(w, 'job_next');
+      const late = processLongJob(clocked, { job_id: 'job_slow' }, 1000);
+      await nextRender();
+      // The first worker's lease (render time + 60 s) runs out; the redelivered message is taken by a second worker.
+      now += 62_000;
+      const takeover = processLongJob(clocked, { job_id: 'job_slow' }, 1000);
+      await nextRender();
+      holds[0]();
+      await late;
+      // The second worker still renders in its slot: the account's share (1) is still used up.
+      expect(w.slots.held.size).toBe(1);
+      expect(await processLongJob(clocked, { job_id: 'job_next' }, 1000)).toBe('deferred');
+      expect(sent).toEqual([{ message: { job_id: 'job_next', deferrals: 1 }, delaySeconds: 2 }]);
+      holds[1]();
+      expect(await takeover).toBe('completed');
+      expect(w.slots.held.size).toBe(0);
+    });
   });
 });
 
