@@ -315,7 +315,8 @@ const filenameSchema = optional(z.string()).meta({ description: 'The file name s
 
 // ---- POST /pdf/merge -------------------------------------------------------------------------------
 
-const mergeJsonInputSchema = z.object({
+// Loose so that a refusal sees every field sent: an upload's s3_key sent here is told where it belongs.
+const mergeJsonInputSchema = z.looseObject({
   pdf_base64: pdfBase64Schema,
   filename: filenameSchema,
   pages: optional(pageRangeSchema).meta({ description: 'The pages of this input to use, e.g. "1-3,8-end"; absent or null for all pages.' }),

@@ -299,6 +299,10 @@ describe('POST /pdf/inspect', () => {
     // An upload sent inside input: refused, saying where an s3_key goes (for an instant split: to the background jobs).
     expect(refusal(() => inspect({ input: { s3_key: 'uploads/a.pdf', filename: 'u.pdf' } })).message).toMatch(/An uploaded file \(s3_key\) goes at the top level of the body: \{"s3_key"/);
     expect(refusal(() => parseSplitRequest({ json: { input: { s3_key: 'uploads/a.pdf' }, split: { mode: 'each_page' } } })).message).toMatch(/An uploaded file \(s3_key\) goes to POST \/pdf\/jobs\.$/);
+    // And for an instant merge whose inputs are uploads.
+    const merge = refusal(() => parseMergeRequest({ json: { inputs: [{ s3_key: 'uploads/a.pdf' }, { s3_key: 'uploads/b.pdf' }] } }));
+    expect(merge).toMatchObject({ code: 'MISSING_PDF', details: { parameter: 'inputs[0].pdf_base64', input_index: 0 } });
+    expect(merge.message).toMatch(/An uploaded file \(s3_key\) goes to POST \/pdf\/jobs\.$/);
     expect(refused(() => parseInspectRequest({ form: { file: [file('a.pdf'), file('b.pdf')], for: 'x' } })).code).toBe('TOO_MANY_FILES');
     expect(refused(() => parseInspectRequest({ form: { file: [] } })).code).toBe('MISSING_PDF');
   });
