@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ServiceError, invalidParameter } from '../errors';
 import { newId } from '../ids';
-import { optional, parseRequest } from '../validation';
+import { labelRule, labelSchema, optional, parseRequest } from '../validation';
 import { generateApiKey } from './api-keys';
 import type { ApiKeyRecord, ApiKeyRepository } from './ports';
 
@@ -22,16 +22,8 @@ export function presentApiKey(record: ApiKeyRecord) {
 
 /** Body of POST /accounts/me/api-keys (the body itself may be left out). */
 export const createApiKeyBodySchema = z.object({
-  name: optional(
-    z
-      .string()
-      .max(MAX_NAME_LENGTH)
-      .trim()
-      .min(1)
-      // Control characters would garble listings; a name of only invisible characters (U+200B, U+202E…) is blank too.
-      .refine((name) => !/\p{Cc}/u.test(name) && /[^\s\p{Cf}]/u.test(name)),
-  ).meta({
-    description: `A label shown in key listings: at most ${MAX_NAME_LENGTH} characters as sent, not blank, no control characters; surrounding spaces are trimmed. Default (absent or null): "${DEFAULT_KEY_NAME}".`,
+  name: optional(labelSchema(MAX_NAME_LENGTH)).meta({
+    description: `A label shown in key listings: ${labelRule(MAX_NAME_LENGTH)}. Default (absent or null): "${DEFAULT_KEY_NAME}".`,
   }),
 });
 
@@ -40,7 +32,7 @@ export function parseKeyName(body: unknown): string {
   if (body === undefined || body === null) return DEFAULT_KEY_NAME;
   const { name } = parseRequest(createApiKeyBodySchema, body, {
     example: '{"name": "production"}',
-    refusals: { name: () => invalidParameter('name', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`) },
+    refusals: { name: () => invalidParameter('name', `name must be ${labelRule(MAX_NAME_LENGTH)}.`) },
   });
   return name ?? DEFAULT_KEY_NAME;
 }

@@ -185,4 +185,5 @@ export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: s
 
 export { base64Text, decodeBase64Text, decodedLength } from './base64';
 export { parseJsonText } from './json-text';
+export { labelRule, labelSchema } from './label';
 export type { ErrorDetails };

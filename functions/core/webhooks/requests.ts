@@ -3,7 +3,7 @@ import { EVENT_TYPES, type EventType } from '../events/events';
 import { ServiceError, invalidParameter } from '../errors';
 import { BlockedTargetError, type NetworkGuard } from '../net/guard';
 import { redactUrl } from '../net/redact-url';
-import { type Refuser, optional, parseRequest, queryInteger, refuse } from '../validation';
+import { type Refuser, labelRule, labelSchema, optional, parseRequest, queryInteger, refuse } from '../validation';
 import type { DeliveryRecord } from './webhook';
 
 export const MAX_URL_LENGTH = 2048;
@@ -143,9 +143,9 @@ export function parseEvents(value: unknown): EventType[] {
   return parseRequest(z.object({ events: eventsSchema }), { events: value }, { refusals: { events: eventsRefusal } }).events;
 }
 
-/** `name`: trimmed, 1 to 100 characters. */
-const nameSchema = z.string().trim().min(1).max(MAX_NAME_LENGTH);
-const nameRefusal: Refuser = () => invalidParameter('name', `name must be a non-empty string of at most ${MAX_NAME_LENGTH} characters.`);
+/** `name`: a label (trimmed, 1 to 100 characters of text). */
+const nameSchema = labelSchema(MAX_NAME_LENGTH);
+const nameRefusal: Refuser = () => invalidParameter('name', `name must be ${labelRule(MAX_NAME_LENGTH)}.`);
 const activeRefusal: Refuser = () => invalidParameter('is_active', 'is_active must be true or false.');
 
 const bodyRefusals = { url: urlRefusal, name: nameRefusal, events: eventsRefusal, is_active: activeRefusal };
@@ -155,7 +155,7 @@ function createWebhookBody(guard?: UrlChecker) {
   return z.object({
     url: webhookUrl(guard),
     name: optional(nameSchema).meta({
-      description: `A label for the webhook: leading and trailing white space is trimmed, and the rest must be 1 to ${MAX_NAME_LENGTH} characters. Default (absent or null): the URL's host name.`,
+      description: `A label for the webhook: ${labelRule(MAX_NAME_LENGTH)}. Default (absent or null): the URL's host name.`,
     }),
     events: optional(eventsSchema).meta({ description: `${EVENTS_DESCRIPTION} Default (absent or null): ["job.completed"].` }),
     is_active: optional(z.boolean()).meta({ description: 'Whether events are delivered; false pauses the webhook. Default (absent or null): true.' }),
@@ -168,7 +168,7 @@ function updateWebhookBody(guard?: UrlChecker) {
     .object({
       name: nameSchema
         .optional()
-        .meta({ description: `A new label: leading and trailing white space is trimmed, and the rest must be 1 to ${MAX_NAME_LENGTH} characters. Absent: unchanged.` }),
+        .meta({ description: `A new label: ${labelRule(MAX_NAME_LENGTH)}. Absent: unchanged.` }),
       url: webhookUrl(guard).optional(),
       events: eventsSchema.optional().meta({ description: `${EVENTS_DESCRIPTION} Replaces the current list. Absent: unchanged.` }),
       is_active: z.boolean().optional().meta({ description: 'true delivers events, false pauses the webhook. Absent: unchanged.' }),

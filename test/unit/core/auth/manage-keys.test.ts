@@ -13,11 +13,13 @@ describe('parseKeyName', () => {
     for (const body of ['x', 3, [], true]) expect(refusal(() => parseKeyName(body)).details).toEqual({ parameter: 'body' });
   });
 
-  it('refuses a blank, non-string or too long name (measured as sent) with INVALID_PARAMETER name', () => {
+  it('refuses a blank, non-string or too long name (measured trimmed) with INVALID_PARAMETER name', () => {
     expect(parseKeyName({ name: 'k'.repeat(100) })).toBe('k'.repeat(100));
+    expect(parseKeyName({ name: ` ${'k'.repeat(100)}  ` })).toBe('k'.repeat(100));
     // Control characters, and names of invisible characters only, are refused too; other scripts and emoji are fine.
     expect(parseKeyName({ name: 'прод 🚀' })).toBe('прод 🚀');
-    for (const name of ['', '   ', 7, ['a'], 'k'.repeat(101), ` ${'k'.repeat(99)}  `, '\u0000', 'a\u001bb', '\u202e\u200b', 'x\u0085']) {
+    // So are half surrogate pairs (not text; DynamoDB refuses them) and text-direction controls (names displayed as others).
+    for (const name of ['', '   ', 7, ['a'], 'k'.repeat(101), ` ${'k'.repeat(101)} `, '\u0000', 'a\u001bb', '\u202e\u200b', 'x\u0085', '\ud800', 'prod\udc00', 'prod\u202e', 'a\u2066b']) {
       const err = refusal(() => parseKeyName({ name }));
       expect(err.code).toBe('INVALID_PARAMETER');
       expect(err.details).toEqual({ parameter: 'name' });

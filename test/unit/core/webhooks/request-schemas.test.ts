@@ -57,6 +57,8 @@ describe('webhook body schemas', () => {
   it('trims names and measures them trimmed', () => {
     expect(parseUpdateWebhook({ name: `  ${'n'.repeat(100)}  ` }, guard)).toEqual({ name: 'n'.repeat(100) });
     expect(refusal(() => parseUpdateWebhook({ name: 'n'.repeat(101) }, guard)).details).toEqual({ parameter: 'name' });
+    // The same label rule as API key names: no half surrogate pairs, control or text-direction characters.
+    for (const name of ['\ud800', 'hook\u0007', 'hook\u202e', '\u200b']) expect(refusal(() => parseUpdateWebhook({ name }, guard)).details).toEqual({ parameter: 'name' });
   });
 
   it('the grace period refusal keeps its bounds; null means the default', () => {

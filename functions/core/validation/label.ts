@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { DISPLAY_CONTROLS } from './display-controls';
+
+// With the u flag a paired surrogate is one code point, so \p{Cs} finds only half pairs.
+const NOT_ALLOWED = new RegExp(`[\\p{Cc}\\p{Cs}${DISPLAY_CONTROLS}]`, 'u');
+const VISIBLE = /[^\s\p{Cf}]/u;
+
+/** What a label must be, for refusal messages: `name must be ${labelRule(100)}.` */
+export function labelRule(maxLength: number): string {
+  return `leading and trailing white space is trimmed, and the rest must be 1 to ${maxLength} characters of text: not only invisible characters, no control or text-direction characters`;
+}
+
+/**
+ * A name a user gives something (an API key, a webhook), shown back in listings and the dashboard: trimmed, then 1 to
+ * `maxLength` characters, well-formed Unicode (half a surrogate pair is not text, and DynamoDB refuses it), no control
+ * characters (they garble listings), no text-direction controls (`prod\u202E` would display as another name), and not
+ * only invisible characters (U+200B…).
+ */
+export function labelSchema(maxLength: number) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(maxLength)
+    .refine((label) => !NOT_ALLOWED.test(label) && VISIBLE.test(label));
+}
