@@ -69,9 +69,9 @@ describe('credentials', () => {
     await expect401(await stack.request('GET', '/plans', { headers: { Authorization: `Bearer ${user.api_key}` } }));
   });
 
-  it('refuses a missing credential', async () => {
+  it('refuses a missing credential, and tells a malformed Authorization header from one', async () => {
     await expect401(await stack.request('GET', '/me'), undefined, 'missing_credential');
-    await expect401(await stack.request('GET', '/me', { headers: { Authorization: 'Basic dXNlcjpwYXNz' } }));
+    await expect401(await stack.request('GET', '/me', { headers: { Authorization: 'Basic dXNlcjpwYXNz' } }), undefined, 'malformed_authorization');
   });
 
   it('refuses unknown, malformed and revoked keys', async () => {

@@ -137,6 +137,16 @@ describe('POST /stripe/webhook: one-off credit packs', () => {
     expect((await deliver('customer.created', { id: cus(), object: 'customer' })).body).toMatchObject({ result: 'ignored', reason: 'event_type_not_handled' });
     expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ status: 'pending', credits_micros: 0 });
   });
+
+  it('answers 502 PAYMENT_PROVIDER_ERROR when Stripe cannot give the checkout\'s items, so that Stripe delivers it again', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    // A session the double does not know: its line items are 404 there.
+    const unknown = { ...double.checkoutSession({ mode: 'payment', accountId: user.account_id }), id: 'cs_test_unknown' };
+    const res = await deliver('checkout.session.completed', unknown);
+    expect(res.status).toBe(502);
+    expect(res.body.error).toMatchObject({ code: 'PAYMENT_PROVIDER_ERROR' });
+    expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ status: 'pending', credits_micros: 0 });
+  });
 });
 
 describe('POST /stripe/webhook: correctly signed events that are not what Stripe documents', () => {

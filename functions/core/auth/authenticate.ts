@@ -6,7 +6,7 @@ import { type ApiKeyRepository, type IdTokenVerifier, TokenExpiredError } from '
 /** Which credentials a route accepts. */
 export type RouteAccess = 'key_or_token' | 'token' | 'none';
 
-export type PresentedCredential = { type: 'api_key'; key: string } | { type: 'id_token'; token: string } | { type: 'conflicting' } | null;
+export type PresentedCredential = { type: 'api_key'; key: string } | { type: 'id_token'; token: string } | { type: 'conflicting' } | { type: 'malformed' } | null;
 
 export interface Principal {
   account_id: string;
@@ -38,7 +38,9 @@ export function readCredential(headers: Record<string, string | undefined>, mult
   // A key wins over an ID token; two different keys are refused like two values of one header (which one was meant?).
   if (key && bearerKey && bearerKey !== key) return { type: 'conflicting' };
   if (key) return { type: 'api_key', key };
-  if (!m) return null;
+  // An Authorization header that is not "Bearer <one value>" (Basic, a bare key, a key with more after it) is a
+  // credential sent wrongly, not a missing one: saying so saves the caller guessing.
+  if (!m) return auth ? { type: 'malformed' } : null;
   return bearerKey ? { type: 'api_key', key: bearerKey } : { type: 'id_token', token: m[1] };
 }
 
@@ -72,6 +74,12 @@ export async function authenticate(deps: AuthenticateDeps, access: Exclude<Route
   }
   if (credential.type === 'conflicting') {
     throw unauthorized('The request carries two different values of X-API-Key or Authorization, or two different API keys (X-API-Key and Authorization: Bearer pk_…). Send exactly one credential.', { reason: 'conflicting_credentials' });
+  }
+  if (credential.type === 'malformed') {
+    throw unauthorized(
+      'The Authorization header must be "Bearer " followed by one API key (pk_…) or ID token, with nothing after it. An API key can also be sent as X-API-Key.',
+      { reason: 'malformed_authorization' },
+    );
   }
   if (credential.type === 'api_key') {
     if (access === 'token') {

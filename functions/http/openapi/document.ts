@@ -56,7 +56,7 @@ const ROUTE_ERROR_STATUSES: Record<string, number[]> = {
   'subscription.resume': [409, 502, 503],
   'subscription.change': [402, 409, 502, 503],
   'subscription.portal': [409, 502, 503],
-  'stripe.webhook': [503],
+  'stripe.webhook': [502, 503],
   'pdf.merge': [402, 408, 422],
   'pdf.split': [402, 408, 422],
   'pdf.inspect': [402, 404, 422],

@@ -8,8 +8,13 @@ describe('readCredential', () => {
     expect(readCredential({ authorization: 'Bearer pk_abc' })).toEqual({ type: 'api_key', key: 'pk_abc' });
     expect(readCredential({ authorization: 'bearer eyJ.x.y' })).toEqual({ type: 'id_token', token: 'eyJ.x.y' });
     expect(readCredential({ 'x-api-key': 'pk_abc', authorization: 'Bearer eyJ.x.y' })).toEqual({ type: 'api_key', key: 'pk_abc' });
-    expect(readCredential({ authorization: 'Basic abc' })).toBeNull();
     expect(readCredential({})).toBeNull();
+    expect(readCredential({ authorization: '  ' })).toBeNull();
+  });
+
+  it('tells an Authorization header that is not "Bearer <one value>" from a missing credential; X-API-Key still wins', () => {
+    for (const authorization of ['Basic abc', 'pk_abc', 'Bearer pk_abc extra', 'Bearer', 'Token eyJ.x.y']) expect(readCredential({ authorization })).toEqual({ type: 'malformed' });
+    expect(readCredential({ 'x-api-key': 'pk_abc', authorization: 'Basic abc' })).toEqual({ type: 'api_key', key: 'pk_abc' });
   });
 
   it('refuses two different values of one credential header instead of picking one', () => {
@@ -72,6 +77,12 @@ describe('authenticate', () => {
     await expect(authenticate(deps(async () => { throw new TokenExpiredError(); }), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ details: { reason: 'token_expired' } });
     await expect(authenticate(deps(async () => { throw new Error('bad sig'); }), 'token', { type: 'id_token', token: 't' })).rejects.toMatchObject({ details: { reason: 'invalid_token' } });
     await expect(authenticate(deps(okToken), 'token', { type: 'id_token', token: 't' })).resolves.toMatchObject({ account_id: 'acc_2', credential: 'id_token' });
+  });
+
+  it('refuses a malformed Authorization header with 401 saying how to send one', async () => {
+    const err = authenticate(deps(okToken), 'key_or_token', { type: 'malformed' });
+    await expect(err).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'malformed_authorization' } });
+    await expect(err).rejects.toThrow(/"Bearer " followed by one API key/);
   });
 
   it('refuses conflicting credentials with 401', async () => {
