@@ -326,10 +326,12 @@ export const bulkUploadUrlBodySchema = z.object({
 export function parseBulkUploadSize(body: unknown, maxBytes: number): number {
   const size = parseRequest(bulkUploadUrlBodySchema, isJsonObject(body) ? body : {}, {
     refusals: {
-      content_length_bytes: (value) =>
-        value === undefined || value === null
-          ? invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the ZIP in bytes.')
-          : invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.'),
+      content_length_bytes: (value) => {
+        if (value === undefined || value === null) return invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the ZIP in bytes.');
+        // Past 2^53 a size is no longer a whole number to JavaScript, but it is still too large rather than malformed.
+        if (typeof value === 'number' && Number.isFinite(value) && value > maxBytes) return zipTooLarge(value, maxBytes);
+        return invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
+      },
     },
   }).content_length_bytes;
   if (size > maxBytes) throw zipTooLarge(size, maxBytes);

@@ -23,6 +23,8 @@ export interface AssembleOptions {
   onPage?: () => void;
   /** Bytes this file may take: past them copying stops with OutputBudgetExceeded instead of building on. */
   maxBytes?: number;
+  /** Objects this file may hold: past them copying stops with OutputBudgetExceeded('objects'). */
+  maxObjects?: number;
 }
 
 /** Pages copied between yields to the event loop (so progress writes and timers run during long merges). */
@@ -31,7 +33,7 @@ const PAGES_PER_TICK = 50;
 /** Builds one PDF from pages of one or more sources, in the order given (repeats allowed). */
 export async function assemble(selections: PageSelection[], opts: AssembleOptions = {}): Promise<AssembledPdf> {
   const deadline = opts.deadline ?? Deadline.none();
-  const out = new OutputDocument();
+  const out = new OutputDocument({ deadline, maxObjects: opts.maxObjects });
   const copiers = new Map<SourceDocument, PageCopier>();
   const copierFor = (source: SourceDocument) => {
     let c = copiers.get(source);
@@ -67,5 +69,8 @@ export async function assemble(selections: PageSelection[], opts: AssembleOption
   }
   if (opts.title) out.setTitle(opts.title);
   deadline.check();
-  return { bytes: out.save(), pages: out.pageCount, warnings: orderWarnings(warnings) };
+  const bytes = out.save();
+  // Writing a large file takes time too: a file finished after the deadline is not delivered.
+  deadline.check();
+  return { bytes, pages: out.pageCount, warnings: orderWarnings(warnings) };
 }

@@ -1,10 +1,25 @@
-import { Deadline } from './errors';
+import { Deadline, ReadBudgetExceeded } from './errors';
+import type { ParseMeter } from './parser';
 
 /** Decoded structure a request may always use, whatever its inputs weigh. */
 export const MIN_DECODED_STRUCTURE_BYTES = 128 * 1024 * 1024;
 
+/**
+ * Values a request may always parse (numbers, names, strings, array elements, dictionary entries), whatever its inputs
+ * weigh: each costs ~50–100 bytes of memory, so a few MB of decoded structure could otherwise take gigabytes (a 58 KB
+ * file whose object stream held one array of 15 million numbers took 2.8 GB). Real documents stay far below: a
+ * 5,000-page file with rich pages parses about a million.
+ */
+export const MIN_PARSED_VALUES = 3_000_000;
+/** Above MIN_PARSED_VALUES, inputs may parse one value per this many bytes they weigh (a 150 MB job: ~9 million). */
+const BYTES_PER_PARSED_VALUE = 16;
+/** The longest single string or name a document may hold (signatures' /Contents are tens of KB; streams are not strings). */
+export const MAX_TOKEN_BYTES = 8 * 1024 * 1024;
+
 /** Lookups of objects not yet read between two looks at the clock. */
 const LOOKUPS_PER_CLOCK_CHECK = 256;
+/** Parsed values between two looks at the clock (a single huge object is read within the deadline too). */
+const VALUES_PER_CLOCK_CHECK = 4096;
 
 /**
  * What reading the inputs of one request may cost, shared by all of its documents. Decoded structure (xref and
@@ -12,18 +27,35 @@ const LOOKUPS_PER_CLOCK_CHECK = 256;
  * alone, twenty 120 KB files in one merge held 2.6 GB. Time: the request's deadline, looked at while objects are
  * read and streams decoded, so a file that is slow to read ends the request at its time limit rather than after it.
  */
-export class ReadBudget {
+export class ReadBudget implements ParseMeter {
   private decoded = 0;
   private lookups = 0;
+  private parsed = 0;
 
   constructor(
     readonly maxDecodedBytes: number,
     readonly deadline: Deadline = Deadline.none(),
+    readonly maxParsedValues: number = MIN_PARSED_VALUES,
   ) {}
 
   /** The budget of one request whose inputs weigh `inputBytes` together. */
   static forInputs(inputBytes: number, deadline?: Deadline): ReadBudget {
-    return new ReadBudget(Math.max(MIN_DECODED_STRUCTURE_BYTES, inputBytes), deadline);
+    return new ReadBudget(Math.max(MIN_DECODED_STRUCTURE_BYTES, inputBytes), deadline, Math.max(MIN_PARSED_VALUES, Math.ceil(inputBytes / BYTES_PER_PARSED_VALUE)));
+  }
+
+  /** Called for every value parsed: PDF_TOO_COMPLEX past the budget, PdfDeadlineExceeded once the deadline has passed. */
+  onValue(): void {
+    if (++this.parsed > this.maxParsedValues) {
+      throw new ReadBudgetExceeded('too_many_values', `The document holds more than ${this.maxParsedValues.toLocaleString('en-US')} values (numbers, names, array and dictionary entries) in its structure, more than can be processed.`);
+    }
+    if (this.parsed % VALUES_PER_CLOCK_CHECK === 0) this.deadline.check();
+  }
+
+  /** Called with the length of every string and name before it is built. */
+  onToken(bytes: number): void {
+    if (bytes > MAX_TOKEN_BYTES) {
+      throw new ReadBudgetExceeded('token_too_long', `The document holds a string or name of ${bytes.toLocaleString('en-US')} bytes; at most ${MAX_TOKEN_BYTES.toLocaleString('en-US')} can be processed.`);
+    }
   }
 
   /** Decoded bytes still allowed. */

@@ -26,18 +26,25 @@ export class PdfDeadlineExceeded extends Error {
   }
 }
 
+/** Reading the inputs passed what one request may parse (ReadBudget): PDF_TOO_COMPLEX, never taken for damage. */
+export class ReadBudgetExceeded extends PdfProblem {
+  constructor(reason: string, message: string) {
+    super('PDF_TOO_COMPLEX', reason, message);
+  }
+}
+
 /**
- * For catch blocks that treat a damaged object as missing: the deadline is not damage, and swallowing it would let the
- * reading go on (a recovery scan of the whole file) past the time limit.
+ * For catch blocks that treat a damaged object as missing: the deadline and the read budget are not damage, and
+ * swallowing them would let the reading go on (a recovery scan of the whole file) past the time or memory limit.
  */
 export function passDeadline(err: unknown): void {
-  if (err instanceof PdfDeadlineExceeded) throw err;
+  if (err instanceof PdfDeadlineExceeded || err instanceof ReadBudgetExceeded) throw err;
 }
 
 /** The file being built passed the bytes left for the operation's outputs (OUTPUT_TOO_LARGE, said by the operations layer). */
 export class OutputBudgetExceeded extends Error {
-  constructor() {
-    super('The output would exceed its size budget.');
+  constructor(readonly kind: 'bytes' | 'objects' = 'bytes') {
+    super(kind === 'bytes' ? 'The output would exceed its size budget.' : 'The output would hold more objects than one file may.');
     this.name = 'OutputBudgetExceeded';
   }
 }

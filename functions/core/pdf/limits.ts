@@ -10,6 +10,12 @@ export interface PdfToolLimits {
   maxPages: number;
   maxOutputs: number;
   maxOutputBytes: number;
+  /**
+   * PDF objects one output file may hold (not in the spec; a memory guard): each takes several hundred bytes while the
+   * file is built (one page with 40,000 annotations selected 80 times filled 1.7 GB at 2 million). Real files stay far
+   * below: 5,000 pages with a few dozen objects each.
+   */
+  maxObjectsPerOutput: number;
   /** Time budget of the whole operation. */
   timeoutSeconds: number;
 }
@@ -24,6 +30,7 @@ export const INSTANT_LIMITS: PdfToolLimits = {
   maxPages: 500,
   maxOutputs: 100,
   maxOutputBytes: 300 * MB,
+  maxObjectsPerOutput: 400_000,
   timeoutSeconds: 25,
 };
 
@@ -35,6 +42,7 @@ export const JOB_LIMITS: PdfToolLimits = {
   maxPages: 5000,
   maxOutputs: 500,
   maxOutputBytes: 1024 * MB,
+  maxObjectsPerOutput: 1_500_000,
   // 15 minutes, less a margin so the job records its own timeout before the platform stops it.
   timeoutSeconds: 15 * 60 - 30,
 };

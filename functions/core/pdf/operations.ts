@@ -108,6 +108,15 @@ function outputTooLarge(limits: PdfToolLimits, outputCount: number, input: Input
   );
 }
 
+function outputTooComplex(limits: PdfToolLimits, outputCount: number, input: InputRef): ServiceError {
+  const max = limits.maxObjectsPerOutput;
+  return new ServiceError(
+    'OUTPUT_TOO_LARGE',
+    `An output file would hold more than ${max.toLocaleString('en-US')} PDF objects (pages selected many times over, each with its own copy of its annotations and links). Select fewer pages per file, or split into more, smaller files.`,
+    { ...culprit(input), max_objects: max, output_count: outputCount },
+  );
+}
+
 /**
  * The least the outputs will weigh: each file carries, once, the content streams and XObjects of the pages it holds
  * (see SourceDocument.pageStreams). The real size is known only once the files are made.
@@ -283,6 +292,7 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
         // objects before they are compressed, so it stops only at twice the bytes left and some more (a small file of
         // highly compressible objects near the end of the budget is not refused).
         maxBytes: 2 * (opts.limits.maxOutputBytes - total) + Math.min(OUTPUT_GUARD_SLACK_BYTES, opts.limits.maxOutputBytes / 4),
+        maxObjects: opts.limits.maxObjectsPerOutput,
         onPage: () => {
           pagesDone++;
           opts.onProgress?.(pagesDone, files.length);
@@ -290,7 +300,10 @@ export async function produce(plan: OperationPlan, opts: ProduceOptions): Promis
       });
     } catch (err) {
       if (err instanceof PdfDeadlineExceeded || err instanceof ServiceError) throw err;
-      if (err instanceof OutputBudgetExceeded) throw outputTooLarge(opts.limits, plan.outputs.length, output.selections[0].source.input);
+      if (err instanceof OutputBudgetExceeded) {
+        const input = output.selections[0].source.input;
+        throw err.kind === 'objects' ? outputTooComplex(opts.limits, plan.outputs.length, input) : outputTooLarge(opts.limits, plan.outputs.length, input);
+      }
       // A problem found while copying belongs to the source of the pages.
       const problem = asProblem(err);
       throw inputProblem(problem, output.selections[0]?.source.input ?? { filename: 'input.pdf', index: 0 });

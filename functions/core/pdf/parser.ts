@@ -1,10 +1,38 @@
 /**
- * pdf-lib's object parser, positioned at any offset, with three changes for the lazy reader: a stream's
+ * pdf-lib's object parser, positioned at any offset, with these changes for the lazy reader: a stream's
  * `/Length` may be an indirect object (resolved through the reader), stream contents are views into
- * the file rather than copies, and every reference is read as generation 0.
+ * the file rather than copies, every reference is read as generation 0, and what is parsed is metered
+ * (ParseMeter): every value counted, every string and name measured before it is built, in one piece.
  */
 import ByteStream from 'pdf-lib/cjs/core/parser/ByteStream';
-import { type PDFContext, PDFDict, PDFName, PDFNumber, PDFObjectParser, PDFRawStream, PDFRef, type PDFObject } from 'pdf-lib';
+import { IsDelimiter } from 'pdf-lib/cjs/core/syntax/Delimiters';
+import { IsWhitespace } from 'pdf-lib/cjs/core/syntax/Whitespace';
+import {
+  NextByteAssertionError,
+  type PDFContext,
+  PDFDict,
+  PDFHexString,
+  PDFName,
+  PDFNumber,
+  PDFObjectParser,
+  PDFRawStream,
+  PDFRef,
+  PDFString,
+  UnbalancedParenthesisError,
+  type PDFObject,
+} from 'pdf-lib';
+
+/** What parsing may cost (the request's ReadBudget): each may throw to stop the parse. */
+export interface ParseMeter {
+  /** One value (number, name, string, array, dictionary, array element or dictionary entry) is about to be parsed. */
+  onValue(): void;
+  /** A string or name of `bytes` bytes is about to be built. */
+  onToken(bytes: number): void;
+}
+
+const UNMETERED: ParseMeter = { onValue: () => undefined, onToken: () => undefined };
+
+const latin1 = (data: Uint8Array, from: number, to: number) => Buffer.from(data.buffer, data.byteOffset + from, to - from).toString('latin1');
 
 const bytesOf = (s: string) => Array.from(s, (c) => c.charCodeAt(0));
 const STREAM = bytesOf('stream');
@@ -18,8 +46,66 @@ export class ObjectParser extends PDFObjectParser {
     private readonly data: Uint8Array,
     context: PDFContext,
     private readonly resolveLength: (ref: PDFRef) => number | undefined = () => undefined,
+    private readonly meter: ParseMeter = UNMETERED,
   ) {
     super(ByteStream.of(data), context, false);
+  }
+
+  // Array elements and dictionary values are parsed through here too, so a huge array or dictionary is counted as it
+  // is read (and stopped by the meter), not after.
+  override parseObject(): PDFObject {
+    this.meter.onValue();
+    return super.parseObject();
+  }
+
+  // pdf-lib builds strings and names a character at a time (a 100 MB string took gigabytes): they are measured first
+  // and then decoded in one piece, with pdf-lib's semantics (raw bytes between the delimiters, escapes kept).
+  protected override parseString(): PDFString {
+    const d = this.data;
+    const start = this.bytes.offset();
+    this.expect(0x28);
+    let depth = 0;
+    let escaped = false;
+    let i = start;
+    for (; i < d.length; i++) {
+      const b = d[i];
+      if (!escaped) {
+        if (b === 0x28) depth++;
+        else if (b === 0x29) depth--;
+      }
+      if (b === 0x5c) escaped = !escaped;
+      else if (escaped) escaped = false;
+      if (depth === 0) break;
+    }
+    if (i >= d.length) throw new UnbalancedParenthesisError(this.bytes.position());
+    this.meter.onToken(i - start - 1);
+    const value = latin1(d, start + 1, i);
+    this.bytes.moveTo(i + 1);
+    return PDFString.of(value);
+  }
+
+  protected override parseHexString(): PDFHexString {
+    const d = this.data;
+    this.expect(0x3c);
+    const start = this.bytes.offset() + 1;
+    const end = d.indexOf(0x3e, start);
+    if (end < 0) throw new NextByteAssertionError(this.bytes.position(), 0x3e, -1);
+    this.meter.onToken(end - start);
+    const value = latin1(d, start, end);
+    this.bytes.moveTo(end + 1);
+    return PDFHexString.of(value);
+  }
+
+  protected override parseName(): PDFName {
+    const d = this.data;
+    this.expect(0x2f);
+    const start = this.bytes.offset() + 1;
+    let end = start;
+    while (end < d.length && !IsWhitespace[d[end]] && !IsDelimiter[d[end]]) end++;
+    this.meter.onToken(end - start);
+    const name = latin1(d, start, end);
+    this.bytes.moveTo(end);
+    return PDFName.of(name);
   }
 
   /**
@@ -31,6 +117,12 @@ export class ObjectParser extends PDFObjectParser {
   protected override parseNumberOrRef(): PDFNumber | PDFRef {
     const parsed = super.parseNumberOrRef();
     return parsed instanceof PDFRef && parsed.generationNumber !== 0 ? PDFRef.of(parsed.objectNumber, 0) : parsed;
+  }
+
+  /** pdf-lib's assertion that the next byte is `byte`, without consuming it. */
+  private expect(byte: number): void {
+    const found = this.bytes.done() ? -1 : this.bytes.peek();
+    if (found !== byte) throw new NextByteAssertionError(this.bytes.position(), byte, found);
   }
 
   moveTo(offset: number): this {

@@ -122,6 +122,8 @@ export class PdfReader {
   private pageList: PageInfo[] | null = null;
   private pageTreeNodes: Set<PDFRef> | null = null;
   private resolving = 0;
+  /** Objects being parsed right now (a stream's /Length may not be read through the stream itself). */
+  private readonly parsing = new Set<number>();
 
   private readonly maxObjects: number;
 
@@ -153,7 +155,7 @@ export class PdfReader {
     const eof = lastIndexOf(bytes, '%%EOF', bytes.length, tailFrom);
     const sx = lastIndexOf(bytes, 'startxref', eof >= 0 ? eof : bytes.length, tailFrom);
     if (eof < 0 || sx < 0) throw new PdfProblem('INVALID_PDF', 'truncated', 'The file is truncated (its end-of-file trailer is missing).');
-    const p = new ObjectParser(bytes, this.context).moveTo(sx + 'startxref'.length);
+    const p = new ObjectParser(bytes, this.context, undefined, budget).moveTo(sx + 'startxref'.length);
     p.skipSpace();
     const start = p.readInt();
     if (start === null) throw new PdfProblem('INVALID_PDF', 'truncated', 'The file is truncated or damaged (startxref has no offset).');
@@ -228,7 +230,7 @@ export class PdfReader {
   /** One section at `offset`: a classic table (`xref` … `trailer`) or a cross-reference stream. */
   private readXrefSection(offset: number, overrideFree = false): { trailer: PDFDict } | null {
     if (!Number.isInteger(offset) || offset < 0 || offset >= this.bytes.length) return null;
-    const p = new ObjectParser(this.bytes, this.context).moveTo(offset);
+    const p = new ObjectParser(this.bytes, this.context, undefined, this.budget).moveTo(offset);
     p.skipSpace();
     if (p.matches('xref')) return this.readXrefTable(p);
     p.moveTo(offset);
@@ -369,12 +371,20 @@ export class PdfReader {
   /** Parses `num G obj …` at `offset`; undefined when the object is not there. */
   private parseAt(offset: number, num: number): PDFObject | undefined {
     if (offset < 0 || offset >= this.bytes.length) return undefined;
-    const p = new ObjectParser(this.bytes, this.context, (ref) => {
-      const len = this.resolve(ref);
-      return len instanceof PDFNumber ? len.asNumber() : undefined;
-    }).moveTo(offset);
+    const p = new ObjectParser(
+      this.bytes,
+      this.context,
+      (ref) => {
+        // A /Length naming the stream itself (or a stream naming this one back) is no length: the end is searched.
+        if (this.parsing.has(ref.objectNumber)) return undefined;
+        const len = this.resolve(ref);
+        return len instanceof PDFNumber ? len.asNumber() : undefined;
+      },
+      this.budget,
+    ).moveTo(offset);
     const header = p.readObjectHeader();
     if (!header || header.num !== num) return undefined;
+    this.parsing.add(num);
     try {
       return p.parseObject();
     } catch (err) {
@@ -382,6 +392,8 @@ export class PdfReader {
       if (err instanceof PdfProblem) throw err;
       passDeadline(err);
       return undefined;
+    } finally {
+      this.parsing.delete(num);
     }
   }
 
@@ -395,7 +407,7 @@ export class PdfReader {
       const first = this.resolve(stream.dict.get(N.First));
       if (!(n instanceof PDFNumber) || !(first instanceof PDFNumber)) return null;
       const offsets = new Map<number, number>();
-      const p = new ObjectParser(data, this.context);
+      const p = new ObjectParser(data, this.context, undefined, this.budget);
       for (let i = 0; i < n.asNumber(); i++) {
         p.skipSpace();
         const objNum = p.readInt();
@@ -409,7 +421,7 @@ export class PdfReader {
     }
     const off = objStm.offsets.get(num);
     if (off === undefined) return null;
-    const p = new ObjectParser(objStm.data, this.context).moveTo(objStm.first + off);
+    const p = new ObjectParser(objStm.data, this.context, undefined, this.budget).moveTo(objStm.first + off);
     try {
       return p.parseObject();
     } catch (err) {

@@ -6,12 +6,25 @@
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { PDFArray, PDFContext, PDFDict, PDFHexString, PDFName, PDFNumber, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
+import { Deadline, OutputBudgetExceeded } from './errors';
 
 /** Below this many small objects a classic xref table is smaller than object streams plus their index. */
 const OBJECT_STREAM_THRESHOLD = 8;
 const OBJECTS_PER_STREAM = 200;
 
 const enc = (s: string) => Buffer.from(s, 'latin1');
+
+/** Objects one output file may hold unless told otherwise (the operations pass their limits' maxObjectsPerOutput). */
+export const MAX_OUTPUT_OBJECTS = 1_500_000;
+/** Objects allocated or written between two looks at the clock. */
+const OBJECTS_PER_CLOCK_CHECK = 4096;
+
+export interface OutputDocumentOptions {
+  /** Past it, allocating stops with OutputBudgetExceeded('objects'). Default MAX_OUTPUT_OBJECTS. */
+  maxObjects?: number;
+  /** Looked at while objects are allocated and written, so one huge page or file ends at the time limit. */
+  deadline?: Deadline;
+}
 
 export class OutputDocument {
   readonly context = PDFContext.create();
@@ -23,11 +36,18 @@ export class OutputDocument {
   readonly pagesRef: PDFRef;
   private info: PDFDict | null = null;
 
-  constructor() {
+  private readonly maxObjects: number;
+  private readonly deadline: Deadline;
+
+  constructor(options: OutputDocumentOptions = {}) {
+    this.maxObjects = options.maxObjects ?? MAX_OUTPUT_OBJECTS;
+    this.deadline = options.deadline ?? Deadline.none();
     this.pagesRef = this.alloc();
   }
 
   alloc(): PDFRef {
+    if (this.objects.length > this.maxObjects) throw new OutputBudgetExceeded('objects');
+    if (this.objects.length % OBJECTS_PER_CLOCK_CHECK === 0) this.deadline.check();
     this.objects.push(undefined);
     return PDFRef.of(this.objects.length - 1);
   }
@@ -111,6 +131,7 @@ export class OutputDocument {
     const hash = createHash('md5');
 
     const writeObject = (num: number, obj: PDFObject) => {
+      if (num % OBJECTS_PER_CLOCK_CHECK === 0) this.deadline.check();
       offsets[num] = offset;
       const body = serialize(obj);
       hash.update(body);
@@ -134,6 +155,7 @@ export class OutputDocument {
         const bodies: Uint8Array[] = [];
         const header: string[] = [];
         let at = 0;
+        this.deadline.check();
         group.forEach((n, idx) => {
           const body = serialize(this.objects[n]!);
           hash.update(body);

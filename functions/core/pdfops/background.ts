@@ -393,7 +393,8 @@ export function parseUploadSize(body: unknown): number {
     refusals: {
       content_length_bytes: (size, issue) => {
         if (size === undefined || size === null) return invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the PDF in bytes.');
-        if (issue.code === 'too_big' && issue.origin === 'number') {
+        // Past 2^53 a size is no longer a whole number to JavaScript, but it is still too large rather than malformed.
+        if (typeof size === 'number' && Number.isFinite(size) && size > MAX_UPLOAD_BYTES) {
           return new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES });
         }
         return invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');

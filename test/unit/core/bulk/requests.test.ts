@@ -157,6 +157,8 @@ describe('POST /bulkjob/upload-url body', () => {
     for (const body of [{}, { content_length_bytes: 0 }, { content_length_bytes: 1.5 }, { content_length_bytes: '10' }, null]) {
       expect(refused(() => parseBulkUploadSize(body, 100))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'content_length_bytes' } });
     }
+    // Past 2^53 a number is no longer a whole number to JavaScript: still too large, not malformed.
+    expect(refused(() => parseBulkUploadSize({ content_length_bytes: 1e20 }, 100))).toEqual({ code: 'BULK_ZIP_TOO_LARGE', details: { size_bytes: 1e20, max_bytes: 100 } });
   });
 });
 

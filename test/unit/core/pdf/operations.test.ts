@@ -6,6 +6,7 @@ import { INSTANT_LIMITS, type PdfToolLimits } from '../../../../functions/core/p
 import { type MergeSpec, type SplitMode, openInput, outputsAtLeast, planMerge, planSplit, produce } from '../../../../functions/core/pdf/operations';
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
 import { PdfReader, textOf } from '../../../../functions/core/pdf/reader';
+import { OutputDocument } from '../../../../functions/core/pdf/writer';
 import { readPdf } from '../../../support/pdf';
 import { pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf } from '../../../support/pdf-fixtures';
 
@@ -223,6 +224,27 @@ describe('split', () => {
     await expect(produce(plan, { limits: INSTANT_LIMITS, deadline: Deadline.in(-1) })).rejects.toBeInstanceOf(PdfDeadlineExceeded);
   });
 
+  it('does not deliver a file whose writing ended after the deadline (the clock is looked at after the last byte too)', async () => {
+    const input = file(twelve, 'r.pdf');
+    const plan = planSplit({ input, split: { mode: 'extract', pages: parsePageRange('1-end') }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+    let looks = 0;
+    let looksWhenWritten = -1;
+    const save = OutputDocument.prototype.save;
+    const spy = jest.spyOn(OutputDocument.prototype, 'save').mockImplementation(function (this: OutputDocument) {
+      const bytes = save.call(this);
+      looksWhenWritten = looks;
+      return bytes;
+    });
+    try {
+      // A deadline that passes at the first look after the file is written.
+      const deadline = new Deadline(0, () => (looksWhenWritten >= 0 ? ++looks : (++looks, -1)));
+      await expect(produce(plan, { limits: INSTANT_LIMITS, deadline })).rejects.toBeInstanceOf(PdfDeadlineExceeded);
+      expect(looks).toBe(looksWhenWritten + 1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('refuses before copying when the files certainly pass the output limit, and never over-estimates them', async () => {
     const input = file(twelve, 'r.pdf');
     const plan = (limits: PdfToolLimits, mode: SplitMode = { mode: 'ranges', ranges: Array.from({ length: 10 }, () => parsePageRange('1-end')) }) =>
@@ -284,6 +306,24 @@ describe('split', () => {
     await expect(produce(plan, { limits, onProgress: (pages) => (copied = pages) })).rejects.toMatchObject({ code: 'OUTPUT_TOO_LARGE', details: { filename: 'heavy.pdf' } });
     // About 300 KB a copy: stopped after a dozen copies, not 400.
     expect(copied).toBeLessThan(40);
+  });
+
+  it('stops building a file once it holds more objects than one file may (annotations copied with every repeat of their page)', async () => {
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([200, 200]);
+    const notes = Array.from({ length: 200 }, (_, i) => doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [i, 0, i + 1, 1] })));
+    page.node.set(PDFName.of('Annots'), doc.context.obj(notes));
+    const input = file(await doc.save(), 'notes.pdf');
+    const plan = planSplit({ input, split: { mode: 'extract', pages: parsePageRange(Array(100).fill('1').join(',')) }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+    let copied = 0;
+    const limits = { ...INSTANT_LIMITS, maxObjectsPerOutput: 5_000 };
+    const err = await refusal(() => produce(plan, { limits, onProgress: (pages) => (copied = pages) }));
+    expect(err).toMatchObject({ code: 'OUTPUT_TOO_LARGE', details: { filename: 'notes.pdf', max_objects: 5_000, output_count: 1 } });
+    expect(err.message).toMatch(/more than 5,000 PDF objects/);
+    // About 200 objects a copy: stopped at the 25th copy, not after 100.
+    expect(copied).toBeLessThan(30);
+    // Within the limit the same file is made.
+    expect((await produce(plan, { limits: INSTANT_LIMITS })).files[0].pages).toBe(100);
   });
 
   it('writes files other readers accept: a classic xref for small files, object streams and an xref stream for larger ones', async () => {

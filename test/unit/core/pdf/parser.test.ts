@@ -1,0 +1,107 @@
+import ByteStream from 'pdf-lib/cjs/core/parser/ByteStream';
+import { PDFContext, PDFName, PDFObjectParser, PDFRawStream } from 'pdf-lib';
+import { MAX_TOKEN_BYTES, MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
+import { Deadline, PdfDeadlineExceeded, ReadBudgetExceeded } from '../../../../functions/core/pdf/errors';
+import { ObjectParser, type ParseMeter } from '../../../../functions/core/pdf/parser';
+import { PdfReader } from '../../../../functions/core/pdf/reader';
+import { thrownBy } from '../../../support/errors';
+import { fixXref } from '../../../support/pdf-fixtures';
+
+const bytes = (text: string) => Buffer.from(text, 'latin1');
+
+/** What pdf-lib's own parser makes of `text`: the value as written, or the error's class. */
+function pdfLibParse(text: string): string {
+  try {
+    const o = new PDFObjectParser(ByteStream.of(bytes(text)), PDFContext.create(), false).parseObject();
+    return `${o.constructor.name} ${o.toString()}`;
+  } catch (err) {
+    return `throws ${(err as Error).constructor.name}`;
+  }
+}
+
+function ourParse(text: string, meter?: ParseMeter): string {
+  try {
+    const o = new ObjectParser(bytes(text), PDFContext.create(), undefined, meter).parseObject();
+    return `${o.constructor.name} ${o.toString()}`;
+  } catch (err) {
+    return `throws ${(err as Error).constructor.name}`;
+  }
+}
+
+/** A one-page PDF whose page dictionary also holds `pageExtra`, with `objects` after it (numbered from 4). */
+function pdfWith(pageExtra: string, objects: string[] = []): Uint8Array {
+  const body = [
+    '%PDF-1.4',
+    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
+    '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
+    `3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>\nendobj`,
+    ...objects.map((o, i) => `${i + 4} 0 obj\n${o}\nendobj`),
+  ].join('\n');
+  return fixXref(bytes(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${objects.length + 4} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`));
+}
+
+describe('ObjectParser', () => {
+  it('reads strings, hex strings and names as pdf-lib does (escapes kept, nesting balanced), and fails where it fails', () => {
+    const cases = [
+      '(plain)',
+      '(a\\)b(c)d)',
+      '(ends with escaped backslash\\\\)',
+      '()',
+      '(unbalanced (',
+      '<48656C6C6F>',
+      '<>',
+      '<4865',
+      '/Name#20x',
+      '/',
+      '/A/B',
+      '[ /A (x) <41> 1 0 R true null ]',
+      '<< /K (v) /L <41> /M /N >>',
+      '<< (not a name) 1 >>',
+      '<< /K',
+    ];
+    for (const text of cases) expect([text, ourParse(text)]).toEqual([text, pdfLibParse(text)]);
+  });
+
+  it('counts every value it parses and measures strings and names before building them', () => {
+    const seen = { values: 0, tokens: [] as number[] };
+    const meter: ParseMeter = { onValue: () => void seen.values++, onToken: (n) => void seen.tokens.push(n) };
+    ourParse('[ 1 2 (abc) /Name << /K <4142> >> ]', meter);
+    // The array, its five elements and the dictionary's one value.
+    expect(seen.values).toBe(7);
+    expect(seen.tokens).toEqual([3, 4, 1, 4]);
+  });
+});
+
+describe('reading with a ReadBudget', () => {
+  it('refuses a document whose structure holds more values than the budget, while the huge object is being read', () => {
+    const pdf = pdfWith(`/Junk [${' 0'.repeat(20_000)} ]`);
+    const reader = PdfReader.open(pdf, new ReadBudget(MIN_DECODED_STRUCTURE_BYTES, Deadline.none(), 5_000));
+    expect(thrownBy(() => reader.pages(), ReadBudgetExceeded)).toMatchObject({ code: 'PDF_TOO_COMPLEX', reason: 'too_many_values' });
+    expect(PdfReader.open(pdf).pages()).toHaveLength(1);
+  });
+
+  it('ends at the deadline while one huge object is parsed', () => {
+    const pdf = pdfWith(`/Junk [${' 0'.repeat(50_000)} ]`);
+    let looks = 0;
+    const reader = PdfReader.open(pdf, new ReadBudget(MIN_DECODED_STRUCTURE_BYTES, new Deadline(2, () => ++looks)));
+    expect(() => reader.pages()).toThrow(PdfDeadlineExceeded);
+  });
+
+  it(`refuses a string longer than ${MAX_TOKEN_BYTES} bytes before building it`, () => {
+    const reader = PdfReader.open(pdfWith(`/Junk (${'x'.repeat(MAX_TOKEN_BYTES + 1)})`));
+    expect(thrownBy(() => reader.pages(), ReadBudgetExceeded)).toMatchObject({ code: 'PDF_TOO_COMPLEX', reason: 'token_too_long' });
+    expect(PdfReader.open(pdfWith(`/Junk (${'x'.repeat(100_000)})`)).pages()).toHaveLength(1);
+  });
+
+  it('reads a stream whose /Length names the stream itself (or one naming it back) by finding endstream', () => {
+    const self = pdfWith('/Contents 4 0 R', ['<< /Length 4 0 R >>\nstream\nq Q\nendstream']);
+    const mutual = pdfWith('/Contents 4 0 R', ['<< /Length 5 0 R >>\nstream\nq Q\nendstream', '<< /Length 4 0 R >>\nstream\nx\nendstream']);
+    for (const pdf of [self, mutual]) {
+      const reader = PdfReader.open(pdf);
+      expect(reader.pages()).toHaveLength(1);
+      const contents = reader.resolve(reader.pages()[0].dict.get(PDFName.of('Contents')));
+      expect(contents).toBeInstanceOf(PDFRawStream);
+      expect(Buffer.from((contents as PDFRawStream).contents).toString('latin1').trim()).toBe('q Q');
+    }
+  });
+});
