@@ -13,8 +13,16 @@ export const MIN_DECODED_STRUCTURE_BYTES = 128 * 1024 * 1024;
 export const MIN_PARSED_VALUES = 3_000_000;
 /** Above MIN_PARSED_VALUES, inputs may parse one value per this many bytes they weigh (a 150 MB job: ~9 million). */
 const BYTES_PER_PARSED_VALUE = 16;
-/** The longest single string or name a document may hold (signatures' /Contents are tens of KB; streams are not strings). */
+/** The longest single string a document may hold (signatures' /Contents are tens of KB; streams are not strings). */
 export const MAX_TOKEN_BYTES = 8 * 1024 * 1024;
+/** The longest name (the PDF reference's implementation limit is 127 bytes; generous for writers that exceed it). */
+export const MAX_NAME_BYTES = 1024;
+/**
+ * Distinct names one request may parse. pdf-lib keeps every name it ever made in a process-wide pool that never
+ * shrinks (dictionaries are keyed by the pooled instance), so each request may add only so many: ~100 MB at worst.
+ * Real documents use a few thousand (keys, resource names).
+ */
+export const MAX_DISTINCT_NAMES = 100_000;
 
 /** Lookups of objects not yet read between two looks at the clock. */
 const LOOKUPS_PER_CLOCK_CHECK = 256;
@@ -31,6 +39,7 @@ export class ReadBudget implements ParseMeter {
   private decoded = 0;
   private lookups = 0;
   private parsed = 0;
+  private readonly names = new Set<string>();
 
   constructor(
     readonly maxDecodedBytes: number,
@@ -52,10 +61,20 @@ export class ReadBudget implements ParseMeter {
   }
 
   /** Called with the length of every string and name before it is built. */
-  onToken(bytes: number): void {
-    if (bytes > MAX_TOKEN_BYTES) {
-      throw new ReadBudgetExceeded('token_too_long', `The document holds a string or name of ${bytes.toLocaleString('en-US')} bytes; at most ${MAX_TOKEN_BYTES.toLocaleString('en-US')} can be processed.`);
+  onToken(bytes: number, kind: 'string' | 'name'): void {
+    const max = kind === 'name' ? MAX_NAME_BYTES : MAX_TOKEN_BYTES;
+    if (bytes > max) {
+      throw new ReadBudgetExceeded('token_too_long', `The document holds a ${kind} of ${bytes.toLocaleString('en-US')} bytes; at most ${max.toLocaleString('en-US')} can be processed.`);
     }
+  }
+
+  /** Called with every name before it is made. */
+  onName(name: string): void {
+    if (this.names.size < MAX_DISTINCT_NAMES || this.names.has(name)) {
+      this.names.add(name);
+      return;
+    }
+    throw new ReadBudgetExceeded('too_many_names', `The document uses more than ${MAX_DISTINCT_NAMES.toLocaleString('en-US')} distinct names, more than can be processed.`);
   }
 
   /** Decoded bytes still allowed. */

@@ -27,10 +27,12 @@ export interface ParseMeter {
   /** One value (number, name, string, array, dictionary, array element or dictionary entry) is about to be parsed. */
   onValue(): void;
   /** A string or name of `bytes` bytes is about to be built. */
-  onToken(bytes: number): void;
+  onToken(bytes: number, kind: 'string' | 'name'): void;
+  /** A name as written (before #xx decoding) is about to be made: pdf-lib keeps every distinct name for good. */
+  onName(name: string): void;
 }
 
-const UNMETERED: ParseMeter = { onValue: () => undefined, onToken: () => undefined };
+const UNMETERED: ParseMeter = { onValue: () => undefined, onToken: () => undefined, onName: () => undefined };
 
 const latin1 = (data: Uint8Array, from: number, to: number) => Buffer.from(data.buffer, data.byteOffset + from, to - from).toString('latin1');
 
@@ -78,7 +80,7 @@ export class ObjectParser extends PDFObjectParser {
       if (depth === 0) break;
     }
     if (i >= d.length) throw new UnbalancedParenthesisError(this.bytes.position());
-    this.meter.onToken(i - start - 1);
+    this.meter.onToken(i - start - 1, 'string');
     const value = latin1(d, start + 1, i);
     this.bytes.moveTo(i + 1);
     return PDFString.of(value);
@@ -90,7 +92,7 @@ export class ObjectParser extends PDFObjectParser {
     const start = this.bytes.offset() + 1;
     const end = d.indexOf(0x3e, start);
     if (end < 0) throw new NextByteAssertionError(this.bytes.position(), 0x3e, -1);
-    this.meter.onToken(end - start);
+    this.meter.onToken(end - start, 'string');
     const value = latin1(d, start, end);
     this.bytes.moveTo(end + 1);
     return PDFHexString.of(value);
@@ -102,8 +104,9 @@ export class ObjectParser extends PDFObjectParser {
     const start = this.bytes.offset() + 1;
     let end = start;
     while (end < d.length && !IsWhitespace[d[end]] && !IsDelimiter[d[end]]) end++;
-    this.meter.onToken(end - start);
+    this.meter.onToken(end - start, 'name');
     const name = latin1(d, start, end);
+    this.meter.onName(name);
     this.bytes.moveTo(end);
     return PDFName.of(name);
   }

@@ -1,6 +1,6 @@
 import ByteStream from 'pdf-lib/cjs/core/parser/ByteStream';
 import { PDFContext, PDFName, PDFObjectParser, PDFRawStream } from 'pdf-lib';
-import { MAX_TOKEN_BYTES, MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
+import { MAX_DISTINCT_NAMES, MAX_NAME_BYTES, MAX_TOKEN_BYTES, MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
 import { Deadline, PdfDeadlineExceeded, ReadBudgetExceeded } from '../../../../functions/core/pdf/errors';
 import { ObjectParser, type ParseMeter } from '../../../../functions/core/pdf/parser';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
@@ -63,12 +63,13 @@ describe('ObjectParser', () => {
   });
 
   it('counts every value it parses and measures strings and names before building them', () => {
-    const seen = { values: 0, tokens: [] as number[] };
-    const meter: ParseMeter = { onValue: () => void seen.values++, onToken: (n) => void seen.tokens.push(n) };
+    const seen = { values: 0, tokens: [] as string[], names: [] as string[] };
+    const meter: ParseMeter = { onValue: () => void seen.values++, onToken: (n, kind) => void seen.tokens.push(`${kind} ${n}`), onName: (name) => void seen.names.push(name) };
     ourParse('[ 1 2 (abc) /Name << /K <4142> >> ]', meter);
     // The array, its five elements and the dictionary's one value.
     expect(seen.values).toBe(7);
-    expect(seen.tokens).toEqual([3, 4, 1, 4]);
+    expect(seen.tokens).toEqual(['string 3', 'name 4', 'name 1', 'string 4']);
+    expect(seen.names).toEqual(['Name', 'K']);
   });
 });
 
@@ -91,6 +92,17 @@ describe('reading with a ReadBudget', () => {
     const reader = PdfReader.open(pdfWith(`/Junk (${'x'.repeat(MAX_TOKEN_BYTES + 1)})`));
     expect(thrownBy(() => reader.pages(), ReadBudgetExceeded)).toMatchObject({ code: 'PDF_TOO_COMPLEX', reason: 'token_too_long' });
     expect(PdfReader.open(pdfWith(`/Junk (${'x'.repeat(100_000)})`)).pages()).toHaveLength(1);
+  });
+
+  it(`refuses a name longer than ${MAX_NAME_BYTES} bytes, and more than ${MAX_DISTINCT_NAMES} distinct names in one request (pdf-lib keeps every name for good)`, () => {
+    const long = PdfReader.open(pdfWith(`/${'N'.repeat(MAX_NAME_BYTES + 1)} 1`));
+    expect(thrownBy(() => long.pages(), ReadBudgetExceeded)).toMatchObject({ reason: 'token_too_long' });
+    const names = (n: number, tag: string) => pdfWith(`/Junk [${Array.from({ length: n }, (_, i) => ` /${tag}${i}`).join('')} ]`);
+    const many = PdfReader.open(names(MAX_DISTINCT_NAMES + 10, 'Many'));
+    expect(thrownBy(() => many.pages(), ReadBudgetExceeded)).toMatchObject({ reason: 'too_many_names' });
+    // The same names again and again count once.
+    const repeated = pdfWith(`/Junk [${' /Same'.repeat(MAX_DISTINCT_NAMES + 10)} ]`);
+    expect(PdfReader.open(repeated).pages()).toHaveLength(1);
   });
 
   it('reads a stream whose /Length names the stream itself (or one naming it back) by finding endstream', () => {
