@@ -143,11 +143,15 @@ export class GuardedHttpClient implements HttpClient {
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       let settled = false;
+      let decode: ReturnType<typeof decoder> = null;
       const fail = (err: FetchError) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
         req.destroy();
+        // The decoder too: it would go on inflating what it already holds (3 KB of brotli is 2 GB of output, seconds of
+        // a thread-pool thread) after the request was refused.
+        decode?.destroy();
         reject(err);
       };
       const timer = setTimeout(() => fail(new FetchError('timeout', rawUrl, `no complete answer within ${spec.timeoutMs} ms`)), remaining);
@@ -184,7 +188,7 @@ export class GuardedHttpClient implements HttpClient {
             fail(new FetchError('too_large', rawUrl, `the response is ${declared} bytes; the limit is ${spec.maxBytes}`));
             return;
           }
-          const decode = decoder(encoding);
+          decode = decoder(encoding);
           const stream = decode ? res.pipe(decode) : res;
           const chunks: Buffer[] = [];
           let raw = 0;

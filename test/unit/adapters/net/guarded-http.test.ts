@@ -1,11 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
 import { GuardedHttpClient } from '../../../../functions/adapters/net/guarded-http';
 import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
 import { FetchError } from '../../../../functions/core/net/fetch';
 import { NetworkGuard } from '../../../../functions/core/net/guard';
 
 const MiB = 1024 * 1024;
+/** 256 MiB of zeros as a few hundred bytes of brotli. */
+const BROTLI_BOMB = zlib.brotliCompressSync(Buffer.alloc(256 * MiB), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } });
 let server: http.Server;
 let port: number;
 /** How each response ended on the server side: `finished` (whole body written) or `closed` (client dropped it). */
@@ -35,6 +38,7 @@ beforeAll(async () => {
         res.on('close', () => clearInterval(tick));
         return;
       }
+      if (path === '/brotli-bomb') return res.writeHead(200, { 'Content-Encoding': 'br' }).end(BROTLI_BOMB);
       if (path === '/small-500') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('broken');
       if (path === '/silent') return; // never answers
       res.writeHead(404).end();
@@ -56,6 +60,17 @@ describe('GuardedHttpClient', () => {
   it('by default reads the body and refuses one over maxBytes (URL input keeps this)', async () => {
     await expect(post('/big')).rejects.toMatchObject({ kind: 'too_large' });
     await expect(post('/big-chunked')).rejects.toMatchObject({ kind: 'too_large' });
+  });
+
+  it('stops decoding a compressed body once it is refused (the decoder would go on inflating what it holds)', async () => {
+    expect(BROTLI_BOMB.length).toBeLessThan(64 * 1024);
+    const destroy = jest.spyOn(zlib.BrotliDecompress.prototype, 'destroy');
+    try {
+      await expect(post('/brotli-bomb')).rejects.toMatchObject({ kind: 'too_large' });
+      expect(destroy.mock.contexts.some((d) => d instanceof zlib.BrotliDecompress && d.destroyed)).toBe(true);
+    } finally {
+      destroy.mockRestore();
+    }
   });
 
   it('with discardBody settles on the status line: a 2xx with a body over maxBytes is an answer', async () => {
