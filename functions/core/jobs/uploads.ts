@@ -45,8 +45,10 @@ export function uploadOwner(key: string): string | null {
  */
 export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accountId: string, key: string, refusal: UploadRefusal) {
   const details = { ...refusal.details, s3_key: key };
-  if (!keyBelongsTo(key, 'uploads', accountId)) {
-    const owner = uploadOwner(key);
+  // Only a key of exactly the shape we issue is looked up: one with anything more (a NUL after the name made S3
+  // answer an error, a 500 here) was never issued, so it was never uploaded.
+  const owner = uploadOwner(key);
+  if (owner !== accountId || !keyBelongsTo(key, 'uploads', accountId)) {
     if (owner !== null && owner !== accountId) {
       throw new ServiceError('FORBIDDEN', `${refusal.subject}: this s3_key belongs to another account. Upload with your own POST ${refusal.route}.`, details);
     }
