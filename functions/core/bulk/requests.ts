@@ -197,7 +197,9 @@ export const bulkJobJsonBodySchema = z
     ).meta({ description: `The bundle as files, up to 4 MB decoded in total and ${BULK_LIMITS.entries} files; every path once.` }),
   })
   .superRefine((body, ctx) => {
-    const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k === 'files' && Array.isArray(body[k]) && body[k].length === 0));
+    // An empty list of files, or an empty ZIP, is no input (as if left out).
+    const empty = (value: unknown) => (Array.isArray(value) || value instanceof Uint8Array) && value.length === 0;
+    const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k !== 's3_key' && empty(body[k])));
     if (sent.length !== 1) refuse(ctx, noInput(sent.length), { rank: 0.5 });
     checkOptions(body, ctx, 1.5);
   }, EVEN_AFTER_FIELD_ERRORS);

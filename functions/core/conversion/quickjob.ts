@@ -94,7 +94,9 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   /** The job recorded as timed out, and the refusal that says so. */
   const limitExceeded = async () => {
     await recordFailure('QUICKJOB_TIMEOUT', `Rendering took longer than ${timeoutSeconds} seconds.`, true);
-    return new ServiceError('QUICKJOB_TIMEOUT', `The document did not render within ${timeoutSeconds} seconds. Submit it to /longjob instead.`, {
+    // The spec's details always suggest /longjob; the message says what works for images, which /longjob does not take.
+    const advice = input.mode === 'image' ? 'Send fewer or smaller images per request (/longjob does not take images).' : 'Submit it to /longjob instead.';
+    return new ServiceError('QUICKJOB_TIMEOUT', `The document did not render within ${timeoutSeconds} seconds. ${advice}`, {
       job_id: job.job_id,
       timeout_seconds: timeoutSeconds,
       suggestion: 'use_longjob_endpoint',

@@ -20,10 +20,10 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
 const bad = (message: string): ImageCheck => ({ ok: false, code: 'INVALID_IMAGE_DATA', message });
 const tooLarge = (message: string): ImageCheck => ({ ok: false, code: 'IMAGE_TOO_LARGE', message });
 
-/** Bytes of decompressed PNG scanlines (with filter bytes) for the image, interlaced or not. */
-function pngRawLength(width: number, height: number, bitsPerPixel: number, interlaced: boolean): number {
-  const rows = (w: number, h: number) => (w === 0 || h === 0 ? 0 : h * (1 + Math.ceil((w * bitsPerPixel) / 8)));
-  if (!interlaced) return rows(width, height);
+/** The scanline layout of a PNG: per pass (one when not interlaced), the bytes of a row (its filter byte first) and the row count. */
+function pngRows(width: number, height: number, bitsPerPixel: number, interlaced: boolean): { rowBytes: number; rows: number }[] {
+  const pass = (w: number, h: number) => ({ rowBytes: 1 + Math.ceil((w * bitsPerPixel) / 8), rows: w === 0 || h === 0 ? 0 : h });
+  if (!interlaced) return [pass(width, height)];
   const passes = [
     [0, 0, 8, 8],
     [4, 0, 8, 8],
@@ -33,7 +33,7 @@ function pngRawLength(width: number, height: number, bitsPerPixel: number, inter
     [1, 0, 2, 2],
     [0, 1, 1, 2],
   ];
-  return passes.reduce((sum, [x0, y0, dx, dy]) => sum + rows(Math.ceil((width - x0) / dx), Math.ceil((height - y0) / dy)), 0);
+  return passes.map(([x0, y0, dx, dy]) => pass(Math.ceil((width - x0) / dx), Math.ceil((height - y0) / dy))).filter((p) => p.rows > 0);
 }
 
 const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
@@ -44,7 +44,9 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
   let offset = 8;
   let width = 0;
   let height = 0;
-  let expected = 0;
+  let rows: { rowBytes: number; rows: number }[] = [];
+  let palette = false;
+  let needsPalette = false;
   let sawEnd = false;
   const idat: Buffer[] = [];
   while (offset + 12 <= buf.length) {
@@ -65,8 +67,12 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
       if (width === 0 || height === 0 || !PNG_DEPTHS[colour]?.includes(depth)) return bad('The PNG header is not valid (an unknown colour type, or a bit depth it does not allow).');
       if (data[10] !== 0 || data[11] !== 0 || data[12] > 1) return bad('The PNG header names a compression, filter or interlace method that does not exist.');
       if (width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) return tooLarge(`The PNG is ${width}×${height} pixels; the limit is ${MAX_IMAGE_SIDE}×${MAX_IMAGE_SIDE}.`);
-      expected = pngRawLength(width, height, depth * PNG_CHANNELS[colour], data[12] === 1);
+      rows = pngRows(width, height, depth * PNG_CHANNELS[colour], data[12] === 1);
+      needsPalette = colour === 3;
+    } else if (type === 'PLTE') {
+      palette = true;
     } else if (type === 'IDAT') {
+      if (needsPalette && !palette) return bad('The PNG uses a palette but has none (no PLTE chunk before its image data).');
       idat.push(data);
     } else if (type === 'IEND') {
       sawEnd = true;
@@ -77,22 +83,29 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
   if (!width) return bad('The PNG has no header chunk.');
   if (!sawEnd) return bad('The PNG is truncated (no IEND chunk).');
   if (idat.length === 0) return bad('The PNG has no image data.');
-  const verdict = await inflatedLength(Buffer.concat(idat), expected);
+  const expected = rows.reduce((sum, p) => sum + p.rowBytes * p.rows, 0);
+  const verdict = await inflatedScanlines(Buffer.concat(idat), expected, rows);
   if (verdict === 'corrupt') return bad('The PNG image data is corrupt.');
+  if (verdict === 'bad_filter') return bad('The PNG image data is corrupt (a scanline names a filter that does not exist).');
   if (verdict !== expected) return bad('The PNG image data does not match its dimensions.');
   return { ok: true, type: 'png', width, height };
 }
 
 /**
  * The length zlib `data` inflates to, counted as it streams and kept nowhere (a 10000×10000 image can be 800 MB of
- * scanlines); counting stops past `limit`, where a compression bomb stops too. Inflation runs off the event loop.
+ * scanlines); counting stops past `limit`, where a compression bomb stops too. Each scanline's filter byte (0–4) is
+ * checked on the way: Chromium draws an image with a corrupt one anyway, made up. Inflation runs off the event loop.
  */
-function inflatedLength(data: Buffer, limit: number): Promise<number | 'corrupt'> {
+function inflatedScanlines(data: Buffer, limit: number, layout: { rowBytes: number; rows: number }[]): Promise<number | 'corrupt' | 'bad_filter'> {
   return new Promise((resolve) => {
     const inflater = createInflate();
     let total = 0;
     let settled = false;
-    const settle = (result: number | 'corrupt') => {
+    // Where the next filter byte is, counted from the start of the next chunk; rows and passes left.
+    let pass = 0;
+    let rowsLeft = layout[0]?.rows ?? 0;
+    let nextFilter = 0;
+    const settle = (result: number | 'corrupt' | 'bad_filter') => {
       if (settled) return;
       settled = true;
       inflater.destroy();
@@ -100,7 +113,14 @@ function inflatedLength(data: Buffer, limit: number): Promise<number | 'corrupt'
     };
     inflater.on('data', (chunk: Buffer) => {
       total += chunk.length;
-      if (total > limit) settle(total);
+      if (total > limit) return settle(total);
+      let at = nextFilter;
+      while (at < chunk.length && pass < layout.length) {
+        if (chunk[at] > 4) return settle('bad_filter');
+        at += layout[pass].rowBytes;
+        if (--rowsLeft === 0) rowsLeft = layout[++pass]?.rows ?? 0;
+      }
+      nextFilter = at - chunk.length;
     });
     inflater.on('end', () => settle(total));
     inflater.on('error', () => settle('corrupt'));

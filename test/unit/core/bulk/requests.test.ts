@@ -97,6 +97,7 @@ describe('POST /bulkjob JSON', () => {
     ['an unknown bundle_type', { bundle_type: 'pdf', s3_key: 'k' }, 'INVALID_BUNDLE_TYPE'],
     ['no input', { bundle_type: 'html' }, 'INVALID_BULK_INPUT'],
     ['an empty files array', { files: [] }, 'INVALID_BULK_INPUT'],
+    ['an empty zip_base64', { zip_base64: '' }, 'INVALID_BULK_INPUT'],
     ['two inputs', { s3_key: 'k', zip_base64: b64('PK') }, 'INVALID_BULK_INPUT'],
     ['three inputs', { s3_key: 'k', zip_base64: b64('PK'), files: [{ path: 'a.html', content_base64: '' }] }, 'INVALID_BULK_INPUT'],
     ['an absolute path', { files: [{ path: '/a.html', content_base64: '' }] }, 'INVALID_BULK_PATH'],

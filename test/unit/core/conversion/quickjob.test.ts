@@ -22,10 +22,10 @@ function setup(renderMs: number) {
       return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false };
     },
   };
-  const run = (input: { spentMs?: number; store?: boolean }) =>
+  const run = (input: { spentMs?: number; store?: boolean; mode?: 'html' | 'image' }) =>
     runQuickJob(
       { jobs: world.jobs, blobs: world.blobs, billing: world.billing, renderer, clock, timeoutSeconds: 30 },
-      { account: world.account, plan: world.plan, mode: 'html', store: input.store ?? false, spentMs: input.spentMs, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+      { account: world.account, plan: world.plan, mode: input.mode ?? 'html', store: input.store ?? false, spentMs: input.spentMs, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
     );
   const credits = async () => (await world.accounts.get(world.account.account_id))!.credits_micros;
   return { world, run, renders, credits };
@@ -46,6 +46,14 @@ describe('runQuickJob time limit', () => {
     expect(renders).toHaveLength(0);
     expect(await credits()).toBe(before);
     expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'timeout', error_code: 'QUICKJOB_TIMEOUT' });
+    expect(err.message).toMatch(/Submit it to \/longjob/);
+  });
+
+  it('tells images, which /longjob does not take, to send fewer or smaller images (details still as the spec says)', async () => {
+    const { run } = setup(100);
+    const err = await rejection(run({ spentMs: 31_000, mode: 'image' }));
+    expect(err).toMatchObject({ code: 'QUICKJOB_TIMEOUT', details: { timeout_seconds: 30, suggestion: 'use_longjob_endpoint' } });
+    expect(err.message).toMatch(/fewer or smaller images/);
   });
 
   it('charges a PDF finished past the limit but within its answer margin', async () => {

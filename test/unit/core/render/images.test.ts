@@ -51,6 +51,41 @@ describe('checkImage', () => {
     expect(await checkImage(bomb)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
   });
 
+  it('refuses a PNG whose scanlines name a filter that does not exist, interlaced or not, and a palette PNG without a palette', async () => {
+    const rgbHeader = (width: number, height: number, interlace: number) => {
+      const ihdr = Buffer.alloc(13);
+      ihdr.writeUInt32BE(width, 0);
+      ihdr.writeUInt32BE(height, 4);
+      ihdr[8] = 8;
+      ihdr[9] = 2;
+      ihdr[12] = interlace;
+      return pngChunk('IHDR', ihdr);
+    };
+    const withScanlines = (header: Buffer, raw: Buffer, extra: Buffer[] = []) =>
+      Buffer.concat([png(1, 1).subarray(0, 8), header, ...extra, pngChunk('IDAT', deflateSync(raw)), pngChunk('IEND', Buffer.alloc(0))]);
+    // 300 rows of 1 + 3×300 bytes: the bad filter byte sits in the middle of the inflated stream, in another chunk.
+    const raw = Buffer.alloc(300 * 901);
+    expect(await checkImage(withScanlines(rgbHeader(300, 300, 0), raw))).toMatchObject({ ok: true });
+    raw[150 * 901] = 9;
+    expect(await checkImage(withScanlines(rgbHeader(300, 300, 0), raw))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/filter/) });
+    // Interlaced 8×8 RGB: seven passes of rows 1+3w bytes, 1 row each for passes 1–2 (w=1), then 1×2, 2×2, 2×4, 4×4, 4×8.
+    const passes: [number, number][] = [[1, 1], [1, 1], [2, 1], [2, 2], [4, 2], [4, 4], [8, 4]];
+    const interlaced = Buffer.concat(passes.flatMap(([w, rows]) => Array.from({ length: rows }, () => Buffer.alloc(1 + 3 * w))));
+    expect(await checkImage(withScanlines(rgbHeader(8, 8, 1), interlaced))).toMatchObject({ ok: true });
+    // The filter byte of the last row of the last pass.
+    interlaced[interlaced.length - (1 + 3 * 8)] = 5;
+    expect(await checkImage(withScanlines(rgbHeader(8, 8, 1), interlaced))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+
+    const paletteHeader = Buffer.alloc(13);
+    paletteHeader.writeUInt32BE(2, 0);
+    paletteHeader.writeUInt32BE(2, 4);
+    paletteHeader[8] = 8;
+    paletteHeader[9] = 3;
+    const indexed = Buffer.alloc(2 * 3);
+    expect(await checkImage(withScanlines(pngChunk('IHDR', paletteHeader), indexed))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/palette/) });
+    expect(await checkImage(withScanlines(pngChunk('IHDR', paletteHeader), indexed, [pngChunk('PLTE', Buffer.from([255, 0, 0]))]))).toMatchObject({ ok: true });
+  });
+
   it('refuses images over 10000 pixels on a side or over 5 MB', async () => {
     expect(await checkImage(png(10_001, 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
     expect(await checkImage(png(1, 10_001))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
