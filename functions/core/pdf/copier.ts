@@ -11,7 +11,7 @@
  *   current appearance is drawn into the page (shown, no longer fillable).
  */
 import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, type PDFObject, PDFRawStream, PDFRef, PDFString, PDFHexString } from 'pdf-lib';
-import { type InputRef, passDeadline } from './errors';
+import { type InputRef, ReadBudgetExceeded, inputProblem, passDeadline } from './errors';
 import { type DocFeatures, detectFeatures, inheritedField } from './features';
 import { N, type PageInfo, type PdfReader, numberOf } from './reader';
 import type { OutputDocument } from './writer';
@@ -152,6 +152,8 @@ export class SourceDocument {
         shared = found;
       }
     } catch (err) {
+      // Past the read budget: refused here, naming this input (planning, where this runs, names no input itself).
+      if (err instanceof ReadBudgetExceeded) throw inputProblem(err, this.input);
       passDeadline(err);
       // Left to the copy, which names the damaged input.
     }

@@ -4,6 +4,10 @@ import { MAX_DISTINCT_NAMES, MAX_NAME_BYTES, MAX_TOKEN_BYTES, MIN_DECODED_STRUCT
 import { Deadline, PdfDeadlineExceeded, ReadBudgetExceeded } from '../../../../functions/core/pdf/errors';
 import { ObjectParser, type ParseMeter } from '../../../../functions/core/pdf/parser';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
+import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
+import { INSTANT_LIMITS } from '../../../../functions/core/pdf/limits';
+import { openInput, planSplit } from '../../../../functions/core/pdf/operations';
+import { ServiceError } from '../../../../functions/core/errors';
 import { thrownBy } from '../../../support/errors';
 import { fixXref } from '../../../support/pdf-fixtures';
 
@@ -79,6 +83,14 @@ describe('reading with a ReadBudget', () => {
     const reader = PdfReader.open(pdf, new ReadBudget(MIN_DECODED_STRUCTURE_BYTES, Deadline.none(), 5_000));
     expect(thrownBy(() => reader.pages(), ReadBudgetExceeded)).toMatchObject({ code: 'PDF_TOO_COMPLEX', reason: 'too_many_values' });
     expect(PdfReader.open(pdf).pages()).toHaveLength(1);
+  });
+
+  it('names the input when the budget runs out while the outputs are planned (an image the page names holds the bulk)', () => {
+    const pdf = pdfWith('/Resources << /XObject << /Im1 4 0 R >> >>', [`<< /Type /XObject /Subtype /Image /Junk [${' 0'.repeat(20_000)} ] /Length 1 >>\nstream\nx\nendstream`]);
+    const input = { bytes: pdf, filename: 'heavy.pdf', index: 0 };
+    const source = openInput(input, new ReadBudget(MIN_DECODED_STRUCTURE_BYTES, Deadline.none(), 5_000));
+    const err = thrownBy(() => planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, source, INSTANT_LIMITS), ServiceError);
+    expect(err).toMatchObject({ code: 'PDF_TOO_COMPLEX', details: { filename: 'heavy.pdf', input_index: 0, reason: 'too_many_values' } });
   });
 
   it('ends at the deadline while one huge object is parsed', () => {
