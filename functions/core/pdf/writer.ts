@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { PDFArray, PDFContext, PDFDict, PDFHexString, PDFName, PDFNumber, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
 import { Deadline, OutputBudgetExceeded } from './errors';
+import { JOB_LIMITS } from './limits';
 
 /** Below this many small objects a classic xref table is smaller than object streams plus their index. */
 const OBJECT_STREAM_THRESHOLD = 8;
@@ -14,13 +15,11 @@ const OBJECTS_PER_STREAM = 200;
 
 const enc = (s: string) => Buffer.from(s, 'latin1');
 
-/** Objects one output file may hold unless told otherwise (the operations pass their limits' maxObjectsPerOutput). */
-export const MAX_OUTPUT_OBJECTS = 1_500_000;
 /** Objects allocated or written between two looks at the clock. */
 const OBJECTS_PER_CLOCK_CHECK = 4096;
 
 export interface OutputDocumentOptions {
-  /** Past it, allocating stops with OutputBudgetExceeded('objects'). Default MAX_OUTPUT_OBJECTS. */
+  /** Past it, allocating stops with OutputBudgetExceeded('objects'). Default: the most any operation allows (jobs'). */
   maxObjects?: number;
   /** Looked at while objects are allocated and written, so one huge page or file ends at the time limit. */
   deadline?: Deadline;
@@ -40,7 +39,7 @@ export class OutputDocument {
   private readonly deadline: Deadline;
 
   constructor(options: OutputDocumentOptions = {}) {
-    this.maxObjects = options.maxObjects ?? MAX_OUTPUT_OBJECTS;
+    this.maxObjects = options.maxObjects ?? JOB_LIMITS.maxObjectsPerOutput;
     this.deadline = options.deadline ?? Deadline.none();
     this.pagesRef = this.alloc();
   }

@@ -5,9 +5,9 @@ import { DISPLAY_CONTROLS } from './display-controls';
 const NOT_ALLOWED = new RegExp(`[\\p{Cc}\\p{Cs}${DISPLAY_CONTROLS}]`, 'u');
 const VISIBLE = /[^\s\p{Cf}]/u;
 
-/** What a label must be, for refusal messages: `name must be ${labelRule(100)}.` */
+/** What a label must be, read after "name must be" (refusals) and "A label:" (descriptions) alike. */
 export function labelRule(maxLength: number): string {
-  return `leading and trailing white space is trimmed, and the rest must be 1 to ${maxLength} characters of text: not only invisible characters, no control or text-direction characters`;
+  return `1 to ${maxLength} characters of text once leading and trailing white space is trimmed, not only invisible characters, with no control or text-direction characters`;
 }
 
 /**

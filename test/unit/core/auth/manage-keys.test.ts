@@ -23,6 +23,7 @@ describe('parseKeyName', () => {
       const err = refusal(() => parseKeyName({ name }));
       expect(err.code).toBe('INVALID_PARAMETER');
       expect(err.details).toEqual({ parameter: 'name' });
+      expect(err.message).toBe('name must be 1 to 100 characters of text once leading and trailing white space is trimmed, not only invisible characters, with no control or text-direction characters.');
     }
   });
 

@@ -90,7 +90,7 @@ describe('webhook body schemas', () => {
       const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
       expect(json.properties.url.description).toMatch(/DNS lookup fails or takes longer than 2 s is accepted/);
       expect(json.properties.url.description).toMatch(/every delivery resolves and checks it again/);
-      expect(json.properties.name.description).toMatch(/trimmed, and the rest must be 1 to 100 characters/);
+      expect(json.properties.name.description).toMatch(/1 to 100 characters of text once leading and trailing white space is trimmed/);
     }
   });
 });
