@@ -135,7 +135,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
       );
       return 'deleted';
     } catch (err) {
-      if (cancellationCodes(err)) return 'not_found';
+      if (cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') return 'not_found';
       throw err;
     }
   }
@@ -153,9 +153,9 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
         return 'deleted';
       } catch (err) {
         const codes = cancellationCodes(err);
-        if (!codes) throw err;
-        if (codes[0] === 'ConditionalCheckFailed') return 'not_found';
-        // No count yet for this account: delete without one.
+        if (codes?.[0] === 'ConditionalCheckFailed') return 'not_found';
+        // No count yet for this account: delete without one. (Any other failure, a lasting conflict included, is thrown.)
+        if (!counted || codes?.[1] !== 'ConditionalCheckFailed') throw err;
       }
     }
     return 'not_found';

@@ -4,7 +4,7 @@ import type { OutboxEvent } from '../../core/events/events';
 import type { JobFileRow } from '../../core/jobs/files';
 import type { Job } from '../../core/jobs/job';
 import { ledgerOfJob } from './charges';
-import { type Dynamo, conditional } from './client';
+import { type Dynamo, cancellationCodes, conditional } from './client';
 import { putJobIf } from './jobs';
 import { keys } from './schema';
 
@@ -46,7 +46,9 @@ export class DynamoBulkProgress implements BulkProgress {
       );
       return true;
     } catch (err) {
-      if ((err as Error).name === 'TransactionCanceledException') return false;
+      // Only a failed condition (the row exists, the job is no longer processing) means "not recorded"; anything
+      // else (a conflict that outlasted the retries) must fail the task, which is retried, not lose the file's result.
+      if (cancellationCodes(err)?.includes('ConditionalCheckFailed')) return false;
       throw err;
     }
   }

@@ -9,6 +9,8 @@ export interface DynamoConfig {
   endpoint?: string;
   /** The local stand-in's in-process transport (see local/emulators/dynamodb.ts); unset in AWS. */
   requestHandler?: DynamoDBClientConfig['requestHandler'];
+  /** How long to wait before retry `n` (1, 2, …) of a write that met a concurrent transaction; tests shorten it. */
+  conflictPause?: (retry: number) => number;
 }
 
 export interface Dynamo {
@@ -25,6 +27,7 @@ export function createDynamo(config: DynamoConfig): Dynamo {
     ...(config.requestHandler ? { requestHandler: config.requestHandler } : {}),
   });
   client.middlewareStack.add(unknowableKeysAreAbsent, { step: 'initialize', name: 'unknowableKeysAreAbsent' });
+  client.middlewareStack.add(conflictsRetried(config.conflictPause ?? conflictPause), { step: 'initialize', name: 'conflictsRetried' });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
     unmarshallOptions: { wrapNumbers: false },
@@ -52,6 +55,34 @@ const unknowableKeysAreAbsent = ((next: (args: unknown) => Promise<{ output: Rec
     }
   }) as never;
 
+/** Retries after the first conflict: the pauses add up to about 2 seconds at most. */
+const CONFLICT_RETRIES = 8;
+
+/** Full jitter, doubling from 10 ms up to 400 ms: writers of one hot item spread out instead of colliding again. */
+function conflictPause(retry: number): number {
+  return Math.random() * Math.min(400, 10 * 2 ** retry);
+}
+
+/**
+ * DynamoDB cancels a transaction that overlaps another one on the same item, and refuses a single-item write to an
+ * item a transaction is writing; the SDK retries neither. Concurrent writers of one item are normal here (a bulk
+ * job's file renders all count on the job item, one webhook's deliveries on its counters, one account's charges on
+ * the account), so such a write is sent again after a jittered pause: it wrote nothing, and its conditions are
+ * evaluated afresh. Only when conflicts persist does the caller see the error (the local emulator, which
+ * serialises writes, never produces one).
+ */
+const conflictsRetried = (pause: (retry: number) => number) =>
+  ((next: (args: unknown) => Promise<unknown>) => async (args: unknown) => {
+    for (let retry = 1; ; retry++) {
+      try {
+        return await next(args);
+      } catch (err) {
+        if (retry > CONFLICT_RETRIES || !isTransactionConflict(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, pause(retry)));
+      }
+    }
+  }) as never;
+
 const KEY_ATTRIBUTES = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'ttl'];
 
 /** The stored item without its key attributes: what domain code sees. */
@@ -65,6 +96,15 @@ export function stripKeys<T>(item: Record<string, unknown>): T {
 export function cancellationCodes(err: unknown): string[] | null {
   if ((err as Error)?.name !== 'TransactionCanceledException') return null;
   return ((err as { CancellationReasons?: { Code?: string }[] }).CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+}
+
+/**
+ * True when a write met a concurrent transaction on one of its items: a transaction cancelled with reason
+ * `TransactionConflict`, or a single-item write refused with `TransactionConflictException`. Nothing was written.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  if ((err as Error)?.name === 'TransactionConflictException') return true;
+  return cancellationCodes(err)?.includes('TransactionConflict') ?? false;
 }
 
 export function isConditionalCheckFailed(err: unknown): boolean {

@@ -2,7 +2,7 @@ import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynam
 import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
-import { type Dynamo, isConditionalCheckFailed, queryNewestFirst, stripKeys } from './client';
+import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryNewestFirst, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, keys } from './schema';
 
 /** The stored form of a job: the job plus its keys (also used inside charge transactions). */
@@ -32,7 +32,7 @@ export async function putJobIf(db: Dynamo, job: Job, condition: string, values: 
     else await db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...events.map((e) => ({ Put: { TableName: db.table, Item: eventItem(e) } }))] }));
     return true;
   } catch (err) {
-    if (isConditionalCheckFailed(err) || (err as Error).name === 'TransactionCanceledException') return false;
+    if (isConditionalCheckFailed(err) || cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') return false;
     throw err;
   }
 }

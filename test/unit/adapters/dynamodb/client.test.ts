@@ -1,7 +1,8 @@
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamo, type Dynamo } from '../../../../functions/adapters/dynamodb/client';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { cancellationCodes, createDynamo, type Dynamo, isTransactionConflict } from '../../../../functions/adapters/dynamodb/client';
 import { keys } from '../../../../functions/adapters/dynamodb/schema';
 import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+import { cancelled, conflictException, ok, scriptedDynamo as scripted } from '../../../support/scripted-dynamo';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
@@ -28,5 +29,37 @@ describe('createDynamo: ids too long to be keys', () => {
 
   it('still reports other validation errors of a read (a key that does not match the schema)', async () => {
     await expect(db.doc.send(new GetCommand({ TableName: db.table, Key: { pk: 'x' } }))).rejects.toMatchObject({ name: 'ValidationException' });
+  });
+});
+
+/** DynamoDB's answers to writes that meet a concurrent transaction, through the SDK's real parsing. */
+describe('createDynamo: writes that meet a concurrent transaction', () => {
+  const transaction = () => new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: { pk: 'a', sk: 'b' } } }, { Update: { TableName: 't', Key: { pk: 'c', sk: 'd' }, UpdateExpression: 'ADD n :one', ExpressionAttributeValues: { ':one': 1 } } }] });
+
+  it('sends a transaction cancelled for TransactionConflict again until it commits', async () => {
+    const { db, sent } = scripted([cancelled(['None', 'TransactionConflict']), cancelled(['TransactionConflict', 'None']), ok]);
+    await expect(db.doc.send(transaction())).resolves.toBeDefined();
+    expect(sent).toEqual(['TransactWriteItems', 'TransactWriteItems', 'TransactWriteItems']);
+  });
+
+  it('sends a single-item write refused with TransactionConflictException again', async () => {
+    const { db, sent } = scripted([conflictException, ok]);
+    await db.doc.send(new PutCommand({ TableName: 't', Item: { pk: 'a', sk: 'b' } }));
+    expect(sent).toHaveLength(2);
+  });
+
+  it('gives up after 8 retries and reports the conflict to the caller', async () => {
+    const { db, sent } = scripted([cancelled(['TransactionConflict', 'None'])]);
+    const err = await db.doc.send(transaction()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: 'TransactionCanceledException' });
+    expect(isTransactionConflict(err)).toBe(true);
+    expect(sent).toHaveLength(9);
+  });
+
+  it('does not retry a transaction whose condition failed: that answer is final', async () => {
+    const { db, sent } = scripted([cancelled(['ConditionalCheckFailed', 'None'])]);
+    const err = await db.doc.send(transaction()).catch((e: unknown) => e);
+    expect(cancellationCodes(err)).toEqual(['ConditionalCheckFailed', 'None']);
+    expect(sent).toHaveLength(1);
   });
 });

@@ -1,0 +1,45 @@
+import { DynamoBulkProgress } from '../../../../functions/adapters/dynamodb/bulk-progress';
+import { putJobIf } from '../../../../functions/adapters/dynamodb/jobs';
+import type { JobFileRow } from '../../../../functions/core/jobs/files';
+import type { Job } from '../../../../functions/core/jobs/job';
+import { cancelled, ok, scriptedDynamo } from '../../../support/scripted-dynamo';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+const row: JobFileRow = { index: 0, input: 'a.html', output: null, status: 'success', pages: 1, error_code: null, error_message: null, blocked_requests: 0, render_timeout: false, missing_assets: 0, key: 'k' };
+
+/** Up to ten file renders of one bulk job commit on the same job item at once: DynamoDB then cancels some for conflicts. */
+describe('DynamoBulkProgress.recordFile under contention', () => {
+  it('records the row once a conflicting transaction has passed', async () => {
+    const { db, sent } = scriptedDynamo([cancelled(['None', 'TransactionConflict']), ok]);
+    await expect(new DynamoBulkProgress(db).recordFile('job1', row)).resolves.toBe(true);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('fails (so the task is retried) rather than report a lasting conflict as "already recorded"', async () => {
+    const { db } = scriptedDynamo([cancelled(['None', 'TransactionConflict'])]);
+    await expect(new DynamoBulkProgress(db).recordFile('job1', row)).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+  });
+
+  it('answers false when the row exists or the job stopped processing', async () => {
+    for (const codes of [['ConditionalCheckFailed', 'None'], ['None', 'ConditionalCheckFailed']]) {
+      const { db } = scriptedDynamo([cancelled(codes)]);
+      await expect(new DynamoBulkProgress(db).recordFile('job1', row)).resolves.toBe(false);
+    }
+  });
+});
+
+describe('putJobIf under contention', () => {
+  const job = { job_id: 'job1', account_id: 'acc', status: 'completed', created_at: '2026-01-01T00:00:00.000Z' } as Job;
+  const event = { event_id: 'ev01', job_id: 'job1', account_id: 'acc', type: 'job.completed', created_at: '2026-01-01T00:00:00.000Z' } as never;
+
+  it('says the condition failed only when it did', async () => {
+    const { db } = scriptedDynamo([cancelled(['ConditionalCheckFailed', 'None'])]);
+    await expect(putJobIf(db, job, '#status = :s', { ':s': 'processing' }, [event])).resolves.toBe(false);
+  });
+
+  it('reports a lasting conflict as an error, not as "the job moved on"', async () => {
+    const { db } = scriptedDynamo([cancelled(['TransactionConflict', 'None'])]);
+    await expect(putJobIf(db, job, '#status = :s', { ':s': 'processing' }, [event])).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+  });
+});
