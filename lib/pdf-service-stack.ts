@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cr from 'aws-cdk-lib/custom-resources';
@@ -107,6 +107,8 @@ export class PdfServiceStack extends Stack {
             secret: new secretsmanager.Secret(this, 'WebhookSecretsKey', {
               description: 'Encrypts webhook signing secrets stored in the table',
               generateSecretString: { passwordLength: 64, excludePunctuation: true },
+              // Kept like the table it unlocks: a stack re-created over the retained table must still open its secrets.
+              removalPolicy: RemovalPolicy.RETAIN,
             }),
           },
         ],

@@ -88,6 +88,15 @@ describe('CDK app', () => {
     }
   });
 
+  it('keeps what holds customer data, and the key that opens the webhook secrets sealed in it, when the stack goes', () => {
+    const raw = template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties: any }>;
+    for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Cognito::UserPool']) {
+      for (const r of Object.values(raw).filter((r) => r.Type === type)) expect(`${type} ${r.DeletionPolicy}`).toBe(`${type} Retain`);
+    }
+    const sealing = Object.values(raw).find((r) => r.Type === 'AWS::SecretsManager::Secret' && r.Properties.Description?.includes('webhook signing secrets'))!;
+    expect(sealing.DeletionPolicy).toBe('Retain');
+  });
+
   it('builds the table from the shared key schema', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: [
@@ -303,6 +312,10 @@ describe('bulk workflow', () => {
     const render = map.ItemProcessor.States.RenderFile;
     expect(render).toMatchObject({ Type: 'Task', Resource: '${RenderFile}', Catch: [{ ErrorEquals: ['States.ALL'], Next: 'FileAbandoned' }] });
     expect(render.Retry[0].ErrorEquals).toContain('TransientTaskError');
+    // The Map collects every iteration's output: an abandoned file's must not carry its error (stack traces of up
+    // to 1,000 files would pass the 256 KB payload limit, a failure no Catch sees).
+    expect(map.ItemProcessor.States.FileAbandoned).toEqual(expect.objectContaining({ Type: 'Pass', Result: { status: 'abandoned' }, End: true }));
+    expect(map.ItemProcessor.States.FileAbandoned.ResultPath).toBeUndefined();
     expect(fnFor('RenderFile').Properties).toMatchObject({ Handler: 'index.renderFile', MemorySize: 2048, Timeout: 120 });
     expect(fnFor('RenderFile').Properties.Layers).toHaveLength(1);
     for (const state of ['Prepare', 'Finish']) {
