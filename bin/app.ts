@@ -18,6 +18,7 @@ new PdfServiceStack(app, context('stackName') ?? 'PdfService', {
       .map(([usd, price]) => [Number(usd), price]),
   ),
   stripeSecretName: context('stripeSecretName'),
+  stripeWebhookSecretName: context('stripeWebhookSecretName'),
   stripePortalReturnUrl: context('stripePortalReturnUrl'),
   // -c mailFrom="PDF service <pdf@example.com>" -c mailSmtpSecretName=pdf-service/smtp (secret field smtp_url)
   mail: { from: context('mailFrom'), smtpSecretName: context('mailSmtpSecretName') },

@@ -27,7 +27,8 @@ export interface RouteDef {
   summary: string;
 }
 
-/** `stripe`: the function gets the Stripe secret key (only functions that call Stripe).
+/** `bucket:upload`: may put objects under uploads/ only (what the presigned upload URLs it signs can do).
+ *  `stripe`: the function gets the Stripe secret key (only functions that call Stripe).
  *  `stripe:webhook`: gets the Stripe webhook signing secret (only the Stripe webhook route).
  *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
  *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs.
@@ -35,7 +36,7 @@ export interface RouteDef {
  *  that write outbox events announce them to the webhook dispatcher).
  *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
 export type Permission =
-  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start'
+  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start'
   | 'queue:render' | 'queue:webhooks' | 'webhook:secrets' | 'pagination';
 
 const r = (
@@ -60,7 +61,8 @@ const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucke
 /** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure); the job event's notice. */
 const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'];
 const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start'];
-const UPLOAD_URL: Permission[] = ['table:read', 'bucket:write'];
+/** A presigned PUT can do what its signer may: puts under uploads/ only (bucket:upload), nothing else in the bucket. */
+const UPLOAD_URL: Permission[] = ['table:read', 'bucket:upload'];
 /** Cancel: the job and its event; a queued bulk job's staged inputs are read (index) and deleted. */
 const JOB_CANCEL: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:delete', 'queue:webhooks'];
 const STRIPE_READ: Permission[] = ['table:read', 'stripe'];

@@ -10,6 +10,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { FunctionProfile, Permission } from '../functions/routes';
 import { CHROMIUM_FONT_DIR, CHROMIUM_PACK_DIR } from './chromium-layer';
+import { STORAGE_AREAS } from '../functions/core/jobs/storage-layout';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -78,6 +79,14 @@ export interface FunctionFactoryProps {
   /** Secret settings for functions whose route declares a permission (e.g. `pagination` → the page-token key). */
   permissionSecrets?: Partial<Record<Permission, SecretSetting[]>>;
 }
+
+/**
+ * The DynamoDB operations the adapters use (functions/adapters/dynamodb), on the table and its index. CDK's
+ * grantReadData would add Scan and the stream reads, which nothing here needs; transactions need no action of their
+ * own beyond those of their items.
+ */
+const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'];
+const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
 /**
  * Function defaults in one place: Node 22 bundles built locally by esbuild, one Lambda per handler,
@@ -192,10 +201,11 @@ export class FunctionFactory extends Construct {
   private grant(role: iam.IGrantable, permissions: Permission[]) {
     const { table, bucket } = this.props;
     for (const p of permissions) {
-      if (p === 'table:read') table.grantReadData(role);
-      if (p === 'table:write') table.grantWriteData(role);
+      if (p === 'table:read') table.grant(role, ...TABLE_READ_ACTIONS);
+      if (p === 'table:write') table.grant(role, ...TABLE_WRITE_ACTIONS);
       if (p === 'bucket:read') bucket.grantRead(role);
       if (p === 'bucket:write') bucket.grantPut(role);
+      if (p === 'bucket:upload') bucket.grantPut(role, `${STORAGE_AREAS.uploads.prefix}*`);
       if (p === 'bucket:delete') bucket.grantDelete(role);
       for (const { secret } of this.props.permissionSecrets?.[p] ?? []) secret.grantRead(role);
     }

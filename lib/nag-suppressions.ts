@@ -44,6 +44,10 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
       'Action::s3:Abort*': 'CDK grantPut for the declared bucket:write permission: s3:Abort* is AbortMultipartUpload, so a failed large upload can be cleaned up.',
       [objects]: objectsReason,
     },
+    'bucket:upload': {
+      'Action::s3:Abort*': 'CDK grantPut for the declared bucket:upload permission: s3:Abort* is AbortMultipartUpload.',
+      [`Resource::${bucket}/uploads/*`]: 'Presigned upload URLs are signed for keys made at run time per account (uploads/<account>/…); the role may put objects under uploads/ only.',
+    },
     'bucket:delete': {
       'Action::s3:DeleteObject*': 'CDK grantDelete for the declared bucket:delete permission: s3:DeleteObject* is DeleteObject and DeleteObjectVersion/Tagging.',
       [objects]: objectsReason,
@@ -56,7 +60,7 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
 
   // --- Secrets --------------------------------------------------------------------------------------------------
   const rotationReason =
-    'CloudFormation resolves the value into the functions\' environment at deploy time, so an automatic rotation would not reach them before the next deploy.';
+    'Functions read the value once, at cold start (functions/adapters/secrets), so after an automatic rotation warm instances would keep the old value for hours.';
   ack(
     stack.node.findChild('PaginationSecret'),
     'SMG4',

@@ -33,10 +33,16 @@ export interface PdfServiceStackProps extends StackProps {
   /**
    * Name of a Secrets Manager secret holding `{ "secret_key": "sk_…", "webhook_secret": "whsec_…" }`. Only the
    * functions that talk to Stripe (routes declaring the `stripe` permission) receive the key, and only the Stripe
-   * webhook route (`stripe:webhook`) the webhook secret. Without it the
+   * webhook route (`stripe:webhook`) the webhook secret. IAM grants a secret whole, though: the functions that may
+   * read the key could read the webhook secret too. Without it the
    * subscription routes and the Stripe webhook answer 503 PAYMENTS_NOT_CONFIGURED.
    */
   stripeSecretName?: string;
+  /**
+   * A second secret holding `{ "webhook_secret": "whsec_…" }`, read instead of the first secret's field: then only the
+   * Stripe webhook route may read the webhook secret at all.
+   */
+  stripeWebhookSecretName?: string;
   /** Where the Stripe customer portal sends customers back to (the dashboard). */
   stripePortalReturnUrl?: string;
   /**
@@ -79,6 +85,9 @@ export class PdfServiceStack extends Stack {
     };
     // Secrets stay in Secrets Manager: functions get where to read them at cold start (lib/functions.ts, SecretSetting).
     const stripeSecret = props.stripeSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'StripeSecret', props.stripeSecretName) : undefined;
+    const stripeWebhookSecret = props.stripeWebhookSecretName
+      ? secretsmanager.Secret.fromSecretNameV2(this, 'StripeWebhookSecret', props.stripeWebhookSecretName)
+      : stripeSecret;
     this.functions = new FunctionFactory(this, 'Functions', {
       table: this.storage.table,
       bucket: this.storage.bucket,
@@ -89,7 +98,7 @@ export class PdfServiceStack extends Stack {
       },
       permissionSecrets: {
         stripe: stripeSecret ? [{ variable: 'STRIPE_SECRET_KEY', secret: stripeSecret, jsonField: 'secret_key' }] : [],
-        'stripe:webhook': stripeSecret ? [{ variable: 'STRIPE_WEBHOOK_SECRET', secret: stripeSecret, jsonField: 'webhook_secret' }] : [],
+        'stripe:webhook': stripeWebhookSecret ? [{ variable: 'STRIPE_WEBHOOK_SECRET', secret: stripeWebhookSecret, jsonField: 'webhook_secret' }] : [],
         // Signs list page tokens; generated at deploy, readable by the list routes only.
         pagination: [
           {
@@ -122,7 +131,14 @@ export class PdfServiceStack extends Stack {
 
     // A role of its own: it records a key's last use, and that one write must not reach the read-only routes' shared role.
     const authorizerFunction = this.functions.forHandler({ ref: 'http/authorizer#handler', profile: 'light', permissions: ['table:read'], environment: poolEnv, dedicatedRole: true });
-    this.storage.table.grant(authorizerFunction, 'dynamodb:UpdateItem');
+    // …and only on API key items (partition APIKEY#<prefix>, functions/adapters/dynamodb/schema.ts).
+    authorizerFunction.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:UpdateItem'],
+        resources: [this.storage.table.tableArn],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.apiKey('', '').pk}*`] } },
+      }),
+    );
 
     this.api = new Api(this, 'Api', {
       functions: this.functions,

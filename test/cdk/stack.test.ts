@@ -149,6 +149,23 @@ describe('CDK app', () => {
     expect(actionsOf(byId('pdf.merge'))).not.toContain('states:StartExecution');
     expect(actionsOf(byId('pdf.jobs'))).toContain('states:StartExecution');
     expect(actionsOf(byId('pdf.inspect')).filter((a) => /dynamodb:(Put|Update|Delete)|s3:(Put|Delete)/.test(a))).toEqual([]);
+
+    // A presigned PUT can do what its signer may: the upload-URL routes may put under uploads/ and nothing else.
+    for (const id of ['bulkjob.uploadUrl', 'pdf.uploadUrl']) {
+      const s3 = policyStatementsOfRole(functionOf(byId(id)).Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().some((a: string) => a.startsWith('s3:')));
+      expect(s3.flatMap((st) => [st.Action].flat()).filter((a: string) => !/^s3:(PutObject|Abort)/.test(a))).toEqual([]);
+      for (const st of s3) expect(JSON.stringify(st.Resource)).toMatch(/\/uploads\/\*"\]\]\}$/);
+    }
+  });
+
+  it('grants no DynamoDB operation the code does not use (no Scan, no stream reads)', () => {
+    const used = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+    const granted = Object.values(resources)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .flatMap((r) => r.Properties.PolicyDocument.Statement.flatMap((st: { Action: string | string[] }) => [st.Action].flat()))
+      .filter((a: string) => a.startsWith('dynamodb:'));
+    expect(granted.length).toBeGreaterThan(0);
+    expect([...new Set(granted)].filter((a) => !used.includes(a as string))).toEqual([]);
   });
 
   it('lets the authorizer read keys and record their use, nothing more', () => {
@@ -157,6 +174,10 @@ describe('CDK app', () => {
     const actions = policyStatementsOfRole(resources[fnId].Properties.Role['Fn::GetAtt'][0]).flatMap((s) => [s.Action].flat());
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:UpdateItem']));
     expect(actions.filter((a) => /dynamodb:(Put|Delete|BatchWrite)|^s3:/.test(a))).toEqual([]);
+    // Its one write reaches API key items only.
+    const updates = policyStatementsOfRole(resources[fnId].Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().includes('dynamodb:UpdateItem'));
+    expect(updates).toHaveLength(1);
+    expect(updates[0].Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } });
     // Its write stays on its own role: read-only routes (one of them public) share no role with it.
     const role = resources[fnId].Properties.Role['Fn::GetAtt'][0];
     const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);
@@ -291,6 +312,20 @@ describe('CDK app: Stripe configuration and secrets', () => {
     expect(ROUTES.filter((r) => r.permissions.includes('stripe')).map((r) => r.id).sort()).toEqual(
       ['stripe.webhook', 'subscription.cancel', 'subscription.change', 'subscription.portal', 'subscription.resume'].sort(),
     );
+  });
+
+  it('with a second secret for the webhook secret, lets only the Stripe webhook route read it', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const split = Template.fromStack(new PdfServiceStack(app, 'SplitStripe', { stripeSecretName: 'pdf-service/stripe', stripeWebhookSecretName: 'pdf-service/stripe-webhook' })).toJSON()
+      .Resources as Record<string, { Type: string; Properties: any }>;
+    const readers = Object.values(split)
+      .filter((r) => r.Type === 'AWS::IAM::Policy')
+      .filter((r) => JSON.stringify(r.Properties.PolicyDocument).includes('secret:pdf-service/stripe-webhook-'))
+      .flatMap((r) => r.Properties.Roles.map((x: any) => x.Ref));
+    const withWebhookSecret = Object.values(split).filter((r) => r.Type === 'AWS::Lambda::Function' && readers.includes(r.Properties.Role['Fn::GetAtt'][0]));
+    expect(withWebhookSecret.map((fn) => fn.Properties.Environment.Variables.STRIPE_WEBHOOK_SECRET_SECRET_ID)).toEqual(['pdf-service/stripe-webhook']);
+    const subscriptionFns = Object.values(split).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Environment?.Variables?.STRIPE_SECRET_KEY_SECRET_ID);
+    expect(subscriptionFns.length).toBeGreaterThan(1);
   });
 
   it('seeds the plans with the configured Stripe prices', () => {
