@@ -6,12 +6,16 @@
  * atomic and isolated relative to everything else; reads go straight to dynalite. A transaction applies its items one by
  * one as conditional single-item writes (dynalite evaluates the conditions), remembering each item's
  * previous state (returned by the write itself); if any condition fails it restores what it changed and answers
- * TransactionCanceledException with per-item CancellationReasons, as DynamoDB does. Production code
- * keeps using real TransactWriteItems; only this emulator knows the difference.
+ * TransactionCanceledException with per-item CancellationReasons, as DynamoDB does. Before the first write, the
+ * items as they were go to a journal file beside the data; a process killed part-way leaves it behind, and the next
+ * start puts those items back, so no half of a transaction (a charge without its job) survives a crash. Production
+ * code keeps using real TransactWriteItems; only this emulator knows the difference.
  */
 import { EventEmitter, once } from 'node:events';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../functions/adapters/dynamodb/schema';
 
@@ -27,6 +31,23 @@ interface Reply {
 }
 
 const TARGET_PREFIX = 'DynamoDB_20120810.';
+/** Under the data dir: the items of the transaction being applied, as they were before it. */
+const TRANSACTION_JOURNAL = 'transaction-journal.json';
+/** What dynalite checks of a request's signature is its shape; the emulator's own requests carry this one. */
+const INTERNAL_AUTH = { authorization: 'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0', 'x-amz-date': '20200101T000000Z' };
+
+interface JournalEntry {
+  table: string;
+  key: Json;
+  before: Json | null;
+}
+
+/** Replaces a file in one step (a crash leaves the old file or the new one, never a torn one). */
+export function writeFileAtomic(file: string, data: string): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, data);
+  renameSync(tmp, file);
+}
 const SINGLE_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 
 class Mutex {
@@ -71,6 +92,8 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   await once(backend, 'listening');
   const lock = new Mutex();
   const keySchemas = new Map<string, string[]>();
+  // Beside dynalite's directory, not in it (that one is LevelDB's).
+  const journal = opts.dataDir ? path.join(path.dirname(path.resolve(opts.dataDir)), `${path.basename(opts.dataDir)}-${TRANSACTION_JOURNAL}`) : null;
 
   /**
    * One call into dynalite's request handler in-process (no socket), with the caller's auth headers
@@ -120,6 +143,15 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     else await call('DeleteItem', { TableName: table, Key: key }, auth);
   }
 
+  /** Puts every item of an interrupted transaction back as it was before it (idempotent), then drops the journal. */
+  async function recoverJournal(): Promise<number> {
+    if (!journal || !existsSync(journal)) return 0;
+    const entries = JSON.parse(readFileSync(journal, 'utf8')) as JournalEntry[];
+    for (const e of [...entries].reverse()) await restore(e.table, e.key, e.before ?? undefined, INTERNAL_AUTH);
+    rmSync(journal, { force: true });
+    return entries.length;
+  }
+
   async function transactWrite(request: Json, auth: Record<string, string>): Promise<Reply> {
     const items: Json[] = request.TransactItems ?? [];
     if (!Array.isArray(items) || items.length === 0 || items.length > 100) {
@@ -146,6 +178,13 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
       return errorReply('ValidationException', 'Transaction request cannot include multiple operations on one item');
     }
 
+    // The items as they are now, on disk before any is written: a crash part-way leaves the journal, and the next
+    // start puts them back (recoverJournal), so a transaction is all or nothing across a crash too.
+    if (journal) {
+      const before: JournalEntry[] = [];
+      for (const op of ops) before.push({ table: op.table, key: op.key, before: (await getItem(op.table, op.key, auth)) ?? null });
+      writeFileAtomic(journal, JSON.stringify(before));
+    }
     const applied: { table: string; key: Json; before: Json | undefined; kind: string }[] = [];
     for (let i = 0; i < ops.length; i++) {
       const op = ops[i];
@@ -188,7 +227,19 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
 
   async function transaction(target: string, raw: string, auth: Record<string, string>): Promise<Reply> {
     try {
-      return await lock.run(() => (target === 'TransactWriteItems' ? transactWrite(JSON.parse(raw), auth) : transactGet(JSON.parse(raw), auth)));
+      return await lock.run(async () => {
+        if (target !== 'TransactWriteItems') return transactGet(JSON.parse(raw), auth);
+        try {
+          // Committed or rolled back: nothing to recover.
+          const reply = await transactWrite(JSON.parse(raw), auth);
+          if (journal) rmSync(journal, { force: true });
+          return reply;
+        } catch (err) {
+          // Half applied and not rolled back (dynalite failed under it): put back what the journal holds, now.
+          if (journal) await recoverJournal();
+          throw err;
+        }
+      });
     } catch (err) {
       const inner = (err as { reply?: Reply }).reply;
       return inner ?? { status: 500, body: JSON.stringify({ __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }) };
@@ -201,6 +252,8 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     if (SINGLE_WRITES.has(target)) return lock.run(() => call(target, raw, auth));
     return call(target, raw, auth);
   }
+
+  await recoverJournal();
 
   const proxy = http.createServer((req, res) => {
     const target = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
