@@ -116,6 +116,8 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
         retryDelayMs: Number(env.LOCAL_QUEUE_RETRY_MS ?? 5000),
         timeoutMs: q.timeoutSeconds * 1000,
         persistDir: path.join(dataDir, 'queues'),
+        // Messages kept from the last run wait until the services their handlers use are set up (below).
+        paused: true,
         log: (m, e) => createLogger().warn(m, e),
       }),
     ]),
@@ -138,6 +140,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     setServices(null);
   });
   await services.plans.put(planCatalogue(services.config.priceIds));
+  for (const q of queues.values()) q.start();
 
   const server: http.Server = createGateway({
     services,

@@ -12,12 +12,13 @@
  * code keeps using real TransactWriteItems; only this emulator knows the difference.
  */
 import { EventEmitter, once } from 'node:events';
-import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../functions/adapters/dynamodb/schema';
+import { writeFileAtomic } from '../files';
 
 // dynalite ships no types.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -42,12 +43,6 @@ interface JournalEntry {
   before: Json | null;
 }
 
-/** Replaces a file in one step (a crash leaves the old file or the new one, never a torn one). */
-export function writeFileAtomic(file: string, data: string): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, data);
-  renameSync(tmp, file);
-}
 const SINGLE_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 
 class Mutex {

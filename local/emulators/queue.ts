@@ -7,11 +7,12 @@
  * visible again once its handler would have timed out, plus a margin (past a long job's lease, so the job is taken over).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Redelivery } from '../../functions/adapters/sqs/redelivery';
 import type { MessageQueue } from '../../functions/core/jobs/queue';
+import { writeFileAtomic, readJsonFile } from '../files';
 import { lambdaContext } from '../handlers';
 
 interface Stored {
@@ -37,6 +38,8 @@ export interface LocalQueueOptions {
   persistDir?: string;
   /** Beyond `timeoutMs` before an unfinished delivery is given again (default 90 s: past a long job's lease). */
   inFlightMarginMs?: number;
+  /** Hold messages until start() (default: deliver from construction). */
+  paused?: boolean;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -59,6 +62,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
   private inFlight = 0;
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
+  private started = false;
   private idle: (() => void)[] = [];
   readonly deadLetters: Stored[] = [];
   private readonly file?: string;
@@ -71,15 +75,19 @@ export class LocalQueue<T> implements MessageQueue<T> {
     if (opts.persistDir) {
       mkdirSync(opts.persistDir, { recursive: true });
       this.file = path.join(opts.persistDir, `${opts.name}.json`);
-      if (existsSync(this.file)) {
-        const now = Date.now();
-        for (const message of JSON.parse(readFileSync(this.file, 'utf8')) as Stored[]) {
-          // A delivery the last process did not finish: invisible until its handler would have timed out.
-          if (message.visibleAt && message.visibleAt > now) this.parkUntil(message, message.visibleAt - now);
-          else this.waiting.push({ ...message, visibleAt: undefined });
-        }
+      const now = Date.now();
+      for (const message of readJsonFile<Stored[]>(this.file, [], opts.log)) {
+        // A delivery the last process did not finish: invisible until its handler would have timed out.
+        if (message.visibleAt && message.visibleAt > now) this.parkUntil(message, message.visibleAt - now);
+        else this.waiting.push({ ...message, visibleAt: undefined });
       }
     }
+    if (!opts.paused) this.start();
+  }
+
+  /** Starts delivering (a queue made `paused` holds its messages until the service it feeds is ready). */
+  start(): void {
+    this.started = true;
     setImmediate(() => this.pump());
   }
 
@@ -121,7 +129,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private persist() {
-    if (this.file) writeFileSync(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values()]));
+    if (this.file) writeFileAtomic(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values()]));
   }
 
   /** Holds a message back for `delayMs`, then makes it visible again. */
@@ -137,7 +145,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private pump() {
-    while (!this.stopped && this.inFlight < this.opts.concurrency && this.waiting.length > 0) {
+    while (this.started && !this.stopped && this.inFlight < this.opts.concurrency && this.waiting.length > 0) {
       const message = this.waiting.shift()!;
       this.inFlight++;
       message.receiveCount++;

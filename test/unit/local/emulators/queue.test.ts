@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
@@ -115,6 +115,69 @@ describe('LocalQueue delayed sends (SQS DelaySeconds)', () => {
       expect(seen[0].afterMs).toBeGreaterThanOrEqual(190);
     } finally {
       await delayed.stop();
+    }
+  });
+});
+
+describe('LocalQueue state file', () => {
+  it('starts from a torn state file (moved aside and reported) instead of refusing to start', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    writeFileSync(path.join(dir, 'work.json'), '[{"id":"x","bo');
+    const logged: string[] = [];
+    const seen: string[] = [];
+    const q = new LocalQueue<{ n: number }>({
+      name: 'work',
+      handler: async (event) => void seen.push(event.Records[0].body),
+      concurrency: 1,
+      maxReceiveCount: 3,
+      retryDelayMs: 10,
+      timeoutMs: 100,
+      persistDir: dir,
+      log: (m) => logged.push(m),
+    });
+    try {
+      expect(logged).toEqual([expect.stringMatching(/work\.json could not be read .*moved to .*work\.json\.corrupt-\d+/)]);
+      expect(readdirSync(dir).filter((f) => f.startsWith('work.json.corrupt-'))).toHaveLength(1);
+      await q.send({ n: 2 });
+      await q.drained();
+      expect(seen).toEqual(['{"n":2}']);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  it('replaces the state file in one step (a kill mid-write leaves the old file or the new, never a torn one)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    const q = queue(dir, async () => undefined);
+    const renames = jest.spyOn(fs, 'renameSync');
+    try {
+      await q.send({ n: 1 });
+      expect(renames).toHaveBeenCalledWith(expect.stringMatching(/work\.json\.\d+\.tmp$/), path.join(dir, 'work.json'));
+      await q.drained();
+    } finally {
+      renames.mockRestore();
+      await q.stop();
+    }
+  });
+
+  it('holds kept messages while paused, until start()', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    const first = new LocalQueue<{ n: number }>({ name: 'work', handler: async () => undefined, concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: 100, persistDir: dir, paused: true });
+    await first.send({ n: 1 });
+    await first.stop();
+    const seen: string[] = [];
+    const second = new LocalQueue<{ n: number }>({ name: 'work', handler: async (e) => void seen.push(e.Records[0].body), concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: 100, persistDir: dir, paused: true });
+    try {
+      await new Promise((r) => setTimeout(r, 50));
+      expect(seen).toEqual([]);
+      second.start();
+      await second.drained();
+      expect(seen).toEqual(['{"n":1}']);
+    } finally {
+      await second.stop();
     }
   });
 });
