@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Services, configFromEnv, createServices, setServices, warmRenderer } from '../functions/composition';
 import { planCatalogue } from '../functions/core/billing/plans';
+import { QUICKJOB_TIMEOUT_SECONDS } from '../functions/core/conversion/quickjob';
 import type { Clock } from '../functions/core/clock';
 import { startLocalDynamo } from './emulators/dynamodb';
 import { startLocalS3 } from './emulators/s3';
@@ -64,6 +65,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   }
 }
 
+/** How long a stop waits for running workflow executions before it aborts them (the next start resumes them). */
+const WORKFLOW_STOP_GRACE_MS = 10_000;
+
 /** Long jobs rendering at once locally (the render queue's worker concurrency): each holds a printing slot for its whole run. */
 const LOCAL_RENDER_WORKERS = 2;
 
@@ -101,6 +105,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
   const workflows = new LocalWorkflowRunner({
     workflows: WORKFLOWS,
     log: createLogger(),
+    journalDir: path.join(dataDir, 'workflows'),
     retryIntervalMs: env.LOCAL_SFN_RETRY_MS !== undefined && env.LOCAL_SFN_RETRY_MS !== '' ? Number(env.LOCAL_SFN_RETRY_MS) : undefined,
   });
   started.push(() => workflows.stop());
@@ -141,6 +146,8 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
   });
   await services.plans.put(planCatalogue(services.config.priceIds));
   for (const q of queues.values()) q.start();
+  // Executions a stop or a crash interrupted start again (Step Functions would have kept them running).
+  await workflows.resumeInterrupted();
 
   const server: http.Server = createGateway({
     services,
@@ -153,6 +160,15 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     ],
   });
   server.keepAliveTimeout = 65_000;
+  // Requests being answered, so that a stop can wait for them (an idle keep-alive connection it need not wait for).
+  let answering = 0;
+  const allAnswered: (() => void)[] = [];
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    answering++;
+    res.once('close', () => {
+      if (--answering === 0) for (const resolve of allAnswered.splice(0)) resolve();
+    });
+  });
   server.listen(opts.port, opts.host ?? '127.0.0.1');
   await once(server, 'listening');
   started.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
@@ -175,9 +191,18 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     queues,
     async stop() {
       for (const timer of scheduleTimers) clearInterval(timer);
-      // Work in flight ends before the services it uses close (stopping them again below is a no-op).
+      // No new connections while the work in flight drains; requests being answered finish (a quick job ends within
+      // its own time limit, so the wait is bounded).
+      server.close();
+      const answered = answering === 0 ? Promise.resolve() : new Promise<void>((resolve) => allAnswered.push(resolve));
+      // Work in flight ends before the services it uses close (stopping them again below is a no-op). Executions still
+      // running after the grace are aborted and resumed by the next start.
       for (const q of queues.values()) await q.stop();
-      await workflows.stop();
+      await workflows.stop(env.LOCAL_WORKFLOW_STOP_GRACE_MS ? Number(env.LOCAL_WORKFLOW_STOP_GRACE_MS) : WORKFLOW_STOP_GRACE_MS);
+      let timer: NodeJS.Timeout | undefined;
+      const answerMs = ((services.config.quickjobTimeoutSeconds ?? QUICKJOB_TIMEOUT_SECONDS) + 5) * 1000;
+      await Promise.race([answered, new Promise((resolve) => (timer = setTimeout(resolve, answerMs)))]);
+      clearTimeout(timer);
       server.closeAllConnections();
       await stopNewestFirst(started);
     },

@@ -4,13 +4,21 @@
  * ASL says (errors are matched by name, as Lambda reports `errorType`); executions run in the background like
  * real ones, and `idle()` lets tests and shutdown wait for them.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'aws-lambda';
 import type { WorkflowStarter } from '../../functions/core/workflows/ports';
 import type { Logger } from '../../functions/logger';
 import type { WorkflowDef } from '../../functions/workflows';
+import { readJsonFile, writeFileAtomic } from '../files';
 import { lambdaContext, loadHandler } from '../handlers';
+
+/** A running execution as the journal records it. */
+interface Interrupted {
+  workflow: string;
+  name: string;
+  input: Record<string, unknown>;
+}
 
 // aws-local-stepfunctions 3 targets Node 22; Node 20 lacks Promise.withResolvers.
 type Resolvers<T> = { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
@@ -44,6 +52,12 @@ export interface LocalWorkflowOptions {
   handlersDir?: string;
   /** Where ASL paths are resolved from. Default: the repository root. */
   rootDir?: string;
+  /**
+   * Where running executions are recorded (one file each, removed when it ends). Step Functions keeps an execution
+   * through anything that happens to a Lambda; locally, one that a stop or a crash interrupted is started again from
+   * this record by `resumeInterrupted()` (every task is idempotent), instead of leaving its job processing for ever.
+   */
+  journalDir?: string;
 }
 
 /** The ASL with every `${Name}` substitution replaced by a local Lambda ARN (what the CDK substitutes in AWS). */
@@ -58,9 +72,13 @@ export function localDefinition(def: WorkflowDef, rootDir = ROOT): Record<string
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly machines = new Map<string, Machine>();
   private readonly running = new Map<string, { abort: () => void; done: Promise<void> }>();
-    private stopped = false;
+  private stopped = false;
+  /** Set once stop() aborts what is left: those executions keep their journal records. */
+  private aborting = false;
 
-  constructor(private readonly opts: LocalWorkflowOptions) {}
+  constructor(private readonly opts: LocalWorkflowOptions) {
+    if (opts.journalDir) mkdirSync(opts.journalDir, { recursive: true });
+  }
 
   private machine(def: WorkflowDef): Machine {
     let m = this.machines.get(def.name);
@@ -92,10 +110,15 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       noThrowOnAbort: true,
       context: { Execution: { Id: executionId, Name: name, Input: input as never, StartTime: new Date().toISOString() } },
     });
-    const done = execution.result.then(
-      () => undefined,
-      (err: unknown) => this.opts.log.info(`workflow ${workflow} execution ${name} failed`, err),
-    );
+    const record = this.opts.journalDir ? path.join(this.opts.journalDir, `${encodeURIComponent(workflow)}--${encodeURIComponent(name)}.json`) : null;
+    if (record) writeFileAtomic(record, JSON.stringify({ workflow, name, input } satisfies Interrupted));
+    const done = execution.result
+      .then(
+        () => undefined,
+        (err: unknown) => this.opts.log.info(`workflow ${workflow} execution ${name} failed`, err),
+      )
+      // Ended: its record goes. Aborted by stop(): the record stays, so the next start resumes it.
+      .finally(() => record && !this.aborting && rmSync(record, { force: true }));
     this.running.set(executionId, { abort: execution.abort, done });
     void done.finally(() => this.running.delete(executionId));
     return { executionId };
@@ -106,13 +129,32 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     while (this.running.size > 0) await Promise.all([...this.running.values()].map((r) => r.done));
   }
 
-  /** Stops accepting executions and lets running ones finish (up to `graceMs`), then aborts the rest. */
+  /**
+   * Stops accepting executions and lets running ones finish (up to `graceMs`), then aborts the rest; with a
+   * journal, those are started again by the next runner's `resumeInterrupted()`.
+   */
   async stop(graceMs = 30_000): Promise<void> {
     this.stopped = true;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
+    this.aborting = true;
     for (const r of this.running.values()) r.abort();
     await this.idle();
+  }
+
+  /** Starts again every execution the journal holds (a stop or a crash interrupted it); answers how many. */
+  async resumeInterrupted(): Promise<number> {
+    const dir = this.opts.journalDir;
+    if (!dir) return 0;
+    let resumed = 0;
+    for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
+      const record = readJsonFile<Interrupted | null>(path.join(dir, file), null, (m) => this.opts.log.warn(m));
+      if (!record || !this.opts.workflows.some((w) => w.name === record.workflow)) continue;
+      this.opts.log.warn(`resuming workflow ${record.workflow} execution ${record.name}, interrupted when the service last stopped`);
+      await this.start(record.workflow, record.input, { name: record.name });
+      resumed++;
+    }
+    return resumed;
   }
 }

@@ -126,7 +126,17 @@ describe('local contract', () => {
       const tree = descendants(npm.pid!);
       expect(tree.length).toBeGreaterThan(3); // sh or tsx, node, Chromium's processes
 
+      // A document being printed when the signal arrives is still answered: Chromium closes after it, not under it.
+      const slow = fetch(`${baseUrl}/quickjob`, {
+        method: 'POST',
+        headers: { 'X-API-Key': account.api_key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ input_type: 'html', html: '<p>slow</p><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>' }),
+      });
+      await new Promise((r) => setTimeout(r, 400));
       npm.kill('SIGTERM');
+      const answered = await slow;
+      expect(answered.status).toBe(200);
+      expect(Buffer.from(await answered.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline && tree.some(alive)) await new Promise((r) => setTimeout(r, 200));
       expect(tree.filter(alive)).toEqual([]);

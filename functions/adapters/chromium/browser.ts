@@ -1,6 +1,7 @@
 import { statfsSync } from 'node:fs';
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
 import { ServiceError } from '../../core/errors';
+import { RendererStoppedError } from '../../core/render/ports';
 import type { NetworkGuard } from '../../core/net/guard';
 import { EgressProxy } from '../net/egress-proxy';
 import { writeFontConfig } from './fonts';
@@ -220,7 +221,7 @@ export class ChromiumBrowser {
   /** The warm browser; launched on first use and again after it dies. */
   private getInstance(): Promise<Instance> {
     // A document that was still waiting for a slot when the pool closed must not launch a browser nobody closes.
-    if (this.closed) return Promise.reject(new Error('the Chromium pool is closed'));
+    if (this.closed) return Promise.reject(new RendererStoppedError());
     if (!this.instance) {
       const launching = (async (): Promise<Instance> => {
         const onLambda = !!process.env.AWS_LAMBDA_FUNCTION_NAME;
@@ -234,6 +235,11 @@ export class ChromiumBrowser {
           ignoreDefaultArgs: ['--disable-dev-shm-usage'],
           args: launchArgs({ onLambda, roomyDevShm: !onLambda && roomyDevShm() }, this.config.extraArgs),
           pipe: true,
+          // The service closes the browser itself when it stops, after the documents in flight: puppeteer's own signal
+          // handlers would kill Chromium under them the moment a SIGTERM arrives.
+          handleSIGINT: false,
+          handleSIGTERM: false,
+          handleSIGHUP: false,
           defaultViewport: null,
           protocolTimeout: 180_000,
           // Document pages are driven over raw CDP sessions; puppeteer's own per-page set-up would
@@ -421,6 +427,8 @@ export class ChromiumBrowser {
       };
       return await work(page);
     } catch (err) {
+      // The pool closed under the document (the service is stopping): that, not the document, is why it failed.
+      if (this.closed && !(err instanceof RendererStoppedError)) throw new RendererStoppedError({ cause: err });
       // The watch killed the browser under this page: whatever the work ended with (a crash, a closed session), that is the cause.
       throw page?.browserPid !== undefined && this.memoryWatch?.killedBrowser(page.browserPid) ? this.browserMemoryError() : err;
     } finally {

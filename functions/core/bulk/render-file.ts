@@ -11,7 +11,7 @@ import type { JobFileRow } from '../jobs/files';
 import type { Job } from '../jobs/job';
 import { markdownToHtml } from '../render/markdown';
 import { pageCountFacts } from '../render/page-window';
-import { RenderNotStartedError, RenderTimeoutError } from '../render/ports';
+import { RenderNotStartedError, RendererStoppedError, RenderTimeoutError } from '../render/ports';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
@@ -127,7 +127,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       // No longer processing (ended elsewhere): its row could not be written anyway.
       return calledOff.skip && calledOff.skip !== 'not_processing' ? record(calledOff.skip) : { index, status: 'not_processing' };
     }
-    if (err instanceof OurSideError) throw new TransientTaskError(`rendering ${file.path} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
+    if (err instanceof OurSideError || err instanceof RendererStoppedError) throw new TransientTaskError(`rendering ${file.path} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
     if (err instanceof RenderTimeoutError) {
       return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
     }

@@ -19,7 +19,7 @@ import type { Mailer } from '../notifications/ports';
 import { markdownToHtml } from '../render/markdown';
 import { type PdfOptions, pdfOptionsSchema } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
-import { RenderTimeoutError, type Renderer } from '../render/ports';
+import { RendererStoppedError, RenderTimeoutError, type Renderer } from '../render/ports';
 import { type Refuser, optional, parseRequest } from '../validation';
 import { conversionFields, conversionRefusals, parseTextOptions, withContentRules } from './request';
 
@@ -279,6 +279,8 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
   try {
     ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs, maxPages: LONGJOB_MAX_PAGES, tenant: job.account_id }));
   } catch (err) {
+    // Not the document's failure: the lease goes back and the message is delivered again (processLongJob).
+    if (err instanceof RendererStoppedError) throw err;
     if (err instanceof RenderTimeoutError) {
       return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');
     }

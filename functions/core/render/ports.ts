@@ -80,6 +80,17 @@ export class RenderNotStartedError extends Error {
   }
 }
 
+/**
+ * The renderer was shut down (the service is stopping) before or while it printed the document: nothing is wrong
+ * with the document, and the work is worth doing again elsewhere, never recording as the document's failure.
+ */
+export class RendererStoppedError extends Error {
+  constructor(options?: { cause?: unknown }) {
+    super('the renderer stopped (the service is shutting down) before the document was printed', options);
+    this.name = 'RendererStoppedError';
+  }
+}
+
 /** The page did not finish within the time it was given. */
 export class RenderTimeoutError extends Error {
   constructor(readonly timeoutMs: number) {

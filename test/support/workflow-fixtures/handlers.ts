@@ -21,3 +21,12 @@ export async function recover(input: unknown) {
   calls.push({ task: 'recover', input });
   return { recovered: true };
 }
+
+/** Blocks until `gate.open` (a task interrupted mid-run when the runner stops). */
+export const gate = { open: false };
+
+export async function gated(input: { id: string }) {
+  calls.push({ task: 'gated', input });
+  while (!gate.open) await new Promise((r) => setTimeout(r, 5));
+  return { passed: true };
+}

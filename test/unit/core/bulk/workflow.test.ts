@@ -9,7 +9,7 @@ import { submitBulkJob } from '../../../../functions/core/bulk/submit';
 import type { JobFileRow } from '../../../../functions/core/jobs/files';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { parsePdfOptions } from '../../../../functions/core/render/options';
-import { RenderTimeoutError } from '../../../../functions/core/render/ports';
+import { RendererStoppedError, RenderTimeoutError } from '../../../../functions/core/render/ports';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { bulkWorld } from '../../../support/bulk-memory';
 import { rejection } from '../../../support/errors';
@@ -291,6 +291,20 @@ describe('retries', () => {
     await expect(renderBulkFile(w.deps, { job_id, index: 0 })).rejects.toMatchObject({ name: 'TransientTaskError' });
     expect(await w.files.list(job_id)).toEqual([]);
     expect((await w.jobs.get(job_id))!.processed_count).toBe(0);
+  });
+
+  it('a render the stopping service cut short is retried, not recorded as the file failing', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    await prepareBulkJob(w.deps, { job_id });
+    w.renderer.behave = () => {
+      throw new RendererStoppedError({ cause: new Error('Target closed') });
+    };
+    await expect(renderBulkFile(w.deps, { job_id, index: 0 })).rejects.toMatchObject({ name: 'TransientTaskError' });
+    expect(await w.files.list(job_id)).toEqual([]);
+    w.renderer.behave = () => ({});
+    await renderBulkFile(w.deps, { job_id, index: 0 });
+    expect((await w.files.list(job_id)).map((r) => r.status)).toEqual(['success']);
   });
 
   it('a finish that fails after charging (output storage down) and is retried charges nothing twice', async () => {

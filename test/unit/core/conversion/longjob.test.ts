@@ -4,6 +4,7 @@ import { Billing } from '../../../../functions/core/billing/charging';
 import { deferralDelaySeconds, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
+import { RendererStoppedError } from '../../../../functions/core/render/ports';
 import { FakeRenderer } from '../../../support/bulk-memory';
 import { memoryWorld } from '../../../support/memory';
 import { refusal, rejection } from '../../../support/errors';
@@ -79,6 +80,27 @@ describe('processLongJob under at-least-once delivery', () => {
     expect(stored).toMatchObject({ status: 'completed', pages: 1 });
     expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
     expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros - w.plan.price_per_pdf_micros);
+  });
+
+  it('gives a job the stopping service cut short back to the queue (its lease returned), neither failed nor charged', async () => {
+    const w = memoryWorld();
+    const job = newJob({ job_id: 'job_stop', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
+    await w.blobs.put('inputs/job_stop.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+    await w.jobs.put({ ...job, input_key: 'inputs/job_stop.json' });
+    const renderer = new FakeRenderer();
+    renderer.behave = () => {
+      throw new RendererStoppedError();
+    };
+    const deps = { ...w, billing: new Billing(w.accounts, w.chargeStore, w.clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
+
+    await expect(processLongJob(deps, { job_id: 'job_stop' }, 1000)).rejects.toBeInstanceOf(RendererStoppedError);
+    const stored = (await w.jobs.get('job_stop'))!;
+    expect(stored.status).toBe('processing');
+    expect(Date.parse(stored.lease_until!)).toBeLessThanOrEqual(w.clock.now().getTime());
+    expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
+    // The next delivery takes it over at once and prints it.
+    renderer.behave = () => ({});
+    expect(await processLongJob(deps, { job_id: 'job_stop' }, 1000)).toBe('completed');
   });
 
   it("fails a job whose account lost its plan after submission with the workers' one UPGRADE_REQUIRED refusal, charging nothing", async () => {

@@ -1,9 +1,11 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { StateMachine } from 'aws-local-stepfunctions';
 import { createLogger } from '../../../../functions/logger';
 import { WORKFLOWS } from '../../../../functions/workflows';
 import { LocalWorkflowRunner, localDefinition } from '../../../../local/emulators/stepfunctions';
-import { calls } from '../../../support/workflow-fixtures/handlers';
+import { calls, gate } from '../../../support/workflow-fixtures/handlers';
 
 const SUPPORT = path.resolve(__dirname, '../../../support');
 const runner = new LocalWorkflowRunner({
@@ -69,6 +71,43 @@ describe('local Step Functions runner', () => {
         // eslint-disable-next-line @typescript-eslint/no-require-imports
         expect(typeof require(path.resolve(__dirname, '../../../../functions', file))[name]).toBe('function');
       }
+    }
+  });
+});
+
+describe('local Step Functions runner across a stop or a crash', () => {
+  const journalDir = mkdtempSync(path.join(os.tmpdir(), 'sfn-journal-'));
+  afterAll(() => rmSync(journalDir, { recursive: true, force: true }));
+  const make = () =>
+    new LocalWorkflowRunner({
+      workflows: [{ name: 'gated', definition: 'workflow-fixtures/gated.asl.json', tasks: { Gated: { ref: 'workflow-fixtures/handlers#gated', profile: 'light', permissions: [] } } }],
+      log: createLogger('silent'),
+      handlersDir: SUPPORT,
+      rootDir: SUPPORT,
+      journalDir,
+    });
+
+  it('records a running execution until it ends, and resumes one that a stop interrupted', async () => {
+    gate.open = false;
+    const first = make();
+    await first.start('gated', { id: 'interrupted' }, { name: 'job_1' });
+    await new Promise((r) => setTimeout(r, 30));
+    expect(readdirSync(journalDir)).toEqual(['gated--job_1.json']);
+    await first.stop(0);
+    // Aborted, not ended: the record stays for the next start.
+    expect(readdirSync(journalDir)).toEqual(['gated--job_1.json']);
+
+    gate.open = true;
+    const second = make();
+    try {
+      expect(await second.resumeInterrupted()).toBe(1);
+      await second.idle();
+      expect(calls.filter((c) => c.task === 'gated' && c.input.id === 'interrupted')).toHaveLength(2);
+      expect(readdirSync(journalDir)).toEqual([]);
+      // Nothing left to resume.
+      expect(await make().resumeInterrupted()).toBe(0);
+    } finally {
+      await second.stop();
     }
   });
 });

@@ -1,0 +1,50 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type LocalStack, startLocalStack } from '../../local/stack';
+import { rawZip } from '../support/zips';
+
+/**
+ * `npm start` keeps its state under the data dir and survives a restart (the local contract). Step Functions keeps
+ * an execution running through anything that happens to a Lambda; locally, a bulk job whose workflow a stop cut short
+ * must resume when the service starts again, not stay `processing` (holding the account's slot and credit) for ever.
+ */
+describe('a restart of the local service', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-restart-'));
+  // A stop that waits for nothing: the execution is aborted mid-way, as a crash would leave it.
+  const env = { RENDER_PREWARM: '1', RESPONSE_CONTRACT: 'strict', LOCAL_SFN_RETRY_MS: '0', LOCAL_WORKFLOW_STOP_GRACE_MS: '0' };
+  let stack: LocalStack | undefined;
+  afterAll(async () => {
+    await stack?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const call = (method: string, route: string, key: string, json?: unknown) =>
+    fetch(`${stack!.baseUrl}${route}`, { method, headers: { 'X-API-Key': key, ...(json ? { 'Content-Type': 'application/json' } : {}) }, body: json ? JSON.stringify(json) : undefined });
+
+  it('resumes a bulk job whose workflow the stop interrupted, and charges each file once', async () => {
+    stack = await startLocalStack({ port: 0, dataDir, env });
+    const created = await fetch(`${stack.baseUrl}/_local/accounts`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ credits_usd: 5 }) });
+    const { api_key, account_id } = await created.json();
+    const before = (await stack.services.accounts.get(account_id))!.credits_micros;
+    // Each file keeps its page busy for a moment, so the stop lands while files are still printing.
+    const busy = (i: number) => `<p>file ${i}</p><script>const t = Date.now(); while (Date.now() - t < 1200) {}</script>`;
+    const zip = rawZip([0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: busy(i) })));
+    const accepted = await call('POST', '/bulkjob', api_key, { zip_base64: zip.toString('base64') });
+    expect(accepted.status).toBe(202);
+    const { job_id } = await accepted.json();
+    for (let i = 0; i < 200 && (await (await call('GET', `/jobs/${job_id}`, api_key)).json()).status !== 'processing'; i++) await new Promise((r) => setTimeout(r, 25));
+
+    await stack.stop();
+    stack = undefined;
+    stack = await startLocalStack({ port: 0, dataDir, env });
+    await stack.workflows.idle();
+
+    const job = await (await call('GET', `/jobs/${job_id}`, api_key)).json();
+    expect(job).toMatchObject({ status: 'completed', success_count: 4, failure_count: 0 });
+    const files = await (await call('GET', `/jobs/${job_id}/files`, api_key)).json();
+    expect(files.files.map((f: { status: string }) => f.status)).toEqual(['success', 'success', 'success', 'success']);
+    const plan = (await stack.services.plans.get('standard'))!;
+    expect((await stack.services.accounts.get(account_id))!.credits_micros).toBe(before - 4 * plan.price_per_pdf_micros);
+  }, 90_000);
+});
