@@ -16,12 +16,7 @@ const FONT_SOURCE = path.resolve(__dirname, '../node_modules/dejavu-fonts-ttf/tt
 /** Bump when the layer's layout (what goes where) changes without any input file changing. */
 const LAYOUT_VERSION = 2;
 
-/**
- * The layer asset's identity: everything that decides its contents (the Chromium binaries, the font files, which
- * fonts are picked, the layout). CDK's default hashes only the asset's source directory (the binaries), so a layer
- * whose fonts changed kept its old hash: a stale staged copy in cdk.out, or the copy already in the bootstrap
- * bucket, was deployed instead, without the fonts.
- */
+/** What the layer is built from. */
 export interface LayerInputs {
   binDir: string;
   fontDir: string;
@@ -30,6 +25,12 @@ export interface LayerInputs {
 
 const LAYER_INPUTS: LayerInputs = { binDir: BIN_DIR, fontDir: FONT_SOURCE, fontFile: LAYER_FONT_FILE };
 
+/**
+ * The layer asset's identity: everything that decides its contents (the Chromium binaries, the font files, which
+ * fonts are picked, the layout). CDK's default hashes only the asset's source directory (the binaries), so a layer
+ * whose fonts changed kept its old hash: a stale staged copy in cdk.out, or the copy already in the bootstrap
+ * bucket, was deployed instead, without the fonts.
+ */
 function layerAssetHash(inputs: LayerInputs = LAYER_INPUTS): string {
   const fonts = readdirSync(inputs.fontDir)
     .filter((f) => inputs.fontFile.test(f))
