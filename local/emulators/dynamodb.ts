@@ -32,7 +32,7 @@ interface Reply {
 }
 
 const TARGET_PREFIX = 'DynamoDB_20120810.';
-/** Under the data dir: the items of the transaction being applied, as they were before it. */
+/** Beside the data dir: the items of the transaction being applied, as they were before it. */
 const TRANSACTION_JOURNAL = 'transaction-journal.json';
 /** What dynalite checks of a request's signature is its shape; the emulator's own requests carry this one. */
 const INTERNAL_AUTH = { authorization: 'AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0', 'x-amz-date': '20200101T000000Z' };
