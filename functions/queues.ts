@@ -28,7 +28,15 @@ export interface QueueDef {
    * beyond it are not received, so they use up no deliveries.
    */
   maxConcurrency: number;
+  /**
+   * Worker of the dead-letter queue, "<file under functions/>#<export>": it ends what the messages there were
+   * about (a long job whose workers all died without a word) rather than leave it waiting for ever.
+   */
+  deadLetterHandler?: string;
 }
+
+/** What a dead-letter worker may do: end the job and announce it (its event goes to the webhook dispatcher). */
+export const DEAD_LETTER_PERMISSIONS: Permission[] = ['table:read', 'table:write', 'queue:webhooks'];
 
 export const QUEUES: readonly QueueDef[] = [
   {
@@ -46,6 +54,7 @@ export const QUEUES: readonly QueueDef[] = [
     permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:render', 'queue:webhooks'],
     sendsMail: true,
     maxConcurrency: 50,
+    deadLetterHandler: 'workers/longjob/dead-letter#handler',
   },
   {
     // The webhook dispatcher: one message per outbox event. A series to one webhook takes at most ~47 s

@@ -4,13 +4,16 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import type { QueueDef } from '../functions/queues';
+import { DEAD_LETTER_PERMISSIONS, type QueueDef } from '../functions/queues';
 import type { FunctionFactory, SecretSetting } from './functions';
+
+const DEAD_LETTER_WORKER_TIMEOUT_SECONDS = 30;
 
 /**
  * One SQS queue feeding one worker Lambda: a dead-letter queue after `maxReceiveCount` deliveries, a
  * visibility timeout longer than the worker may run (a message is never redelivered mid-render), partial
- * batch failures reported by the worker, and alarms on dead letters and on messages waiting too long.
+ * batch failures reported by the worker, and alarms on dead letters and on messages waiting too long. A queue whose
+ * definition names a dead-letter worker gets one, reading the dead-letter queue.
  */
 export class WorkerQueue extends Construct {
   readonly queue: sqs.Queue;
@@ -20,7 +23,12 @@ export class WorkerQueue extends Construct {
   constructor(scope: Construct, id: string, props: { def: QueueDef; functions: FunctionFactory; workerEnvironment?: Record<string, string>; workerSecrets?: SecretSetting[] }) {
     super(scope, id);
     const { def } = props;
-    this.deadLetters = new sqs.Queue(this, 'DeadLetters', { retentionPeriod: Duration.days(14), enforceSSL: true });
+    this.deadLetters = new sqs.Queue(this, 'DeadLetters', {
+      retentionPeriod: Duration.days(14),
+      enforceSSL: true,
+      // Longer than its worker may run (below), as Lambda requires of a queue it reads.
+      visibilityTimeout: Duration.seconds(6 * DEAD_LETTER_WORKER_TIMEOUT_SECONDS),
+    });
     this.queue = new sqs.Queue(this, 'Queue', {
       visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
       retentionPeriod: Duration.days(4),
@@ -38,6 +46,12 @@ export class WorkerQueue extends Construct {
       dedicatedRole: true,
     });
     this.worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: def.maxConcurrency }));
+    if (def.deadLetterHandler) {
+      // Ends what a dead letter was about (a job whose workers all died without recording it). The alarm below still
+      // fires if this worker cannot: its failed records stay in the queue.
+      const deadLetterWorker = props.functions.forHandler({ ref: def.deadLetterHandler, profile: 'light', permissions: DEAD_LETTER_PERMISSIONS, timeoutSeconds: DEAD_LETTER_WORKER_TIMEOUT_SECONDS, dedicatedRole: true });
+      deadLetterWorker.addEventSource(new SqsEventSource(this.deadLetters, { batchSize: 1, reportBatchItemFailures: true }));
+    }
 
     new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: `Messages of the ${def.name} queue failed ${def.maxReceiveCount} times`,

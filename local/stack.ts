@@ -123,6 +123,9 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
         persistDir: path.join(dataDir, 'queues'),
         // Messages kept from the last run wait until the services their handlers use are set up (below).
         paused: true,
+        deadLetterHandler: q.deadLetterHandler
+          ? (event, context) => loadHandler<(e: SQSEvent, c: Context) => Promise<SQSBatchResponse>>(q.deadLetterHandler!)(event, context)
+          : undefined,
         log: (m, e) => createLogger().warn(m, e),
       }),
     ]),

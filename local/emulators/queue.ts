@@ -40,6 +40,8 @@ export interface LocalQueueOptions {
   inFlightMarginMs?: number;
   /** Hold messages until start() (default: deliver from construction). */
   paused?: boolean;
+  /** The dead-letter queue's worker (QueueDef.deadLetterHandler), given each message as it is dead-lettered. */
+  deadLetterHandler?: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -195,6 +197,12 @@ export class LocalQueue<T> implements MessageQueue<T> {
     if (message.receiveCount >= this.opts.maxReceiveCount) {
       this.deadLetters.push(message);
       this.opts.log?.(`queue ${this.opts.name}: message ${message.id} dead-lettered after ${message.receiveCount} deliveries`);
+      if (this.opts.deadLetterHandler) {
+        const deadLetter = { ...record, eventSourceARN: `${record.eventSourceARN}-dead-letters`, receiptHandle: `${message.id}#dead` };
+        await this.opts.deadLetterHandler({ Records: [deadLetter] }, lambdaContext(`${this.opts.name}-dead-letters`, 30_000)).catch((err) =>
+          this.opts.log?.(`queue ${this.opts.name}: the dead-letter worker failed on message ${message.id}`, err),
+        );
+      }
       return;
     }
     message.visibleAt = undefined;

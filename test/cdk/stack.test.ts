@@ -387,6 +387,23 @@ describe('render queue and worker', () => {
     expect((worker.Properties.Layers ?? []).length).toBe(1);
   });
 
+  it("ends what a dead letter was about: the render queue's dead-letter queue feeds a small worker that may end jobs", () => {
+    const render = queues.find(([, r]) => r.Properties.RedrivePolicy?.maxReceiveCount === 3)!;
+    const dlqId = render[1].Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0];
+    const mapping = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(`"${dlqId}"`))!;
+    expect(mapping.Properties).toMatchObject({ BatchSize: 1, FunctionResponseTypes: ['ReportBatchItemFailures'] });
+    const worker = resources[mapping.Properties.FunctionName.Ref];
+    expect(worker.Properties.Layers ?? []).toEqual([]);
+    expect(resources[dlqId].Properties.VisibilityTimeout).toBeGreaterThanOrEqual(worker.Properties.Timeout);
+    const actions = policyStatementsOfRole(worker.Properties.Role['Fn::GetAtt'][0]).flatMap((st) => [st.Action].flat());
+    expect(actions).toEqual(expect.arrayContaining(['dynamodb:PutItem', 'sqs:ReceiveMessage']));
+    expect(actions.filter((a: string) => a.startsWith('s3:'))).toEqual([]);
+    // The webhooks queue has no such worker: its dead letters are outbox events the sweeper sends again.
+    const webhooks = queues.find(([, r]) => r.Properties.RedrivePolicy?.maxReceiveCount === 5)!;
+    const webhooksDlq = webhooks[1].Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0];
+    expect(Object.values(resources).some((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(`"${webhooksDlq}"`))).toBe(false);
+  });
+
   it('alarms on dead letters and on a backlog', () => {
     const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties.MetricName);
     expect(alarms).toEqual(expect.arrayContaining(['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage']));
@@ -486,7 +503,7 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
   });
 
   it('lets every queue worker set when a failed message comes back (ChangeMessageVisibility on its own queue)', () => {
-    expect(mappings.length).toBe(QUEUES.length);
+    expect(mappings.length).toBe(QUEUES.length + QUEUES.filter((q) => q.deadLetterHandler).length);
     for (const mapping of mappings) {
       const statements = policyStatementsOfRole(resources[mapping.Properties.FunctionName.Ref].Properties.Role['Fn::GetAtt'][0]);
       const grant = statements.find((st) => [st.Action].flat().includes('sqs:ChangeMessageVisibility'));

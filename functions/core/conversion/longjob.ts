@@ -324,3 +324,23 @@ export async function abandonLongJob(deps: Pick<LongJobDeps, 'jobs' | 'clock'>, 
   const gaveUp = failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason);
   await deps.jobs.putIf(gaveUp, ['queued', 'processing'], [jobEvent('job.failed', gaveUp, deps.clock.now())]);
 }
+
+/** What the dead-letter worker did with a job whose message ran out of deliveries. */
+export type DeadLetterOutcome = 'failed' | 'already_finished' | 'held';
+
+/**
+ * A job whose message went to the dead-letter queue: every delivery's worker died without recording why (out of
+ * memory, stopped at the Lambda timeout), so no catch ran and the job is still queued or processing. It is failed,
+ * nothing charged, unless a worker holds it now under a live lease (a duplicate delivery, which ends the job itself).
+ */
+export async function abandonDeadLetteredLongJob(deps: Pick<LongJobDeps, 'jobs' | 'clock'>, jobId: string): Promise<DeadLetterOutcome> {
+  const job = await deps.jobs.get(jobId);
+  if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'already_finished';
+  const now = deps.clock.now();
+  if (job.status === 'processing' && job.lease_until && job.lease_until > now.toISOString()) return 'held';
+  const gaveUp = failed(job, now, 'PDF_GENERATION_FAILED', 'The job failed on our side after several attempts (the renderer stopped without a result); nothing was charged. Submit it again, or split the document if it is very large.');
+  // Queued, or processing under a lease that ran out; a worker that took it over meanwhile wins.
+  if (await deps.jobs.putIf(gaveUp, ['queued'], [jobEvent('job.failed', gaveUp, now)], now.toISOString())) return 'failed';
+  const current = await deps.jobs.get(jobId);
+  return current && !FINISHED_STATUSES.has(current.status) ? 'held' : 'already_finished';
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { deferralDelaySeconds, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import { abandonDeadLetteredLongJob, deferralDelaySeconds, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { RendererStoppedError } from '../../../../functions/core/render/ports';
@@ -91,14 +91,17 @@ describe('processLongJob under at-least-once delivery', () => {
     renderer.behave = () => {
       throw new RendererStoppedError();
     };
-    const deps = { ...w, billing: new Billing(w.accounts, w.chargeStore, w.clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
+    let t = Date.parse('2026-11-22T10:00:00Z');
+    const clock = { now: () => new Date(t) };
+    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
 
     await expect(processLongJob(deps, { job_id: 'job_stop' }, 1000)).rejects.toBeInstanceOf(RendererStoppedError);
     const stored = (await w.jobs.get('job_stop'))!;
     expect(stored.status).toBe('processing');
-    expect(Date.parse(stored.lease_until!)).toBeLessThanOrEqual(w.clock.now().getTime());
+    expect(Date.parse(stored.lease_until!)).toBeLessThanOrEqual(clock.now().getTime());
     expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
-    // The next delivery takes it over at once and prints it.
+    // The next delivery (a moment later) takes it over at once and prints it.
+    t += 1000;
     renderer.behave = () => ({});
     expect(await processLongJob(deps, { job_id: 'job_stop' }, 1000)).toBe('completed');
   });
@@ -269,3 +272,35 @@ describe('submitLongJob time limit', () => {
   });
 });
 
+
+describe('abandonDeadLetteredLongJob (the render queue\'s dead-letter worker)', () => {
+  async function jobIn(w: ReturnType<typeof memoryWorld>, id: string, changes: Record<string, unknown>) {
+    const job = newJob({ job_id: id, account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
+    await w.jobs.put({ ...job, ...changes });
+  }
+
+  it('fails a job left queued, or processing under a lease that ran out (its workers died), charging nothing', async () => {
+    const w = memoryWorld();
+    const past = new Date(w.clock.now().getTime() - 1000).toISOString();
+    await jobIn(w, 'job_queued', {});
+    await jobIn(w, 'job_dead', { status: 'processing', lease_until: past });
+    for (const id of ['job_queued', 'job_dead']) {
+      expect(await abandonDeadLetteredLongJob(w, id)).toBe('failed');
+      expect(await w.jobs.get(id)).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: expect.stringContaining('nothing was charged') });
+    }
+    expect(w.jobs.events.filter((e) => e.event === 'job.failed').map((e) => e.payload.job_id)).toEqual(['job_queued', 'job_dead']);
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
+  });
+
+  it('leaves alone a job a worker holds under a live lease, and one that already ended', async () => {
+    const w = memoryWorld();
+    const future = new Date(w.clock.now().getTime() + 60_000).toISOString();
+    await jobIn(w, 'job_held', { status: 'processing', lease_until: future });
+    await jobIn(w, 'job_done', { status: 'completed' });
+    expect(await abandonDeadLetteredLongJob(w, 'job_held')).toBe('held');
+    expect(await abandonDeadLetteredLongJob(w, 'job_done')).toBe('already_finished');
+    expect(await abandonDeadLetteredLongJob(w, 'job_missing')).toBe('already_finished');
+    expect((await w.jobs.get('job_held'))!.status).toBe('processing');
+    expect(w.jobs.events).toHaveLength(0);
+  });
+});

@@ -181,3 +181,28 @@ describe('LocalQueue state file', () => {
     }
   });
 });
+
+describe('LocalQueue dead letters', () => {
+  it('gives a message that used up its deliveries to the dead-letter worker, once', async () => {
+    const deadLetters: { body: string; receives: string }[] = [];
+    const q = new LocalQueue<{ n: number }>({
+      name: 'work',
+      handler: async () => {
+        throw new Error('the worker fails every time');
+      },
+      deadLetterHandler: async (event) => void deadLetters.push({ body: event.Records[0].body, receives: event.Records[0].attributes.ApproximateReceiveCount }),
+      concurrency: 1,
+      maxReceiveCount: 3,
+      retryDelayMs: 5,
+      timeoutMs: 100,
+    });
+    try {
+      await q.send({ n: 7 });
+      await q.drained();
+      expect(deadLetters).toEqual([{ body: '{"n":7}', receives: '3' }]);
+      expect(q.deadLetters).toHaveLength(1);
+    } finally {
+      await q.stop();
+    }
+  });
+});
