@@ -510,8 +510,9 @@ describe('deliveries', () => {
     const got = deliveriesTo(path);
     expect(got).toHaveLength(2);
     expect(got[1].headers['x-webhook-delivery-id']).toBe(got[0].headers['x-webhook-delivery-id']);
-    // 10 s attempt limit, then the 1 s backoff.
-    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(10_900);
+    // 10 s attempt limit, then the 1 s backoff. The limit runs from before the connection, and the receiver notes each
+    // arrival after its TLS handshake, which on a loaded machine can take a few hundred ms longer the first time.
+    expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(10_500);
     expect(got[1].at - got[0].at).toBeLessThan(20_000);
     expect((await history(user, hook.webhook_id)).history).toEqual([expect.objectContaining({ status: 'success', status_code: 204, retry_count: 1 })]);
   }, 40_000);
