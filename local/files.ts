@@ -1,9 +1,9 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 
 /** Replaces a file in one step: a process killed meanwhile leaves the old file or the new one, never a torn one. */
-export function writeFileAtomic(file: string, data: string): void {
+export function writeFileAtomic(file: string, data: string, options: { mode?: number } = {}): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, data);
+  writeFileSync(tmp, data, options);
   renameSync(tmp, file);
 }
 

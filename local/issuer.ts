@@ -4,9 +4,10 @@
  * CognitoJwtVerifier exactly as in AWS; only the JWKS comes from here instead of the user pool.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { type JWK, SignJWT, exportJWK, generateKeyPair, importJWK } from 'jose';
+import { writeFileAtomic } from './files';
 
 export const LOCAL_USER_POOL_ID = 'us-east-1_LocalPool';
 export const LOCAL_CLIENT_ID = 'local-dashboard-client';
@@ -27,12 +28,12 @@ export async function loadOrCreateIssuer(dir: string): Promise<LocalIssuer> {
   } else {
     const { privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
     privateJwk = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'RS256', use: 'sig' };
-    writeFileSync(keyFile, JSON.stringify(privateJwk), { mode: 0o600 });
+    writeFileAtomic(keyFile, JSON.stringify(privateJwk), { mode: 0o600 });
   }
   const { d, p, q, dp, dq, qi, ...publicJwk } = privateJwk;
   const jwks = { keys: [publicJwk] };
   const jwksFile = path.join(dir, 'jwks.json');
-  writeFileSync(jwksFile, JSON.stringify(jwks));
+  writeFileAtomic(jwksFile, JSON.stringify(jwks));
   const signingKey = await importJWK(privateJwk, 'RS256');
 
   return {
