@@ -25,4 +25,14 @@ export const SCHEDULES: readonly ScheduleDef[] = [
     timeoutSeconds: 60,
     permissions: ['table:read', 'table:write', 'queue:webhooks'],
   },
+  {
+    // Queued jobs whose start (render-queue message, workflow execution) was never sent — the writer died in
+    // between — are started again after two minutes; see core/jobs/starts.ts.
+    name: 'start-sweep',
+    handler: 'workers/jobs/start-sweep#handler',
+    everyMinutes: 1,
+    profile: 'light',
+    timeoutSeconds: 60,
+    permissions: ['table:read', 'table:write', 'queue:render', 'workflow:start'],
+  },
 ];

@@ -146,8 +146,9 @@ export class PdfServiceStack extends Stack {
       integrationTimeoutSeconds,
       throttle: { rateLimit: 1000, burstLimit: 2000 },
     });
-    this.addWorkflows();
+    // Schedules first: their functions may declare workflow:start (the start sweeper), granted in addWorkflows.
     this.addSchedules();
+    this.addWorkflows();
     this.addQueues(props.mail ?? {});
     for (const fn of this.functions.all) {
       if (fn !== postConfirmation) for (const [k, v] of Object.entries(poolEnv)) fn.addEnvironment(k, v);
@@ -186,7 +187,7 @@ export class PdfServiceStack extends Stack {
     }
   }
 
-  /** One EventBridge rule and Lambda per scheduled function of functions/schedules.ts (the outbox sweeper). */
+  /** One EventBridge rule and Lambda per scheduled function of functions/schedules.ts (the outbox and start sweepers). */
   private addSchedules() {
     for (const def of SCHEDULES) {
       const fn = this.functions.forHandler({ ref: def.handler, profile: def.profile, permissions: def.permissions, timeoutSeconds: def.timeoutSeconds });

@@ -478,12 +478,24 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     }
   });
 
-  it('runs the outbox sweeper every minute from an EventBridge rule, with send rights on the dispatcher queue and table writes (it ends day-old events)', () => {
-    const rules = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule');
-    const rule = rules.find((r) => r.Properties.ScheduleExpression === 'rate(1 minute)')!;
-    expect(rule.Properties.State).toBe('ENABLED');
+  /** The function an EventBridge rule runs every minute for the scheduled handler `ref`. */
+  function scheduled(ref: string) {
+    const rule = Object.values(resources).find((r) => r.Type === 'AWS::Events::Rule' && r.Properties.Description === `Runs ${ref} every 1 minute(s)`)!;
+    expect(rule.Properties).toMatchObject({ State: 'ENABLED', ScheduleExpression: 'rate(1 minute)' });
     const sweeperId = JSON.stringify(rule.Properties.Targets).match(/"(\w+)","Arn"/)![1];
-    const sweeper = resources[sweeperId];
+    return { sweeperId, sweeper: resources[sweeperId] };
+  }
+
+  it('runs the start sweeper every minute, with the render queue, the workflows and its table rights, and nothing of the bucket', () => {
+    const { sweeperId, sweeper } = scheduled('workers/jobs/start-sweep#handler');
+    expect(Object.keys(envOf(sweeper))).toEqual(expect.arrayContaining(['RENDER_QUEUE_URL', ...WORKFLOWS.map((w) => workflowArnVariable(w.name))]));
+    expect(roleActions(sweeper)).toEqual(expect.arrayContaining(['sqs:SendMessage', 'states:StartExecution', 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:DeleteItem']));
+    expect(roleActions(sweeper).filter((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:'))).toEqual([]);
+    template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] } });
+  });
+
+  it('runs the outbox sweeper every minute from an EventBridge rule, with send rights on the dispatcher queue and table writes (it ends day-old events)', () => {
+    const { sweeperId, sweeper } = scheduled('workers/webhooks/sweep#handler');
     expect(sweeper.Properties.Handler).toBe('index.handler');
     expect(JSON.stringify(envOf(sweeper).WEBHOOK_QUEUE_URL)).toContain(queueId);
     expect(roleActions(sweeper)).toEqual(expect.arrayContaining(['sqs:SendMessage', 'dynamodb:Query', 'dynamodb:UpdateItem']));

@@ -10,17 +10,27 @@ import type { JobFileRepository, JobFileRow } from '../../functions/core/jobs/fi
 import type { Job } from '../../functions/core/jobs/job';
 import type { BlobStore, JobListQuery, JobRepository } from '../../functions/core/jobs/ports';
 import type { JobSlots } from '../../functions/core/jobs/slots';
+import type { JobStart, UnsentStart } from '../../functions/core/jobs/starts';
 import type { WorkflowStarter } from '../../functions/core/workflows/ports';
 
 export class MemoryJobs implements JobRepository {
   jobs = new Map<string, Job>();
   events: OutboxEvent[] = [];
+  /** Starts recorded with their jobs and not yet confirmed as sent, by job id. */
+  starts = new Map<string, UnsentStart>();
   async get(id: string) {
     return this.jobs.get(id) ?? null;
   }
-  async put(job: Job, events: OutboxEvent[] = []) {
+  async put(job: Job, events: OutboxEvent[] = [], start?: JobStart) {
     this.jobs.set(job.job_id, structuredClone(job));
     this.events.push(...events);
+    if (start) this.starts.set(job.job_id, { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, start });
+  }
+  async startSent(jobId: string) {
+    this.starts.delete(jobId);
+  }
+  async unsentStarts(before: string, limit: number) {
+    return [...this.starts.values()].filter((s) => s.created_at < before).sort((a, b) => (a.created_at < b.created_at ? -1 : 1)).slice(0, limit);
   }
   async putIf(job: Job, from: Job['status'][], events: OutboxEvent[] = [], leaseExpiredBefore?: string) {
     const current = this.jobs.get(job.job_id);

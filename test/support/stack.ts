@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Clock } from '../../functions/core/clock';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 
 export interface TestAccount {
@@ -20,11 +21,11 @@ export interface TestStack extends LocalStack {
 }
 
 /** A whole local stack (real dynalite, s3rver, Chromium) on free ports with a throwaway data dir. */
-export async function startTestStack(env: Record<string, string> = {}): Promise<TestStack> {
+export async function startTestStack(env: Record<string, string> = {}, opts: { clock?: Clock } = {}): Promise<TestStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   process.env.LOG_LEVEL ??= 'error';
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-test-'));
-  const stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1', RESPONSE_CONTRACT: 'strict', ...env } });
+  const stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1', RESPONSE_CONTRACT: 'strict', ...env }, clock: opts.clock });
   const request: TestStack['request'] = (method, route, init = {}) => {
     const headers: Record<string, string> = { ...init.headers };
     if (init.key) headers['X-API-Key'] = init.key;

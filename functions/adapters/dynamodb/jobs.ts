@@ -1,9 +1,10 @@
-import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
+import type { JobStart, UnsentStart } from '../../core/jobs/starts';
 import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryNewestFirst, stripKeys } from './client';
-import { GSI1, OUTBOX_SHARDS, keys } from './schema';
+import { GSI1, OUTBOX_SHARDS, START_SHARDS, keys, shardOf } from './schema';
 
 /** The stored form of a job: the job plus its keys (also used inside charge transactions). */
 export function jobItem(job: Job): Record<string, unknown> {
@@ -17,8 +18,14 @@ export function jobItem(job: Job): Record<string, unknown> {
 
 /** The stored form of an outbox event: pending until the dispatcher removes its index keys. */
 export function eventItem(event: OutboxEvent): Record<string, unknown> {
-  const shard = parseInt(event.event_id.slice(-2), 36) % OUTBOX_SHARDS;
+  const shard = shardOf(event.event_id, OUTBOX_SHARDS);
   return { ...keys.event(event.job_id, event.event_id), gsi1pk: keys.pendingEvents(shard), gsi1sk: `${event.created_at}#${event.event_id}`, ...event };
+}
+
+/** The stored record of a queued job's start, in the unsent-starts index until the start was sent. */
+function startItem(job: Job, start: JobStart): Record<string, unknown> {
+  const unsent: UnsentStart = { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, start };
+  return { ...keys.jobStart(job.job_id), gsi1pk: keys.unsentStarts(shardOf(job.job_id, START_SHARDS)), gsi1sk: `${job.created_at}#${job.job_id}`, ...unsent };
 }
 
 /**
@@ -45,16 +52,40 @@ export class DynamoJobRepository implements JobRepository {
     return Item ? stripKeys<Job>(Item) : null;
   }
 
-  async put(job: Job, events: OutboxEvent[] = []): Promise<void> {
-    if (events.length === 0) {
-      await this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: jobItem(job) }));
+  async put(job: Job, events: OutboxEvent[] = [], start?: JobStart): Promise<void> {
+    const items = [jobItem(job), ...events.map(eventItem), ...(start ? [startItem(job, start)] : [])];
+    if (items.length === 1) {
+      await this.db.doc.send(new PutCommand({ TableName: this.db.table, Item: items[0] }));
       return;
     }
-    await this.db.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [jobItem(job), ...events.map(eventItem)].map((Item) => ({ Put: { TableName: this.db.table, Item } })),
+    await this.db.doc.send(new TransactWriteCommand({ TransactItems: items.map((Item) => ({ Put: { TableName: this.db.table, Item } })) }));
+  }
+
+  async startSent(jobId: string): Promise<void> {
+    await this.db.doc.send(new DeleteCommand({ TableName: this.db.table, Key: keys.jobStart(jobId) }));
+  }
+
+  async unsentStarts(before: string, limit: number): Promise<UnsentStart[]> {
+    const shards = await Promise.all(
+      Array.from({ length: START_SHARDS }, async (_, shard) => {
+        const { Items = [] } = await this.db.doc.send(
+          new QueryCommand({
+            TableName: this.db.table,
+            IndexName: GSI1,
+            KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
+            ExpressionAttributeValues: { ':pk': keys.unsentStarts(shard), ':before': before },
+            ProjectionExpression: 'job_id, account_id, created_at, #start',
+            ExpressionAttributeNames: { '#start': 'start' },
+            Limit: limit,
+          }),
+        );
+        return Items as UnsentStart[];
       }),
     );
+    return shards
+      .flat()
+      .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
+      .slice(0, limit);
   }
 
   async putIf(job: Job, from: JobStatus[], events: OutboxEvent[] = [], leaseExpiredBefore?: string): Promise<boolean> {

@@ -14,6 +14,7 @@
  * | rate window   | RATE#<account_id>       | MINUTE#<yyyy-mm-ddThh:mm>  |                              |                        |
  * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at>#<event id>|
  * | job file row  | JOB#<job_id>            | FILE#<index, 6 digits>     |                              |                        |
+ * | unsent start  | JOB#<job_id>            | START                      | STARTS#<shard>               | <created_at>#<job_id>  |
  * | job slot      | ACCOUNT#<account_id>    | SLOT#<kind>#<n>            |                              |                        |
  * | purchase      | ACCOUNT#<account_id>    | PURCHASE#<purchase_id>     |                              |                        |
  * | Stripe event  | STRIPE_EVENT#<event_id> | EVENT                      |                              |                        |
@@ -32,6 +33,9 @@
  * `max_webhooks` in the creating transaction). A delivery record is one attempt series (history, kept
  * indefinitely; newest first by ULID under its webhook, and per job through the index). A delivery claim
  * (TTL 7 days) makes each (event, webhook) pair one series under at-least-once dispatch.
+ *
+ * Unsent starts: a queued job is written with a record of how it is started (render queue, workflow), removed
+ * once the start was sent; the sweeper finds the ones a dying writer left through their sharded index partition.
  *
  * A purchase (one-off credits bought) is recorded once per checkout session. A Stripe event item marks an
  * applied event (TTL 60 days, beyond Stripe's 3 days of retries); a customer item maps a Stripe customer
@@ -67,6 +71,10 @@ export const keys = {
   event: (jobId: string, eventId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: `EVENT#${eventId}` }),
   /** Pending events are listed through a sparse, sharded index so a sweeper can find undelivered ones. */
   pendingEvents: (shard: number) => `OUTBOX#${shard}`,
+  /** How a queued job is to be started, until its start was sent (see core/jobs/starts.ts). */
+  jobStart: (jobId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: 'START' }),
+  /** Unsent starts are listed through a sparse, sharded index, like pending outbox events. */
+  unsentStarts: (shard: number) => `STARTS#${shard}`,
   /** Per-file result rows of a job (GET /jobs/{id}/files), in index order under the job's partition. */
   jobFile: (jobId: string, index: number): ItemKey => ({ pk: `JOB#${jobId}`, sk: `FILE#${String(index).padStart(6, '0')}` }),
   jobFilePrefix: 'FILE#',
@@ -89,6 +97,12 @@ export const keys = {
 };
 
 export const OUTBOX_SHARDS = 8;
+export const START_SHARDS = 8;
+
+/** The index shard of an id ending in ULID or base-36 characters (outbox events, unsent starts). */
+export function shardOf(id: string, shards: number): number {
+  return (parseInt(id.slice(-2), 36) || 0) % shards;
+}
 
 /** Attribute definitions and key schema in the shape of DynamoDB's CreateTable (used by the local table). */
 export function createTableInput(tableName: string) {

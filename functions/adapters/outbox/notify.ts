@@ -8,6 +8,7 @@ import type { Bucket, Charge, ChargeEffects, CommitOutcome } from '../../core/bi
 import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { MessageQueue } from '../../core/jobs/queue';
+import type { JobStart } from '../../core/jobs/starts';
 import type { OutboxNotice } from '../../core/webhooks/ports';
 import { DynamoBulkProgress } from '../dynamodb/bulk-progress';
 import { DynamoChargeStore } from '../dynamodb/charges';
@@ -45,8 +46,8 @@ export class NotifyingJobRepository extends DynamoJobRepository {
     super(db);
   }
 
-  override async put(job: Job, events: OutboxEvent[] = []): Promise<void> {
-    await super.put(job, events);
+  override async put(job: Job, events: OutboxEvent[] = [], start?: JobStart): Promise<void> {
+    await super.put(job, events, start);
     await this.notify(events);
   }
 

@@ -109,7 +109,7 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
     }
     await deps.blobs.put(bulkKeys.request(account.account_id, jobId), Buffer.from(JSON.stringify(stored)), 'application/json');
     staged.push(bulkKeys.request(account.account_id, jobId));
-    await deps.jobs.put(job);
+    await deps.jobs.put(job, [], { via: 'workflow', workflow: BULK_WORKFLOW });
   } catch (err) {
     await Promise.all(staged.map((k) => deps.blobs.delete(k).catch(() => undefined)));
     await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });

@@ -12,6 +12,7 @@ import { FINISHED_STATUSES, type Job, completed, failed, newJob, timedOut } from
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
 import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
+import { confirmStartSent } from '../jobs/starts';
 import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
 import { redactUrl } from '../net/redact-url';
 import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../notifications/job-emails';
@@ -158,7 +159,8 @@ export async function submitLongJob(
   };
   const document: StoredDocument = { html, options: request.options };
   await deps.blobs.put(inputKey, Buffer.from(JSON.stringify(document)), 'application/json');
-  await deps.jobs.put(job, [jobEvent('job.queued', job, now)]);
+  // The start is recorded with the job: if this process dies before the message is sent, the start sweeper sends it.
+  await deps.jobs.put(job, [jobEvent('job.queued', job, now)], { via: 'render-queue' });
   try {
     await deps.queue.send({ job_id: jobId });
   } catch (err) {
@@ -168,6 +170,7 @@ export async function submitLongJob(
     await deps.blobs.delete(inputKey).catch(() => undefined);
     throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be queued; nothing was charged. Retry in a moment.', { job_id: jobId });
   }
+  await confirmStartSent(deps, jobId);
   return job;
 }
 

@@ -1,5 +1,6 @@
 import type { OutboxEvent } from '../events/events';
 import type { Job, JobStatus, JobType } from './job';
+import type { JobStart, UnsentStart } from './starts';
 
 export interface JobListQuery {
   accountId: string;
@@ -15,8 +16,16 @@ export interface JobListQuery {
 
 export interface JobRepository {
   get(jobId: string): Promise<Job | null>;
-  /** Writes the whole job (create or replace), together with the events this change causes, atomically. */
-  put(job: Job, events?: OutboxEvent[]): Promise<void>;
+  /**
+   * Writes the whole job (create or replace), together with the events this change causes, atomically. With
+   * `start`, a queued job's start is recorded in the same write, until `startSent` confirms it was sent: a writer
+   * that dies in between leaves the record to the start sweeper (`starts.ts`), never a job queued for ever.
+   */
+  put(job: Job, events?: OutboxEvent[], start?: JobStart): Promise<void>;
+  /** The job's start was sent: its record goes (nothing happens when there is none). */
+  startSent(jobId: string): Promise<void>;
+  /** Starts recorded before `before` and not confirmed yet, oldest first, at most `limit`. */
+  unsentStarts(before: string, limit: number): Promise<UnsentStart[]>;
   /**
    * Writes `job` only if the stored job is still in one of `from` (or is processing with a lease that ran
    * out before `leaseExpiredBefore`); false when another writer got there first. Events go in the same write.

@@ -104,7 +104,7 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
   try {
     // The request can be far larger than a workflow input allows; the job reads it from storage.
     await deps.blobs.put(requestKey, Buffer.from(JSON.stringify(request)), 'application/json');
-    await deps.jobs.put(job);
+    await deps.jobs.put(job, [], { via: 'workflow', workflow: PDFOP_WORKFLOW });
   } catch (err) {
     await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
     await deps.commitments.release(account.account_id, jobId).catch((e) => deps.log?.(`releasing the commitment of job ${jobId}`, e));

@@ -1,13 +1,14 @@
 import { ServiceError } from '../errors';
+import { confirmStartSent } from '../jobs/starts';
 import type { WorkflowJobDeps } from './job-deps';
 
 /**
- * Starts the workflow that runs a job just recorded as queued; the execution is named after the job, so a
- * repeated start is not a second run. If it cannot start, `recordFailure` ends the job (freeing what it holds)
+ * Starts the workflow that runs a job just recorded as queued (with its start, `jobs.put(job, [], { via: 'workflow',
+ * workflow })`); the execution is named after the job, so a repeated start — the start sweeper's — is not a second run. If it cannot start, `recordFailure` ends the job (freeing what it holds)
  * and the caller gets 500 SERVICE_UNAVAILABLE: nothing ran, so nothing was charged.
  */
 export async function startJobWorkflow(
-  deps: Pick<WorkflowJobDeps, 'workflows' | 'log'>,
+  deps: Pick<WorkflowJobDeps, 'workflows' | 'jobs' | 'log'>,
   workflow: string,
   job: { job_id: string; account_id: string },
   recordFailure: () => Promise<unknown>,
@@ -19,4 +20,5 @@ export async function startJobWorkflow(
     await recordFailure();
     throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be started. Nothing was charged and uploads are kept; retry shortly.', { job_id: job.job_id });
   }
+  await confirmStartSent(deps, job.job_id);
 }

@@ -1,13 +1,28 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { DynamoJobRepository } from '../../../../functions/adapters/dynamodb/jobs';
 import { GSI1, keys } from '../../../../functions/adapters/dynamodb/schema';
+import { newJob } from '../../../../functions/core/jobs/job';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } }));
 const mock = mockClient(doc);
 afterEach(() => mock.reset());
+
+describe('DynamoJobRepository.put', () => {
+  it("writes a queued job's start record in the job's own transaction (a writer dying after it leaves both or neither)", async () => {
+    mock.on(TransactWriteCommand).resolves({});
+    const job = newJob({ job_id: 'job_01AB', account_id: 'acc1', job_type: 'bulk', status: 'queued', now: new Date('2026-11-22T10:00:00Z') });
+    await new DynamoJobRepository({ doc, table: 't' }).put(job, [], { via: 'workflow', workflow: 'bulk' });
+    expect(mock.commandCalls(PutCommand)).toHaveLength(0);
+    const items = mock.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!.map((t) => t.Put!.Item);
+    expect(items).toEqual([
+      expect.objectContaining(keys.job('job_01AB')),
+      expect.objectContaining({ ...keys.jobStart('job_01AB'), gsi1pk: expect.stringMatching(/^STARTS#[0-7]$/), gsi1sk: '2026-11-22T10:00:00.000Z#job_01AB', start: { via: 'workflow', workflow: 'bulk' } }),
+    ]);
+  });
+});
 
 describe('DynamoJobRepository.list (GET /jobs)', () => {
   it("queries the account's partition of the index newest first, never scans", async () => {

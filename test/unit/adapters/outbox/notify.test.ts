@@ -55,6 +55,13 @@ describe('notify after commit', () => {
     expect(sent).toHaveLength(2);
   });
 
+  it("passes a queued job's start record through to the write", async () => {
+    const { repo } = setup();
+    await repo.put(job, [jobEvent('job.queued', job, now)], { via: 'render-queue' });
+    const items = mock.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!.map((t) => t.Put!.Item!);
+    expect(items.map((i) => i.sk)).toEqual(['JOB', expect.stringMatching(/^EVENT#/), 'START']);
+  });
+
   it('sends nothing when the write did not happen', async () => {
     const { sent, repo } = setup();
     mock.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'no', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }));

@@ -153,6 +153,27 @@ describe('submitLongJob time limit', () => {
     expect(await world.jobs.get(job.job_id)).toMatchObject({ status: 'queued', pages: 2 });
   });
 
+  it('records how the job starts with the job, and drops that record once the message is sent', async () => {
+    const { world, sent, result } = submit(0);
+    const job = await result;
+    expect(sent).toEqual([{ job_id: job.job_id }]);
+    expect(world.jobs.starts.size).toBe(0);
+  });
+
+  it('keeps the start record while the message is not sent, so a submitter that dies there leaves it to the start sweeper', async () => {
+    const world = memoryWorld(5);
+    let sending!: () => void;
+    const atSend = new Promise<void>((resolve) => (sending = resolve));
+    const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7'), pages: 1, blockedRequests: 0, renderTimeout: false }) };
+    // The process "dies" at the send: it never returns.
+    const queue = { send: () => (sending(), new Promise<void>(() => undefined)) };
+    void submitLongJob({ jobs: world.jobs, blobs: world.blobs, renderer, queue, clock: world.clock }, { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }) });
+    await atSend;
+    const [job] = [...world.jobs.jobs.values()];
+    expect(job.status).toBe('queued');
+    expect([...world.jobs.starts.values()]).toEqual([{ job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, start: { via: 'render-queue' } }]);
+  });
+
   it('refuses with RENDER_TIMEOUT, creating and queuing nothing, when the limit has passed already', async () => {
     const { timeouts, sent, world, result } = submit(26_000);
     expect(await rejection(result)).toMatchObject({ code: 'RENDER_TIMEOUT', details: { timeout_seconds: 26 } });

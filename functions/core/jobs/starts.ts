@@ -1,0 +1,74 @@
+import type { Clock } from '../clock';
+import { mapBounded } from '../concurrency';
+import type { WorkflowStarter } from '../workflows/ports';
+import type { JobRepository } from './ports';
+import type { MessageQueue, RenderJobMessage } from './queue';
+
+/**
+ * How a queued job is set going once it is stored: a message on the render queue (long jobs), or an execution of
+ * a workflow named after the job (bulk, background merge/split).
+ */
+export type JobStart = { via: 'render-queue' } | { via: 'workflow'; workflow: string };
+
+/** A start recorded with its job and not yet confirmed as sent (see `JobRepository.put`). */
+export interface UnsentStart {
+  job_id: string;
+  account_id: string;
+  created_at: string;
+  start: JobStart;
+}
+
+export interface JobStartDeps {
+  jobs: Pick<JobRepository, 'get' | 'startSent' | 'unsentStarts'>;
+  renderQueue: MessageQueue<RenderJobMessage>;
+  workflows: WorkflowStarter;
+  clock: Clock;
+  log?: (message: string, err?: unknown) => void;
+}
+
+/** Sends a job's start. Both ways are safe to repeat: the worker claims a job once, an execution name runs once. */
+export async function sendJobStart(deps: Pick<JobStartDeps, 'renderQueue' | 'workflows'>, job: { job_id: string; account_id: string }, start: JobStart): Promise<void> {
+  if (start.via === 'render-queue') await deps.renderQueue.send({ job_id: job.job_id });
+  else await deps.workflows.start(start.workflow, { job_id: job.job_id, account_id: job.account_id }, { name: job.job_id });
+}
+
+/**
+ * Confirms that a job's start was sent. A failure here is only logged: the job did start, and the sweeper's later
+ * look finds it no longer queued and drops the record.
+ */
+export async function confirmStartSent(deps: { jobs: Pick<JobRepository, 'startSent'>; log?: (message: string, err?: unknown) => void }, jobId: string): Promise<void> {
+  await deps.jobs.startSent(jobId).catch((err) => deps.log?.(`could not confirm the start of job ${jobId} (the start sweeper will)`, err));
+}
+
+/** A start unconfirmed for this long was lost (the writer died between storing the job and sending its start). */
+export const UNSENT_START_GRACE_SECONDS = 120;
+const SWEEP_LIMIT = 100;
+const SWEEP_IN_FLIGHT = 4;
+
+/**
+ * The start sweeper (a schedule): a job is stored as queued together with a record of how it is to be started,
+ * and that record is removed once the start was sent. A record older than two minutes means the writer died in
+ * between — the job would stay queued for ever, holding its slot and its credit hold. If the job is still queued,
+ * its start is sent again; either way the record goes.
+ */
+export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<{ sent: number; cleared: number; failed: number }> {
+  const before = new Date(deps.clock.now().getTime() - (opts.graceSeconds ?? UNSENT_START_GRACE_SECONDS) * 1000).toISOString();
+  const unsent = await deps.jobs.unsentStarts(before, opts.limit ?? SWEEP_LIMIT);
+  const result = { sent: 0, cleared: 0, failed: 0 };
+  await mapBounded(unsent, SWEEP_IN_FLIGHT, async (entry) => {
+    try {
+      const job = await deps.jobs.get(entry.job_id);
+      if (job?.status === 'queued') {
+        await sendJobStart(deps, job, entry.start);
+        deps.log?.(`job ${entry.job_id} was stored but never started (${entry.start.via}); started it now`);
+        result.sent++;
+      } else result.cleared++;
+      await deps.jobs.startSent(entry.job_id);
+    } catch (err) {
+      // Kept: the next run tries again.
+      result.failed++;
+      deps.log?.(`could not send the start of job ${entry.job_id}`, err);
+    }
+  });
+  return result;
+}

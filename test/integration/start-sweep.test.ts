@@ -1,0 +1,47 @@
+import { parseLongJobRequest, submitLongJob } from '../../functions/core/conversion/longjob';
+import { type TestStack, startTestStack } from '../support/stack';
+
+/**
+ * A long job is stored as queued and then sent to the render queue. A submitter that dies in between (a Lambda
+ * timing out right after the write) used to leave the job queued for ever; the start sweeper, a schedule, sends it.
+ */
+describe('the start sweeper', () => {
+  let stack: TestStack;
+  /** Minutes the service's clock is ahead of the test's (the sweeper waits two minutes before it steps in). */
+  let ahead = 0;
+  beforeAll(async () => {
+    stack = await startTestStack({ LOCAL_SCHEDULE_INTERVAL_MS: '200' }, { clock: { now: () => new Date(Date.now() + ahead * 60_000) } });
+  });
+  afterAll(() => stack.stop());
+
+  it('renders and charges once a long job whose submitter died between storing it and queuing it', async () => {
+    const { api_key, account_id } = await stack.account({ credits_usd: 1 });
+    const svc = stack.services;
+    const account = (await svc.accounts.get(account_id))!;
+    const plan = (await svc.plans.get(account.plan_id!))!;
+    // The submitter dies at the send: its message never reaches the queue.
+    let died!: () => void;
+    const atSend = new Promise<void>((resolve) => (died = resolve));
+    const deadQueue = { send: () => (died(), new Promise<void>(() => undefined)) };
+    void submitLongJob({ jobs: svc.jobs, blobs: svc.blobs, renderer: svc.renderer, clock: svc.clock, queue: deadQueue }, { account, plan, request: parseLongJobRequest({ input_type: 'html', html: '<h1>Left behind</h1>' }) });
+    await atSend;
+    const [job] = (await svc.jobs.list({ accountId: account_id, limit: 1 })).jobs;
+    expect(job.status).toBe('queued');
+
+    // A minute on, the sweeper leaves it to its (maybe slow) submitter.
+    ahead = 1;
+    await new Promise((r) => setTimeout(r, 600));
+    expect((await svc.jobs.get(job.job_id))!.status).toBe('queued');
+
+    ahead = 3;
+    let seen: { status: string; pages?: number | null } = job;
+    for (let i = 0; i < 200 && seen.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await (await stack.request('GET', `/jobs/${job.job_id}`, { key: api_key })).json();
+    }
+    expect(seen).toMatchObject({ status: 'completed', pages: 1 });
+    await stack.queues.get('render')!.drained();
+    expect((await svc.jobs.unsentStarts(new Date(Date.now() + 3_600_000).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+    expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros - plan.price_per_pdf_micros);
+  }, 60_000);
+});

@@ -1,0 +1,45 @@
+import { type Dynamo, createDynamo } from '../../../../functions/adapters/dynamodb/client';
+import { DynamoJobRepository } from '../../../../functions/adapters/dynamodb/jobs';
+import { newJob } from '../../../../functions/core/jobs/job';
+import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+
+/** Against dynalite: a queued job's start record, written with the job and listed through the sparse index. */
+describe('DynamoJobRepository: unsent starts', () => {
+  let local: LocalDynamo;
+  let db: Dynamo;
+  let jobs: DynamoJobRepository;
+  beforeAll(async () => {
+    local = await startLocalDynamo({ tableName: 'starts' });
+    db = createDynamo({ tableName: 'starts', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
+    jobs = new DynamoJobRepository(db);
+  });
+  afterAll(() => local.stop());
+
+  const at = (minute: number) => new Date(Date.UTC(2026, 10, 22, 10, minute));
+  const queued = (id: string, minute: number) => newJob({ job_id: id, account_id: 'acct1', job_type: 'long', status: 'queued', now: at(minute) });
+
+  it('lists the starts recorded before a time, oldest first across shards, until each is confirmed sent', async () => {
+    // Ids ending in different characters fall into different shards.
+    await jobs.put(queued('job_01ZZ', 3), [], { via: 'render-queue' });
+    await jobs.put(queued('job_01A1', 1), [], { via: 'workflow', workflow: 'bulk' });
+    await jobs.put(queued('job_01B7', 2), [], { via: 'render-queue' });
+    await jobs.put(queued('job_01C4', 9), [], { via: 'render-queue' });
+    await jobs.put(queued('job_plain', 0));
+
+    const listed = await jobs.unsentStarts(at(5).toISOString(), 10);
+    expect(listed).toEqual([
+      { job_id: 'job_01A1', account_id: 'acct1', created_at: at(1).toISOString(), start: { via: 'workflow', workflow: 'bulk' } },
+      { job_id: 'job_01B7', account_id: 'acct1', created_at: at(2).toISOString(), start: { via: 'render-queue' } },
+      { job_id: 'job_01ZZ', account_id: 'acct1', created_at: at(3).toISOString(), start: { via: 'render-queue' } },
+    ]);
+    expect((await jobs.unsentStarts(at(5).toISOString(), 2)).map((s) => s.job_id)).toEqual(['job_01A1', 'job_01B7']);
+
+    await jobs.startSent('job_01A1');
+    await jobs.startSent('job_never_recorded');
+    expect((await jobs.unsentStarts(at(5).toISOString(), 10)).map((s) => s.job_id)).toEqual(['job_01B7', 'job_01ZZ']);
+    // The job itself stays.
+    expect(await jobs.get('job_01A1')).toMatchObject({ status: 'queued' });
+  });
+});
