@@ -4,7 +4,7 @@
  * tests and the benchmarks; every piece listens on loopback only.
  */
 import { once } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -13,7 +13,7 @@ import { planCatalogue } from '../functions/core/billing/plans';
 import { QUICKJOB_TIMEOUT_SECONDS } from '../functions/core/conversion/quickjob';
 import type { Clock } from '../functions/core/clock';
 import { startLocalDynamo } from './emulators/dynamodb';
-import { startLocalS3 } from './emulators/s3';
+import { type LocalS3, startLocalS3 } from './emulators/s3';
 import { createGateway } from './gateway';
 import { LOCAL_CLIENT_ID, LOCAL_USER_POOL_ID, loadOrCreateIssuer } from './issuer';
 import { createLocalAccount, mintLocalToken } from './local-routes';
@@ -27,6 +27,7 @@ import { LocalQueue, LocalRedelivery } from './emulators/queue';
 import { loadHandler } from './handlers';
 import { SCHEDULES } from '../functions/schedules';
 import { resolverFromOverrides } from './dns';
+import { writeFileAtomic } from './files';
 
 export interface LocalStackOptions {
   /** 0 picks a free port. */
@@ -75,12 +76,32 @@ async function stopNewestFirst(started: (() => Promise<unknown>)[]): Promise<voi
   for (const stop of [...started].reverse()) await stop().catch(() => undefined);
 }
 
+/**
+ * The local S3 on the port it had before, when that port is free: signed links embed it, and the links a service
+ * handed out (valid for an hour) should outlive a restart like the state they point to.
+ */
+async function startS3OnItsPort(dataDir: string): Promise<LocalS3> {
+  const portFile = path.join(dataDir, 's3-port');
+  const directory = path.join(dataDir, 's3');
+  const previous = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8').trim()) || 0 : 0;
+  let s3: LocalS3;
+  try {
+    s3 = await startLocalS3({ directory, bucket: LOCAL_BUCKET, port: previous });
+  } catch (err) {
+    if (!previous) throw err;
+    createLogger().warn(`local S3: port ${previous} is taken; links handed out before this start will not work`, err);
+    s3 = await startLocalS3({ directory, bucket: LOCAL_BUCKET });
+  }
+  writeFileAtomic(portFile, new URL(s3.endpoint).port);
+  return s3;
+}
+
 async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown>)[]): Promise<LocalStack> {
   const dataDir = path.resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const dynamo = await startLocalDynamo({ dataDir: path.join(dataDir, 'dynamodb'), tableName: LOCAL_TABLE });
   started.push(() => dynamo.stop());
-  const s3 = await startLocalS3({ directory: path.join(dataDir, 's3'), bucket: LOCAL_BUCKET });
+  const s3 = await startS3OnItsPort(dataDir);
   started.push(() => s3.stop());
   const issuer = await loadOrCreateIssuer(path.join(dataDir, 'issuer'));
 

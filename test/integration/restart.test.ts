@@ -47,4 +47,19 @@ describe('a restart of the local service', () => {
     const plan = (await stack.services.plans.get('standard'))!;
     expect((await stack.services.accounts.get(account_id))!.credits_micros).toBe(before - 4 * plan.price_per_pdf_micros);
   }, 90_000);
+
+  it('keeps the links it handed out working: local S3 comes back on its port', async () => {
+    stack ??= await startLocalStack({ port: 0, dataDir, env });
+    const created = await fetch(`${stack.baseUrl}/_local/accounts`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ credits_usd: 1 }) });
+    const { api_key } = await created.json();
+    const stored = await (await call('POST', '/quickjob', api_key, { input_type: 'html', html: '<p>kept</p>', store: true })).json();
+    expect(stored.download_url).toEqual(expect.any(String));
+
+    await stack.stop();
+    stack = undefined;
+    stack = await startLocalStack({ port: 0, dataDir, env });
+    const res = await fetch(stored.download_url);
+    expect(res.status).toBe(200);
+    expect(Buffer.from(await res.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+  }, 60_000);
 });
