@@ -29,15 +29,38 @@ export interface InspectResult {
 
 const round = (n: number) => Math.round(n * 1000) / 1000;
 
-/** The visible box (CropBox, else MediaBox) of a page, unrotated, in points. */
+type Rect = [number, number, number, number];
+const LETTER: PageBox = { width: 612, height: 792 };
+
+/** A box array as [left, bottom, right, top]; null unless it has four finite numbers. */
+function rectOf(reader: PdfReader, value: PDFObject | undefined): Rect | null {
+  const box = reader.resolve(value);
+  if (!(box instanceof PDFArray) || box.size() < 4) return null;
+  const n = box.asArray().slice(0, 4).map((x: PDFObject) => reader.resolve(x)).map((x) => (x instanceof PDFNumber ? x.asNumber() : NaN));
+  if (n.some((v) => !Number.isFinite(v))) return null;
+  return [Math.min(n[0], n[2]), Math.min(n[1], n[3]), Math.max(n[0], n[2]), Math.max(n[1], n[3])];
+}
+
+/**
+ * The visible box of a page, unrotated, in points: the CropBox clipped to the MediaBox (PDF 32000-1 14.11.2; a
+ * CropBox that misses the MediaBox is ignored, as viewers do), scaled by the page's /UserUnit (PDF 1.6; points
+ * are 1/72 inch only when it is 1). Missing or unreadable boxes read as US Letter, as viewers assume.
+ */
 export function pageBox(reader: PdfReader, page: PageInfo): PageBox {
-  const box = reader.resolve(page.cropBox) ?? reader.resolve(page.mediaBox);
-  const nums = box instanceof PDFArray && box.size() >= 4 ? box.asArray().slice(0, 4).map((x: PDFObject) => (reader.resolve(x) instanceof PDFNumber ? (reader.resolve(x) as PDFNumber).asNumber() : NaN)) : null;
-  if (!nums || nums.some((n) => !Number.isFinite(n))) return { width: 612, height: 792 };
-  const width = Math.abs(nums[2] - nums[0]);
-  const height = Math.abs(nums[3] - nums[1]);
+  const media = rectOf(reader, page.mediaBox);
+  const crop = rectOf(reader, page.cropBox);
+  let visible = media ?? crop;
+  if (media && crop) {
+    const clipped: Rect = [Math.max(media[0], crop[0]), Math.max(media[1], crop[1]), Math.min(media[2], crop[2]), Math.min(media[3], crop[3])];
+    if (clipped[2] > clipped[0] && clipped[3] > clipped[1]) visible = clipped;
+  }
+  if (!visible) return LETTER;
+  const unitValue = reader.resolve(page.dict?.get(PDFName.of('UserUnit')));
+  const unit = unitValue instanceof PDFNumber && Number.isFinite(unitValue.asNumber()) && unitValue.asNumber() > 0 ? unitValue.asNumber() : 1;
+  const width = (visible[2] - visible[0]) * unit;
+  const height = (visible[3] - visible[1]) * unit;
   // Finite corners can still be 1e308 apart: a box no viewer can show is read as the default Letter size, like a missing one.
-  if (!Number.isFinite(width) || !Number.isFinite(height)) return { width: 612, height: 792 };
+  if (!Number.isFinite(width) || !Number.isFinite(height)) return LETTER;
   return { width: round(width), height: round(height) };
 }
 

@@ -75,6 +75,30 @@ describe('inspectPdf', () => {
     expect(inspectPdf(await simplePdf(200), { ...opts, forEdit: true }).pages).toHaveLength(200);
   });
 
+  it('measures the visible area: the CropBox clipped to the MediaBox, in /UserUnit units', async () => {
+    const doc = await PDFDocument.create();
+    const wide = doc.addPage();
+    wide.setMediaBox(-50, -50, 100, 200);
+    wide.setCropBox(0, 0, 500, 500);
+    const inside = doc.addPage([600, 800]);
+    inside.setCropBox(100, 100, 200, 300); // x, y, width, height
+    const missing = doc.addPage([600, 800]);
+    missing.setCropBox(1000, 1000, 50, 50);
+    const scaled = doc.addPage([200, 300]);
+    scaled.node.set(PDFName.of('UserUnit'), doc.context.obj(2));
+    const odd = doc.addPage([200, 300]);
+    odd.node.set(PDFName.of('UserUnit'), doc.context.obj(-3));
+    const result = inspectPdf(Buffer.from(await doc.save()), { ...opts, forEdit: true });
+    expect(result.pages!.map(({ width, height }) => [width, height])).toEqual([
+      [50, 150],
+      [200, 300],
+      [600, 800],
+      [400, 600],
+      [200, 300],
+    ]);
+    expect(result.first_page).toEqual({ width: 50, height: 150 });
+  });
+
   it('reads a page box whose corners are finite but too far apart to measure as the default size, never null', async () => {
     const doc = await PDFDocument.create();
     const box = doc.context.obj([-1e308, -1e308, 1e308, 1e308]);
