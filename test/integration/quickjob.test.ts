@@ -39,6 +39,23 @@ describe('POST /quickjob with HTML', () => {
     expect(Date.parse(job.created_at)).toBeLessThanOrEqual(Date.parse(job.completed_at));
   });
 
+  it('stores a PDF over 4.4 MB and answers with its link, as for store: true (too big for a Lambda response)', async () => {
+    // Noise does not compress: a 1400×1400 canvas of it prints as a ~7.8 MB image.
+    const noise = `<canvas id=c width=1400 height=1400></canvas><script>
+      const c = document.getElementById('c').getContext('2d'); const d = c.createImageData(1400, 1400);
+      for (let i = 0; i < d.data.length; i++) d.data[i] = (Math.random() * 256) | 0; c.putImageData(d, 0, 0);</script>`;
+    const before = (await stack.services.accounts.get(user.account_id))!.credits_micros;
+    const res = await quick({ input_type: 'html', html: noise });
+    expect([res.status, res.headers.get('content-type')]).toEqual([200, 'application/json']);
+    const body = await res.json();
+    expect(body).toEqual({ job_id: expect.any(String), pages: 1, truncated: false, download_url: expect.any(String), download_url_expires_at: expect.any(String) });
+    const download = await fetch(body.download_url);
+    const bytes = Buffer.from(await download.arrayBuffer());
+    expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
+    expect(bytes.length).toBeGreaterThan(4_400_000);
+    expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBeLessThan(before);
+  });
+
   it('applies format, landscape and custom width/height with format null', async () => {
     const letter = await pdfOf(await quick({ input_type: 'html', html: '<p>x</p>', options: { format: 'Letter', landscape: true } }));
     expect(letter.pages[0].width).toBeCloseTo(11 * 72, 0);
