@@ -1,4 +1,4 @@
-import { ServiceError, invalidParameter } from '../../core/errors';
+import { ServiceError, invalidParameter, isServiceError } from '../../core/errors';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
@@ -197,7 +197,16 @@ export class ChromiumRenderer implements Renderer {
             return result;
           })().catch(async (err) => {
             if (/target closed/i.test((err as Error)?.message ?? '') && (await page.closedItself(CLOSE_REPORT_MS))) throw closedItself();
-            throw mapRenderError(err);
+            // A renderer killed mid-command (by the memory watch, say, while printing) fails that command before its
+            // crash is reported; the crash says why, so it wins when it follows within a moment.
+            const mapped = mapRenderError(err);
+            if (mapped === err && !isServiceError(err) && !(err instanceof RenderTimeoutError)) {
+              let wait: NodeJS.Timeout | undefined;
+              const crash = await Promise.race([crashed.catch((e: unknown) => e), new Promise<null>((resolve) => (wait = setTimeout(() => resolve(null), CLOSE_REPORT_MS)))]);
+              clearTimeout(wait);
+              if (crash) throw crash;
+            }
+            throw mapped;
           });
           // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.
           return Promise.race([run, crashed, timeout]);

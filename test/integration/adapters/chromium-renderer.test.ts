@@ -86,6 +86,21 @@ describe('ChromiumRenderer', () => {
     }
   });
 
+  it('says the memory cap stopped a document whose printing passed it (the print fails before the crash is reported)', async () => {
+    const capped = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, maxPageMemoryBytes: 400 * 2 ** 20, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const cappedRenderer = new ChromiumRenderer(capped);
+      // 100,000 one-line pages: Chromium lays out every page to print the first 26, past the cap.
+      const bomb = `<style>p { break-after: page; margin: 0 }</style>${'<p>x</p>'.repeat(100_000)}`;
+      await expect(cappedRenderer.render({ html: bomb, options, timeoutMs: 60_000, maxPages: 25 })).rejects.toMatchObject({
+        code: 'PDF_GENERATION_FAILED',
+        details: { reason: 'memory_limit', max_memory_mb: 400 },
+      });
+    } finally {
+      await capped.close();
+    }
+  }, 90_000);
+
   it('restarts the browser when Blobs kept by a page pass its cap, fails that document, and keeps working', async () => {
     const capped = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, maxBrowserMemoryBytes: 500 * 2 ** 20, executablePath: process.env.CHROMIUM_PATH });
     try {
