@@ -65,7 +65,23 @@ const loadsNoRemoteFont = (template: string) =>
     const at = rule.toLowerCase().lastIndexOf('@font-face');
     return at < 0 || !REMOTE_FONT_SOURCE.test(rule.slice(at));
   });
-const loadsNoStylesheet = (template: string) => !TEMPLATE_STYLESHEET.test(template) && loadsNoRemoteFont(template);
+/**
+ * The CSS of a template as Chromium reads it: escapes decoded (`@\69mport`, `\75rl(` are @import and url() to
+ * Chromium) and comments made the token breaks they are, so the checks see what would load.
+ */
+function cssAsRead(template: string): string {
+  return template
+    .replace(/\/\*[\s\S]*?(\*\/|$)/g, ' ')
+    .replace(/\\([0-9a-f]{1,6})[ \t\n\r\f]?|\\([\s\S])/gi, (_, hex: string | undefined, char: string | undefined) => {
+      if (char !== undefined) return char;
+      const code = parseInt(hex!, 16);
+      return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
+    });
+}
+const loadsNoStylesheet = (template: string) => {
+  const css = cssAsRead(template);
+  return !TEMPLATE_STYLESHEET.test(template) && !TEMPLATE_STYLESHEET.test(css) && loadsNoRemoteFont(css);
+};
 
 /** Largest page side: Acrobat and most viewers refuse pages over 200 in (14,400 pt). */
 const MAX_PAPER_IN = 200;

@@ -85,6 +85,12 @@ describe('parsePdfOptions', () => {
     [{ displayHeaderFooter: true, footerTemplate: '<style>@import url(https://example.com/a.css);</style>' }, 'options.footerTemplate'],
     // Nor one whose @font-face loads from a URL (data: fonts, and images from URLs, print).
     [{ displayHeaderFooter: true, headerTemplate: '<style>@font-face{font-family:x;src:local(x), url( "https://example.com/f.woff")}</style><span></span>' }, 'options.headerTemplate'],
+    // Written with CSS escapes or split by comments, as Chromium reads them.
+    [{ displayHeaderFooter: true, headerTemplate: '<style>@\\69mport url(https://example.com/a.css);</style><span></span>' }, 'options.headerTemplate'],
+    [{ displayHeaderFooter: true, headerTemplate: '<style>@\\000069 mport url(https://example.com/a.css);</style><span></span>' }, 'options.headerTemplate'],
+    [{ displayHeaderFooter: true, footerTemplate: '<style>@\\import url(https://example.com/a.css);</style>' }, 'options.footerTemplate'],
+    [{ displayHeaderFooter: true, footerTemplate: '<style>@font-face{font-family:X;src:\\75rl(https://example.com/f.woff)}</style>' }, 'options.footerTemplate'],
+    [{ displayHeaderFooter: true, footerTemplate: '<style>@font-\\66 ace{font-family:X;src:/**/url(https://example.com/f.woff)}</style>' }, 'options.footerTemplate'],
   ])('refuses %j naming %s', (raw, parameter) => {
     const err = refusal(() => parsePdfOptions(raw));
     expect(err.code).toBe('INVALID_PARAMETER');
@@ -96,6 +102,8 @@ describe('parsePdfOptions', () => {
       '<style>@font-face{font-family:x;src:url(data:font/woff2;base64,AAAA)}</style><span style="font-family:x">h</span>',
       '<img src="https://example.com/logo.png"><div style="background:url(https://example.com/a.png)">h</div>',
       '@font-face '.repeat(1000),
+      // A comment between the letters makes two tokens, not @import; escapes elsewhere are only text.
+      '<style>@im/**/port url(https://example.com/a.css);</style><span>\\75rl(x) \\</span>',
     ]) {
       expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate }).headerTemplate).toBe(headerTemplate);
     }
