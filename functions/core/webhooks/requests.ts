@@ -38,6 +38,8 @@ const urlRefusal: Refuser = (value) => {
 
 /** Why a URL of acceptable length is still refused, if it is: not absolute, not HTTPS, credentials, or its host. */
 function urlProblem(value: string, guard: UrlChecker | undefined): string | null {
+  // URL parsers drop tabs and line breaks and trim the ends: the URL shown would not be the one called.
+  if (/[\u0000-\u0020\u007f]/.test(value)) return 'the URL contains spaces or control characters; percent-encode them (%20)';
   let url: URL;
   try {
     url = new URL(value);
@@ -67,7 +69,7 @@ function webhookUrl(guard?: UrlChecker) {
     })
     .meta({
       description:
-        `Where deliveries are POSTed: an absolute https:// URL of 1 to ${MAX_URL_LENGTH} characters, without a user name or password, ` +
+        `Where deliveries are POSTed: an absolute https:// URL of 1 to ${MAX_URL_LENGTH} characters, without a user name or password, spaces or control characters, ` +
         'whose host is public: localhost, .localhost, .local and .internal names and private, loopback, link-local, CGNAT, reserved ' +
         'or IPv4-mapped addresses (in any notation) are refused with 400 INVALID_WEBHOOK_URL, and so is a name that resolves to one. ' +
         `A name whose DNS lookup fails or takes longer than ${REGISTRATION_DNS_WAIT_MS / 1000} s is accepted (DNS may be set up after the webhook); ` +

@@ -51,6 +51,13 @@ describe('webhook URL rules (the literal part)', () => {
     ['decimal IPv4', 'https://2130706433/'],
     ['octal IPv4', 'https://0177.0.0.1/'],
     ['short IPv4', 'https://127.1/'],
+    // Parsers drop these, so the stored URL would not be the one called.
+    ['a tab in the host', 'https://exa\tmple.com/a'],
+    ['a line break in the path', 'https://example.com/a\r\nb'],
+    ['a NUL', 'https://example.com/a\u0000c'],
+    ['a space', 'https://example.com/a b'],
+    ['a leading space', ' https://example.com/'],
+    ['DEL', 'https://example.com/\u007f'],
   ])('refuses %s', (_what, url) => {
     const err = refused(url);
     expect(err.code).toBe('INVALID_WEBHOOK_URL');
