@@ -3,9 +3,10 @@ import { confirmStartSent } from '../jobs/starts';
 import type { WorkflowJobDeps } from './job-deps';
 
 /**
- * Starts the workflow that runs a job just recorded as queued (with its start, `jobs.put(job, [], { via: 'workflow',
- * workflow })`); the execution is named after the job, so a repeated start — the start sweeper's — is not a second run. If it cannot start, `recordFailure` ends the job (freeing what it holds)
- * and the caller gets 500 SERVICE_UNAVAILABLE: nothing ran, so nothing was charged.
+ * Starts the workflow that runs a job just recorded as queued (with its start: `jobs.put(job, [], { via: 'workflow',
+ * workflow })`), then confirms the start. The execution is named after the job, so a repeated start — the start
+ * sweeper's — is not a second run. If it cannot start, `recordFailure` ends the job (freeing what it holds) and the
+ * caller gets 500 SERVICE_UNAVAILABLE: nothing ran, so nothing was charged.
  */
 export async function startJobWorkflow(
   deps: Pick<WorkflowJobDeps, 'workflows' | 'jobs' | 'log'>,
