@@ -2,7 +2,7 @@ import { InvalidEventSignatureError, MalformedPaymentEventError, type PaymentEve
 import { stripeSdk } from './client';
 import { toPaymentEvent } from './convert';
 
-/** Signed payloads older than this are refused (Stripe's own default), so a captured delivery cannot be replayed later. */
+/** Signed payloads older (or dated further ahead) than this are refused (Stripe's own default), so a captured delivery cannot be replayed later. */
 export const SIGNATURE_TOLERANCE_SECONDS = 300;
 
 /** Verifies `Stripe-Signature` with the endpoint's signing secret using the SDK's own check. */
@@ -11,6 +11,11 @@ export class StripeWebhookVerifier implements PaymentEventVerifier {
 
   async verify(rawBody: Uint8Array, signatureHeader: string | undefined): Promise<PaymentEvent> {
     if (!signatureHeader) throw new InvalidEventSignatureError('The Stripe-Signature header is missing.');
+    // The SDK refuses only old timestamps; one far ahead would stay replayable until then.
+    const stamp = /(?:^|,)\s*t=(\d+)/.exec(signatureHeader);
+    if (stamp && Number(stamp[1]) > Date.now() / 1000 + this.toleranceSeconds) {
+      throw new InvalidEventSignatureError(`The signature's timestamp is more than ${this.toleranceSeconds} s ahead of this server's clock.`);
+    }
     const Stripe = await stripeSdk();
     let event;
     try {

@@ -195,7 +195,18 @@ export class SubscriptionService {
         // or the new one is live while the stored one is not.
         const incomingLive = ['active', 'trialing'].includes(mapProviderStatus(p.status));
         const currentLive = current.status === 'active' || current.status === 'trialing';
-        if (current.status !== 'canceled' && (currentLive || !incomingLive)) return { ignore: 'other_subscription' };
+        if (current.status !== 'canceled' && (currentLive || !incomingLive)) {
+          // A second live subscription is being paid for and grants nothing here: someone has to cancel and refund one.
+          if (incomingLive) {
+            this.deps.log?.error('a second live subscription for an account that has one was ignored; cancel and refund one of them with the provider', {
+              account_id: accountId,
+              kept: current.subscription_id,
+              ignored: p.id,
+              event: opts.eventId,
+            });
+          }
+          return { ignore: 'other_subscription' };
+        }
       }
       const same = current?.subscription_id === p.id ? current : null;
       // A cancelled subscription never comes back (the provider makes a new one): a live view of it is an older event,

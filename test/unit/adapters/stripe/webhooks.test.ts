@@ -56,6 +56,18 @@ describe('POST /stripe/webhook: signed events that are not what Stripe documents
     expect(handleEvent).not.toHaveBeenCalled();
   });
 
+  it('refuses a signature dated more than 5 minutes ahead, as one more than 5 minutes old (a replay window either way)', async () => {
+    const { handleEvent } = setup();
+    const payload = JSON.stringify({ id: 'evt_t', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1' } } });
+    for (const shift of [400, -400]) {
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) + shift });
+      expect(await deliver(payload, signature)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_SIGNATURE' } } });
+    }
+    const soon = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) + 60 });
+    expect((await deliver(payload, soon)).status).toBe(200);
+    expect(handleEvent).toHaveBeenCalledTimes(1);
+  });
+
   it('hands a well-formed event to the billing rules', async () => {
     const { handleEvent } = setup();
     const created = Math.floor(Date.now() / 1000);

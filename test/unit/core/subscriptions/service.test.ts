@@ -108,6 +108,31 @@ describe('SubscriptionService.handleEvent', () => {
   });
 });
 
+describe('SubscriptionService.applySubscription', () => {
+  const subscription = (id: string, price_id: string) => ({
+    id,
+    customer_id: 'cus_1',
+    status: 'active',
+    price_id,
+    item_id: `si_${id}`,
+    period_start: now.toISOString(),
+    period_end: new Date(now.getTime() + 30 * 86_400_000).toISOString(),
+    cancel_at_period_end: false,
+    cancel_at: null,
+    pause_collection: false,
+    account_ref: 'a1',
+  });
+
+  it('keeps the live subscription when a second one is paid for, and logs it as an error for someone to refund', async () => {
+    const { service, accounts, log } = setup();
+    expect(await service.applySubscription('a1', subscription('sub_1', 'price_s'), { eventId: 'evt_1', paid: true })).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(log.error).not.toHaveBeenCalled();
+    expect(await service.applySubscription('a1', subscription('sub_2', 'price_b'), { eventId: 'evt_2', paid: true })).toEqual({ result: 'ignored', reason: 'other_subscription', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ subscription_id: 'sub_1' });
+    expect(log.error).toHaveBeenCalledWith(expect.stringMatching(/second live subscription/), expect.objectContaining({ kept: 'sub_1', ignored: 'sub_2' }));
+  });
+});
+
 describe('SubscriptionService: events that must never credit', () => {
   const items = (...list: { price_id: string | null; quantity: number }[]) => async () => list;
 
