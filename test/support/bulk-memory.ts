@@ -24,10 +24,12 @@ export class MemoryBulkProgress implements BulkProgress {
     if (!job || job.status !== 'processing' || (await this.files.get(jobId, row.index))) return false;
     await this.files.putAll(jobId, [structuredClone(row)]);
     job.processed_count = (job.processed_count ?? 0) + 1;
+    if (row.status === 'success') job.success_count = (job.success_count ?? 0) + 1;
+    else job.failure_count = (job.failure_count ?? 0) + 1;
     return true;
   }
 
-  async setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }) {
+  async setCounts(jobId: string, counts: { file_count?: number; processed_count?: number; failure_count?: number }) {
     const job = this.jobs.jobs.get(jobId);
     if (!job || job.status !== 'processing') return false;
     Object.assign(job, counts);

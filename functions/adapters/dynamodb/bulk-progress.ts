@@ -13,7 +13,8 @@ const PROCESSING = { '#status': 'status' };
 /**
  * Bulk job writes that concurrent file renders make to one job item: attribute updates (never whole-item
  * puts, which would overwrite each other's counts or a cancel request), each conditional on the job still
- * processing. A file's row and its `processed_count` step are one transaction, so a retried render adds nothing.
+ * processing. A file's row and its count steps (`processed_count`, and `success_count` or `failure_count`) are one
+ * transaction, so a retried render adds nothing.
  * Finish's whole-item put is conditional on the cancel request it read, so a cancel arriving meanwhile survives.
  */
 export class DynamoBulkProgress implements BulkProgress {
@@ -36,7 +37,8 @@ export class DynamoBulkProgress implements BulkProgress {
                 TableName: this.db.table,
                 Key: keys.job(jobId),
                 ConditionExpression: '#status = :processing',
-                UpdateExpression: 'ADD processed_count :one',
+                // The job's counts follow its rows while it runs; Finish writes the final ones.
+                UpdateExpression: `ADD processed_count :one, ${row.status === 'success' ? 'success_count' : 'failure_count'} :one`,
                 ExpressionAttributeNames: PROCESSING,
                 ExpressionAttributeValues: { ':processing': 'processing', ':one': 1 },
               },
@@ -69,7 +71,7 @@ export class DynamoBulkProgress implements BulkProgress {
     return written !== null;
   }
 
-  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }): Promise<boolean> {
+  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number; failure_count?: number }): Promise<boolean> {
     const entries = Object.entries(counts).filter(([, v]) => v !== undefined);
     if (entries.length === 0) return Promise.resolve(true);
     return this.update(

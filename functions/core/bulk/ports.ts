@@ -9,12 +9,13 @@ import type { Job } from '../jobs/job';
 export interface BulkProgress {
   /**
    * Records a file's outcome exactly once: the row is written only if the file has none yet, and the job's
-   * `processed_count` rises by one in the same atomic write, only while the job is processing. False (and
+   * `processed_count` and its `success_count` (a success) or `failure_count` (anything else) rise by one in the same
+   * atomic write, only while the job is processing, so a poll sees the counts add up. False (and
    * nothing written) when the file already has a row or the job is no longer processing.
    */
   recordFile(jobId: string, row: JobFileRow): Promise<boolean>;
   /** Sets counters of a processing job (nothing else changes); false when it is not processing. */
-  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number }): Promise<boolean>;
+  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number; failure_count?: number }): Promise<boolean>;
   /** Sets `cancel_requested` on a processing job (nothing else changes); false when it is not processing. */
   requestCancel(jobId: string): Promise<boolean>;
   /**

@@ -2,6 +2,10 @@ import { DynamoBulkProgress } from '../../../../functions/adapters/dynamodb/bulk
 import { putJobIf } from '../../../../functions/adapters/dynamodb/jobs';
 import type { JobFileRow } from '../../../../functions/core/jobs/files';
 import type { Job } from '../../../../functions/core/jobs/job';
+import { createDynamo } from '../../../../functions/adapters/dynamodb/client';
+import { DynamoJobRepository } from '../../../../functions/adapters/dynamodb/jobs';
+import { newJob } from '../../../../functions/core/jobs/job';
+import { startLocalDynamo } from '../../../../local/emulators/dynamodb';
 import { cancelled, ok, scriptedDynamo } from '../../../support/scripted-dynamo';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -41,5 +45,25 @@ describe('putJobIf under contention', () => {
   it('reports a lasting conflict as an error, not as "the job moved on"', async () => {
     const { db } = scriptedDynamo([cancelled(['TransactionConflict', 'None'])]);
     await expect(putJobIf(db, job, '#status = :s', { ':s': 'processing' }, [event])).rejects.toMatchObject({ name: 'TransactionCanceledException' });
+  });
+});
+
+describe('DynamoBulkProgress against dynalite', () => {
+  it('keeps the job counts in step with its rows while it runs: processed, and each a success or a failure', async () => {
+    const local = await startLocalDynamo({ tableName: 'progress' });
+    try {
+      const db = createDynamo({ tableName: 'progress', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
+      const jobs = new DynamoJobRepository(db);
+      const progress = new DynamoBulkProgress(db);
+      await jobs.put({ ...newJob({ job_id: 'job_b1', account_id: 'acct1', job_type: 'bulk', status: 'processing', now: new Date() }), success_count: 0, failure_count: 0 });
+      expect(await progress.setCounts('job_b1', { file_count: 4, processed_count: 1, failure_count: 1 })).toBe(true);
+      await progress.recordFile('job_b1', { ...row, index: 1 });
+      await progress.recordFile('job_b1', { ...row, index: 2, status: 'failed', error_code: 'RENDER_FAILED' });
+      await progress.recordFile('job_b1', { ...row, index: 3, status: 'skipped', error_code: 'CANCELLED' });
+      expect(await progress.recordFile('job_b1', { ...row, index: 3 })).toBe(false);
+      expect(await jobs.get('job_b1')).toMatchObject({ file_count: 4, processed_count: 4, success_count: 1, failure_count: 3 });
+    } finally {
+      await local.stop();
+    }
   });
 });
