@@ -32,6 +32,8 @@ export interface ChromiumConfig {
    */
   maxBrowserMemoryBytes?: number;
   extraArgs?: string[];
+  /** How long a browser-level CDP command may take (documents' commands are bounded by their own deadlines). Default 180 s. */
+  protocolTimeoutMs?: number;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -241,7 +243,7 @@ export class ChromiumBrowser {
           handleSIGTERM: false,
           handleSIGHUP: false,
           defaultViewport: null,
-          protocolTimeout: 180_000,
+          protocolTimeout: this.config.protocolTimeoutMs ?? 180_000,
           // Document pages are driven over raw CDP sessions; puppeteer's own per-page set-up would
           // double the work for every document, so it ignores targets in our contexts.
           targetFilter: (target) => !this.contexts.has((target as unknown as { _getTargetInfo(): { browserContextId?: string } })._getTargetInfo().browserContextId ?? ''),
