@@ -236,6 +236,21 @@ describe('POST /quickjob refusals', () => {
     expect((await stack.services.jobs.get(error.details.job_id))?.pages ?? null).toBeNull();
   });
 
+  it('refuses page-count bombs with PAGE_LIMIT_EXCEEDED, not a timeout or a memory failure: 100,000 forced breaks, 10 px paper', async () => {
+    // Printed, these took Chromium minutes of layout or more memory than a renderer may have.
+    const bombs = [
+      { input_type: 'html', html: '<p style="break-after: page">x</p>'.repeat(100_000) },
+      { input_type: 'html', html: `<p>${'ab '.repeat(60_000)}</p>`, options: { format: null, width: '10px', height: '10px' } },
+    ];
+    for (const bomb of bombs) {
+      const res = await quick(bomb);
+      expect(res.status).toBe(400);
+      const { error } = await res.json();
+      expect(error.details).toEqual({ job_id: expect.stringMatching(/^job_/), pages_at_least: 101, max_pages: 25 });
+      expect(await stack.services.jobs.get(error.details.job_id)).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
+    }
+  }, 60_000);
+
   it.each<[string, number, string, unknown]>([
     ['empty body', 400, 'INVALID_PARAMETER', undefined],
     ['no input_type', 400, 'MISSING_INPUT_TYPE', { html: '<p>x</p>' }],

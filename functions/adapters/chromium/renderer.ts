@@ -1,3 +1,4 @@
+import type { CDPSession } from 'puppeteer-core';
 import { ServiceError, invalidParameter, isServiceError } from '../../core/errors';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
@@ -5,12 +6,13 @@ import { pageWindow } from '../../core/render/page-window';
 import { RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
+import { LOADED_FACTS, loadedFacts, refuseFarTooLong } from './page-estimate';
 
-/** Resolves once the document has loaded (images, styles) and its web fonts are ready. */
+/** Resolves once the document has loaded (images, styles) and its web fonts are ready, to its LoadedFacts. */
 const WAIT_FOR_LOAD = `new Promise((resolve) => {
   if (document.readyState === 'complete') resolve();
   else addEventListener('load', () => resolve(), { once: true });
-}).then(() => document.fonts && document.fonts.ready).then(() => 1)`;
+}).then(() => document.fonts && document.fonts.ready).then(() => ${LOADED_FACTS})`;
 
 function printParameters(o: PdfOptions, pageRanges: string) {
   return {
@@ -39,7 +41,7 @@ export const MAX_PDF_BYTES = 200 * 1024 * 1024;
 const READ_BYTES = 8 * 1024 * 1024;
 
 /** The printed PDF from its stream handle, refused past MAX_PDF_BYTES. */
-async function readPdf(session: import('puppeteer-core').CDPSession, handle: string, maxBytes: number): Promise<Buffer> {
+async function readPdf(session: CDPSession, handle: string, maxBytes: number): Promise<Buffer> {
   const pieces: Buffer[] = [];
   let total = 0;
   try {
@@ -95,7 +97,7 @@ function closedItself(): ServiceError {
  * Resolves true once no request has been in flight for `quietMs`, or false when `maxMs` passes first.
  * Requests are followed through the Network domain, which must be enabled before the document is set.
  */
-function networkIdle(session: import('puppeteer-core').CDPSession, inFlight: Set<string>, quietMs: number, maxMs: number): Promise<boolean> {
+function networkIdle(session: CDPSession, inFlight: Set<string>, quietMs: number, maxMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const started = Date.now();
     let quietSince = inFlight.size === 0 ? Date.now() : 0;
@@ -111,6 +113,27 @@ function networkIdle(session: import('puppeteer-core').CDPSession, inFlight: Set
         resolve(false);
       }
     }, Math.max(5, Math.min(50, quietMs / 4)));
+  });
+}
+
+/** How long past the document's deadline one of its CDP commands may still run (the render has given up by then). */
+const COMMAND_GRACE_MS = 5_000;
+
+/**
+ * The page's session with every command bounded by the document's deadline instead of the browser's protocol
+ * timeout: one command can take as long as the document may (a script running while the document is set, printing
+ * many pages), up to 15 minutes for a long job, far past a timeout meant for the browser's own commands.
+ */
+function boundedBy(session: CDPSession, deadline: number): CDPSession {
+  return new Proxy(session, {
+    get(target, property) {
+      if (property === 'send') {
+        return (method: string, params?: object, options?: { timeout: number }) =>
+          (target.send as (m: string, p?: object, o?: { timeout: number }) => Promise<unknown>)(method, params, options ?? { timeout: Math.max(1, deadline - Date.now()) + COMMAND_GRACE_MS });
+      }
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
   });
 }
 
@@ -135,7 +158,8 @@ export class ChromiumRenderer implements Renderer {
       return await Promise.race([
         timeout,
         this.browser.withPage(async (page) => {
-          const { session, frameId, crashed } = page;
+          const { frameId, crashed } = page;
+          const session = boundedBy(page.session, deadline);
           if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
           // The caller may have called the work off while it waited for the slot (a cancelled bulk job).
           if (request.shouldStart && !(await request.shouldStart())) throw new RenderNotStartedError();
@@ -155,16 +179,18 @@ export class ChromiumRenderer implements Renderer {
             }
             // A bundle document lives at the bundle origin, which is answered from the bundle (see bundle-origin.ts).
             let origin: BundleOrigin | null = null;
-            let loaded: Promise<unknown>;
+            // What the document tells of its length once loaded (bundle documents: read before printing).
+            let loaded: Promise<{ result?: { value?: unknown } } | void>;
             if (request.bundle) {
               if (page.reused) await clearBundleOrigin(session);
               origin = await serveBundle(session, request.bundle, request.html, this.limits.bundleServing);
               loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
             } else {
               await session.send('Page.setDocumentContent', { frameId, html: request.html });
-              loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+              loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, returnByValue: true, timeout: Math.max(1, deadline - Date.now()) });
             }
             let renderTimeout = false;
+            let facts = null;
             if (request.networkIdle) {
               // A resource that never answers holds back `load` too: after maxMs the page is printed as it stands.
               const { quietMs, maxMs } = request.networkIdle;
@@ -178,9 +204,11 @@ export class ChromiumRenderer implements Renderer {
               // Waiting for quiet costs no CPU, so the page gives its printing slot to another document meanwhile.
               renderTimeout = !didLoad || !(await page.whileIdle(() => networkIdle(session, inFlight, quietMs, Math.max(0, budget - (Date.now() - started)))));
             } else {
-              await loaded;
+              facts = loadedFacts((await loaded)?.result?.value);
             }
             const pageRanges = pageWindow(request);
+            // Only when printing would stop early anyway: a selection that fits is printed as asked.
+            if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (origin?.failure()) throw origin.failure();

@@ -11,7 +11,7 @@ import type { JobFileRow } from '../jobs/files';
 import type { Job } from '../jobs/job';
 import { markdownToHtml } from '../render/markdown';
 import { pageCountFacts } from '../render/page-window';
-import { RenderNotStartedError, RendererStoppedError, RenderTimeoutError } from '../render/ports';
+import { RenderNotStartedError, RendererStoppedError, type RenderResult, RenderTimeoutError, TooManyPagesError } from '../render/ports';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
@@ -99,6 +99,15 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
     return calledOff.skip === undefined;
   };
 
+  /** The row of a file refused for its page count (counted, or estimated far beyond the limit). */
+  const pageLimitRow = (counted: Pick<RenderResult, 'pages' | 'morePages'>): RowChanges => {
+    const count = pageCountFacts(counted, BULK_LIMITS.pagesPerFile);
+    return {
+      error_code: 'PAGE_LIMIT_EXCEEDED',
+      error_message: `${file.path} has ${count.text}; a file of a bulk job may have at most ${BULK_LIMITS.pagesPerFile}. Split it, or use options.pageRanges.`,
+    };
+  };
+
   let result;
   try {
     // Inside the try: Markdown the parser refuses (nested too deeply, over its deadline) fails this file, not the job.
@@ -131,19 +140,13 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
     if (err instanceof RenderTimeoutError) {
       return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
     }
+    if (err instanceof TooManyPagesError) return record(pageLimitRow({ pages: 0, morePages: true }));
     deps.log?.(`bulk job ${job.job_id}: ${file.path} failed to render`, err);
     const why = isServiceError(err) ? err.message : 'the renderer could not print it (the page crashed or could not be opened).';
     return record({ error_code: 'RENDER_FAILED', error_message: `${file.path} could not be converted: ${why}` });
   }
   const facts = { blocked_requests: result.blockedRequests, render_timeout: result.renderTimeout, missing_assets: result.missingAssets ?? 0 };
-  if (result.morePages || result.pages > BULK_LIMITS.pagesPerFile) {
-    const count = pageCountFacts(result, BULK_LIMITS.pagesPerFile);
-    return record({
-      ...facts,
-      error_code: 'PAGE_LIMIT_EXCEEDED',
-      error_message: `${file.path} has ${count.text}; a file of a bulk job may have at most ${BULK_LIMITS.pagesPerFile}. Split it, or use options.pageRanges.`,
-    });
-  }
+  if (result.morePages || result.pages > BULK_LIMITS.pagesPerFile) return record({ ...facts, ...pageLimitRow(result) });
   const key = bulkKeys.pdf(job.account_id, job.job_id, index);
   try {
     await deps.blobs.put(key, result.pdf, 'application/pdf');

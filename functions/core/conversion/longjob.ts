@@ -20,7 +20,7 @@ import type { Mailer } from '../notifications/ports';
 import { markdownToHtml } from '../render/markdown';
 import { type PdfOptions, pdfOptionsSchema } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
-import { RendererStoppedError, RenderTimeoutError, type Renderer } from '../render/ports';
+import { RendererStoppedError, RenderTimeoutError, type Renderer, type RenderResult, TooManyPagesError } from '../render/ports';
 import { type Refuser, optional, parseRequest } from '../validation';
 import { conversionFields, conversionRefusals, parseTextOptions, withContentRules } from './request';
 
@@ -108,6 +108,15 @@ interface StoredDocument {
   options: PdfOptions;
 }
 
+/** A submission refused for its page count (counted, or estimated far beyond the limit). */
+function submissionPageLimit(result: Pick<RenderResult, 'pages' | 'morePages'>): ServiceError {
+  const count = pageCountFacts(result, LONGJOB_MAX_PAGES);
+  return new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF would have ${count.text}; long jobs allow ${LONGJOB_MAX_PAGES}. Split the document, or use options.pageRanges.`, {
+    ...count.details,
+    max_pages: LONGJOB_MAX_PAGES,
+  });
+}
+
 /**
  * Accepts a long job: renders it once to count pages (within ~28 s; over 100 pages is refused now),
  * stores the document for the worker, records the job as queued with its `job.queued` event, and queues it.
@@ -136,17 +145,12 @@ export async function submitLongJob(
         timeout_seconds: limitSeconds,
       });
     }
+    if (err instanceof TooManyPagesError) throw submissionPageLimit({ pages: 0, morePages: true });
     if (isServiceError(err)) throw err;
     deps.log?.('long job submission render failed', err);
     throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed while counting pages. Retry; if it keeps failing, simplify the document.');
   }
-  if (morePages || pages > LONGJOB_MAX_PAGES) {
-    const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
-    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF would have ${count.text}; long jobs allow ${LONGJOB_MAX_PAGES}. Split the document, or use options.pageRanges.`, {
-      ...count.details,
-      max_pages: LONGJOB_MAX_PAGES,
-    });
-  }
+  if (morePages || pages > LONGJOB_MAX_PAGES) throw submissionPageLimit({ pages, morePages });
 
   const jobId = newId('job');
   const inputKey = objectKey('jobInputs', account.account_id, jobId, 'document.json');
@@ -252,6 +256,11 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
 async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number): Promise<ProcessOutcome> {
   const jobId = job.job_id;
   const stored = await deps.accounts.get(job.account_id);
+  /** The job failed for its page count: the count when it is exact, none when printing stopped early (not the one taken at submission). */
+  const renderedPageLimit = (result: Pick<RenderResult, 'pages' | 'morePages'>) => {
+    const count = pageCountFacts(result, LONGJOB_MAX_PAGES);
+    return failed(claimed, deps.clock.now(), 'PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; long jobs allow ${LONGJOB_MAX_PAGES}.`, { pages: result.morePages ? null : result.pages });
+  };
   const finish = async (final: Job, outcome: ProcessOutcome): Promise<ProcessOutcome> => {
     // Only under this worker's own claim: if its lease ran out meanwhile, another worker owns the job (and may have
     // completed and charged it), so this late failure neither overwrites the job nor removes its input.
@@ -287,14 +296,12 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
     if (err instanceof RenderTimeoutError) {
       return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');
     }
+    if (err instanceof TooManyPagesError) return finish(renderedPageLimit({ pages: 0, morePages: true }), 'failed');
     deps.log?.(`long job ${jobId} failed to render`, err);
     const code = isServiceError(err) ? err.code : 'PDF_GENERATION_FAILED';
     return finish(failed(claimed, deps.clock.now(), code, isServiceError(err) ? err.message : 'The renderer failed to produce a PDF.'), 'failed');
   }
-  if (morePages || pages > LONGJOB_MAX_PAGES) {
-    const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
-    return finish(failed(claimed, deps.clock.now(), 'PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; long jobs allow ${LONGJOB_MAX_PAGES}.`, morePages ? {} : { pages }), 'failed');
-  }
+  if (morePages || pages > LONGJOB_MAX_PAGES) return finish(renderedPageLimit({ pages, morePages }), 'failed');
 
   const name = `${jobId}.pdf`;
   const key = objectKey('jobOutputs', job.account_id, jobId, name);

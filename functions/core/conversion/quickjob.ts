@@ -11,7 +11,7 @@ import { objectKey, retentionEnd } from '../jobs/storage-layout';
 import { markdownToHtml } from '../render/markdown';
 import type { PdfOptions } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
-import { RenderTimeoutError, type Renderer } from '../render/ports';
+import { RenderTimeoutError, type Renderer, TooManyPagesError } from '../render/ports';
 import { LONGJOB_MAX_PAGES } from './longjob';
 
 export const QUICKJOB_MAX_PAGES = 25;
@@ -103,6 +103,22 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     });
   };
 
+  /** The job recorded as failed for its page count, and the refusal that says so. */
+  const pageLimitExceeded = async (result: { pages: number; morePages?: boolean }) => {
+    const count = pageCountFacts(result, LONGJOB_MAX_PAGES);
+    const longjobFits = !result.morePages && result.pages <= LONGJOB_MAX_PAGES;
+    // The job keeps the page count when it is exact (past the long-job limit printing stopped early).
+    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; quick jobs allow ${QUICKJOB_MAX_PAGES}.`, false, result.morePages ? {} : { pages: result.pages });
+    const advice = longjobFits ? `Use /longjob (up to ${LONGJOB_MAX_PAGES} pages) or options.pageRanges.` : 'Split the document, or choose pages with options.pageRanges.';
+    return new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; /quickjob allows ${QUICKJOB_MAX_PAGES}. ${advice}`, {
+      job_id: job.job_id,
+      ...count.details,
+      max_pages: QUICKJOB_MAX_PAGES,
+      // /longjob would refuse it too: no suggestion to send it there.
+      ...(longjobFits ? { suggestion: 'use_longjob_endpoint' } : {}),
+    });
+  };
+
   let pdf: Uint8Array;
   let pages: number;
   let morePages: boolean | undefined;
@@ -114,6 +130,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES, tenant: account.account_id }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) throw await limitExceeded();
+    if (err instanceof TooManyPagesError) throw await pageLimitExceeded({ pages: 0, morePages: true });
     if (isServiceError(err)) {
       await recordFailure(err.code, err.message);
       throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id }, err.statusOverride);
@@ -123,20 +140,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF. Retry; if it keeps failing, simplify the document or use /longjob.', { job_id: job.job_id });
   }
 
-  if (morePages || pages > QUICKJOB_MAX_PAGES) {
-    const count = pageCountFacts({ pages, morePages }, LONGJOB_MAX_PAGES);
-    const longjobFits = !morePages && pages <= LONGJOB_MAX_PAGES;
-    // The job keeps the page count when it is exact (past the long-job limit printing stopped early).
-    await recordFailure('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; quick jobs allow ${QUICKJOB_MAX_PAGES}.`, false, morePages ? {} : { pages });
-    const advice = longjobFits ? `Use /longjob (up to ${LONGJOB_MAX_PAGES} pages) or options.pageRanges.` : 'Split the document, or choose pages with options.pageRanges.';
-    throw new ServiceError('PAGE_LIMIT_EXCEEDED', `The PDF has ${count.text}; /quickjob allows ${QUICKJOB_MAX_PAGES}. ${advice}`, {
-      job_id: job.job_id,
-      ...count.details,
-      max_pages: QUICKJOB_MAX_PAGES,
-      // /longjob would refuse it too: no suggestion to send it there.
-      ...(longjobFits ? { suggestion: 'use_longjob_endpoint' } : {}),
-    });
-  }
+  if (morePages || pages > QUICKJOB_MAX_PAGES) throw await pageLimitExceeded({ pages, morePages });
 
   const mustStore = input.store || pdf.byteLength > MAX_INLINE_PDF_BYTES;
   let output: Job['output'] = null;

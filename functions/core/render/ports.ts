@@ -20,8 +20,8 @@ export interface RenderRequest {
   bundle?: RenderBundle;
   /**
    * The most pages the caller could accept. Printing stops after `maxPages + 1` pages of the document (or of a
-   * larger `options.pageRanges` selection) and the result says `morePages`: a 10,000-page document is refused
-   * after a few seconds of layout instead of being printed for minutes only to be refused.
+   * larger `options.pageRanges` selection) and the result says `morePages`. A document estimated far longer than
+   * that is not printed at all (TooManyPagesError; see page-estimate.ts).
    */
   maxPages?: number;
   /**
@@ -88,6 +88,17 @@ export class RendererStoppedError extends Error {
   constructor(options?: { cause?: unknown }) {
     super('the renderer stopped (the service is shutting down) before the document was printed', options);
     this.name = 'RendererStoppedError';
+  }
+}
+
+/**
+ * With `maxPages`: laid out before printing, the document came out far longer than that (see page-estimate.ts), so
+ * it was not printed. Callers refuse it as they refuse a result with `morePages`.
+ */
+export class TooManyPagesError extends Error {
+  constructor(readonly estimatedPages: number) {
+    super(`the document would print on about ${estimatedPages} pages; it was not printed`);
+    this.name = 'TooManyPagesError';
   }
 }
 

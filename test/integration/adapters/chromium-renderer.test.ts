@@ -3,7 +3,7 @@ import { ChromiumBrowser, launchArgs, roomyDevShm } from '../../../functions/ada
 import { BUNDLE_SERVING_LIMITS } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
-import { RenderTimeoutError } from '../../../functions/core/render/ports';
+import { RenderTimeoutError, TooManyPagesError } from '../../../functions/core/render/ports';
 import { readPdf } from '../../support/pdf';
 import { descendants } from '../../support/processes';
 
@@ -70,6 +70,52 @@ describe('ChromiumRenderer', () => {
     expect(fits.morePages).toBeUndefined();
   });
 
+  describe('page-count bombs (laid out in full to print even one page)', () => {
+    const words = (n: number) => `<p>${'ab '.repeat(n)}</p>`;
+    const tooMany = async (html: string, pdfOptions = options, maxPages = 25) => {
+      const err = await renderer.render({ html, options: pdfOptions, timeoutMs: 30_000, maxPages }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(TooManyPagesError);
+      return (err as TooManyPagesError).estimatedPages;
+    };
+
+    it('refuses documents far past maxPages unprinted: forced breaks, tiny paper, @page size and margins', async () => {
+      // Printed, each of these took 4 s to minutes of layout or passed the renderer memory cap.
+      expect(await tooMany(`<style>p { break-after: page; margin: 0 }</style>${'<p>x</p>'.repeat(100_000)}`)).toBeGreaterThanOrEqual(100_000);
+      expect(await tooMany(`<div style="page-break-before: always">x</div>`.repeat(1500))).toBeGreaterThanOrEqual(1500);
+      // Empty elements after content make a blank page each.
+      expect(await tooMany(`<p>x</p>${'<div style="break-before: page"></div>'.repeat(3000)}`)).toBeGreaterThanOrEqual(3000);
+      expect(await tooMany(words(20_000), parsePdfOptions({ format: null, width: '10px', height: '10px' }))).toBeGreaterThan(5000);
+      expect(await tooMany(`<style>@page { size: 10px 10px; margin: 0 }</style>${words(20_000)}`)).toBeGreaterThan(5000);
+      expect(await tooMany(`<style>@media print { @page { margin: 5.8in 4in } }</style>${words(20_000)}`, parsePdfOptions({ preferCSSPageSize: true }))).toBeGreaterThan(1000);
+      expect(await tooMany('<div style="height: 3000000px">tall</div>', options, 100)).toBeGreaterThan(2000);
+    }, 90_000);
+
+    it('prints documents the estimate must not refuse as they print without it', async () => {
+      // Breaks of elements without a box make no page; nested and neighbouring breaks at one place make one.
+      expect(await renderer.render({ html: `<p>x</p>${'<div style="display: none; break-before: page">hidden</div>'.repeat(3000)}`, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 1 });
+      const together = '<div style="break-before: page; break-after: page"><p style="break-before: page; break-after: page">x</p></div>'.repeat(600);
+      expect(await renderer.render({ html: together, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 26, morePages: true });
+      // Many elements, few pages.
+      expect(await renderer.render({ html: `<p>${'<span>a</span> '.repeat(3000)}</p>`, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 1, morePages: false });
+      // @page rules for the screen only, and a small page only for a named page nobody uses.
+      const screenOnly = `<style>@media screen { @page { size: 10px } } @page tiny { size: 10px }</style>${words(1000)}`;
+      expect(await renderer.render({ html: screenOnly, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 1 });
+      // Long, but within the estimate's margin: printed and counted as before.
+      expect(await renderer.render({ html: `<div style="page-break-before: always">x</div>`.repeat(300), options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 26, morePages: true });
+      // A selection that fits is printed as chosen, however long the document.
+      const chosen = await renderer.render({ html: `<div style="page-break-before: always">x</div>`.repeat(3000), options: parsePdfOptions({ pageRanges: '2-3' }), timeoutMs: 20_000, maxPages: 25 });
+      expect(chosen.pages).toBe(2);
+      // A document that was estimated prints as it would have without the estimate.
+      const probed = `<style>@page { size: 300px 300px; margin: 0 }</style><p>${'word '.repeat(40)}</p>${'<div>filler</div>'.repeat(1200)}`;
+      const [estimated, plain] = await Promise.all([renderer.render({ html: probed, options, timeoutMs: 20_000, maxPages: 25 }), renderer.render({ html: probed, options, timeoutMs: 20_000 })]);
+      expect(estimated.morePages).toBe(true);
+      expect((await readPdf(estimated.pdf)).slice(0, 3)).toEqual((await readPdf(plain.pdf)).slice(0, 3));
+    }, 90_000);
+  });
+
   it('stops a document whose renderer passes the memory cap (typed arrays escape V8\'s heap limit), and keeps working', async () => {
     const capped = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, maxPageMemoryBytes: 400 * 2 ** 20, executablePath: process.env.CHROMIUM_PATH });
     try {
@@ -90,9 +136,9 @@ describe('ChromiumRenderer', () => {
     const capped = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, maxPageMemoryBytes: 400 * 2 ** 20, executablePath: process.env.CHROMIUM_PATH });
     try {
       const cappedRenderer = new ChromiumRenderer(capped);
-      // 100,000 one-line pages: Chromium lays out every page to print the first 26, past the cap.
+      // 100,000 one-line pages, all to print (with maxPages the estimate would refuse it unprinted), past the cap.
       const bomb = `<style>p { break-after: page; margin: 0 }</style>${'<p>x</p>'.repeat(100_000)}`;
-      await expect(cappedRenderer.render({ html: bomb, options, timeoutMs: 60_000, maxPages: 25 })).rejects.toMatchObject({
+      await expect(cappedRenderer.render({ html: bomb, options, timeoutMs: 60_000 })).rejects.toMatchObject({
         code: 'PDF_GENERATION_FAILED',
         details: { reason: 'memory_limit', max_memory_mb: 400 },
       });
@@ -133,6 +179,21 @@ describe('ChromiumRenderer', () => {
     const result = await render('<p>after crash</p>');
     expect((await readPdf(result.pdf))[0].text).toBe('after crash');
     expect(await browser.processId()).not.toBe(pid);
+  });
+
+  it("lets a document's commands run as long as the document may, past the browser's protocol timeout", async () => {
+    // Long jobs have 15 minutes; the protocol timeout (180 s by default) failed any of them that took longer than it.
+    const strict = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, protocolTimeoutMs: 1_500, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const slow = new ChromiumRenderer(strict);
+      // The script runs while the document is set, and the print lays out the pages it made: both commands take ~3 s.
+      const html = '<p>slow</p><script>const t = Date.now(); while (Date.now() - t < 3000) {}</script>';
+      expect((await slow.render({ html, options, timeoutMs: 20_000 })).pages).toBe(1);
+      // The document's own deadline still ends it.
+      await expect(slow.render({ html: '<script>for(;;){}</script>', options, timeoutMs: 2_500 })).rejects.toBeInstanceOf(RenderTimeoutError);
+    } finally {
+      await strict.close();
+    }
   });
 
   it('gives up on a page that never finishes, and keeps working', async () => {

@@ -9,7 +9,7 @@ import { submitBulkJob } from '../../../../functions/core/bulk/submit';
 import type { JobFileRow } from '../../../../functions/core/jobs/files';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { parsePdfOptions } from '../../../../functions/core/render/options';
-import { RendererStoppedError, RenderTimeoutError } from '../../../../functions/core/render/ports';
+import { RendererStoppedError, RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { bulkWorld } from '../../../support/bulk-memory';
 import { rejection } from '../../../support/errors';
@@ -162,6 +162,7 @@ describe('a bulk job from submission to its end', () => {
     const { job_id } = await submit(w, [
       { name: 'big.html', data: big, method: 0 },
       { name: 'long.html', data: page(101) },
+      { name: 'bomb.html', data: '<p>bomb</p>' },
       { name: 'loop.html', data: '<script>for(;;){}</script>' },
       { name: 'broken.html', data: '<p>broken</p>' },
       { name: 'slow.html', data: '<p>slow</p>' },
@@ -169,6 +170,7 @@ describe('a bulk job from submission to its end', () => {
     w.renderer.behave = (req) => {
       if (req.html.includes('for(;;)')) throw new RenderTimeoutError(60_000);
       if (req.html.includes('broken')) throw new Error('Page crashed');
+      if (req.html.includes('bomb')) throw new TooManyPagesError(50_000);
       if (req.html.includes('slow')) return { renderTimeout: true, blockedRequests: 2 };
       return {};
     };
@@ -176,13 +178,15 @@ describe('a bulk job from submission to its end', () => {
     expect(rows.map((r) => [r.input, r.status, r.error_code, r.render_timeout, r.blocked_requests])).toEqual([
       ['big.html', 'failed', 'FILE_TOO_LARGE', false, 0],
       ['long.html', 'failed', 'PAGE_LIMIT_EXCEEDED', false, 0],
+      ['bomb.html', 'failed', 'PAGE_LIMIT_EXCEEDED', false, 0],
       ['loop.html', 'failed', 'RENDER_TIMEOUT', false, 0],
       ['broken.html', 'failed', 'RENDER_FAILED', false, 0],
       ['slow.html', 'success', null, true, 2],
     ]);
     expect(w.renderer.calls.map((c) => c.bundle!.documentPath)).not.toContain('big.html');
-    expect(job).toMatchObject({ status: 'partial_failed', success_count: 1, failure_count: 4, processed_count: 5 });
-    expect(charges(w, job_id)).toEqual([`${job_id}#file#4`]);
+    expect(rows[2].error_message).toBe('bomb.html has more than 100 pages; a file of a bulk job may have at most 100. Split it, or use options.pageRanges.');
+    expect(job).toMatchObject({ status: 'partial_failed', success_count: 1, failure_count: 5, processed_count: 6 });
+    expect(charges(w, job_id)).toEqual([`${job_id}#file#5`]);
   });
 
   it('fails the job with BULK_ALL_FILES_FAILED when nothing converted, charging nothing and storing no output', async () => {

@@ -4,7 +4,7 @@ import { Billing } from '../../../../functions/core/billing/charging';
 import { abandonDeadLetteredLongJob, deferralDelaySeconds, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
-import { RendererStoppedError } from '../../../../functions/core/render/ports';
+import { RendererStoppedError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { FakeRenderer } from '../../../support/bulk-memory';
 import { memoryWorld } from '../../../support/memory';
 import { refusal, rejection } from '../../../support/errors';
@@ -106,6 +106,34 @@ describe('processLongJob under at-least-once delivery', () => {
     expect(await processLongJob(deps, { job_id: 'job_stop' }, 1000)).toBe('completed');
   });
 
+  it('fails a job the renderer found far too long to print with PAGE_LIMIT_EXCEEDED, charging nothing', async () => {
+    const w = memoryWorld();
+    const job = newJob({ job_id: 'job_bomb', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
+    await w.blobs.put('inputs/job_bomb.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+    // One page when it was counted at submission (its scripts grew it since).
+    await w.jobs.put({ ...job, input_key: 'inputs/job_bomb.json', pages: 1 });
+    const renderer = new FakeRenderer();
+    renderer.behave = () => {
+      throw new TooManyPagesError(50_000);
+    };
+    const deps = { ...w, billing: new Billing(w.accounts, w.chargeStore, w.clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
+
+    expect(await processLongJob(deps, { job_id: 'job_bomb' }, 1000)).toBe('failed');
+    const stored = (await w.jobs.get('job_bomb'))!;
+    expect(stored).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED', error_message: 'The PDF has more than 100 pages; long jobs allow 100.' });
+    expect(stored.pages).toBeNull();
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
+
+    // Printing stopped past the limit: no count either; an exact count over the limit is kept.
+    for (const [printed, pages] of [[{ pages: 101, morePages: true }, null], [{ pages: 140, morePages: false }, 140]] as const) {
+      await w.blobs.put('inputs/job_bomb.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+      await w.jobs.put({ ...job, input_key: 'inputs/job_bomb.json', pages: 1 });
+      renderer.behave = () => printed;
+      expect(await processLongJob(deps, { job_id: 'job_bomb' }, 1000)).toBe('failed');
+      expect((await w.jobs.get('job_bomb'))!).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED', pages });
+    }
+  });
+
   it("fails a job whose account lost its plan after submission with the workers' one UPGRADE_REQUIRED refusal, charging nothing", async () => {
     const w = memoryWorld();
     const job = newJob({ job_id: 'job_noplan', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
@@ -145,6 +173,21 @@ describe('submitLongJob time limit', () => {
     const { timeouts, result } = submit(3_000);
     await result;
     expect(timeouts).toEqual([23_000]);
+  });
+
+  it('refuses a document the renderer found far too long to print, creating no job', async () => {
+    const world = memoryWorld(5);
+    const renderer = {
+      async render(): Promise<never> {
+        throw new TooManyPagesError(50_000);
+      },
+    };
+    const submitted = submitLongJob(
+      { jobs: world.jobs, blobs: world.blobs, renderer, queue: { send: async () => undefined }, clock: world.clock },
+      { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }) },
+    );
+    expect(await rejection(submitted)).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages_at_least: 101, max_pages: 100 } });
+    expect(world.jobs.jobs.size).toBe(0);
   });
 
   it('records the counted pages on the queued job, so GET /jobs/{id} shows them while it waits', async () => {
@@ -290,6 +333,7 @@ describe('submitLongJob time limit', () => {
       expect(await takeover).toBe('completed');
       expect(w.slots.held.size).toBe(0);
     });
+
   });
 });
 

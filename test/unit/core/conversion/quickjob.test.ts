@@ -1,6 +1,6 @@
 import { runQuickJob, textDocument } from '../../../../functions/core/conversion/quickjob';
 import type { RenderRequest } from '../../../../functions/core/render/ports';
-import { RenderTimeoutError } from '../../../../functions/core/render/ports';
+import { RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { memoryWorld } from '../../../support/memory';
 import { rejection } from '../../../support/errors';
@@ -159,3 +159,25 @@ function slowStore<B extends { put(key: string, body: Uint8Array, type: string):
   });
   return { clock: { now: () => new Date(now) }, blobs, advance };
 }
+
+describe('runQuickJob page limit', () => {
+  it('refuses a document the renderer found far too long to print: a failed job without a page count, nothing charged', async () => {
+    const world = memoryWorld(5);
+    const renderer = {
+      async render(): Promise<never> {
+        throw new TooManyPagesError(50_000);
+      },
+    };
+    const run = runQuickJob(
+      { jobs: world.jobs, blobs: world.blobs, billing: world.billing, renderer, clock: world.clock, timeoutSeconds: 30 },
+      { account: world.account, plan: world.plan, mode: 'html', store: false, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+    );
+    const refused = await rejection(run);
+    expect(refused).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { job_id: expect.stringMatching(/^job_/), pages_at_least: 101, max_pages: 25 } });
+    expect(refused.message).toMatch(/more than 100 pages.*Split the document/);
+    const job = (await world.jobs.get((refused.details as { job_id: string }).job_id))!;
+    expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
+    expect(job.pages ?? null).toBeNull();
+    expect((await world.accounts.get(world.account.account_id))!.credits_micros).toBe(world.account.credits_micros);
+  });
+});

@@ -1,0 +1,109 @@
+import type { CDPSession } from 'puppeteer-core';
+import { type CssPageBox, type LoadedFacts, estimateRefusalPages, estimatedPages, farBeyondLimit, printArea, worthEstimating } from '../../core/render/page-estimate';
+import { type RenderRequest, TooManyPagesError } from '../../core/render/ports';
+
+/*
+ * The in-page side of core/render/page-estimate.ts. The scripts run in the document's own world: a document that
+ * tampers with the DOM functions they call only hides from the estimate, and is then printed (and limited) as before.
+ */
+
+/**
+ * Expression for the document just loaded: [elements, scrollHeight, viewportWidth, @page box or null] (see
+ * LoadedFacts). Rules are read from every readable sheet (imports, @media, @supports, layers; depth-bounded), those
+ * under a media query only when it names print or all: the document is on screen now.
+ */
+export const LOADED_FACTS = `(() => {
+  const forPrint = (media) => !media || (/\\b(all|print)\\b/i.test(media) && !/\\bnot\\s+(all|print)\\b/i.test(media));
+  const props = [['size', 'size'], ['marginTop', 'margin-top'], ['marginRight', 'margin-right'], ['marginBottom', 'margin-bottom'], ['marginLeft', 'margin-left']];
+  let box = null;
+  const walk = (rules, depth) => {
+    if (depth > 16) return;
+    for (const rule of rules) {
+      try {
+        if (rule.type === 6) {
+          if (String(rule.selectorText || '').trim()) continue;
+          box = box || { size: '', marginTop: '', marginRight: '', marginBottom: '', marginLeft: '' };
+          for (const [key, prop] of props) { const value = rule.style.getPropertyValue(prop); if (value) box[key] = value; }
+        } else if (rule.type === 3) { if (forPrint(rule.media.mediaText) && rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1); }
+        else if (rule.type === 4) { if (forPrint(rule.media.mediaText)) walk(rule.cssRules, depth + 1); }
+        else if (rule.cssRules) walk(rule.cssRules, depth + 1);
+      } catch (e) { /* a sheet of another origin cannot be read */ }
+    }
+  };
+  for (const sheet of [...document.styleSheets, ...(document.adoptedStyleSheets || [])]) {
+    try { if (!sheet.disabled && forPrint(sheet.media.mediaText)) walk(sheet.cssRules, 0); } catch (e) { /* another origin */ }
+  }
+  const root = document.documentElement;
+  return [document.getElementsByTagName('*').length, root ? root.scrollHeight : 0, innerWidth, box];
+})()`;
+
+/** LoadedFacts from LOADED_FACTS's value; null when the document's scripts made it something else. */
+export function loadedFacts(value: unknown): LoadedFacts | null {
+  if (!Array.isArray(value) || value.length !== 4) return null;
+  const [elements, scrollHeight, viewportWidth, box] = value as unknown[];
+  if (typeof elements !== 'number' || typeof scrollHeight !== 'number' || typeof viewportWidth !== 'number') return null;
+  return { elements, scrollHeight, viewportWidth, pageBox: pageBoxOf(box) };
+}
+
+function pageBoxOf(value: unknown): CssPageBox | null {
+  if (!value || typeof value !== 'object') return null;
+  const box = value as Record<string, unknown>;
+  const text = (key: string) => (typeof box[key] === 'string' ? (box[key] as string).slice(0, 200) : '');
+  return { size: text('size'), marginTop: text('marginTop'), marginRight: text('marginRight'), marginBottom: text('marginBottom'), marginLeft: text('marginLeft') };
+}
+
+/**
+ * Expression (print media): [scrollHeight, viewportWidth, forced breaks]. Every element with a box and a forced
+ * break counts (empty ones too: after content, each makes a blank page), except where its break is the same as its
+ * parent's (first or last child) or its neighbour's (break-after then break-before).
+ */
+function laidOutFacts(countBreaks: boolean): string {
+  return `(() => {
+  const root = document.documentElement;
+  const height = root ? root.scrollHeight : 0;
+  let breaks = 0;
+  if (${countBreaks}) {
+    const forced = /^(page|left|right|recto|verso|always)$/;
+    const styles = new Map();
+    const style = (el) => { let s = styles.get(el); if (!s) { const c = getComputedStyle(el); s = [forced.test(c.breakBefore), forced.test(c.breakAfter)]; styles.set(el, s); } return s; };
+    for (const el of document.getElementsByTagName('*')) {
+      const [before, after] = style(el);
+      if ((!before && !after) || el.getClientRects().length === 0) continue;
+      const parent = el.parentElement;
+      const previous = el.previousElementSibling;
+      const next = el.nextElementSibling;
+      if (before && !(previous ? style(previous)[1] : parent && style(parent)[0])) breaks++;
+      if (after && !(!next && parent && style(parent)[1])) breaks++;
+    }
+  }
+  return [height, innerWidth, breaks];
+})()`;
+}
+
+async function evaluate(session: CDPSession, expression: string): Promise<unknown> {
+  const { result, exceptionDetails } = (await session.send('Runtime.evaluate', { expression, returnByValue: true })) as { result: { value?: unknown }; exceptionDetails?: unknown };
+  return exceptionDetails ? undefined : result.value;
+}
+
+/**
+ * Throws TooManyPagesError when the request has `maxPages` and the document, laid out with print styles, comes out
+ * far longer (core/render/page-estimate.ts). `facts` are the loaded document's LoadedFacts (null: read them now).
+ * Most documents are let through on those facts alone; the rest cost one more layout.
+ */
+export async function refuseFarTooLong(session: CDPSession, request: RenderRequest, facts: LoadedFacts | null): Promise<void> {
+  if (request.maxPages === undefined) return;
+  const known = facts ?? loadedFacts(await evaluate(session, LOADED_FACTS));
+  if (!known || !worthEstimating(known, request.options, request.maxPages)) return;
+  // Print media only: laying the page out at the page width too would show the document's scripts a resize.
+  await session.send('Emulation.setEmulatedMedia', { media: 'print' });
+  let laid: unknown;
+  try {
+    laid = await evaluate(session, laidOutFacts(known.elements + 1 >= estimateRefusalPages(request.maxPages)));
+  } finally {
+    await session.send('Emulation.setEmulatedMedia', { media: '' });
+  }
+  if (!Array.isArray(laid) || !laid.slice(0, 3).every((n) => typeof n === 'number')) return;
+  const [scrollHeight, viewportWidth, forcedBreaks] = laid as number[];
+  const estimate = estimatedPages({ scrollHeight, viewportWidth, forcedBreaks }, printArea(known.pageBox, request.options));
+  if (farBeyondLimit(estimate, request)) throw new TooManyPagesError(estimate);
+}
