@@ -237,9 +237,11 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
     return 'deferred';
   }
   try {
-    const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? now.toISOString(), lease_until: new Date(now.getTime() + leaseMs).toISOString() };
+    // Stamped once the slot is held, not when the message arrived: waiting for the slot is not rendering.
+    const at = deps.clock.now();
+    const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? at.toISOString(), lease_until: new Date(at.getTime() + leaseMs).toISOString() };
     const firstStart = job.status === 'queued';
-    if (!(await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, now)] : [], now.toISOString()))) return 'skipped';
+    if (!(await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, at)] : [], now.toISOString()))) return 'skipped';
     try {
       return await runClaimed(deps, job, claimed, timeoutMs);
     } catch (err) {

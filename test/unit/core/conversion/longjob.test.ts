@@ -334,6 +334,21 @@ describe('submitLongJob time limit', () => {
       expect(w.slots.held.size).toBe(0);
     });
 
+    it('stamps started_at when the slot is held, not when the message arrived', async () => {
+      const { w, holds, deps, nextRender } = world();
+      let now = Date.parse('2026-01-01T00:00:00.000Z');
+      const acquire = w.slots.acquire.bind(w.slots);
+      // Taking the slot takes a while (another job's release is still on its way).
+      const slots = { acquire: async (input: Parameters<typeof acquire>[0]) => ((now += 250), acquire(input)), release: w.slots.release.bind(w.slots) };
+      await queued(w, 'job_waited');
+      const run = processLongJob({ ...deps, slots, clock: { now: () => new Date(now) } }, { job_id: 'job_waited' }, 1000);
+      await nextRender();
+      holds[0]();
+      expect(await run).toBe('completed');
+      const job = (await w.jobs.get('job_waited'))!;
+      expect(job.started_at).toBe('2026-01-01T00:00:00.250Z');
+      expect(w.jobs.events.find((e) => e.job_id === 'job_waited' && e.event === 'job.processing')).toBeDefined();
+    });
   });
 });
 
