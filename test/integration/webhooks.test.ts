@@ -331,8 +331,9 @@ describe('deliveries', () => {
     const user = await stack.account({ credits_usd: 5 });
     const hook = await createHook(user, { url: hookUrl('/ok/long'), events: ['job.queued', 'job.processing', 'job.completed', 'job.failed'] });
     const res = await stack.request('POST', '/longjob', { key: user.api_key, json: { input_type: 'html', html: '<title>Hooked</title><h1>Webhook PDF</h1>' } });
-    expect(res.status).toBe(202);
-    const { job_id } = await res.json();
+    const accepted = await res.json();
+    expect({ status: res.status, error: accepted.error }).toEqual({ status: 202, error: undefined });
+    const { job_id } = accepted;
     await stack.queues.get('render')!.drained();
     await dispatcher().drained();
 

@@ -23,7 +23,8 @@ export const handler = authedRoute('longjob.create', async (req) => {
       queue: services.renderQueue,
       clock: services.clock,
       submissionSeconds: services.config.longjobSubmissionSeconds,
-      log: (m, e) => services.log.warn(m, e),
+      // Every problem logged here ends in a 500 (or a stored output left behind): errors, so they are noticed.
+      log: (m, e) => services.log.error(m, e),
     },
     { account, plan, request, spentMs: req.sinceReceivedMs() },
   );

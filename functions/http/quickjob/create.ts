@@ -61,7 +61,8 @@ export const handler = authedRoute('quickjob.create', async (req) => {
       renderer: services.renderer,
       clock: services.clock,
       timeoutSeconds: services.config.quickjobTimeoutSeconds,
-      log: (m, e) => services.log.warn(m, e),
+      // Every problem logged here ends in a 500 (or a stored output left behind): errors, so they are noticed.
+      log: (m, e) => services.log.error(m, e),
     },
     { account, plan, mode, store, check, spentMs: req.sinceReceivedMs() },
   );
