@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import chromium from '@sparticuz/chromium';
 import puppeteer, { type Browser } from 'puppeteer-core';
+import { installedChromiumRelease, unpackedChromium } from '../functions/adapters/chromium/unpack';
 
 /**
  * The browser of the bare puppeteer baselines: what a plain script launches, and nothing that makes it slower than it
@@ -13,7 +14,7 @@ import puppeteer, { type Browser } from 'puppeteer-core';
  */
 export async function launchBaselineBrowser(): Promise<Browser> {
   return puppeteer.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? (await chromium.executablePath()),
+    executablePath: process.env.CHROMIUM_PATH ?? (await unpackedChromium({ unpack: () => chromium.executablePath(), release: installedChromiumRelease() })),
     headless: 'shell',
     args: ['--no-sandbox', '--disable-gpu'],
     ignoreDefaultArgs: ['--disable-dev-shm-usage'],

@@ -7,6 +7,7 @@ import { EgressProxy } from '../net/egress-proxy';
 import { writeFontConfig } from './fonts';
 import { FairSlots } from './fair-slots';
 import { ChromiumMemoryWatch, type ChromiumProcesses } from './memory-watch';
+import { installedChromiumRelease, unpackedChromium } from './unpack';
 
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
@@ -217,7 +218,7 @@ export class ChromiumBrowser {
   private async executablePath(): Promise<string> {
     if (this.config.executablePath) return this.config.executablePath;
     const chromium = (await import('@sparticuz/chromium')).default;
-    return chromium.executablePath(this.config.packDir);
+    return unpackedChromium({ unpack: () => chromium.executablePath(this.config.packDir), release: installedChromiumRelease() });
   }
 
   /** The warm browser; launched on first use and again after it dies. */
