@@ -74,6 +74,15 @@ function tryLock(lock: string): boolean {
   }
 }
 
+/** Best effort: a part another user unpacked into a shared temp directory stays (the package then keeps it, as before). */
+function removeIfAllowed(path: string) {
+  try {
+    rmSync(path, { recursive: true, force: true });
+  } catch {
+    /* not ours to remove */
+  }
+}
+
 /** The binary's path once a complete unpack of `release` is in the temp directory, unpacking it here if needed. */
 export async function unpackedChromium(options: UnpackOptions): Promise<string> {
   const dir = options.dir ?? tmpdir();
@@ -88,7 +97,7 @@ export async function unpackedChromium(options: UnpackOptions): Promise<string> 
         if (markedRelease(marker) === options.release && existsSync(binary)) return binary;
         // Whatever is there is unfinished or another release: the package would keep any part that exists.
         rmSync(marker, { force: true });
-        for (const name of UNPACKED) rmSync(join(dir, name), { recursive: true, force: true });
+        for (const name of UNPACKED) removeIfAllowed(join(dir, name));
         const path = await options.unpack();
         writeFileSync(marker, options.release);
         return path;
