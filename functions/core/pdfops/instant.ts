@@ -133,6 +133,8 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
       rows = [];
       const zip = files.length > 1 ? new ZipBuilder() : null;
       for (const file of files) {
+        // Storing many large files takes time too: the limit covers the whole request, not only producing them.
+        deadline.check();
         const key = pdfopKeys.file(account.account_id, job.job_id, file.index);
         written.push(key);
         await deps.blobs.put(key, file.bytes, PDF);
@@ -140,6 +142,7 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
         rows.push(successRow({ input: inputName, file, key, expiresAt }));
       }
       if (zip) {
+        deadline.check();
         const bytes = await zip.finish();
         const key = pdfopKeys.zip(account.account_id, job.job_id);
         written.push(key);
@@ -151,7 +154,10 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
       }
     }
     await deps.files.putAll(job.job_id, rows);
+    // Past the limit now, the answer would come too late to be wanted: nothing is kept or charged.
+    deadline.check();
   } catch (err) {
+    if (err instanceof PdfDeadlineExceeded) throw await timeout(job, cleanUp);
     deps.log?.(`storing outputs of job ${job.job_id} failed`, err);
     await recordFailure('PDF_GENERATION_FAILED', 'The output could not be stored.');
     throw new ServiceError('PDF_GENERATION_FAILED', 'The output could not be stored. Nothing was charged; retry the request.', { job_id: job.job_id });

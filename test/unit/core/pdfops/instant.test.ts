@@ -126,4 +126,19 @@ describe('instant merge/split', () => {
     expect(job?.input_pages).toBeUndefined();
     expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
   });
+
+  it('runs out of time while storing the outputs as 408 PDFOP_TIMEOUT, removing what it stored and charging nothing', async () => {
+    const w = memoryWorld();
+    const put = w.blobs.put.bind(w.blobs);
+    // Slow storage: the three files and the ZIP take longer than the limit, producing them does not.
+    w.blobs.put = async (...args: Parameters<typeof put>) => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return put(...args);
+    };
+    const err = await rejection(runInstantOp(deps(w, 0.4), { account: w.account, plan: w.plan, operation: 'split', request: split(six) }));
+    expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 0.4, suggestion: 'use_pdf_jobs_endpoint' } });
+    expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', error_code: 'PDFOP_TIMEOUT', input_pages: 6, output_count: 3 });
+    expect(await w.files.list(err.details.job_id as string)).toEqual([]);
+    expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
+  });
 });
