@@ -64,6 +64,8 @@ export async function assemble(selections: PageSelection[], opts: AssembleOption
   }
   for (const source of copiers.keys()) {
     const f = source.features();
+    // An XFA form lives beside the pages, not in their widgets: none of its fields is fillable in the output.
+    if (f.xfa) warnings.add('FORM_FIELDS_NOT_PRESERVED');
     if (f.hasBookmarks) warnings.add('BOOKMARKS_NOT_PRESERVED');
     if (f.signed) warnings.add('SIGNATURE_INVALIDATED');
   }

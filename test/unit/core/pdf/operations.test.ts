@@ -5,6 +5,7 @@ import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
 import { INSTANT_LIMITS, type PdfToolLimits } from '../../../../functions/core/pdf/limits';
 import { type MergeSpec, type SplitMode, openInput, outputsAtLeast, planMerge, planSplit, produce } from '../../../../functions/core/pdf/operations';
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
+import { inspectPdf } from '../../../../functions/core/pdf/inspect';
 import { PdfReader, textOf } from '../../../../functions/core/pdf/reader';
 import { OutputDocument } from '../../../../functions/core/pdf/writer';
 import { readPdf } from '../../../support/pdf';
@@ -125,6 +126,18 @@ describe('merge', () => {
 
     const withoutFields = await merge([{ bytes: form, filename: 'form.pdf', pages: '2' }, { bytes: b, filename: 'b.pdf' }]);
     expect(withoutFields.warnings).toEqual([]);
+  });
+
+  it('says an XFA form is not preserved, as inspect predicts, though its pages carry no widgets', async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([595, 842]);
+    const xfa = doc.context.flateStream('<xdp:xdp xmlns:xdp="http://ns.adobe.com/xdp/"></xdp:xdp>');
+    doc.catalog.set(PDFName.of('AcroForm'), doc.context.obj({ Fields: [], XFA: doc.context.register(xfa) }));
+    const form = await doc.save();
+    const merged = await merge([{ bytes: form, filename: 'xfa.pdf' }, { bytes: b, filename: 'b.pdf' }]);
+    expect(merged.warnings).toEqual(['FORM_FIELDS_NOT_PRESERVED']);
+    expect(merged.files[0].warnings).toEqual(['FORM_FIELDS_NOT_PRESERVED']);
+    expect(inspectPdf(form, { filename: 'xfa.pdf', maxPages: 2000, forEdit: false }).warnings).toEqual(['FORM_FIELDS_NOT_PRESERVED']);
   });
 
   it('warns that signatures are invalidated when a signed document is used', async () => {
