@@ -258,7 +258,7 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
     const bytes: Uint8Array[] = [];
     for (const [i, item] of request.inputs.entries()) {
       const data = await deps.blobs.get(item.s3_key);
-      if (!data) throw new ServiceError('UPLOAD_NOT_FOUND', `${item.filename}: the upload is gone (uploads are kept one day).`, { filename: item.filename, input_index: i });
+      if (!data) throw new ServiceError('UPLOAD_NOT_FOUND', `${item.filename}: the upload is gone: uploads are kept one day, and removed when a job using them finishes (each job needs its own upload). Upload it again.`, { filename: item.filename, input_index: i });
       bytes.push(data);
     }
     const sources = openSources(request, bytes, deadline);

@@ -73,6 +73,8 @@ function describeIssue(issue: z.core.$ZodIssue, value: unknown): string {
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const key of path) {
+    // A JSON form field (jsonFormField) is text until parsed: its issues' paths go on into the parsed value.
+    if (typeof value === 'string') value = parsedOrText(value);
     if (value === null || typeof value !== 'object') return undefined;
     value = (value as Record<PropertyKey, unknown>)[key];
   }
@@ -84,6 +86,14 @@ function rankOf(issue: z.core.$ZodIssue, fieldOrder: string[]): number {
   if (typeof explicit === 'number') return explicit;
   const index = fieldOrder.indexOf(String(issue.path[0]));
   return index === -1 ? fieldOrder.length : index;
+}
+
+function parsedOrText(text: string): unknown {
+  try {
+    return parseJsonText(text);
+  } catch {
+    return text;
+  }
 }
 
 /** The spec refusal for the first problem (by rank, then as zod found them). */

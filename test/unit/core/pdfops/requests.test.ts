@@ -113,6 +113,12 @@ describe('POST /pdf/merge (multipart)', () => {
     expect(form({ page_ranges: ' ', options: '' })).toMatchObject({ store: false, outputFilename: null });
   });
 
+  it('says what is wrong inside a JSON text field, not that the field is missing', () => {
+    const err = refusal(() => form({ options: '{"title": 5}' }));
+    expect(err).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.title' } });
+    expect(err.message).toBe('options.title: expected a string.');
+  });
+
   it('refuses a page_ranges far longer than the files without validating its entries', () => {
     // Validating 3 million entries (a 6 MB form) took seconds of CPU. The entries' reads are counted: the JSON parser's
     // nesting walk reads each once, validation would read each again.
