@@ -5,7 +5,7 @@ import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
 import { RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
-import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
+import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 import { LOADED_FACTS, loadedFacts, refuseFarTooLong } from './page-estimate';
 
 /** Resolves once the document has loaded (images, styles) and its web fonts are ready, to its LoadedFacts. */
@@ -71,16 +71,50 @@ async function readPdf(session: CDPSession, handle: string, maxBytes: number): P
  */
 export function mapRenderError(err: unknown): unknown {
   const message = (err as Error)?.message ?? '';
-  if (/inspected target navigated|execution context was destroyed/i.test(message)) {
-    return new ServiceError('INVALID_PARAMETER', 'The document navigated away from itself while loading (a script set location, clicked a link or a meta refresh fired). Remove the navigation; the document must print itself.', {
-      parameter: 'html',
-      reason: 'navigated_away',
-    });
-  }
+  if (/inspected target navigated|execution context was destroyed/i.test(message)) return navigatedAway();
   if (/page range syntax error/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges could not be read; use pages and ranges such as "1-3, 5".');
   if (/page range exceeds page count/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document.');
   if (/page range is invalid/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges has a range that ends before it starts; write ranges low to high, from page 1.');
   return err;
+}
+
+function navigatedAway(): ServiceError {
+  return new ServiceError('INVALID_PARAMETER', 'The document navigated away from itself while loading (a script set location, clicked a link or a meta refresh fired). Remove the navigation; the document must print itself.', {
+    parameter: 'html',
+    reason: 'navigated_away',
+  });
+}
+
+/**
+ * Watches the document's main frame for a navigation away from it. Most navigations do not fail a command: the new
+ * page (or Chromium's error page for a refused target) simply takes the frame's place, and printing it would print
+ * another page than the one submitted, or a blank one, and charge for it. Any navigation the document asks for in its
+ * own tab counts, committed or not, so the outcome does not depend on how fast the target answers; moving to a
+ * fragment of itself does not (Chromium reports that as a navigation within the document). `own` is the bundle
+ * document's URL, which the renderer itself opens.
+ */
+function watchNavigation(session: CDPSession, frameId: string, own?: string): { away(): boolean; stop(): void } {
+  let away = false;
+  let ownOpened = false;
+  const requested = (e: unknown) => {
+    const event = e as { frameId: string; disposition?: string };
+    if (event.frameId === frameId && (event.disposition ?? 'currentTab') === 'currentTab') away = true;
+  };
+  const navigated = (e: unknown) => {
+    const { frame } = e as { frame: { id: string; parentId?: string; url: string } };
+    if (frame.id !== frameId || frame.parentId) return;
+    if (own !== undefined && !ownOpened && frame.url === own) ownOpened = true;
+    else away = true;
+  };
+  session.on('Page.frameRequestedNavigation', requested);
+  session.on('Page.frameNavigated', navigated);
+  return {
+    away: () => away,
+    stop: () => {
+      session.off('Page.frameRequestedNavigation', requested);
+      session.off('Page.frameNavigated', navigated);
+    },
+  };
 }
 
 /** How long after a command failed with "target closed" Chromium may take to report the page's target destroyed. */
@@ -166,6 +200,7 @@ export class ChromiumRenderer implements Renderer {
           // A page reused within its scope has counted earlier documents' refusals already.
           const blockedBefore = page.blockedRequests();
           const listeners: [string, (e: unknown) => void][] = [];
+          let navigation: ReturnType<typeof watchNavigation> | null = null;
           const run = (async () => {
             const inFlight = new Set<string>();
             if (request.networkIdle) {
@@ -184,8 +219,10 @@ export class ChromiumRenderer implements Renderer {
             if (request.bundle) {
               if (page.reused) await clearBundleOrigin(session);
               origin = await serveBundle(session, request.bundle, request.html, this.limits.bundleServing);
+              navigation = watchNavigation(session, frameId, bundleUrl(request.bundle.documentPath.replace(/^\/+/, '')));
               loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
             } else {
+              navigation = watchNavigation(session, frameId);
               await session.send('Page.setDocumentContent', { frameId, html: request.html });
               loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, returnByValue: true, timeout: Math.max(1, deadline - Date.now()) });
             }
@@ -206,16 +243,19 @@ export class ChromiumRenderer implements Renderer {
             } else {
               facts = loadedFacts((await loaded)?.result?.value);
             }
+            if (navigation?.away()) throw navigatedAway();
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
+            if (navigation?.away()) throw navigatedAway();
             if (origin?.failure()) throw origin.failure();
             const pages = await countPdfPages(pdf);
             const result: RenderResult = { pdf, pages, blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
             if (request.maxPages !== undefined && pageRanges !== request.options.pageRanges) result.morePages = pages > request.maxPages;
             for (const [event, listener] of listeners) session.off(event, listener);
+            navigation?.stop();
             if (origin) {
               result.missingAssets = origin.missing();
               await origin.stop();
@@ -224,6 +264,7 @@ export class ChromiumRenderer implements Renderer {
             }
             return result;
           })().catch(async (err) => {
+            navigation?.stop();
             if (/target closed/i.test((err as Error)?.message ?? '') && (await page.closedItself(CLOSE_REPORT_MS))) throw closedItself();
             // A renderer killed mid-command (by the memory watch, say, while printing) fails that command before its
             // crash is reported; the crash says why, so it wins when it follows within a moment.

@@ -216,6 +216,16 @@ describe('ChromiumRenderer', () => {
     expect((await render('<p>fine</p>')).pages).toBe(1);
   });
 
+  it('refuses a document that navigates away, committed or not, instead of printing the page it went to; a move to its own fragment prints', async () => {
+    const away = { code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'navigated_away' } };
+    // Refused targets: Chromium's error page took the document's place and printed blank, charged as a PDF.
+    await expect(render('<meta http-equiv="refresh" content="0;url=http://127.0.0.1:9/x"><h1>VISIBLE</h1>')).rejects.toMatchObject(away);
+    await expect(render('<h1>x</h1><script>onload = () => (location.href = "https://example.invalid/")</script>')).rejects.toMatchObject(away);
+    await expect(render('<form action="https://example.invalid/"><input name="q"></form><script>document.forms[0].submit()</script>')).rejects.toMatchObject(away);
+    const fragment = await render('<h1 id="top">kept</h1><script>location.hash = "#top"</script>');
+    expect((await readPdf(fragment.pdf)).map((p) => p.text)).toEqual(['kept']);
+  });
+
   it('refuses a document that closes its own window as a 400 (it fails every time: not a 500 to retry), and keeps working', async () => {
     await expect(render('<script>window.close()</script><p>x</p>')).rejects.toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'closed_itself' } });
     // A crash is still a crash, not a document that closed itself.
