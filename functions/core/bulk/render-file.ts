@@ -140,7 +140,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
     if (err instanceof RenderTimeoutError) {
       return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
     }
-    if (err instanceof TooManyPagesError) return record(pageLimitRow({ pages: 0, morePages: true }));
+    if (err instanceof TooManyPagesError) return record(pageLimitRow(err));
     deps.log?.(`bulk job ${job.job_id}: ${file.path} failed to render`, err);
     const why = isServiceError(err) ? err.message : 'the renderer could not print it (the page crashed or could not be opened).';
     return record({ error_code: 'RENDER_FAILED', error_message: `${file.path} could not be converted: ${why}` });

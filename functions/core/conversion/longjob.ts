@@ -145,7 +145,7 @@ export async function submitLongJob(
         timeout_seconds: limitSeconds,
       });
     }
-    if (err instanceof TooManyPagesError) throw submissionPageLimit({ pages: 0, morePages: true });
+    if (err instanceof TooManyPagesError) throw submissionPageLimit(err);
     if (isServiceError(err)) throw err;
     deps.log?.('long job submission render failed', err);
     throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed while counting pages. Retry; if it keeps failing, simplify the document.');
@@ -298,7 +298,7 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
     if (err instanceof RenderTimeoutError) {
       return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');
     }
-    if (err instanceof TooManyPagesError) return finish(renderedPageLimit({ pages: 0, morePages: true }), 'failed');
+    if (err instanceof TooManyPagesError) return finish(renderedPageLimit(err), 'failed');
     deps.log?.(`long job ${jobId} failed to render`, err);
     const code = isServiceError(err) ? err.code : 'PDF_GENERATION_FAILED';
     return finish(failed(claimed, deps.clock.now(), code, isServiceError(err) ? err.message : 'The renderer failed to produce a PDF.'), 'failed');

@@ -130,7 +130,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES, tenant: account.account_id }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) throw await limitExceeded();
-    if (err instanceof TooManyPagesError) throw await pageLimitExceeded({ pages: 0, morePages: true });
+    if (err instanceof TooManyPagesError) throw await pageLimitExceeded(err);
     if (isServiceError(err)) {
       await recordFailure(err.code, err.message);
       throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id }, err.statusOverride);

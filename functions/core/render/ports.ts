@@ -93,9 +93,12 @@ export class RendererStoppedError extends Error {
 
 /**
  * With `maxPages`: laid out before printing, the document came out far longer than that (see page-estimate.ts), so
- * it was not printed. Callers refuse it as they refuse a result with `morePages`.
+ * it was not printed. Callers refuse it as they refuse a result with `morePages`: it reads as one (no page printed,
+ * more than the limit), so it goes where such a result goes (pageCountFacts).
  */
 export class TooManyPagesError extends Error {
+  readonly pages = 0;
+  readonly morePages = true;
   constructor(readonly estimatedPages: number) {
     super(`the document would print on about ${estimatedPages} pages; it was not printed`);
     this.name = 'TooManyPagesError';
