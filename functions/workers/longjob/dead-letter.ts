@@ -11,14 +11,11 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const svc = await readyServices();
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
-    let jobId = '';
-    try {
-      jobId = String((JSON.parse(record.body) as { job_id?: unknown }).job_id ?? '');
-    } catch {
+    const jobId = jobIdOf(record.body);
+    if (!jobId) {
       svc.log.error(`render dead letter ${record.messageId} is not a job message; dropped`);
       continue;
     }
-    if (!jobId) continue;
     try {
       const outcome = await abandonDeadLetteredLongJob({ jobs: svc.jobs, clock: svc.clock }, jobId);
       svc.log.warn(`render dead letter for job ${jobId}: ${outcome}`);
@@ -28,4 +25,14 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
     }
   }
   return { batchItemFailures: failures };
+}
+
+/** The job a render message is about; null for a body that is not one (not JSON, no job_id). */
+function jobIdOf(body: string): string | null {
+  try {
+    const jobId = (JSON.parse(body) as { job_id?: unknown } | null)?.job_id;
+    return typeof jobId === 'string' && jobId !== '' ? jobId : null;
+  } catch {
+    return null;
+  }
 }

@@ -1,0 +1,23 @@
+import type { SQSEvent } from 'aws-lambda';
+import { type Services, setServices } from '../../../../functions/composition';
+import { newJob } from '../../../../functions/core/jobs/job';
+import { handler } from '../../../../functions/workers/longjob/dead-letter';
+import { MemoryJobs } from '../../../support/memory';
+
+afterEach(() => setServices(null));
+
+const event = (...bodies: string[]) => ({ Records: bodies.map((body, i) => ({ messageId: `m${i}`, body })) }) as unknown as SQSEvent;
+
+describe('render dead-letter worker', () => {
+  it('fails the job of a dead letter, and drops (and reports) a message that names no job', async () => {
+    const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    const jobs = new MemoryJobs();
+    await jobs.put(newJob({ job_id: 'job_dead', account_id: 'acct1', job_type: 'long', status: 'queued', mode: 'html', now: new Date() }));
+    setServices({ jobs, clock: { now: () => new Date() }, config: {}, log } as unknown as Services);
+
+    expect(await handler(event(JSON.stringify({ job_id: 'job_dead' }), 'not json', '{}', 'null', JSON.stringify({ job_id: 7 })))).toEqual({ batchItemFailures: [] });
+    expect(await jobs.get('job_dead')).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED' });
+    // Every body that is not a job message is said to be one, not passed over in silence.
+    expect(log.error.mock.calls.map(([m]) => m)).toEqual(['m1', 'm2', 'm3', 'm4'].map((id) => `render dead letter ${id} is not a job message; dropped`));
+  });
+});
