@@ -125,7 +125,7 @@ export class GuardedHttpClient implements HttpClient {
       throw new FetchError('invalid_url', rawUrl, 'not a valid URL');
     }
     if (!spec.schemes.includes(url.protocol as 'https:')) throw new FetchError('scheme', rawUrl, `scheme ${url.protocol} is not allowed`);
-    if (url.username || url.password) throw new FetchError('invalid_url', rawUrl, 'URLs with credentials are not allowed');
+    if (url.username || url.password) throw new FetchError('credentials', rawUrl, 'URLs with user names or passwords are not accepted');
     const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 
     let target: ApprovedTarget;

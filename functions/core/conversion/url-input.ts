@@ -73,6 +73,8 @@ function mapFetchError(err: FetchError, hops: number): ServiceError {
       return invalidUrl('A redirect left https://; only HTTPS is followed.', { ...where, reason: 'not_https' });
     case 'invalid_url':
       return invalidUrl(err.message, { ...where, reason: 'not_a_url' });
+    case 'credentials':
+      return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to an address with a user name or password; such URLs are not followed.`, { ...where, reason: 'credentials' });
     case 'timeout':
       return new ServiceError('URL_FETCH_TIMEOUT', `The remote server did not answer completely within ${URL_FETCH.timeoutMs / 1000} seconds.`, { ...where, timeout_seconds: URL_FETCH.timeoutMs / 1000 });
     case 'dns':

@@ -1,6 +1,7 @@
 /** Outbound HTTP as the domain sees it (URL input, webhook delivery). Implemented by adapters/net/guarded-http.ts. */
 export type FetchFailure =
   | 'invalid_url'
+  | 'credentials'
   | 'scheme'
   | 'blocked'
   | 'dns'

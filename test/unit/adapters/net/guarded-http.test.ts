@@ -39,6 +39,7 @@ beforeAll(async () => {
         return;
       }
       if (path === '/brotli-bomb') return res.writeHead(200, { 'Content-Encoding': 'br' }).end(BROTLI_BOMB);
+      if (path === '/to-credentials') return res.writeHead(302, { Location: `http://bob:hunter2@127.0.0.1:${port}/big` }).end();
       if (path === '/small-500') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('broken');
       if (path === '/silent') return; // never answers
       res.writeHead(404).end();
@@ -57,6 +58,12 @@ const post = (path: string, extra: { discardBody?: boolean; timeoutMs?: number }
   client().request({ method: 'POST', url: `http://127.0.0.1:${port}${path}`, body: Buffer.from('{}'), schemes: ['http:'], maxRedirects: 0, maxBytes: MiB, timeoutMs: 5_000, ...extra });
 
 describe('GuardedHttpClient', () => {
+  it('refuses a redirect to a URL with a user name or password as credentials, before connecting', async () => {
+    const request = client().request({ method: 'GET', url: `http://127.0.0.1:${port}/to-credentials`, schemes: ['http:'], maxRedirects: 5, maxBytes: MiB, timeoutMs: 5_000 });
+    await expect(request).rejects.toMatchObject({ kind: 'credentials', url: `http://bob:hunter2@127.0.0.1:${port}/big` });
+    expect(endings.has('/big')).toBe(false);
+  });
+
   it('by default reads the body and refuses one over maxBytes (URL input keeps this)', async () => {
     await expect(post('/big')).rejects.toMatchObject({ kind: 'too_large' });
     await expect(post('/big-chunked')).rejects.toMatchObject({ kind: 'too_large' });

@@ -1,4 +1,5 @@
-import { decodeText, validateUrl } from '../../../../functions/core/conversion/url-input';
+import { decodeText, fetchDocument, validateUrl } from '../../../../functions/core/conversion/url-input';
+import { FetchError, type HttpClient } from '../../../../functions/core/net/fetch';
 import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../../functions/core/net/guard';
 import { refusal } from '../../../support/errors';
@@ -35,6 +36,21 @@ describe('validateUrl', () => {
     const err = refused(url);
     expect(err.code).toBe('INVALID_URL');
     expect(err.details.url).toBe(shown);
+    expect(JSON.stringify(err)).not.toContain('hunter2');
+  });
+});
+
+describe('fetchDocument', () => {
+  const failing = (err: FetchError): HttpClient => ({ request: async () => Promise.reject(err) });
+
+  it('refuses a redirect to a URL with credentials as credentials, naming the hop without them', async () => {
+    const http = failing(new FetchError('credentials', 'https://bob:hunter2@example.org/next', 'credentials'));
+    const err = await fetchDocument(http, new URL('https://example.com/start')).then(
+      () => null,
+      (e: unknown) => e as { code: string; message: string; details: Record<string, unknown> },
+    );
+    expect(err).toMatchObject({ code: 'INVALID_URL', details: { reason: 'credentials', url: 'https://example.org/next' } });
+    expect(err?.message).toMatch(/redirect/);
     expect(JSON.stringify(err)).not.toContain('hunter2');
   });
 });
