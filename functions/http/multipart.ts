@@ -17,6 +17,14 @@ export interface MultipartPart {
 
 export type MultipartLimit = 'parts' | 'file_bytes' | 'field_bytes' | 'total_bytes' | 'header_bytes';
 
+export interface MultipartLimitInfo {
+  name?: string;
+  filename?: string | null;
+  limit: number;
+  /** For `parts`: how many of the parts read so far, the refused one included, are files. */
+  fileParts?: number;
+}
+
 export interface MultipartLimits {
   /** Most parts (fields and files) accepted. */
   maxParts: number;
@@ -29,7 +37,7 @@ export interface MultipartLimits {
   /** Headers of one part. Default 8 KB. */
   maxHeaderBytes?: number;
   /** Lets a caller answer a limit with its own error (e.g. TOO_MANY_FILES); undefined keeps INVALID_MULTIPART. */
-  refuse?: (limit: MultipartLimit, info: { name?: string; filename?: string | null; limit: number }) => ServiceError | undefined;
+  refuse?: (limit: MultipartLimit, info: MultipartLimitInfo) => ServiceError | undefined;
 }
 
 export class MultipartForm {
@@ -134,7 +142,7 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 /** Parses a whole multipart/form-data body. */
 export function parseMultipart(body: Buffer, contentType: string | undefined, limits: MultipartLimits): MultipartForm {
   const boundary = boundaryOf(contentType);
-  const refuse = (limit: MultipartLimit, info: { name?: string; filename?: string | null; limit: number }, message: string) =>
+  const refuse = (limit: MultipartLimit, info: MultipartLimitInfo, message: string) =>
     limits.refuse?.(limit, info) ?? malformed(`too_many_${limit === 'parts' ? 'parts' : 'bytes'}`, message, { limit: info.limit, ...(info.name ? { field: info.name } : {}) });
   const maxHeader = limits.maxHeaderBytes ?? 8192;
   const dash = Buffer.from(`--${boundary}`);
@@ -144,13 +152,13 @@ export function parseMultipart(body: Buffer, contentType: string | undefined, li
   let pos = dash.length;
   const parts: MultipartPart[] = [];
   let totalFiles = 0;
+  let fileParts = 0;
   for (;;) {
     // After a boundary: "--" ends the body, otherwise optional padding then CRLF starts a part.
     if (body[pos] === 0x2d && body[pos + 1] === 0x2d) break;
     while (body[pos] === 0x20 || body[pos] === 0x09) pos++;
     if (!(body[pos] === 0x0d && body[pos + 1] === 0x0a)) throw malformed('bad_boundary_line', 'A boundary line is not followed by a line break.');
     pos += 2;
-    if (parts.length >= limits.maxParts) throw refuse('parts', { limit: limits.maxParts }, `The form has more than ${limits.maxParts} parts.`);
 
     const headerEnd = body.indexOf(HEADER_END, pos);
     const emptyHeaders = body[pos] === 0x0d && body[pos + 1] === 0x0a;
@@ -180,6 +188,9 @@ export function parseMultipart(body: Buffer, contentType: string | undefined, li
     const ext = d.params.get('filename*');
     const filename = (ext !== undefined ? decodeExtValue(ext) : null) ?? d.params.get('filename') ?? null;
     const isFile = filename !== null;
+    if (isFile) fileParts++;
+    // Checked once the part's kind is known, so a caller can tell too many files from too many fields.
+    if (parts.length >= limits.maxParts) throw refuse('parts', { limit: limits.maxParts, fileParts }, `The form has more than ${limits.maxParts} parts.`);
 
     const end = body.indexOf(delimiter, pos);
     if (end < 0) throw malformed('unterminated', 'The body ends before the closing boundary; it may be truncated.');

@@ -267,6 +267,7 @@ describe('POST /bulkjob refusals', () => {
     ['an empty bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => form([{ name: 'bundle_type', value: '' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['1001 files', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => form(Array.from({ length: 1001 }, (_, i) => ({ name: 'files', value: 'x', filename: `f${i}.html` })))],
     ['more parts than any bundle', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => form(Array.from({ length: 1200 }, (_, i) => ({ name: 'files', value: 'x', filename: `f${i}.html` })))],
+    ['more parts than any bundle, most of them not files', 400, 'INVALID_MULTIPART', () => form(Array.from({ length: 1200 }, (_, i) => (i < 2 ? { name: 'files', value: 'x', filename: `f${i}.html` } : { name: `note${i}`, value: 'x' })))],
     ['more than 4 MB of files', 413, 'BULK_INLINE_TOO_LARGE', () => form([{ name: 'files', value: noise(2_200_000), filename: 'a.png' }, { name: 'files', value: noise(2_200_000, 'b'), filename: 'b.png' }])],
   ])('refuses multipart with %s (%d %s)', async (_name, status, code, make) => {
     const { body, contentType } = (make as () => ReturnType<typeof multipart>)();

@@ -18,7 +18,9 @@ function readRequest(req: AuthedRequest): BulkRequest {
     maxFileBytes: BULK_LIMITS.inlineBytes,
     maxTotalFileBytes: BULK_LIMITS.inlineBytes,
     maxFieldBytes: 512 * 1024,
-    refuse: (limit) => (limit === 'file_bytes' || limit === 'total_bytes' ? tooLarge() : limit === 'parts' ? tooManyFiles(null) : undefined),
+    // Too many parts is too many files when files fill the form; too many other fields stays INVALID_MULTIPART.
+    refuse: (limit, info) =>
+      limit === 'file_bytes' || limit === 'total_bytes' ? tooLarge() : limit === 'parts' && (info.fileParts ?? 0) > BULK_LIMITS.entries ? tooManyFiles(null) : undefined,
   });
   const text = (name: string) => (form.has(name) ? form.all(name)[0].data.toString('utf8') : undefined);
   return parseBulkForm({

@@ -16,9 +16,10 @@ function formLimits(takes: { text: string; maxFiles: number }): MultipartLimits 
     // The gateway refuses bodies over ~6 MB anyway; PDF_INPUT_TOO_LARGE is decided on the decoded total.
     maxFileBytes: 8 * 1024 * 1024,
     maxFieldBytes: 1024 * 1024,
-    // Far more parts than any request needs: they are files, and too many files has its own code.
+    // Far more parts than any request needs: when most are files, too many files has its own code; too many other
+    // fields stays INVALID_MULTIPART.
     refuse: (limit, info) =>
-      limit === 'parts'
+      limit === 'parts' && (info.fileParts ?? 0) > takes.maxFiles
         ? new ServiceError('TOO_MANY_FILES', `${takes.text}; this form has more than ${info.limit} parts.`, { max_files: takes.maxFiles, max_parts: info.limit })
         : undefined,
   };
