@@ -216,11 +216,33 @@ function tooManyOutputs(count: number, limits: PdfToolLimits, context: Record<st
   });
 }
 
+/** The form's `split` field is not JSON: a bare mode name (`each_page`) is shown the object it should be. */
+function splitFieldNotJson(why: string, text: string): ServiceError {
+  const mode = text.trim();
+  if ((SPLIT_MODES as readonly string[]).includes(mode)) {
+    return new ServiceError('INVALID_SPLIT_MODE', `The "split" field must be a JSON object with a mode, such as {"mode": "${mode}"}; got the bare word ${mode}.`, {
+      parameter: 'split',
+      mode: null,
+      supported: SPLIT_MODES,
+    });
+  }
+  return invalidParameter('split', `The "split" field is not valid JSON (${why}).`);
+}
+
 /** Refusals of the `split` object sent as `split`; `context` names the input (filename, input_index). */
 function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser {
   return (_value, issue) => {
     const field = issue.path[1];
     if (field === undefined || field === 'mode') {
+      if (split !== undefined && split !== null && !isJsonObject(split)) {
+        const example = typeof split === 'string' && (SPLIT_MODES as readonly string[]).includes(split) ? split : 'each_page';
+        const got = Array.isArray(split) ? 'an array' : typeof split === 'string' ? `the string "${split.slice(0, 40)}"` : `a ${typeof split}`;
+        return new ServiceError('INVALID_SPLIT_MODE', `split must be a JSON object with a mode, such as {"mode": "${example}"}; got ${got}.`, {
+          ...context,
+          mode: null,
+          supported: SPLIT_MODES,
+        });
+      }
       const mode = isJsonObject(split) ? split.mode : undefined;
       return new ServiceError(
         'INVALID_SPLIT_MODE',
@@ -481,7 +503,7 @@ export const splitFormSchema = z.object({
       if (size > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(size, INSTANT_LIMITS, { filename, input_index: 0 }));
     })
     .meta({ description: 'The PDF to split: exactly one file (4 MB, 500 pages).' }),
-  split: jsonFormField(splitModeSchema, (why) => invalidParameter('split', `The "split" field is not valid JSON (${why}).`), { rank: -2 }).meta({
+  split: jsonFormField(splitModeSchema, splitFieldNotJson, { rank: -2 }).meta({
     description: 'JSON object: how to split, as in the JSON body, e.g. {"mode": "ranges", "ranges": ["1-3", "4-end"]}. Required.',
   }),
   options: jsonFormField(splitOptionsSchema, optionsNotJson, { rank: -1 }).meta({ description: 'JSON object with filename_pattern (as in the JSON body), e.g. {"filename_pattern": "{basename} {pages}.pdf"}.' }),

@@ -188,6 +188,11 @@ describe('POST /pdf/split', () => {
     const where = { filename: 'r.pdf', input_index: 0 };
     expect(refused(() => split({ input, split: { mode: 'halves' } }))).toEqual({ code: 'INVALID_SPLIT_MODE', details: { ...where, mode: 'halves', supported: ['extract', 'ranges', 'every_n', 'each_page'] } });
     expect(refused(() => split({ input }))).toMatchObject({ code: 'INVALID_SPLIT_MODE', details: { mode: null } });
+    // A mode name sent as the whole of split: the message shows the object it should be.
+    const bare = refusal(() => split({ input, split: 'every_n' }));
+    expect(bare).toMatchObject({ code: 'INVALID_SPLIT_MODE', details: { ...where, mode: null } });
+    expect(bare.message).toBe('split must be a JSON object with a mode, such as {"mode": "every_n"}; got the string "every_n".');
+    expect(refusal(() => split({ input, split: ['each_page'] })).message).toMatch(/such as \{"mode": "each_page"\}; got an array/);
     expect(refused(() => split({ input, split: { mode: 'extract', pages: 3 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.pages' } });
     expect(refused(() => split({ input, split: { mode: 'every_n', every_n: 1.5 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.every_n' } });
     // Every range must be a string before any is parsed.
@@ -233,6 +238,11 @@ describe('POST /pdf/split', () => {
     expect(refused(() => parseSplitRequest({ form: { file: [], split: '{"mode": "x"}' } })).code).toBe('MISSING_PDF');
     expect(refused(() => parseSplitRequest({ form: { file: [file('a.pdf'), file('b.pdf')] } })).details).toEqual({ file_count: 2, max_files: 1 });
     expect(refused(() => form({ split: '{"mode": "halves"}' })).details).toMatchObject({ filename: 'r.pdf', mode: 'halves' });
+    // A bare mode name is not JSON: the refusal shows the object it should be.
+    const bare = refusal(() => form({ split: ' each_page ' }));
+    expect(bare).toMatchObject({ code: 'INVALID_SPLIT_MODE', details: { parameter: 'split', mode: null } });
+    expect(bare.message).toMatch(/such as \{"mode": "each_page"\}/);
+    expect(refused(() => form({ split: 'halves' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'split' } });
   });
 });
 
