@@ -8,6 +8,7 @@ import { writeFontConfig } from './fonts';
 import { FairSlots } from './fair-slots';
 import { ChromiumMemoryWatch, type ChromiumProcesses } from './memory-watch';
 import { installedChromiumRelease, unpackedChromium } from './unpack';
+import { type TargetInfo, WorkerCount, tooManyWorkersError } from './worker-limit';
 
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
@@ -120,6 +121,8 @@ export interface PreparedPage {
   frameId: string;
   /** Resolves if the page's renderer crashes. */
   crashed: Promise<never>;
+  /** Rejects (400 too_many_workers) when the document runs more web workers at once than allowed (see worker-limit.ts). */
+  tooManyWorkers: Promise<never>;
   /** Requests refused so far: network targets the guard refused plus requests Chromium refused itself (local files, mixed content, unsafe ports). */
   blockedRequests(): number;
   proxy: EgressProxy;
@@ -182,6 +185,7 @@ export class ChromiumBrowser {
   private readonly slots: FairSlots;
   private parked: ParkedPage[] = [];
   private readonly memoryWatch: ChromiumMemoryWatch | null;
+  private readonly workers = new WorkerCount();
 
   constructor(private readonly config: ChromiumConfig) {
     const caps = { pageBytes: config.maxPageMemoryBytes || undefined, browserBytes: config.maxBrowserMemoryBytes || undefined };
@@ -261,7 +265,12 @@ export class ChromiumBrowser {
           });
         // Crashes of document renderers arrive on the browser connection.
         root.connection()!.on('Target.targetCrashed', (event: { targetId: string }) => this.crashHandlers.get(event.targetId)?.());
-        root.connection()!.on('Target.targetDestroyed', (event: { targetId: string }) => this.destroyHandlers.get(event.targetId)?.());
+        root.connection()!.on('Target.targetDestroyed', (event: { targetId: string }) => {
+          this.destroyHandlers.get(event.targetId)?.();
+          this.workers.destroyed(event.targetId);
+        });
+        // Workers of documents, counted per context (puppeteer keeps target discovery on for the browser connection).
+        root.connection()!.on('Target.targetCreated', (event: { targetInfo: TargetInfo }) => this.workers.created(event.targetInfo));
         return { browser, root };
       })();
       this.instance = launching;
@@ -286,6 +295,7 @@ export class ChromiumBrowser {
     this.instance = null;
     this.discardReady();
     this.contexts.clear();
+    this.workers.clear();
     for (const fail of this.crashHandlers.values()) fail();
     this.crashHandlers.clear();
     this.destroyHandlers.clear();
@@ -303,6 +313,10 @@ export class ChromiumBrowser {
       throw err;
     }
     this.contexts.add(browserContextId);
+    let refuseWorkers: (err: Error) => void = () => undefined;
+    const tooManyWorkers = new Promise<never>((_, reject) => (refuseWorkers = reject));
+    tooManyWorkers.catch(() => undefined);
+    this.workers.watch(browserContextId, () => refuseWorkers(tooManyWorkersError()));
     let targetId: string | undefined;
     try {
       [{ targetId }] = await Promise.all([
@@ -316,6 +330,8 @@ export class ChromiumBrowser {
       });
       let dead = false;
       crashed.catch(() => (dead = true));
+      // A page whose document ran too many workers serves no other document.
+      tooManyWorkers.catch(() => (dead = true));
       let destroyed = false;
       const onDestroyed: (() => void)[] = [];
       this.destroyHandlers.set(targetId, () => {
@@ -339,6 +355,7 @@ export class ChromiumBrowser {
         session,
         frameId: targetId,
         crashed,
+        tooManyWorkers,
         proxy,
         blockedRequests: () => proxy.blocked + refusedByChromium,
         whileIdle: (wait) => wait(), // replaced by withPage, which holds the slot
@@ -370,6 +387,7 @@ export class ChromiumBrowser {
 
   private forget(browserContextId: string, targetId?: string) {
     this.contexts.delete(browserContextId);
+    this.workers.forget(browserContextId);
     if (targetId) {
       this.crashHandlers.delete(targetId);
       this.destroyHandlers.delete(targetId);

@@ -192,7 +192,7 @@ export class ChromiumRenderer implements Renderer {
       return await Promise.race([
         timeout,
         this.browser.withPage(async (page) => {
-          const { frameId, crashed } = page;
+          const { frameId, crashed, tooManyWorkers } = page;
           const session = boundedBy(page.session, deadline);
           if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
           // The caller may have called the work off while it waited for the slot (a cancelled bulk job).
@@ -278,7 +278,7 @@ export class ChromiumRenderer implements Renderer {
             throw mapped;
           });
           // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.
-          return Promise.race([run, crashed, timeout]);
+          return Promise.race([run, crashed, tooManyWorkers, timeout]);
         }, { scope: request.bundle?.scope, tenant: request.tenant }),
       ]);
     } finally {

@@ -95,6 +95,15 @@ describe('rendering with a bundle as the page world', () => {
     expect(secret.hits).toEqual([]);
   });
 
+  it('counts shared workers (allowed at the bundle origin) against the document\'s worker limit', async () => {
+    const files = { 'busy.js': 'for (;;) {}' };
+    const html = `<p>x</p><script>for (const name of ['a', 'b', 'c']) new SharedWorker('busy.js', { name });</script>`;
+    await expect(renderer.render({ html, options, timeoutMs: 20_000, bundle: bundleOf(files, 'index.html') })).rejects.toMatchObject({
+      code: 'INVALID_PARAMETER',
+      details: { reason: 'too_many_workers' },
+    });
+  });
+
   it('cannot climb out of the bundle: ".." stops at the bundle root', async () => {
     const html = `<h1>Up</h1><img id="up" src="../../../../etc/logo.png">${REPORT}`;
     const reads: string[] = [];

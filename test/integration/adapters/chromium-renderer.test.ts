@@ -226,6 +226,42 @@ describe('ChromiumRenderer', () => {
     expect((await readPdf(fragment.pdf)).map((p) => p.text)).toEqual(['kept']);
   });
 
+  describe('web workers (each a thread beside the page)', () => {
+    const tooMany = { code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'too_many_workers', max_workers: 2 } };
+    const worker = (body: string) => `new Worker(URL.createObjectURL(new Blob([${JSON.stringify(body)}])))`;
+
+    it('refuses a document running more than two at once when the third starts (not at its time limit), and keeps working', async () => {
+      await expect(render(`<p>x</p><script>for (let i = 0; i < 3; i++) ${worker('for (;;) {}')};</script>`, 20_000)).rejects.toMatchObject(tooMany);
+      // Nested workers count too.
+      await expect(render(`<p>x</p><script>${worker(`for (let i = 0; i < 3; i++) ${worker('for (;;) {}')}`)}</script>`, 20_000)).rejects.toMatchObject(tooMany);
+      expect((await render('<p>next</p>')).pages).toBe(1);
+    });
+
+    it('prints a document with two busy workers', async () => {
+      const result = await render(`<p>two workers</p><script>for (let i = 0; i < 2; i++) ${worker('for (;;) {}')};</script>`);
+      expect((await readPdf(result.pdf))[0].text).toBe('two workers');
+    });
+
+    it('counts workers alive at once: a document may start and end as many as it likes, one after another', async () => {
+      const answers = await browser.withPage(async (page) => {
+        await page.session.send('Page.setDocumentContent', { frameId: page.frameId, html: '<p>chain</p>' });
+        const chain = `new Promise((resolve) => {
+          const answers = [];
+          const next = () => {
+            if (answers.length === 6) return resolve(answers.join(','));
+            const w = ${worker('onmessage = (e) => postMessage(e.data * 2)')};
+            w.onmessage = (e) => { answers.push(e.data); w.terminate(); setTimeout(next, 100); };
+            w.postMessage(answers.length + 1);
+          };
+          next();
+        })`;
+        const { result } = (await Promise.race([page.session.send('Runtime.evaluate', { expression: chain, awaitPromise: true, returnByValue: true }), page.tooManyWorkers])) as { result: { value: string } };
+        return result.value;
+      });
+      expect(answers).toBe('2,4,6,8,10,12');
+    });
+  });
+
   it('refuses a document that closes its own window as a 400 (it fails every time: not a 500 to retry), and keeps working', async () => {
     await expect(render('<script>window.close()</script><p>x</p>')).rejects.toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'closed_itself' } });
     // A crash is still a crash, not a document that closed itself.
