@@ -6,6 +6,7 @@ import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
 import { signedLink } from './access';
 import { type JobFileRepository, presentFileRow } from './files';
+import { failedJobRows } from '../pdfops/results';
 import { FINISHED_STATUSES, type Job } from './job';
 import type { BlobStore } from './ports';
 import { LINK_TTL_SECONDS } from './storage-layout';
@@ -15,7 +16,8 @@ export async function listJobFiles(deps: { files: JobFileRepository }, job: Job)
     throw invalidParameter('job_id', `Job ${job.job_id} is a ${job.job_type} job; only bulk and merge/split jobs have per-file results.`, { job_id: job.job_id, job_type: job.job_type });
   }
   // Rows are shown once the job has finished (spec: `files` is empty until then).
-  const rows = FINISHED_STATUSES.has(job.status) ? await deps.files.list(job.job_id) : [];
+  let rows = FINISHED_STATUSES.has(job.status) ? await deps.files.list(job.job_id) : [];
+  if (job.job_type === 'pdfop' && (job.status === 'failed' || job.status === 'timeout')) rows = failedJobRows(job, rows);
   return {
     job_id: job.job_id,
     status: job.status,

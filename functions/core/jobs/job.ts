@@ -52,6 +52,8 @@ export interface Job {
   input_pages?: number;
   outputs_produced?: number;
   output_count?: number;
+  /** A failed merge/split job: the input its one failed files row names (recorded with the failure itself). */
+  failed_input?: string;
   /** Long jobs: whether ready/failed emails go out for this job (false switches them off). */
   email_notification?: boolean;
   /** Where a queued job's document waits for the worker. */

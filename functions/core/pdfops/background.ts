@@ -176,11 +176,11 @@ async function finishFailed(
   const clear = async (failure: Job) => {
     await removeOutputs(deps, job);
     await deps.files.deleteAll(job.job_id);
-    await deps.files.putAll(job.job_id, [failedRow(culpritName ?? inputNames(request), failure.error_code ?? code, failure.error_message ?? message)]);
+    await deps.files.putAll(job.job_id, [failedRow(failure.failed_input ?? culpritName ?? inputNames(request), failure.error_code ?? code, failure.error_message ?? message)]);
   };
   const at = deps.clock.now();
   // A job produces every file or none: the files it had made are gone.
-  const final = failed(job, at, code, message, { outputs_produced: 0, ...(timeout ? { timeout_occurred: true } : {}) });
+  const final = failed(job, at, code, message, { outputs_produced: 0, failed_input: culpritName ?? inputNames(request), ...(timeout ? { timeout_occurred: true } : {}) });
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [pdfopFailedEvent(final, at)]))) {
     const current = await deps.jobs.get(job.job_id);
     // Ended as failed by another task while this one went on writing files and rows (the workflow gave up on it): what

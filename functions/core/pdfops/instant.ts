@@ -66,6 +66,7 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   const timeoutSeconds = deps.timeoutSeconds ?? INSTANT_LIMITS.timeoutSeconds;
   const deadline = Deadline.in(timeoutSeconds * 1000);
 
+  const inputName = input.operation === 'merge' ? input.request.inputs.map((i) => i.filename).join(', ') : input.request.input.filename;
   const jobOf = (opPlan: OperationPlan | null): Job => ({
     ...newJob({ job_id: newId('job'), account_id: account.account_id, job_type: 'pdfop', status: 'processing', now: started }),
     started_at: started.toISOString(),
@@ -79,7 +80,7 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   const timeout = async (job: Job, cleanUp: () => Promise<void> = async () => {}) => {
     await cleanUp();
     const at = deps.clock.now();
-    const final = timedOut(job, at, 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`);
+    const final: Job = { ...timedOut(job, at, 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`), failed_input: inputName };
     await deps.jobs.put(final, [pdfopFailedEvent(final, at)]).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
     return new ServiceError('PDFOP_TIMEOUT', `The ${input.operation} did not finish within ${timeoutSeconds} seconds. Upload the files (POST /pdf/upload-url) and run it as a background job (POST /pdf/jobs).`, {
       job_id: job.job_id,
@@ -108,7 +109,7 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   const recordFailure = async (code: string, message: string) => {
     await cleanUp();
     const at = deps.clock.now();
-    const final = failed(job, at, code, message);
+    const final = failed(job, at, code, message, { failed_input: inputName });
     await deps.jobs.put(final, [pdfopFailedEvent(final, at)]).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
   };
 
@@ -122,7 +123,6 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
 
   const files = result.files;
   const direct = files.length === 1 && !input.request.store && files[0].size_bytes < MAX_INLINE_PDF_BYTES ? files[0] : null;
-  const inputName = input.operation === 'merge' ? input.request.inputs.map((i) => i.filename).join(', ') : input.request.input.filename;
   let rows: JobFileRow[];
   let output: Job['output'] = null;
   try {

@@ -99,6 +99,17 @@ export function failedRow(input: string, code: string, message: string): JobFile
   };
 }
 
+/**
+ * The files rows of a failed or timed-out merge/split job: its one failed row. The failure is recorded (and its
+ * job.failed event sent) before the files it had made are removed and the row is written, so until then the row is
+ * made from the job; success rows of files being removed are never shown.
+ */
+export function failedJobRows(job: Job, rows: JobFileRow[]): JobFileRow[] {
+  const failedRows = rows.filter((r) => r.status === 'failed');
+  if (failedRows.length > 0) return failedRows;
+  return [failedRow(job.failed_input ?? 'unknown', job.error_code ?? 'INTERNAL_SERVER_ERROR', job.error_message ?? 'The job failed.')];
+}
+
 export function storedOutput(key: string, name: string, contentType: string, size: number, from: Date): StoredOutput {
   return { key, name, content_type: contentType, size_bytes: size, expires_at: retentionEnd('pdfOutputs', from)! };
 }

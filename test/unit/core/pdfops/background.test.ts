@@ -1,5 +1,6 @@
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { newUlid } from '../../../../functions/core/ids';
+import { listJobFiles } from '../../../../functions/core/jobs/file-access';
 import { objectKey } from '../../../../functions/core/jobs/storage-layout';
 import {
   type PdfJobDeps,
@@ -201,6 +202,24 @@ describe('background merge/split jobs', () => {
     expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS', input_pages: 3, outputs_produced: 0 });
     expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/'))).toEqual([]);
     expect(w.chargeStore.ledger.size).toBe(0);
+  });
+
+  it('lists the one failed row from the moment the job is failed: job.failed goes out before its files are removed', async () => {
+    const w = memoryWorld(0.05);
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 'three.pdf' }], split: { mode: 'each_page' } });
+    // The three files and their rows are written before the charge fails.
+    w.accounts.accounts.set('acct1', { ...w.accounts.accounts.get('acct1')!, credits_micros: 1_000 });
+    const listedWhenFailed: unknown[] = [];
+    const putIf = w.jobs.putIf.bind(w.jobs);
+    w.jobs.putIf = async (job, from, events, lease) => {
+      const written = await putIf(job, from, events, lease);
+      if (written && job.status === 'failed') listedWhenFailed.push(await listJobFiles(w, job));
+      return written;
+    };
+    await processPdfJob(deps(w), { job_id });
+    const failedRow = { index: 0, input: 'three.pdf', output: null, status: 'failed', error_code: 'INSUFFICIENT_CREDITS' };
+    expect(listedWhenFailed).toEqual([expect.objectContaining({ status: 'failed', count: 1, files: [expect.objectContaining(failedRow)] })]);
+    expect(await listJobFiles(w, (await w.jobs.get(job_id))!)).toEqual(listedWhenFailed[0]);
   });
 
   it("fails the job with the workers' one UPGRADE_REQUIRED refusal when the account lost its plan after submission", async () => {

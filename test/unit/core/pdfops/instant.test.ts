@@ -1,3 +1,4 @@
+import { listJobFiles } from '../../../../functions/core/jobs/file-access';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
 import { runInstantOp } from '../../../../functions/core/pdfops/instant';
@@ -92,6 +93,7 @@ describe('instant merge/split', () => {
     const [job] = w.jobs.jobs.values();
     expect(job).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' });
     expect(w.jobs.events.map((e) => e.payload)).toEqual([expect.objectContaining({ event: 'job.failed', job_type: 'pdfop', operation: 'split', error_code: 'INTERNAL_SERVER_ERROR' })]);
+    expect((await listJobFiles(w, job)).files).toEqual([expect.objectContaining({ input: 'doc.pdf', status: 'failed', error_code: 'INTERNAL_SERVER_ERROR' })]);
     expect(w.accounts.accounts.get('acct1')!.credits_micros).toBe(5_000_000);
   });
 
@@ -139,6 +141,9 @@ describe('instant merge/split', () => {
     expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 0.4, suggestion: 'use_pdf_jobs_endpoint' } });
     expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', error_code: 'PDFOP_TIMEOUT', input_pages: 6, output_count: 3 });
     expect(await w.files.list(err.details.job_id as string)).toEqual([]);
+    // What GET /jobs/{job_id}/files answers: the one failed row naming the input.
+    const listed = await listJobFiles(w, (await w.jobs.get(err.details.job_id as string))!);
+    expect(listed).toMatchObject({ status: 'timeout', count: 1, files: [{ index: 0, input: 'doc.pdf', output: null, status: 'failed', error_code: 'PDFOP_TIMEOUT' }] });
     expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
   });
 });
