@@ -52,7 +52,7 @@ const K = {
 const SKIP_PAGE_KEYS = new Set<PDFName>([N.Parent, N.Type, K.Annots, K.B, K.StructParents]);
 const SKIP_ANNOT_KEYS = new Set<PDFName>([K.P, K.StructParent]);
 
-/** Streams a page's copies carry: its own content streams, and its resources' XObjects (shared between pages). */
+/** Streams a page's copies carry: its own content streams, and the streams its resources reach (shared between pages). */
 export interface PageStreams {
   own: readonly [PDFRef, number][];
   shared: readonly [PDFRef, number][];
@@ -60,6 +60,9 @@ export interface PageStreams {
 
 /** Streams of one kind looked at per page, at most: enough for any real page, and a floor stays a floor when cut. */
 const PAGE_STREAMS_MAX = 10_000;
+/** Objects looked at to find the streams under one resources dictionary, and under all of a document's. */
+const RESOURCE_VISITS_MAX = 200_000;
+const DOCUMENT_RESOURCE_VISITS_MAX = 1_000_000;
 /** Kid references read while loading the named-destination tree (a real tree has one per node). */
 const MAX_NAME_TREE_REFERENCES = 1_000_000;
 
@@ -71,6 +74,8 @@ export class SourceDocument {
   private namedDests: Map<string, PDFObject> | null = null;
   private readonly streamsOfPage = new Map<number, PageStreams>();
   private readonly streamsOfResources = new Map<PDFDict, [PDFRef, number][]>();
+  /** Objects looked at so far by `streamsUnder`, across all of this document's resources. */
+  private resourceVisits = 0;
 
   constructor(
     readonly reader: PdfReader,
@@ -111,9 +116,9 @@ export class SourceDocument {
   }
 
   /**
-   * Streams every copy of the page carries, with their stored sizes: its content streams (`own`) and the XObjects
-   * (images, forms) its resources name (`shared`: one list per resources, the same array for every page that shares
-   * them, at most PAGE_STREAMS_MAX long). Copies keep stream data as stored, so these sizes are a floor for the page's
+   * Streams every copy of the page carries, with their stored sizes: its content streams (`own`) and every stream its
+   * resources reach (`shared`: one list per resources, the same array for every page that shares them, at most
+   * PAGE_STREAMS_MAX long; see `streamsUnder`). Copies keep stream data as stored, so these sizes are a floor for the page's
    * share of an output. A damaged object adds nothing here (copying it reports the damage).
    */
   pageStreams(index: number): PageStreams {
@@ -137,18 +142,9 @@ export class SourceDocument {
         if (entry) own.push(entry);
       }
       const resources = r.resolve(page.resources);
-      const xobjects = resources instanceof PDFDict ? r.get(resources, K.XObject, PDFDict) : undefined;
-      if (xobjects) {
-        let found = this.streamsOfResources.get(xobjects);
-        if (!found) {
-          found = [];
-          for (const [, value] of xobjects.entries()) {
-            if (found.length >= PAGE_STREAMS_MAX) break;
-            const entry = sized(value);
-            if (entry) found.push(entry);
-          }
-          this.streamsOfResources.set(xobjects, found);
-        }
+      if (resources instanceof PDFDict) {
+        let found = this.streamsOfResources.get(resources);
+        if (!found) this.streamsOfResources.set(resources, (found = this.streamsUnder(resources)));
         shared = found;
       }
     } catch (err) {
@@ -160,6 +156,43 @@ export class SourceDocument {
     streams = { own, shared };
     this.streamsOfPage.set(index, streams);
     return streams;
+  }
+
+  /**
+   * Every stream a copy of these resources brings along (the copy follows every reference but pages and document
+   * structures): images, fonts and their files, patterns, shadings, and Form XObjects with their own resources, however
+   * deep. Bounded per resources and per document; what is found within the bounds is still a floor.
+   */
+  private streamsUnder(resources: PDFDict): [PDFRef, number][] {
+    const r = this.reader;
+    const found: [PDFRef, number][] = [];
+    const seenRefs = new Set<PDFRef>();
+    const stack: PDFObject[] = [resources];
+    let visits = 0;
+    while (stack.length > 0 && found.length < PAGE_STREAMS_MAX && visits < RESOURCE_VISITS_MAX && this.resourceVisits < DOCUMENT_RESOURCE_VISITS_MAX) {
+      visits++;
+      this.resourceVisits++;
+      let obj = stack.pop()!;
+      if (obj instanceof PDFRef) {
+        if (seenRefs.has(obj) || this.pageRefs().has(obj) || this.blocked().has(obj)) continue;
+        seenRefs.add(obj);
+        let target: PDFObject | null;
+        try {
+          target = r.lookupRef(obj);
+        } catch (err) {
+          if (err instanceof ReadBudgetExceeded) throw err;
+          passDeadline(err);
+          continue; // a damaged object adds nothing (copying it reports the damage)
+        }
+        if (target === null) continue;
+        if (target instanceof PDFRawStream) found.push([obj, target.contents.length]);
+        obj = target;
+      }
+      if (obj instanceof PDFRawStream) obj = obj.dict;
+      if (obj instanceof PDFDict) for (const [, value] of obj.entries()) stack.push(value);
+      else if (obj instanceof PDFArray) for (let i = 0; i < obj.size(); i++) stack.push(obj.get(i));
+    }
+    return found;
   }
 
   /** Named destinations (catalog /Dests and the /Names /Dests name tree), read once on first use, within MAX_NAME_TREE_REFERENCES. */

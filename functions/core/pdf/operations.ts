@@ -118,8 +118,8 @@ function outputTooComplex(limits: PdfToolLimits, outputCount: number, input: Inp
 }
 
 /**
- * The least the outputs will weigh: each file carries, once, the content streams and XObjects of the pages it holds
- * (see SourceDocument.pageStreams). The real size is known only once the files are made.
+ * The least the outputs will weigh: each file carries, once, the content streams of the pages it holds and every
+ * stream their resources reach (see SourceDocument.pageStreams). The real size is known only once the files are made.
  */
 export function outputsAtLeast(outputs: readonly Pick<OutputPlan, 'selections'>[], stopAbove = Infinity, maxVisits = FLOOR_MAX_VISITS): number {
   let total = 0;

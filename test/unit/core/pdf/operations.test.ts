@@ -285,6 +285,32 @@ describe('split', () => {
     }
   });
 
+  it('counts in its floor the streams nested resources reach: an image drawn by a Form XObject, a font file', async () => {
+    const doc = await PDFDocument.create();
+    const ctx = doc.context;
+    const image = ctx.register(ctx.stream(new Uint8Array(100_000).fill(66), { Type: 'XObject', Subtype: 'Image', Width: 10, Height: 10, ColorSpace: 'DeviceGray', BitsPerComponent: 8 }));
+    const form = ctx.register(ctx.stream('q /Im Do Q', { Type: 'XObject', Subtype: 'Form', BBox: [0, 0, 10, 10], Resources: { XObject: { Im: image } } }));
+    const fontFile = ctx.register(ctx.stream(new Uint8Array(50_000).fill(67)));
+    const font = ctx.obj({ Type: 'Font', Subtype: 'TrueType', BaseFont: 'X', FontDescriptor: ctx.obj({ Type: 'FontDescriptor', FontName: 'X', FontFile2: fontFile }) });
+    for (let i = 0; i < 4; i++) {
+      const page = doc.addPage([100, 100]);
+      page.node.set(PDFName.of('Resources'), ctx.obj({ XObject: { Fm: form }, Font: { F1: font } }));
+      page.node.set(PDFName.of('Contents'), ctx.register(ctx.stream('/Fm Do')));
+    }
+    const bytes = await doc.save({ useObjectStreams: false });
+    const input = file(bytes, 'nested.pdf');
+    const planned = planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+    // Each of the four files carries the image and the font file once.
+    const floor = outputsAtLeast(planned.outputs);
+    expect(floor).toBeGreaterThanOrEqual(4 * 150_000);
+    const made = await produce(planned, { limits: INSTANT_LIMITS });
+    expect(floor).toBeLessThanOrEqual(made.files.reduce((n, f) => n + f.size_bytes, 0));
+    // So a limit below that is refused while planning, before any file is made.
+    expect(() => planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), { ...INSTANT_LIMITS, maxOutputBytes: 500_000 })).toThrow(
+      expect.objectContaining({ code: 'OUTPUT_TOO_LARGE' }),
+    );
+  });
+
   it('copies an object once however many generations name it (a small file cannot ask for a huge one)', async () => {
     const doc = await PDFDocument.create();
     const page = doc.addPage([200, 200]);
