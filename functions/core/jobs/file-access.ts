@@ -4,9 +4,9 @@
  */
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
+import { failedJobRows } from '../pdfops/results';
 import { signedLink } from './access';
 import { type JobFileRepository, presentFileRow } from './files';
-import { failedJobRows } from '../pdfops/results';
 import { FINISHED_STATUSES, type Job } from './job';
 import type { BlobStore } from './ports';
 import { LINK_TTL_SECONDS } from './storage-layout';

@@ -175,7 +175,7 @@ export function queryInteger(min: number, max: number) {
 
 /**
  * A multipart field carrying JSON text (`options`, `split`, `page_ranges`): absent or blank is undefined, text that
- * is not JSON is refused with `notJson(reason)` (ranked like `rank`), and the parsed value is then read by `inner`.
+ * is not JSON is refused with `notJson(reason, text)` (ranked like `rank`), and the parsed value is then read by `inner`.
  */
 export function jsonFormField<T extends z.ZodType>(inner: T, notJson: (reason: string, text: string) => ServiceError, { rank }: { rank?: number } = {}) {
   return z
