@@ -17,6 +17,8 @@ export interface RawEntry {
   crc?: number;
   /** Unix mode in the external attributes, e.g. 0o120777 for a symlink (its data is the link target). */
   unixMode?: number;
+  /** An Info-ZIP Unicode Path field (0x7075) in the central header with this name, which readers that know it prefer. */
+  unicodeName?: string;
 }
 
 /** A complete ZIP of the given entries, in order. */
@@ -55,10 +57,12 @@ export function rawZip(entries: RawEntry[]): Buffer {
     central.writeUInt32LE(body.length, 20);
     central.writeUInt32LE(size, 24);
     central.writeUInt16LE(name.length, 28);
+    const extra = e.unicodeName === undefined ? Buffer.alloc(0) : unicodePathField(name, e.unicodeName);
+    central.writeUInt16LE(extra.length, 30);
     central.writeUInt32LE(e.unixMode !== undefined ? (e.unixMode << 16) >>> 0 : 0, 38);
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, body);
-    centrals.push(central, name);
+    centrals.push(central, name, extra);
     offset += local.length + name.length + body.length;
   }
   const cd = Buffer.concat(centrals);
@@ -69,6 +73,18 @@ export function rawZip(entries: RawEntry[]): Buffer {
   end.writeUInt32LE(cd.length, 12);
   end.writeUInt32LE(offset, 16);
   return Buffer.concat([...locals, cd, end]);
+}
+
+/** Info-ZIP Unicode Path extra field: version 1, the CRC-32 of the header name it stands for, the UTF-8 name. */
+function unicodePathField(headerName: Buffer, unicodeName: string): Buffer {
+  const text = Buffer.from(unicodeName, 'utf8');
+  const field = Buffer.alloc(4 + 5 + text.length);
+  field.writeUInt16LE(0x7075, 0);
+  field.writeUInt16LE(5 + text.length, 2);
+  field.writeUInt8(1, 4);
+  field.writeUInt32LE(crc32(headerName) >>> 0, 5);
+  text.copy(field, 9);
+  return field;
 }
 
 /** Deterministic incompressible bytes. */

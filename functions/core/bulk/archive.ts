@@ -97,10 +97,19 @@ async function readCentralDirectory(zip: ZipFile): Promise<Entry[]> {
   });
 }
 
+const decodeName = (yauzl as unknown as { getFileNameLowLevel(flags: number, raw: Buffer, extra: unknown, strict: boolean): string }).getFileNameLowLevel;
+
 /** The entry's name as text: UTF-8 when flagged (or carried in the Info-ZIP Unicode field), else CP437; backslashes kept. */
 function entryName(entry: Entry): string {
-  const low = (yauzl as unknown as { getFileNameLowLevel(flags: number, raw: Buffer, extra: unknown, strict: boolean): string }).getFileNameLowLevel;
-  return low(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+  return decodeName(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+}
+
+/**
+ * The name in the header itself, without the Info-ZIP Unicode field. Tools that ignore that field (Python's zipfile,
+ * many extractors) use this one, so it must be as safe as the name the bundle is read under.
+ */
+function headerName(entry: Entry): string {
+  return decodeName(entry.generalPurposeBitFlag, entry.fileNameRaw, [], true);
 }
 
 function isSymlink(entry: Entry): boolean {
@@ -239,6 +248,9 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
     if (isSymlink(entry)) throw unsafe('symlink', name, 'is a symbolic link (links could point outside the bundle)');
     const problem = pathProblem(name);
     if (problem) throw unsafe(problem, name, UNSAFE_MESSAGES[problem]);
+    const inHeader = headerName(entry);
+    const headerProblem = inHeader === name ? null : pathProblem(inHeader);
+    if (headerProblem) throw unsafe(headerProblem, inHeader, `${UNSAFE_MESSAGES[headerProblem]} (its Unicode name field says "${name.slice(0, 100)}", which other tools ignore)`);
     const directory = name.endsWith('/');
     const path = normalisePath(name);
     if (seen.has(path)) throw unsafe('duplicate', name, 'appears more than once (a later copy could replace an earlier one)');

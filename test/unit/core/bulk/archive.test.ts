@@ -63,6 +63,17 @@ describe('inspectArchive', () => {
     expect(result).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason } });
   });
 
+  it('refuses an entry whose header name is unsafe though its Unicode name field gives a clean one (tools that ignore the field would climb out)', async () => {
+    const hidden = rawZip([{ name: 'ok.html', data: '<p>ok</p>' }, { name: '../evil.html', data: 'x', unicodeName: 'good.html' }]);
+    expect(await refusal(hidden)).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'parent_reference', entry: '../evil.html' } });
+    // The other way round the name read is unsafe itself.
+    const shown = rawZip([{ name: 'good.html', data: 'x', unicodeName: '../evil.html' }]);
+    expect(await refusal(shown)).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'parent_reference', entry: '../evil.html' } });
+    // A Unicode field for a harmless header name (an older tool's non-ASCII name) is read as usual.
+    const archive = await inspectArchive(rawZip([{ name: 'resume.html', data: 'x', unicodeName: 'résumé.html' }]));
+    expect(archive.files.map((f) => f.path)).toEqual(['résumé.html']);
+  });
+
   it('refuses a symlink entry, and so a file written through it', async () => {
     const zip = rawZip([
       { name: 'link', data: '/etc', unixMode: 0o120777, method: 0 },
