@@ -71,10 +71,11 @@ const MANIFEST = 'manifest.json';
  * when it is a folder of another output (`x.pdf` beside `x.pdf/y.pdf`): an archive holding both cannot be unzipped.
  * So is `manifest.json`; a top-level folder of that name becomes `_manifest.json/`, beside the manifest.
  * Names are compared as the file systems of macOS and Windows do, ignoring case and Unicode normalisation: `A.pdf`
- * beside `a.pdf` would overwrite each other when unzipped there, so the later one is `a.html.pdf`.
+ * beside `a.pdf` would overwrite each other when unzipped there, so the later one is `a.html.pdf`. Names Windows
+ * cannot create are changed (see `windowsSafe`).
  */
 export function outputPaths(inputs: readonly string[], bundleType: BundleType): string[] {
-  const mirrored = inputs.map((input) => (input.split('/')[0].toLowerCase() === MANIFEST ? `_${input}` : input));
+  const mirrored = inputs.map((input) => windowsSafe(input.split('/')[0].toLowerCase() === MANIFEST ? `_${input}` : input));
   const taken = new Set<string>([MANIFEST]);
   const isTaken = (path: string) => taken.has(sameFileKey(path));
   const take = (path: string) => taken.add(sameFileKey(path));
@@ -91,6 +92,25 @@ export function outputPaths(inputs: readonly string[], bundleType: BundleType): 
     take(name);
     return name;
   });
+}
+
+const WINDOWS_FORBIDDEN = /[<>:"|?*]/g;
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+
+/**
+ * A path every common file system can hold, segment by segment: `<>:"|?*` become `_` (a `:` would write an NTFS
+ * alternate stream), device names get a `_` prefix (`NUL.html` → `_NUL.html`), and trailing dots and spaces, which
+ * Windows drops, become `_`. Unchanged for any other path.
+ */
+function windowsSafe(path: string): string {
+  return path
+    .split('/')
+    .map((segment) => {
+      let safe = segment.replace(WINDOWS_FORBIDDEN, '_').replace(/[. ]+$/, '_');
+      if (WINDOWS_DEVICE.test(safe)) safe = `_${safe}`;
+      return safe;
+    })
+    .join('/');
 }
 
 /** Paths that name the same file on a case-insensitive, normalisation-insensitive file system share this key. */

@@ -61,6 +61,19 @@ describe('paths', () => {
     expect(outputPaths(['x.html', 'x.htm', 'x.htm.html'], 'html')).toEqual(['x.pdf', 'x.htm.pdf', 'x.htm.html.pdf']);
   });
 
+  it('gives outputs names Windows can create: no reserved characters, device names or trailing dots', () => {
+    expect(outputPaths(['ab:c.html', 'docs/C:/x.html', 'NUL.html', 'com1.page.html', 'q?"<>|*.html', 'dir. /a.html', 'ab_c.html', 'nullable.html'], 'html')).toEqual([
+      'ab_c.pdf',
+      'docs/C_/x.pdf',
+      '_NUL.pdf',
+      '_com1.page.pdf',
+      'q______.pdf',
+      'dir_/a.pdf',
+      'ab_c.html.pdf',
+      'nullable.pdf',
+    ]);
+  });
+
   it('keeps names distinct where case and Unicode normalisation do not count (macOS, Windows)', () => {
     expect(outputPaths(['Report.html', 'report.html', 'REPORT.HTML'], 'html')).toEqual(['Report.pdf', 'report.html.pdf', 'REPORT.HTML-2.pdf']);
     expect(outputPaths(['caf\u00e9.html', 'cafe\u0301.html'], 'html')).toEqual(['caf\u00e9.pdf', 'cafe\u0301.html.pdf']);
