@@ -355,6 +355,20 @@ describe('subscriptions through Stripe', () => {
     expect(await billing(user)).toMatchObject({ plan_id: 'business', subscription_credits_remaining: 95, subscription_pdfs_remaining: 9500 });
   });
 
+  it('makes an upgrade asked for four times at once once at Stripe (one proration invoice), adding the difference once', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub } = await subscribe(user);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => stack.request('POST', '/accounts/me/subscription/change', { token: user.id_token, json: { price_id: PRICES.business } })),
+    );
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const changes = double.requests.filter((r) => r.method === 'POST' && r.path === `/v1/subscriptions/${sub.id}` && r.form['items[0][price]']);
+    expect(changes.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(changes.map((r) => r.idempotencyKey)).size).toBe(1);
+    expect(changes.filter((r) => !r.replayed)).toHaveLength(1);
+    expect(await billing(user)).toMatchObject({ plan_id: 'business', subscription_credits_remaining: 100 });
+  });
+
   it('loses no charge that spends the allowance while an upgrade is applied', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const { sub } = await subscribe(user);

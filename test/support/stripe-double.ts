@@ -28,6 +28,9 @@ export interface RecordedRequest {
   path: string;
   form: Record<string, string>;
   authorization: string | undefined;
+  idempotencyKey: string | undefined;
+  /** Answered from an earlier request with the same Idempotency-Key, as Stripe does (nothing was done again). */
+  replayed: boolean;
 }
 
 export interface SubscriptionInit {
@@ -44,6 +47,8 @@ export class StripeDouble {
   readonly subscriptions = new Map<string, any>();
   readonly lineItems = new Map<string, { price: string; quantity: number }[]>();
   readonly requests: RecordedRequest[] = [];
+  /** First answers of POSTs sent with an Idempotency-Key: a request with the same key gets the same answer. */
+  private readonly idempotent = new Map<string, { form: string; status: number; body: unknown }>();
   /** The next mutating call answers this Stripe error instead (e.g. a declined card). */
   failNext: { status: number; error: Record<string, unknown> } | null = null;
   private server!: http.Server;
@@ -200,6 +205,8 @@ export class StripeDouble {
   // ── the API ────────────────────────────────────────────────────────────────────────────────────────
 
   private send(res: http.ServerResponse, status: number, body: unknown) {
+    const saving = (res as { idempotency?: { key: string; form: string } }).idempotency;
+    if (saving) this.idempotent.set(saving.key, { form: saving.form, status, body });
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Request-Id': rid('req'), 'Content-Length': String(Buffer.byteLength(text)) });
     res.end(text);
@@ -214,10 +221,19 @@ export class StripeDouble {
     for await (const c of req) chunks.push(c as Buffer);
     const url = new URL(req.url ?? '/', 'http://double');
     const form = Object.fromEntries(new URLSearchParams(req.method === 'GET' ? url.search : Buffer.concat(chunks).toString('utf8')));
-    this.requests.push({ method: req.method ?? '', path: url.pathname, form, authorization: req.headers.authorization });
+    const idempotencyKey = typeof req.headers['idempotency-key'] === 'string' ? req.headers['idempotency-key'] : undefined;
+    const saved = req.method === 'POST' && idempotencyKey ? this.idempotent.get(idempotencyKey) : undefined;
+    this.requests.push({ method: req.method ?? '', path: url.pathname, form, authorization: req.headers.authorization, idempotencyKey, replayed: !!saved });
     if (req.headers.authorization !== `Bearer ${TEST_SECRET_KEY}`) {
       return this.send(res, 401, { error: { type: 'invalid_request_error', message: 'Invalid API Key provided' } });
     }
+    if (saved) {
+      if (saved.form !== JSON.stringify(form)) {
+        return this.send(res, 400, { error: { type: 'idempotency_error', message: 'Keys for idempotent requests can only be used with the same parameters they were first used with.' } });
+      }
+      return this.send(res, saved.status, saved.body);
+    }
+    if (req.method === 'POST' && idempotencyKey) (res as { idempotency?: { key: string; form: string } }).idempotency = { key: idempotencyKey, form: JSON.stringify(form) };
     if (req.method === 'POST' && this.failNext) {
       const { status, error } = this.failNext;
       this.failNext = null;

@@ -64,16 +64,20 @@ export class StripePaymentProvider implements PaymentProvider {
     return toProviderSubscription(await call(() => stripe.subscriptions.update(subscriptionId, params)));
   }
 
-  async changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean): Promise<ProviderSubscription> {
+  async changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean, idempotencyKey: string): Promise<ProviderSubscription> {
     const stripe = await this.stripe();
     const updated = await call(() =>
-      stripe.subscriptions.update(subscriptionId, {
-        items: [{ id: itemId, price: priceId }],
-        // Upgrade: invoice the prorated difference now and refuse if it cannot be paid. Downgrade: the new
-        // price applies from the next renewal; this period was paid at the old price.
-        proration_behavior: prorate ? 'always_invoice' : 'none',
-        ...(prorate ? { payment_behavior: 'error_if_incomplete' as const } : {}),
-      }),
+      stripe.subscriptions.update(
+        subscriptionId,
+        {
+          items: [{ id: itemId, price: priceId }],
+          // Upgrade: invoice the prorated difference now and refuse if it cannot be paid. Downgrade: the new
+          // price applies from the next renewal; this period was paid at the old price.
+          proration_behavior: prorate ? 'always_invoice' : 'none',
+          ...(prorate ? { payment_behavior: 'error_if_incomplete' as const } : {}),
+        },
+        { idempotencyKey },
+      ),
     );
     return toProviderSubscription(updated);
   }

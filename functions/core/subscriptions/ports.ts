@@ -101,8 +101,11 @@ export interface PaymentProvider {
   cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription>;
   /** Undo a scheduled cancel (period-end or dated) and a collection pause, whichever are set. */
   resume(subscriptionId: string, pending: { cancel_at_period_end: boolean; cancel_at: string | null; pause_collection: boolean }): Promise<ProviderSubscription>;
-  /** Switch the subscription's price: `prorate` charges the difference now (upgrade), otherwise from the next renewal on. */
-  changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean): Promise<ProviderSubscription>;
+  /**
+   * Switch the subscription's price: `prorate` charges the difference now (upgrade), otherwise from the next renewal
+   * on. Requests with the same `idempotencyKey` make the change once; the repeats get the first answer.
+   */
+  changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean, idempotencyKey: string): Promise<ProviderSubscription>;
   /** A customer-portal session URL (payment methods, invoices, cancel). */
   portalUrl(customerId: string, returnUrl: string | undefined): Promise<string>;
 }

@@ -324,7 +324,12 @@ export class SubscriptionService {
     const itemId = sub.provider?.item_id ?? (await provider.getSubscription(sub.subscription_id)).item_id;
     if (!itemId) throw new Error(`subscription ${sub.subscription_id} has no item to change`);
     const upgrade = target.price_micros > sub.price_micros;
-    const p = await provider.changePrice(sub.subscription_id, itemId, target.price_id, upgrade);
+    // The same change asked for twice at once (a double click, a retried request) reaches the provider as one: an
+    // upgrade invoices its proration once. The minute in the key lets a change refused for payment be asked again
+    // (the provider keeps a key's first answer, a decline included, for a day).
+    const minute = Math.floor(this.deps.clock.now().getTime() / 60_000);
+    const idempotencyKey = `plan-change:${sub.subscription_id}:${billed}:${target.price_id}:${minute}`;
+    const p = await provider.changePrice(sub.subscription_id, itemId, target.price_id, upgrade, idempotencyKey);
     await this.applySubscription(account.account_id, p, {});
     const result: ChangeResult = upgrade ? 'upgraded' : target.price_id === sub.price_id ? 'downgrade_cancelled' : 'downgrade_scheduled';
     return { account: await this.reload(account), result };
