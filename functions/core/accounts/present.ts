@@ -9,7 +9,8 @@ export function presentAccount(account: Account, plan: Plan | null, principal: P
     account_id: account.account_id,
     email: account.email,
     status: account.status,
-    plan_id: account.plan_id,
+    // One representation in the whole body: a pending account's plan is "pending", as in billing.plan_id.
+    plan_id: account.plan_id ?? 'pending',
     plan_name: plan?.name ?? null,
     created_at: account.created_at,
     credential: { type: principal.credential, api_key_id: principal.api_key_id },
