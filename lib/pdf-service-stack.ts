@@ -220,16 +220,19 @@ export class PdfServiceStack extends Stack {
     const plans = planCatalogue(priceIds);
     const items = plans.map((plan) => ({ PutRequest: { Item: marshall({ ...keys.plan(plan.plan_id), ...plan }, { removeUndefinedValues: true }) } }));
     const version = createHash('sha256').update(JSON.stringify(items)).digest('hex').slice(0, 16);
+    // One transaction: every plan is written or the deploy fails and says so (a batch write may leave items
+    // unprocessed, and a custom resource call does not retry them).
     const call: cr.AwsSdkCall = {
       service: 'DynamoDB',
-      action: 'batchWriteItem',
-      parameters: { RequestItems: { [this.storage.table.tableName]: items } },
+      action: 'transactWriteItems',
+      parameters: { TransactItems: items.map(({ PutRequest }) => ({ Put: { TableName: this.storage.table.tableName, Item: PutRequest.Item } })) },
       physicalResourceId: cr.PhysicalResourceId.of(`plans-${version}`),
     };
     new cr.AwsCustomResource(this, 'SeedPlans', {
       onCreate: call,
       onUpdate: call,
-      policy: cr.AwsCustomResourcePolicy.fromSdkCalls({ resources: [this.storage.table.tableArn] }),
+      // A transaction's writes are authorised as the puts they are.
+      policy: cr.AwsCustomResourcePolicy.fromStatements([new iam.PolicyStatement({ actions: ['dynamodb:PutItem'], resources: [this.storage.table.tableArn] })]),
       installLatestAwsSdk: false,
       // Its provider function logs like ours: to the shared log group (with its retention), and may write nowhere else.
       role: new iam.Role(this, 'SeedPlansRole', {

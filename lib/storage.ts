@@ -29,6 +29,8 @@ export class Storage extends Construct {
       timeToLiveAttribute: TABLE_SCHEMA.timeToLiveAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      // Accounts, balances and keys live here: kept when the stack goes, and not deletable by a stray call either.
+      deletionProtection: true,
       removalPolicy: RemovalPolicy.RETAIN,
     });
     for (const gsi of TABLE_SCHEMA.globalSecondaryIndexes) {

@@ -105,6 +105,7 @@ describe('CDK app', () => {
       ],
       BillingMode: 'PAY_PER_REQUEST',
       TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.timeToLiveAttribute, Enabled: true },
+      DeletionProtectionEnabled: true,
       GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1', KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }] })],
     });
   });
@@ -225,6 +226,9 @@ describe('CDK app', () => {
         expect(`${name} retry=${Array.isArray(state.Retry)}`).toBe(`${name} retry=true`);
         if (name !== 'RecordFailure') expect(state.Catch?.[0]?.Next).toBe('RecordFailure');
       }
+      // Its log group has the name prefix AWS asks for (no entry in the account's size-capped logs resource policy).
+      const logGroupId = machine.Properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0];
+      expect(resources[logGroupId].Properties.LogGroupName).toMatch(/^\/aws\/vendedlogs\/states\//);
       // Functions that start it get its ARN.
       const jobs = functionOf(methods.find((m) => m.method === 'POST' && m.path === '/pdf/jobs')!);
       expect(JSON.stringify(jobs.Properties.Environment.Variables[workflowArnVariable(wf.name)])).toContain(machineId);
@@ -332,6 +336,8 @@ describe('CDK app: Stripe configuration and secrets', () => {
     const seed = Object.values(res).find((r) => r.Type === 'Custom::AWS')!;
     expect(JSON.stringify(seed.Properties.Create)).toContain('price_live_starter');
     expect(JSON.stringify(seed.Properties.Create)).toContain('price_live_business');
+    // All plans or none: one transaction, its puts allowed on the table alone.
+    expect(JSON.stringify(seed.Properties.Create)).toContain('transactWriteItems');
   });
 });
 
