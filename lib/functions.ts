@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import type { FunctionProfile, Permission } from '../functions/routes';
 import { CHROMIUM_FONT_DIR, CHROMIUM_PACK_DIR } from './chromium-layer';
 import { STORAGE_AREAS } from '../functions/core/jobs/storage-layout';
+import { keys } from '../functions/adapters/dynamodb/schema';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -89,6 +90,23 @@ const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:Cond
 const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
 /**
+ * What a function that prints untrusted documents (profile `render`: Chromium with --no-sandbox) may reach, so that a
+ * renderer exploit holding its role's credentials gets no further than the work of rendering: objects under the job
+ * input and output areas only (not merge/split files, editor outputs, uploads or template assets), and none of the
+ * table's partitions that hold credentials or their equivalents — API keys (writing one would open any account),
+ * webhooks and their signing secrets, Stripe mappings. Accounts, jobs and rate windows stay reachable: charging and
+ * recording jobs is part of rendering.
+ */
+export const RENDER_OBJECT_PREFIXES = [STORAGE_AREAS.jobInputs.prefix, STORAGE_AREAS.jobOutputs.prefix];
+export const RENDER_DENIED_PARTITIONS = [
+  keys.apiKeyPartition(''),
+  keys.apiKeyOwner('').pk,
+  keys.webhook('').pk,
+  keys.stripeEvent('').pk,
+  keys.stripeCustomer('').pk,
+].map((prefix) => `${prefix}*`);
+
+/**
  * Function defaults in one place: Node 22 bundles built locally by esbuild, one Lambda per handler,
  * the Chromium layer only on render functions, and exactly the permissions a handler declares.
  * Functions with the same permission set share one role and all share one log group, which keeps
@@ -98,6 +116,8 @@ export class FunctionFactory extends Construct {
   private readonly made = new Map<string, NodejsFunction>();
   private readonly roles = new Map<string, iam.Role>();
   private readonly grantsOf = new Map<iam.Role, Permission[]>();
+  /** Roles of render functions, confined as RENDER_OBJECT_PREFIXES and RENDER_DENIED_PARTITIONS say. */
+  readonly confinedRoles = new Set<iam.Role>();
   /** The log group of every function (and of the deploy-time plan seeding). */
   readonly logGroup: logs.LogGroup;
   /**
@@ -116,10 +136,13 @@ export class FunctionFactory extends Construct {
     });
   }
 
-  /** The role for a permission set (or, when `owner` is given, a role of that function alone), granted exactly those permissions. */
-  private roleFor(permissions: Permission[], owner?: string): iam.Role {
+  /**
+   * The role for a permission set (or, when `owner` is given, a role of that function alone), granted exactly those
+   * permissions; `confined` for render functions (see RENDER_OBJECT_PREFIXES), which never share a role with others.
+   */
+  private roleFor(permissions: Permission[], owner: string | undefined, confined: boolean): iam.Role {
     const set = [...new Set(permissions)].sort();
-    const name = owner ? `own-${owner}` : set.length ? set.join('+') : 'none';
+    const name = `${confined ? 'render-' : ''}${owner ? `own-${owner}` : set.length ? set.join('+') : 'none'}`;
     let role = this.roles.get(name);
     if (!role) {
       role = new iam.Role(this, `Role-${name.replace(/[^A-Za-z0-9]+/g, '-')}`, {
@@ -127,7 +150,8 @@ export class FunctionFactory extends Construct {
         managedPolicies: [this.logPolicy],
         description: `Lambda functions that need: ${name}`,
       });
-      this.grant(role, set);
+      this.grant(role, set, confined);
+      if (confined) this.confinedRoles.add(role);
       this.roles.set(name, role);
       this.grantsOf.set(role, set);
     }
@@ -159,7 +183,7 @@ export class FunctionFactory extends Construct {
     const profile = PROFILES[spec.profile];
     const render = spec.profile === 'render';
     const id = spec.ref.replace(/[^A-Za-z0-9]+/g, '-');
-    const role = this.roleFor(spec.permissions, spec.dedicatedRole ? spec.ref : undefined);
+    const role = this.roleFor(spec.permissions, spec.dedicatedRole ? spec.ref : undefined, render);
     for (const { secret } of spec.secrets ?? []) secret.grantRead(role);
     const fn = new NodejsFunction(this, id, {
       entry: path.join(ROOT, 'functions', `${file}.ts`),
@@ -198,16 +222,29 @@ export class FunctionFactory extends Construct {
     return fn;
   }
 
-  private grant(role: iam.IGrantable, permissions: Permission[]) {
+  private grant(role: iam.Role, permissions: Permission[], confined: boolean) {
     const { table, bucket } = this.props;
+    // Object permissions on the whole bucket, or on the render areas alone.
+    const objects = confined ? RENDER_OBJECT_PREFIXES.map((prefix) => `${prefix}*`) : ['*'];
     for (const p of permissions) {
       if (p === 'table:read') table.grant(role, ...TABLE_READ_ACTIONS);
       if (p === 'table:write') table.grant(role, ...TABLE_WRITE_ACTIONS);
-      if (p === 'bucket:read') bucket.grantRead(role);
-      if (p === 'bucket:write') bucket.grantPut(role);
+      if (p === 'bucket:read') for (const pattern of objects) bucket.grantRead(role, pattern);
+      if (p === 'bucket:write') for (const pattern of objects) bucket.grantPut(role, pattern);
       if (p === 'bucket:upload') bucket.grantPut(role, `${STORAGE_AREAS.uploads.prefix}*`);
-      if (p === 'bucket:delete') bucket.grantDelete(role);
+      if (p === 'bucket:delete') for (const pattern of objects) bucket.grantDelete(role, pattern);
       for (const { secret } of this.props.permissionSecrets?.[p] ?? []) secret.grantRead(role);
+    }
+    if (confined && permissions.some((p) => p.startsWith('table:'))) {
+      // Items whose partition key (or, in an index query, whose index partition key) is one of these are out of reach.
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          effect: iam.Effect.DENY,
+          actions: [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS],
+          resources: [table.tableArn, `${table.tableArn}/index/*`],
+          conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': RENDER_DENIED_PARTITIONS } },
+        }),
+      );
     }
   }
 }

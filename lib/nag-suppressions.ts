@@ -2,6 +2,7 @@ import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { ROUTES, type Permission } from '../functions/routes';
 import type { PdfServiceStack } from './pdf-service-stack';
+import { RENDER_OBJECT_PREFIXES } from './functions';
 
 /**
  * The cdk-nag (AwsSolutions) findings this stack keeps on purpose, each acknowledged on the narrowest construct with
@@ -55,6 +56,14 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
   };
   for (const [role, permissions] of stack.functions.roleGrants) {
     const findings: Record<string, string> = Object.assign({}, ...permissions.map((p) => grantWildcards[p] ?? {}));
+    // Render roles reach the job input and output areas only: the same reason, for each of those prefixes.
+    if (stack.functions.confinedRoles.has(role) && findings[objects]) {
+      const reason = findings[objects];
+      delete findings[objects];
+      for (const prefix of RENDER_OBJECT_PREFIXES) {
+        findings[`Resource::${bucket}/${prefix}*`] = `${reason} Render functions (untrusted documents in Chromium) reach ${RENDER_OBJECT_PREFIXES.join(' and ')} only.`;
+      }
+    }
     for (const [finding, reason] of Object.entries(findings)) ack(role, `IAM5[${finding}]`, reason);
   }
 

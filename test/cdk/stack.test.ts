@@ -159,6 +159,30 @@ describe('CDK app', () => {
     }
   });
 
+  it('confines functions that print untrusted documents: job input and output objects only, no credential partitions', () => {
+    const renderFns = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties.Layers ?? []).includes('Chromium'));
+    expect(renderFns.length).toBeGreaterThanOrEqual(4);
+    for (const fn of renderFns) {
+      const role = fn.Properties.Role['Fn::GetAtt'][0];
+      const statements = policyStatementsOfRole(role);
+      // Object access under inputs/ and outputs/ only (listing and bucket settings aside, which name no object).
+      const objectResources = statements
+        .filter((st) => st.Effect === 'Allow' && [st.Action].flat().some((a: string) => /^s3:(GetObject|PutObject|DeleteObject)/.test(a)))
+        .flatMap((st) => [st.Resource].flat())
+        .map((r) => JSON.stringify(r))
+        .filter((r) => r.includes('/'));
+      expect(objectResources.length).toBeGreaterThan(0);
+      for (const r of objectResources) expect(r).toMatch(/\/(inputs|outputs)\/\*"\]\]\}$/);
+      // API keys, webhooks and Stripe mappings are denied, whatever else the role may do with the table.
+      const deny = statements.find((st) => st.Effect === 'Deny');
+      expect(deny.Condition).toEqual({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*', 'APIKEYID#*', 'WEBHOOK#*', 'STRIPE_EVENT#*', 'STRIPE_CUSTOMER#*'] } });
+      expect([deny.Action].flat()).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
+      // No other function shares the role (it would be confined too, or widen it).
+      const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);
+      expect(sharers.every((r) => JSON.stringify(r.Properties.Layers ?? []).includes('Chromium'))).toBe(true);
+    }
+  });
+
   it('grants no DynamoDB operation the code does not use (no Scan, no stream reads)', () => {
     const used = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
     const granted = Object.values(resources)
