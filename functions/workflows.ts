@@ -47,6 +47,12 @@ export const WORKFLOWS: readonly WorkflowDef[] = [
   },
 ];
 
+/**
+ * The Task state every workflow ends a failed job with: the target of its ASL's Catch, and of the ending of an
+ * execution that never reached it (core/workflows/ended.ts).
+ */
+export const FAILURE_RECORDER = 'RecordFailure';
+
 /** The environment variable carrying a workflow's state machine ARN to the functions that start it. */
 export function workflowArnVariable(name: string): string {
   return `WORKFLOW_ARN_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;

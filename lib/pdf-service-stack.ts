@@ -16,7 +16,8 @@ import { acknowledgeNagFindings } from './nag-suppressions';
 import { Storage } from './storage';
 import path from 'node:path';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { WORKFLOWS, workflowArnVariable } from '../functions/workflows';
+import { UNFINISHED_ENDINGS } from '../functions/core/workflows/ended';
+import { FAILURE_RECORDER, WORKFLOWS, workflowArnVariable } from '../functions/workflows';
 import { AslStateMachine } from './state-machine';
 import { QUEUES } from '../functions/queues';
 import { WorkerQueue } from './queues';
@@ -177,7 +178,21 @@ export class PdfServiceStack extends Stack {
           this.functions.forHandler({ ref: task.ref, profile: task.profile, permissions: task.permissions, timeoutSeconds: task.timeoutSeconds }),
         ]),
       );
-      this.workflows[wf.name] = new AslStateMachine(this, `Workflow-${wf.name}`, { definitionFile: path.resolve(__dirname, '..', wf.definition), tasks }).stateMachine;
+      const machine = new AslStateMachine(this, `Workflow-${wf.name}`, { definitionFile: path.resolve(__dirname, '..', wf.definition), tasks }).stateMachine;
+      this.workflows[wf.name] = machine;
+      // An execution that ends without reaching its failure recorder (timed out as a whole, stopped, failed outside a
+      // Catch) would leave its job processing: its ending goes to the recorder too (core/workflows/ended.ts).
+      const recorder = tasks[FAILURE_RECORDER];
+      if (!recorder) throw new Error(`${wf.definition}: no ${FAILURE_RECORDER} task`);
+      new events.Rule(this, `Ended-${wf.name}`, {
+        description: `Ends the job of a ${wf.name} execution that stopped without recording its failure`,
+        eventPattern: {
+          source: ['aws.states'],
+          detailType: ['Step Functions Execution Status Change'],
+          detail: { status: [...UNFINISHED_ENDINGS], stateMachineArn: [machine.stateMachineArn] },
+        },
+        targets: [new targets.LambdaFunction(recorder, { retryAttempts: 8, maxEventAge: Duration.hours(6) })],
+      });
     }
     for (const fn of this.functions.withPermission('workflow:start')) {
       for (const [name, machine] of Object.entries(this.workflows)) {

@@ -7,9 +7,10 @@
 import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'aws-lambda';
+import type { ExecutionEndedEvent } from '../../functions/core/workflows/ended';
 import type { WorkflowStarter } from '../../functions/core/workflows/ports';
 import type { Logger } from '../../functions/logger';
-import type { WorkflowDef } from '../../functions/workflows';
+import { FAILURE_RECORDER, type WorkflowDef } from '../../functions/workflows';
 import { readJsonFile, writeFileAtomic } from '../files';
 import { lambdaContext, loadHandler } from '../handlers';
 
@@ -35,7 +36,7 @@ P.withResolvers ??= <T>() => {
 
 // Loaded after the polyfill (the library reads Promise.withResolvers when a Task runs).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { StateMachine } = require('aws-local-stepfunctions') as typeof import('aws-local-stepfunctions');
+const { StateMachine, ExecutionAbortedError, ExecutionTimeoutError } = require('aws-local-stepfunctions') as typeof import('aws-local-stepfunctions');
 
 const ROOT = path.resolve(__dirname, '../..');
 const FUNCTIONS_DIR = path.join(ROOT, 'functions');
@@ -115,13 +116,31 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const done = execution.result
       .then(
         () => undefined,
-        (err: unknown) => this.opts.log.info(`workflow ${workflow} execution ${name} failed`, err),
+        async (err: unknown) => {
+          this.opts.log.info(`workflow ${workflow} execution ${name} failed`, err);
+          // As the EventBridge rule does in AWS: the ending goes to the failure recorder, which ends a job the
+          // execution left unfinished (a whole-execution timeout has no Catch) and leaves a finished one as it is.
+          if (!this.aborting) await this.reportEnding(def, name, input, err);
+        },
       )
       // Ended: its record goes. Aborted by stop(): the record stays, so the next start resumes it.
       .finally(() => record && !this.aborting && rmSync(record, { force: true }));
     this.running.set(executionId, { abort: execution.abort, done });
     void done.finally(() => this.running.delete(executionId));
     return { executionId };
+  }
+
+  private async reportEnding(def: WorkflowDef, name: string, input: Record<string, unknown>, err: unknown) {
+    const recorder = def.tasks[FAILURE_RECORDER];
+    if (!recorder) return;
+    const status = err instanceof ExecutionTimeoutError ? 'TIMED_OUT' : err instanceof ExecutionAbortedError ? 'ABORTED' : 'FAILED';
+    const caught = (err as { cause?: { name?: string; message?: string } }).cause;
+    const event: ExecutionEndedEvent = { detail: { status, input: JSON.stringify(input), error: caught?.name ?? null, cause: caught?.message ?? null } };
+    try {
+      await loadHandler<TaskHandler>(recorder.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(event, lambdaContext(`${def.name}-${FAILURE_RECORDER}`, (recorder.timeoutSeconds ?? 60) * 1000));
+    } catch (recordErr) {
+      this.opts.log.error(`workflow ${def.name} execution ${name}: recording its ending failed`, recordErr);
+    }
   }
 
   /** Resolves once no execution is running. */

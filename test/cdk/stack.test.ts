@@ -253,6 +253,17 @@ describe('CDK app', () => {
       // Its log group has the name prefix AWS asks for (no entry in the account's size-capped logs resource policy).
       const logGroupId = machine.Properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0];
       expect(resources[logGroupId].Properties.LogGroupName).toMatch(/^\/aws\/vendedlogs\/states\//);
+      // An execution that ends without reaching RecordFailure (timed out as a whole, stopped) still ends its job:
+      // its status change goes to the same recorder function.
+      const recorderId = machine.Properties.DefinitionSubstitutions.RecordFailure['Fn::GetAtt'][0];
+      const endings = Object.values(resources).filter((r) => r.Type === 'AWS::Events::Rule' && JSON.stringify(r.Properties.EventPattern ?? {}).includes(machineId));
+      expect(endings).toHaveLength(1);
+      expect(endings[0].Properties.EventPattern).toEqual({
+        source: ['aws.states'],
+        'detail-type': ['Step Functions Execution Status Change'],
+        detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [{ Ref: machineId }] },
+      });
+      expect(endings[0].Properties.Targets.map((t: any) => t.Arn['Fn::GetAtt'][0])).toEqual([recorderId]);
       // Functions that start it get its ARN.
       const jobs = functionOf(methods.find((m) => m.method === 'POST' && m.path === '/pdf/jobs')!);
       expect(JSON.stringify(jobs.Properties.Environment.Variables[workflowArnVariable(wf.name)])).toContain(machineId);

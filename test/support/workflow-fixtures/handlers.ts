@@ -30,3 +30,16 @@ export async function gated(input: { id: string }) {
   while (!gate.open) await new Promise((r) => setTimeout(r, 5));
   return { passed: true };
 }
+
+/** Sleeps `sleepMs` (a task that outlasts its execution's time limit). */
+export async function sleepy(input: { sleepMs: number }) {
+  calls.push({ task: 'sleepy', input });
+  await new Promise((r) => setTimeout(r, input.sleepMs));
+  return { slept: true };
+}
+
+/** A failure recorder: records what it was given (a Catch's input, or an ended execution's event). */
+export async function ended(input: unknown) {
+  calls.push({ task: 'ended', input });
+  return { recorded: true };
+}

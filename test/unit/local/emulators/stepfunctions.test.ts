@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StateMachine } from 'aws-local-stepfunctions';
+import { failureTaskInput } from '../../../../functions/core/workflows/ended';
 import { createLogger } from '../../../../functions/logger';
 import { WORKFLOWS } from '../../../../functions/workflows';
 import { LocalWorkflowRunner, localDefinition } from '../../../../local/emulators/stepfunctions';
@@ -109,5 +110,35 @@ describe('local Step Functions runner across a stop or a crash', () => {
     } finally {
       await second.stop();
     }
+  });
+});
+
+describe('local Step Functions runner: an execution that ends without reaching its failure recorder', () => {
+  const timed = new LocalWorkflowRunner({
+    workflows: [
+      {
+        name: 'slow',
+        definition: 'workflow-fixtures/slow.asl.json',
+        tasks: {
+          Sleepy: { ref: 'workflow-fixtures/handlers#sleepy', profile: 'light', permissions: [] },
+          RecordFailure: { ref: 'workflow-fixtures/handlers#ended', profile: 'light', permissions: [] },
+        },
+      },
+    ],
+    log: createLogger('silent'),
+    handlersDir: SUPPORT,
+    rootDir: SUPPORT,
+  });
+  afterAll(() => timed.stop());
+
+  it('hands its ending to the recorder, as the EventBridge rule does in AWS (a whole-execution timeout has no Catch)', async () => {
+    const input = { job_id: 'job_slow', account_id: 'acct1', sleepMs: 2500 };
+    await timed.start('slow', input, { name: 'slow_1' });
+    await timed.idle();
+    const recorded = calls.filter((c) => c.task === 'ended');
+    expect(recorded).toHaveLength(1);
+    expect(recorded[0].input).toMatchObject({ detail: { status: 'TIMED_OUT', input: JSON.stringify(input) } });
+    // What the service's recorders make of it: the job, with a timeout named as a timed-out task's.
+    expect(failureTaskInput(recorded[0].input)).toEqual({ job_id: 'job_slow', account_id: 'acct1', error: { Error: 'States.Timeout' } });
   });
 });

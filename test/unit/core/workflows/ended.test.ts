@@ -1,0 +1,24 @@
+import { failureTaskInput } from '../../../../functions/core/workflows/ended';
+
+const ended = (detail: Record<string, unknown>) => ({ detail: { status: 'FAILED', ...detail } });
+
+describe('failureTaskInput', () => {
+  it('passes a Catch input through as it is', () => {
+    const caught = { job_id: 'job_1', account_id: 'a1', error: { Error: 'TransientTaskError', Cause: 'x' } };
+    expect(failureTaskInput(caught)).toBe(caught);
+  });
+
+  it("makes an ended execution's event into the recorder's input: its job, and the ending as the error", () => {
+    const input = JSON.stringify({ job_id: 'job_1', account_id: 'a1', extra: true });
+    expect(failureTaskInput(ended({ status: 'TIMED_OUT', input }))).toEqual({ job_id: 'job_1', account_id: 'a1', error: { Error: 'States.Timeout' } });
+    expect(failureTaskInput(ended({ status: 'ABORTED', input }))).toEqual({ job_id: 'job_1', account_id: 'a1', error: { Error: 'States.ABORTED' } });
+    expect(failureTaskInput(ended({ input, error: 'States.Runtime', cause: 'bad path' }))).toEqual({ job_id: 'job_1', account_id: 'a1', error: { Error: 'States.Runtime', Cause: 'bad path' } });
+  });
+
+  it('answers null for an event that names no job', () => {
+    expect(failureTaskInput(ended({ input: '{' }))).toBeNull();
+    expect(failureTaskInput(ended({ input: null }))).toBeNull();
+    expect(failureTaskInput(ended({ input: JSON.stringify({ job_id: 7 }) }))).toBeNull();
+    expect(failureTaskInput(ended({ input: JSON.stringify(['job_1']) }))).toBeNull();
+  });
+});
