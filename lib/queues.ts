@@ -49,7 +49,16 @@ export class WorkerQueue extends Construct {
     if (def.deadLetterHandler) {
       // Ends what a dead letter was about (a job whose workers all died without recording it). The alarm below still
       // fires if this worker cannot: its failed records stay in the queue.
-      const deadLetterWorker = props.functions.forHandler({ ref: def.deadLetterHandler, profile: 'light', permissions: DEAD_LETTER_PERMISSIONS, timeoutSeconds: DEAD_LETTER_WORKER_TIMEOUT_SECONDS, dedicatedRole: true });
+      // It sends the failure email the worker would have sent, so it gets the worker's mail settings.
+      const deadLetterWorker = props.functions.forHandler({
+        ref: def.deadLetterHandler,
+        profile: 'light',
+        permissions: DEAD_LETTER_PERMISSIONS,
+        timeoutSeconds: DEAD_LETTER_WORKER_TIMEOUT_SECONDS,
+        environment: props.workerEnvironment,
+        secrets: props.workerSecrets,
+        dedicatedRole: true,
+      });
       deadLetterWorker.addEventSource(new SqsEventSource(this.deadLetters, { batchSize: 1, reportBatchItemFailures: true }));
     }
 

@@ -342,8 +342,12 @@ describe('CDK app: Stripe configuration and secrets', () => {
       expect(fn.Properties.Environment.Variables).toMatchObject({ MAIL_SMTP_URL_SECRET_ID: 'pdf-service/smtp', MAIL_SMTP_URL_SECRET_FIELD: 'smtp_url', MAIL_FROM: 'PDF service <no-reply@example.com>' });
       expect(secretGrants(fn).join('\n')).toMatch(/secret:pdf-service\/smtp-\?{6}/);
     }
-    // The workers that send email, and only they, get the SMTP secret, each on a role of its own.
-    expect(mailers).toHaveLength(QUEUES.filter((q) => q.sendsMail).length);
+    // The workers that send email (and their dead-letter workers, which send the failure email of a job whose workers
+    // all died), and only they, get the SMTP secret, each on a role of its own.
+    const mailing = QUEUES.filter((q) => q.sendsMail);
+    expect(mailers.map((fn) => fn.Properties.Handler).sort()).toEqual(
+      mailing.flatMap((q) => [q.handler, q.deadLetterHandler].filter((h): h is string => !!h).map((h) => `index.${h.split('#')[1]}`)).sort(),
+    );
     expect(new Set(mailers.map((fn) => JSON.stringify(fn.Properties.Role))).size).toBe(mailers.length);
     for (const fn of lambdas.filter((f) => !mailers.includes(f))) expect(secretGrants(fn).join('\n')).not.toMatch(/smtp/);
     // Pack price ids are not secrets: the credits route lists the packs with them.

@@ -345,14 +345,21 @@ export type DeadLetterOutcome = 'failed' | 'already_finished' | 'held';
  * memory, stopped at the Lambda timeout), so no catch ran and the job is still queued or processing. It is failed,
  * nothing charged, unless a worker holds it now under a live lease (a duplicate delivery, which ends the job itself).
  */
-export async function abandonDeadLetteredLongJob(deps: Pick<LongJobDeps, 'jobs' | 'clock'>, jobId: string): Promise<DeadLetterOutcome> {
+export async function abandonDeadLetteredLongJob(deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>, jobId: string): Promise<DeadLetterOutcome> {
   const job = await deps.jobs.get(jobId);
   if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'already_finished';
   const now = deps.clock.now();
   if (job.status === 'processing' && job.lease_until && job.lease_until > now.toISOString()) return 'held';
   const gaveUp = failed(job, now, 'PDF_GENERATION_FAILED', 'The job failed on our side after several attempts (the renderer stopped without a result); nothing was charged. Submit it again, or split the document if it is very large.');
   // Queued, or processing under a lease that ran out; a worker that took it over meanwhile wins.
-  if (await deps.jobs.putIf(gaveUp, ['queued'], [jobEvent('job.failed', gaveUp, now)], now.toISOString())) return 'failed';
+  if (await deps.jobs.putIf(gaveUp, ['queued'], [jobEvent('job.failed', gaveUp, now)], now.toISOString())) {
+    // The failure email the worker would have sent (spec: a failed long job is emailed unless disabled).
+    const account = await deps.accounts.get(job.account_id).catch(() => null);
+    if (account && wantsJobEmail(account, gaveUp)) {
+      await deps.mailer.send(jobFailedEmail(account, gaveUp)).catch((e) => deps.log?.(`could not email about job ${jobId}`, e));
+    }
+    return 'failed';
+  }
   const current = await deps.jobs.get(jobId);
   return current && !FINISHED_STATUSES.has(current.status) ? 'held' : 'already_finished';
 }

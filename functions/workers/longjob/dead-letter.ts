@@ -17,7 +17,7 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
       continue;
     }
     try {
-      const outcome = await abandonDeadLetteredLongJob({ jobs: svc.jobs, clock: svc.clock }, jobId);
+      const outcome = await abandonDeadLetteredLongJob({ jobs: svc.jobs, clock: svc.clock, accounts: svc.accounts, mailer: svc.mailer, log: (m, e) => svc.log.warn(m, e) }, jobId);
       svc.log.warn(`render dead letter for job ${jobId}: ${outcome}`);
     } catch (err) {
       svc.log.error(`could not end job ${jobId} from the render dead-letter queue`, err);

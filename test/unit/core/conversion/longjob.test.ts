@@ -359,17 +359,26 @@ describe('abandonDeadLetteredLongJob (the render queue\'s dead-letter worker)', 
     await w.jobs.put({ ...job, ...changes });
   }
 
-  it('fails a job left queued, or processing under a lease that ran out (its workers died), charging nothing', async () => {
+  const withMail = (w: ReturnType<typeof memoryWorld>, mails: { to: string; subject: string }[] = []) => ({ ...w, mailer: { send: async (m: { to: string; subject: string }) => void mails.push(m) } });
+
+  it('fails a job left queued, or processing under a lease that ran out (its workers died), charging nothing, with the failure email', async () => {
     const w = memoryWorld();
+    const mails: { to: string; subject: string }[] = [];
     const past = new Date(w.clock.now().getTime() - 1000).toISOString();
     await jobIn(w, 'job_queued', {});
     await jobIn(w, 'job_dead', { status: 'processing', lease_until: past });
-    for (const id of ['job_queued', 'job_dead']) {
-      expect(await abandonDeadLetteredLongJob(w, id)).toBe('failed');
+    await jobIn(w, 'job_quiet', { email_notification: false });
+    for (const id of ['job_queued', 'job_dead', 'job_quiet']) {
+      expect(await abandonDeadLetteredLongJob(withMail(w, mails), id)).toBe('failed');
       expect(await w.jobs.get(id)).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: expect.stringContaining('nothing was charged') });
     }
-    expect(w.jobs.events.filter((e) => e.event === 'job.failed').map((e) => e.payload.job_id)).toEqual(['job_queued', 'job_dead']);
+    expect(w.jobs.events.filter((e) => e.event === 'job.failed').map((e) => e.payload.job_id)).toEqual(['job_queued', 'job_dead', 'job_quiet']);
     expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
+    // As the worker would have: a failure email, unless the job turned emails off.
+    expect(mails.map((m) => [m.to, m.subject])).toEqual([
+      [w.account.email, expect.stringContaining('job_queued')],
+      [w.account.email, expect.stringContaining('job_dead')],
+    ]);
   });
 
   it('leaves alone a job a worker holds under a live lease, and one that already ended', async () => {
@@ -377,9 +386,11 @@ describe('abandonDeadLetteredLongJob (the render queue\'s dead-letter worker)', 
     const future = new Date(w.clock.now().getTime() + 60_000).toISOString();
     await jobIn(w, 'job_held', { status: 'processing', lease_until: future });
     await jobIn(w, 'job_done', { status: 'completed' });
-    expect(await abandonDeadLetteredLongJob(w, 'job_held')).toBe('held');
-    expect(await abandonDeadLetteredLongJob(w, 'job_done')).toBe('already_finished');
-    expect(await abandonDeadLetteredLongJob(w, 'job_missing')).toBe('already_finished');
+    const mails: { to: string; subject: string }[] = [];
+    expect(await abandonDeadLetteredLongJob(withMail(w, mails), 'job_held')).toBe('held');
+    expect(await abandonDeadLetteredLongJob(withMail(w, mails), 'job_done')).toBe('already_finished');
+    expect(await abandonDeadLetteredLongJob(withMail(w, mails), 'job_missing')).toBe('already_finished');
+    expect(mails).toEqual([]);
     expect((await w.jobs.get('job_held'))!.status).toBe('processing');
     expect(w.jobs.events).toHaveLength(0);
   });
