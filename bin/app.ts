@@ -22,4 +22,6 @@ new PdfServiceStack(app, context('stackName') ?? 'PdfService', {
   stripePortalReturnUrl: context('stripePortalReturnUrl'),
   // -c mailFrom="PDF service <pdf@example.com>" -c mailSmtpSecretName=pdf-service/smtp (secret field smtp_url)
   mail: { from: context('mailFrom'), smtpSecretName: context('mailSmtpSecretName') },
+  // -c alarmEmail=ops@example.com: subscribed to the alarm topic (confirm the email AWS sends)
+  alarmEmail: context('alarmEmail'),
 });

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as cr from 'aws-cdk-lib/custom-resources';
@@ -46,6 +48,8 @@ export interface PdfServiceStackProps extends StackProps {
   stripeWebhookSecretName?: string;
   /** Where the Stripe customer portal sends customers back to (the dashboard). */
   stripePortalReturnUrl?: string;
+  /** An address subscribed to the alarm topic (it must confirm the subscription); without it, subscribe to AlarmTopicArn yourself. */
+  alarmEmail?: string;
   /**
    * Service email (long job ready/failed): the sender address, and the name of a Secrets Manager secret whose
    * `smtp_url` field is an SMTP URL (e.g. smtps://USER:PASS@email-smtp.<region>.amazonaws.com). Without it no
@@ -63,6 +67,8 @@ export class PdfServiceStack extends Stack {
   readonly workflows: Record<string, sfn.StateMachine> = {};
   /** The SQS queues of functions/queues.ts with their workers, by queue name. */
   readonly queues: Record<string, WorkerQueue> = {};
+  /** Where every alarm goes (AlarmTopicArn). */
+  readonly alarms: sns.Topic;
 
   constructor(scope: Construct, id: string, props: PdfServiceStackProps = {}) {
     super(scope, id, props);
@@ -150,6 +156,10 @@ export class PdfServiceStack extends Stack {
     // Schedules first: their functions may declare workflow:start (the start sweeper), granted in addWorkflows.
     this.addSchedules();
     this.addWorkflows();
+    // Every alarm notifies this topic. Not encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS
+    // key, and alarm messages carry no customer data (names of queues and functions, counts).
+    this.alarms = new sns.Topic(this, 'Alarms', { displayName: 'PDF service alarms', enforceSSL: true });
+    if (props.alarmEmail) this.alarms.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     this.addQueues(props.mail ?? {});
     for (const fn of this.functions.all) {
       if (fn !== postConfirmation) for (const [k, v] of Object.entries(poolEnv)) fn.addEnvironment(k, v);
@@ -162,6 +172,7 @@ export class PdfServiceStack extends Stack {
     new CfnOutput(this, 'UserPoolClientId', { value: this.auth.client.userPoolClientId });
     new CfnOutput(this, 'TableName', { value: this.storage.table.tableName });
     new CfnOutput(this, 'BucketName', { value: this.storage.bucket.bucketName });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topicArn });
 
     acknowledgeNagFindings(this);
   }
@@ -221,7 +232,7 @@ export class PdfServiceStack extends Stack {
     const mailSecrets = smtpSecret ? [{ variable: 'MAIL_SMTP_URL', secret: smtpSecret, jsonField: 'smtp_url' }] : [];
     for (const def of QUEUES) {
       const mailer = def.sendsMail ? { workerEnvironment: mailEnvironment, workerSecrets: mailSecrets } : {};
-      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, ...mailer });
+      const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, alarms: this.alarms, ...mailer });
       this.queues[def.name] = worker;
       for (const fn of this.functions.withPermission(`queue:${def.name}`)) {
         worker.queue.grantSendMessages(fn);

@@ -1,5 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -20,7 +22,11 @@ export class WorkerQueue extends Construct {
   readonly deadLetters: sqs.Queue;
   readonly worker: lambda.IFunction;
 
-  constructor(scope: Construct, id: string, props: { def: QueueDef; functions: FunctionFactory; workerEnvironment?: Record<string, string>; workerSecrets?: SecretSetting[] }) {
+  constructor(
+    scope: Construct,
+    id: string,
+    props: { def: QueueDef; functions: FunctionFactory; workerEnvironment?: Record<string, string>; workerSecrets?: SecretSetting[]; alarms: sns.ITopic },
+  ) {
     super(scope, id);
     const { def } = props;
     this.deadLetters = new sqs.Queue(this, 'DeadLetters', {
@@ -46,11 +52,12 @@ export class WorkerQueue extends Construct {
       dedicatedRole: true,
     });
     this.worker.addEventSource(new SqsEventSource(this.queue, { batchSize: 1, reportBatchItemFailures: true, maxConcurrency: def.maxConcurrency }));
+    let deadLetterWorker: lambda.IFunction | undefined;
     if (def.deadLetterHandler) {
       // Ends what a dead letter was about (a job whose workers all died without recording it). The alarm below still
       // fires if this worker cannot: its failed records stay in the queue.
       // It sends the failure email the worker would have sent, so it gets the worker's mail settings.
-      const deadLetterWorker = props.functions.forHandler({
+      deadLetterWorker = props.functions.forHandler({
         ref: def.deadLetterHandler,
         profile: 'light',
         permissions: DEAD_LETTER_PERMISSIONS,
@@ -62,14 +69,25 @@ export class WorkerQueue extends Construct {
       deadLetterWorker.addEventSource(new SqsEventSource(this.deadLetters, { batchSize: 1, reportBatchItemFailures: true }));
     }
 
+    const notify = new cloudwatchActions.SnsAction(props.alarms);
     new cloudwatch.Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: `Messages of the ${def.name} queue failed ${def.maxReceiveCount} times`,
-      metric: this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+      // Dead letters a worker drains within seconds are seen by its invocations; one left waiting, by the queue.
+      metric: deadLetterWorker
+        ? new cloudwatch.MathExpression({
+            expression: 'invocations + waiting',
+            usingMetrics: {
+              invocations: deadLetterWorker.metricInvocations({ period: Duration.minutes(5), statistic: 'Sum' }),
+              waiting: this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
+            },
+            period: Duration.minutes(5),
+          })
+        : this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5) }),
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    }).addAlarmAction(notify);
     new cloudwatch.Alarm(this, 'BacklogAlarm', {
       alarmDescription: `The oldest message of the ${def.name} queue has waited over 15 minutes`,
       metric: this.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(5) }),
@@ -77,6 +95,6 @@ export class WorkerQueue extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 2,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    }).addAlarmAction(notify);
   }
 }

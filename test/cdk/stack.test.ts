@@ -449,9 +449,16 @@ describe('render queue and worker', () => {
     expect(Object.values(resources).some((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(`"${webhooksDlq}"`))).toBe(false);
   });
 
-  it('alarms on dead letters and on a backlog', () => {
-    const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm').map((r) => r.Properties.MetricName);
-    expect(alarms).toEqual(expect.arrayContaining(['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage']));
+  it('alarms on dead letters and on a backlog, to one topic', () => {
+    const alarms = Object.values(resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
+    const metricNames = alarms.flatMap((a) => (a.Properties.MetricName ? [a.Properties.MetricName] : a.Properties.Metrics.flatMap((m: any) => (m.MetricStat ? [m.MetricStat.Metric.MetricName] : []))));
+    expect(metricNames).toEqual(expect.arrayContaining(['ApproximateNumberOfMessagesVisible', 'ApproximateAgeOfOldestMessage', 'Invocations']));
+    // Dead letters the render queue's worker drains at once still alarm: its invocations count.
+    const drained = alarms.find((a) => JSON.stringify(a.Properties.Metrics ?? []).includes('Invocations'))!;
+    expect(drained.Properties.Metrics.find((m: any) => m.Expression).Expression).toBe('invocations + waiting');
+    const [topicId] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::SNS::Topic')!;
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    expect(template.toJSON().Outputs.AlarmTopicArn.Value).toEqual({ Ref: topicId });
   });
 
   it('lets only the long-job route and the worker itself send to the queue, and gives them the URL', () => {
