@@ -249,6 +249,12 @@ describe('CDK app', () => {
         if (state.Type !== 'Task') continue;
         expect(`${name} retry=${Array.isArray(state.Retry)}`).toBe(`${name} retry=true`);
         if (name !== 'RecordFailure') expect(state.Catch?.[0]?.Next).toBe('RecordFailure');
+        // A throttled task (no concurrency left) waits longer than a failing one before its job is given up, with jitter
+        // so that the many RenderFile iterations of a Map do not retry in step.
+        if (name !== 'RecordFailure') {
+          expect(state.Retry[0]).toMatchObject({ ErrorEquals: ['Lambda.TooManyRequestsException'], JitterStrategy: 'FULL', MaxDelaySeconds: 60 });
+          expect(state.Retry[0].MaxAttempts).toBeGreaterThanOrEqual(6);
+        }
       }
       // Its log group has the name prefix AWS asks for (no entry in the account's size-capped logs resource policy).
       const logGroupId = machine.Properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0];
