@@ -48,6 +48,8 @@ function urlProblem(value: string, guard: UrlChecker | undefined): string | null
   }
   if (url.protocol !== 'https:') return `the scheme is ${url.protocol.replace(/:$/, '')}, not https`;
   if (url.username || url.password) return 'URLs with a user name or password are not allowed';
+  // Spellings URL parsers repair (https:host, https:\\host, backslashes for slashes): the URL shown would not be the one called.
+  if (!/^https:\/\//i.test(value) || value.includes('\\')) return `write it as ${url.href.slice(0, 200)} (with // after https: and / between parts, no backslashes)`;
   if (!guard) return null;
   const verdict = guard.checkLiteral(url.hostname, url.port ? Number(url.port) : 443);
   return verdict.allowed ? null : verdict.reason;

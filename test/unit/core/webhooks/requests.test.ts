@@ -58,6 +58,10 @@ describe('webhook URL rules (the literal part)', () => {
     ['a space', 'https://example.com/a b'],
     ['a leading space', ' https://example.com/'],
     ['DEL', 'https://example.com/\u007f'],
+    // Parsers repair these spellings (into https://example.com/h), so the stored URL would not be the one called either.
+    ['backslashes for slashes', 'https:\\\\example.com\\h'],
+    ['no // after the scheme', 'https:example.com/h'],
+    ['one / after the scheme', 'https:/example.com/h'],
   ])('refuses %s', (_what, url) => {
     const err = refused(url);
     expect(err.code).toBe('INVALID_WEBHOOK_URL');
@@ -71,7 +75,7 @@ describe('webhook URL rules (the literal part)', () => {
   it('accepts public HTTPS URLs up to 2048 characters without resolving them', () => {
     const long = `https://example.com/${'x'.repeat(2048 - 20)}`;
     expect(long).toHaveLength(2048);
-    for (const url of ['https://example.com/hooks?x=1', 'https://8.8.8.8:8443/', 'https://[2001:4860:4860::8888]/', long]) expect(validateWebhookUrl(url, guard)).toBe(url);
+    for (const url of ['https://example.com/hooks?x=1', 'https://8.8.8.8:8443/', 'https://[2001:4860:4860::8888]/', 'HTTPS://Example.com/h', long]) expect(validateWebhookUrl(url, guard)).toBe(url);
     expect(resolver.resolve).not.toHaveBeenCalled();
   });
 
