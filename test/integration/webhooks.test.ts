@@ -731,9 +731,12 @@ describe('deliveries', () => {
     expect((await history(user, hook.webhook_id, '?event_type=job.failed')).history.map((h: any) => h.job_id)).toEqual([failedJob.job_id]);
     expect((await history(user, hook.webhook_id, '?status=failed')).count).toBe(0);
     expect((await history(user, hook.webhook_id, '?status=success')).count).toBe(4);
-    for (const q of ['?status=ok', '?event_type=job.nope', '?limit=0', `?status=success&next_token=${encodeURIComponent(page1.next_token)}`]) {
+    for (const q of ['?status=ok', '?limit=0', `?status=success&next_token=${encodeURIComponent(page1.next_token)}`]) {
       await refusal(await api(user, 'GET', `/accounts/me/webhooks/${hook.webhook_id}/history${q}`), 400, 'INVALID_PARAMETER');
     }
+    // An unknown event name is an invalid event name wherever it is sent.
+    await refusal(await api(user, 'GET', `/accounts/me/webhooks/${hook.webhook_id}/history?event_type=job.nope`), 400, 'INVALID_EVENTS');
+    await refusal(await api(user, 'GET', '/accounts/me/webhooks?event=job.nope'), 400, 'INVALID_EVENTS');
     // A history token does not open another webhook's or a job's history.
     const second = await createHook(user, { url: hookUrl('/ok/paged2') });
     await refusal(await api(user, 'GET', `/accounts/me/webhooks/${second.webhook_id}/history?limit=2&next_token=${encodeURIComponent(page1.next_token)}`), 400, 'INVALID_PARAMETER');

@@ -260,10 +260,11 @@ const nextTokenQuery = z
 const limitRefusal: Refuser = () =>
   invalidParameter('limit', `limit must be a whole number from 1 to ${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).`, { min: 1, max: MAX_PAGE_SIZE });
 
+/** An unknown event name in a filter is an invalid event name too (document 2's INVALID_EVENTS), naming the parameter. */
 const eventFilterRefusal =
   (name: string): Refuser =>
-  () =>
-    invalidParameter(name, `${name} must be one of ${EVENT_TYPES.join(', ')}.`, { allowed: EVENT_TYPES });
+  (value) =>
+    new ServiceError('INVALID_EVENTS', `${name} must be one of ${EVENT_TYPES.join(', ')}.`, { parameter: name, invalid: [value], allowed: EVENT_TYPES });
 
 /** Query of GET /accounts/me/webhooks. */
 export const webhookListQuerySchema = z.object({

@@ -69,7 +69,8 @@ describe('webhook body schemas', () => {
 
   it('query refusals keep their details; an empty next_token means the first page', () => {
     expect(refusal(() => parseWebhookListQuery({ limit: '' })).details).toEqual({ parameter: 'limit', min: 1, max: 100 });
-    expect(refusal(() => parseWebhookListQuery({ event: '' })).details).toEqual({ parameter: 'event', allowed: expect.arrayContaining(['job.failed']) });
+    expect(refusal(() => parseWebhookListQuery({ event: '' }))).toMatchObject({ code: 'INVALID_EVENTS', details: { parameter: 'event', invalid: [''], allowed: expect.arrayContaining(['job.failed']) } });
+    expect(refusal(() => parseHistoryQuery({ event_type: 'job.nope' }))).toMatchObject({ code: 'INVALID_EVENTS', details: { parameter: 'event_type', invalid: ['job.nope'] } });
     expect(refusal(() => parseHistoryQuery({ status: 'ok' })).details).toEqual({ parameter: 'status', allowed: ['success', 'failed', 'timeout'] });
     expect(refusal(() => parseHistoryQuery({ event_type: 'ok', limit: '0' })).details).toMatchObject({ parameter: 'limit' });
     expect(parseWebhookListQuery({ next_token: '', is_active: 'true' })).toEqual({ limit: 50, isActive: true });
