@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as cloudwatchActions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -161,6 +164,7 @@ export class PdfServiceStack extends Stack {
     this.alarms = new sns.Topic(this, 'Alarms', { displayName: 'PDF service alarms', enforceSSL: true });
     if (props.alarmEmail) this.alarms.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     this.addQueues(props.mail ?? {});
+    this.alarmOnErrorLogs();
     for (const fn of this.functions.all) {
       if (fn !== postConfirmation) for (const [k, v] of Object.entries(poolEnv)) fn.addEnvironment(k, v);
     }
@@ -239,6 +243,30 @@ export class PdfServiceStack extends Stack {
         fn.addEnvironment(def.urlVariable, worker.queue.queueUrl);
       }
     }
+  }
+
+  /**
+   * Error-level log lines are what needs an operator (an unexpected 500, a paid checkout that credited nothing, a
+   * webhook secret that cannot be read, a dead letter that could not be handled): every function logs one-line JSON
+   * to the shared log group, where a metric filter counts them for an alarm.
+   */
+  private alarmOnErrorLogs() {
+    const errors = new logs.MetricFilter(this, 'ErrorLogLines', {
+      logGroup: this.functions.logGroup,
+      metricNamespace: `PdfService/${this.stackName}`,
+      metricName: 'ErrorLogLines',
+      filterPattern: logs.FilterPattern.stringValue('$.level', '=', 'error'),
+      metricValue: '1',
+      defaultValue: 0,
+    });
+    new cloudwatch.Alarm(this, 'ErrorLogAlarm', {
+      alarmDescription: 'A function logged at error level; the shared function log group has the line (level "error")',
+      metric: errors.metric({ statistic: 'Sum', period: Duration.minutes(5) }),
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }).addAlarmAction(new cloudwatchActions.SnsAction(this.alarms));
   }
 
   /** Writes the plan catalogue into the table on deploy (and again whenever it changes). */

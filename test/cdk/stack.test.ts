@@ -397,7 +397,7 @@ describe('bulk workflow', () => {
     expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.prepared.items', MaxConcurrency: 10, ResultPath: null, ItemProcessor: { ProcessorConfig: { Mode: 'INLINE' } } });
     const render = map.ItemProcessor.States.RenderFile;
     expect(render).toMatchObject({ Type: 'Task', Resource: '${RenderFile}', Catch: [{ ErrorEquals: ['States.ALL'], Next: 'FileAbandoned' }] });
-    expect(render.Retry[0].ErrorEquals).toContain('TransientTaskError');
+    expect(render.Retry.flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals)).toContain('TransientTaskError');
     // The Map collects every iteration's output: an abandoned file's must not carry its error (stack traces of up
     // to 1,000 files would pass the 256 KB payload limit, a failure no Catch sees).
     expect(map.ItemProcessor.States.FileAbandoned).toEqual(expect.objectContaining({ Type: 'Pass', Result: { status: 'abandoned' }, End: true }));
@@ -465,6 +465,12 @@ describe('render queue and worker', () => {
     const [topicId] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::SNS::Topic')!;
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
     expect(template.toJSON().Outputs.AlarmTopicArn.Value).toEqual({ Ref: topicId });
+    // Error-level log lines (one-line JSON in the shared function log group) are counted and alarm too.
+    const [, filter] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::Logs::MetricFilter')!;
+    expect(filter.Properties.FilterPattern).toBe('{ $.level = "error" }');
+    const functionLogs = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function')!.Properties.LoggingConfig.LogGroup.Ref;
+    expect(filter.Properties.LogGroupName).toEqual({ Ref: functionLogs });
+    expect(alarms.some((a) => a.Properties.MetricName === filter.Properties.MetricTransformations[0].MetricName)).toBe(true);
   });
 
   it('lets only the long-job route and the worker itself send to the queue, and gives them the URL', () => {

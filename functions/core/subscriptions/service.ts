@@ -133,7 +133,15 @@ export class SubscriptionService {
         return { result: 'ignored', reason: 'amount_out_of_range', account_id: accountId };
       }
       if (micros === 0) {
-        this.deps.log?.warn('checkout without a configured credit pack price', { session: s.id, prices: items.map((i) => i.price_id) });
+        // Paid for prices that are not packs: an operator must act (a STRIPE_PRICE_PACK_* setting is missing or wrong).
+        // Packs bought zero times are nothing to act on.
+        const unknownBought = items.some((i) => i.quantity > 0 && !this.deps.packs.some((p) => p.price_id === i.price_id));
+        const level = unknownBought && s.payment_status === 'paid' ? 'error' : 'warn';
+        this.deps.log?.[level]('checkout without a configured credit pack price; nothing credited (check the STRIPE_PRICE_PACK_* settings)', {
+          session: s.id,
+          account_id: accountId,
+          prices: items.map((i) => i.price_id),
+        });
         return { result: 'ignored', reason: 'no_credit_pack', account_id: accountId };
       }
       const at = this.deps.clock.now().toISOString();

@@ -164,10 +164,19 @@ describe('SubscriptionService: events that must never credit', () => {
     expect(exact.accounts.get('a1')!.credits_micros).toBe(1_000_000_000_000);
   });
 
+  it('logs a paid checkout of a price that is no configured pack as an error: money was taken and nothing credited', async () => {
+    const stray = setup({ checkoutLineItems: items({ price_id: 'price_not_a_pack', quantity: 1 }) });
+    expect(await stray.service.handleEvent(packEvent())).toEqual({ result: 'ignored', reason: 'no_credit_pack', account_id: 'a1' });
+    expect(stray.log.error).toHaveBeenCalledWith(expect.stringContaining('STRIPE_PRICE_PACK_'), expect.objectContaining({ session: 'cs_1', account_id: 'a1', prices: ['price_not_a_pack'] }));
+  });
+
   it('credits nothing for a line item of quantity 0', async () => {
     const only = setup({ checkoutLineItems: items({ price_id: 'price_pack_100_usd', quantity: 0 }) });
     expect(await only.service.handleEvent(packEvent())).toEqual({ result: 'ignored', reason: 'no_credit_pack', account_id: 'a1' });
     expect(only.accounts.get('a1')!.credits_micros).toBe(0);
+    // Nothing was bought: worth a warning, not an operator's attention.
+    expect(only.log.error).not.toHaveBeenCalled();
+    expect(only.log.warn).toHaveBeenCalled();
     const mixed = setup({ checkoutLineItems: items({ price_id: 'price_pack_100_usd', quantity: 0 }, { price_id: 'price_pack_10_usd', quantity: 2 }) });
     expect(await mixed.service.handleEvent(packEvent())).toEqual({ result: 'applied', account_id: 'a1' });
     expect(mixed.accounts.get('a1')!.credits_micros).toBe(20_000_000);
