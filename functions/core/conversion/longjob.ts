@@ -353,10 +353,13 @@ export async function abandonDeadLetteredLongJob(deps: Pick<LongJobWorkerDeps, '
   const gaveUp = failed(job, now, 'PDF_GENERATION_FAILED', 'The job failed on our side after several attempts (the renderer stopped without a result); nothing was charged. Submit it again, or split the document if it is very large.');
   // Queued, or processing under a lease that ran out; a worker that took it over meanwhile wins.
   if (await deps.jobs.putIf(gaveUp, ['queued'], [jobEvent('job.failed', gaveUp, now)], now.toISOString())) {
-    // The failure email the worker would have sent (spec: a failed long job is emailed unless disabled).
-    const account = await deps.accounts.get(job.account_id).catch(() => null);
-    if (account && wantsJobEmail(account, gaveUp)) {
-      await deps.mailer.send(jobFailedEmail(account, gaveUp)).catch((e) => deps.log?.(`could not email about job ${jobId}`, e));
+    // The failure email the worker would have sent (spec: a failed long job is emailed unless disabled). The job has
+    // ended either way: a mail that cannot go out is logged, not retried with the dead letter.
+    try {
+      const account = await deps.accounts.get(job.account_id);
+      if (account && wantsJobEmail(account, gaveUp)) await deps.mailer.send(jobFailedEmail(account, gaveUp));
+    } catch (e) {
+      deps.log?.(`could not email about job ${jobId}`, e);
     }
     return 'failed';
   }
