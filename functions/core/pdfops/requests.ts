@@ -216,16 +216,21 @@ function tooManyOutputs(count: number, limits: PdfToolLimits, context: Record<st
   });
 }
 
+const isSplitMode = (value: unknown): value is string => typeof value === 'string' && (SPLIT_MODES as readonly string[]).includes(value);
+
+/** INVALID_SPLIT_MODE for a `split` that is not an object, showing the object it should be (with its mode if it named one). */
+function splitNotAnObject(what: string, got: string, mode: string | null, details: Record<string, unknown>): ServiceError {
+  return new ServiceError('INVALID_SPLIT_MODE', `${what} must be a JSON object with a mode, such as {"mode": "${mode ?? 'each_page'}"}; got ${got}.`, {
+    ...details,
+    mode: null,
+    supported: SPLIT_MODES,
+  });
+}
+
 /** The form's `split` field is not JSON: a bare mode name (`each_page`) is shown the object it should be. */
 function splitFieldNotJson(why: string, text: string): ServiceError {
   const mode = text.trim();
-  if ((SPLIT_MODES as readonly string[]).includes(mode)) {
-    return new ServiceError('INVALID_SPLIT_MODE', `The "split" field must be a JSON object with a mode, such as {"mode": "${mode}"}; got the bare word ${mode}.`, {
-      parameter: 'split',
-      mode: null,
-      supported: SPLIT_MODES,
-    });
-  }
+  if (isSplitMode(mode)) return splitNotAnObject('The "split" field', `the bare word ${mode}`, mode, { parameter: 'split' });
   return invalidParameter('split', `The "split" field is not valid JSON (${why}).`);
 }
 
@@ -235,13 +240,8 @@ function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser
     const field = issue.path[1];
     if (field === undefined || field === 'mode') {
       if (split !== undefined && split !== null && !isJsonObject(split)) {
-        const example = typeof split === 'string' && (SPLIT_MODES as readonly string[]).includes(split) ? split : 'each_page';
         const got = Array.isArray(split) ? 'an array' : typeof split === 'string' ? `the string "${split.slice(0, 40)}"` : `a ${typeof split}`;
-        return new ServiceError('INVALID_SPLIT_MODE', `split must be a JSON object with a mode, such as {"mode": "${example}"}; got ${got}.`, {
-          ...context,
-          mode: null,
-          supported: SPLIT_MODES,
-        });
+        return splitNotAnObject('split', got, isSplitMode(split) ? split : null, context);
       }
       const mode = isJsonObject(split) ? split.mode : undefined;
       return new ServiceError(
