@@ -98,6 +98,6 @@ export function failed(job: Job, at: Date, code: string, message: string, change
   return { ...job, ...changes, status: 'failed', completed_at: at.toISOString(), error_code: code, error_message: message };
 }
 
-export function timedOut(job: Job, at: Date, code: string, message: string): Job {
-  return { ...job, status: 'timeout', timeout_occurred: true, completed_at: at.toISOString(), error_code: code, error_message: message };
+export function timedOut(job: Job, at: Date, code: string, message: string, changes: Partial<Job> = {}): Job {
+  return { ...job, ...changes, status: 'timeout', timeout_occurred: true, completed_at: at.toISOString(), error_code: code, error_message: message };
 }

@@ -80,7 +80,7 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   const timeout = async (job: Job, cleanUp: () => Promise<void> = async () => {}) => {
     await cleanUp();
     const at = deps.clock.now();
-    const final: Job = { ...timedOut(job, at, 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`), failed_input: inputName };
+    const final = timedOut(job, at, 'PDFOP_TIMEOUT', `The operation took longer than ${timeoutSeconds} seconds.`, { failed_input: inputName });
     await deps.jobs.put(final, [pdfopFailedEvent(final, at)]).catch((err) => deps.log?.(`could not record failed job ${job.job_id}`, err));
     return new ServiceError('PDFOP_TIMEOUT', `The ${input.operation} did not finish within ${timeoutSeconds} seconds. Upload the files (POST /pdf/upload-url) and run it as a background job (POST /pdf/jobs).`, {
       job_id: job.job_id,
