@@ -28,7 +28,7 @@ export interface FailureTaskInput {
   error?: { Error?: string; Cause?: string };
 }
 
-export function isExecutionEndedEvent(input: unknown): input is ExecutionEndedEvent {
+function isExecutionEndedEvent(input: unknown): input is ExecutionEndedEvent {
   return typeof input === 'object' && input !== null && typeof (input as ExecutionEndedEvent).detail?.status === 'string';
 }
 
