@@ -49,6 +49,8 @@ export class StripeDouble {
   readonly requests: RecordedRequest[] = [];
   /** First answers of POSTs sent with an Idempotency-Key: a request with the same key gets the same answer. */
   private readonly idempotent = new Map<string, { form: string; status: number; body: unknown }>();
+  /** Responses whose answer is kept under their request's Idempotency-Key once sent. */
+  private readonly keyOf = new WeakMap<http.ServerResponse, { key: string; form: string }>();
   /** The next mutating call answers this Stripe error instead (e.g. a declined card). */
   failNext: { status: number; error: Record<string, unknown> } | null = null;
   private server!: http.Server;
@@ -205,7 +207,7 @@ export class StripeDouble {
   // ── the API ────────────────────────────────────────────────────────────────────────────────────────
 
   private send(res: http.ServerResponse, status: number, body: unknown) {
-    const saving = (res as { idempotency?: { key: string; form: string } }).idempotency;
+    const saving = this.keyOf.get(res);
     if (saving) this.idempotent.set(saving.key, { form: saving.form, status, body });
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Request-Id': rid('req'), 'Content-Length': String(Buffer.byteLength(text)) });
@@ -233,7 +235,7 @@ export class StripeDouble {
       }
       return this.send(res, saved.status, saved.body);
     }
-    if (req.method === 'POST' && idempotencyKey) (res as { idempotency?: { key: string; form: string } }).idempotency = { key: idempotencyKey, form: JSON.stringify(form) };
+    if (req.method === 'POST' && idempotencyKey) this.keyOf.set(res, { key: idempotencyKey, form: JSON.stringify(form) });
     if (req.method === 'POST' && this.failNext) {
       const { status, error } = this.failNext;
       this.failNext = null;

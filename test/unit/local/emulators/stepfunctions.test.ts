@@ -9,22 +9,14 @@ import { LocalWorkflowRunner, localDefinition } from '../../../../local/emulator
 import { calls, gate } from '../../../support/workflow-fixtures/handlers';
 
 const SUPPORT = path.resolve(__dirname, '../../../support');
-const runner = new LocalWorkflowRunner({
-  workflows: [
-    {
-      name: 'retry',
-      definition: 'workflow-fixtures/retry.asl.json',
-      tasks: {
-        Flaky: { ref: 'workflow-fixtures/handlers#flaky', profile: 'light', permissions: [] },
-        Recover: { ref: 'workflow-fixtures/handlers#recover', profile: 'light', permissions: [] },
-      },
-    },
-  ],
-  log: createLogger('silent'),
-  retryIntervalMs: 0,
-  handlersDir: SUPPORT,
-  rootDir: SUPPORT,
-});
+
+/** A runner of one fixture workflow: its ASL under workflow-fixtures/, each task bound to a handler of handlers.ts. */
+function fixtureRunner(name: string, tasks: Record<string, string>, extra: { retryIntervalMs?: number; journalDir?: string } = {}) {
+  const bound = Object.fromEntries(Object.entries(tasks).map(([state, handler]) => [state, { ref: `workflow-fixtures/handlers#${handler}`, profile: 'light' as const, permissions: [] }]));
+  return new LocalWorkflowRunner({ workflows: [{ name, definition: `workflow-fixtures/${name}.asl.json`, tasks: bound }], log: createLogger('silent'), handlersDir: SUPPORT, rootDir: SUPPORT, ...extra });
+}
+
+const runner = fixtureRunner('retry', { Flaky: 'flaky', Recover: 'recover' }, { retryIntervalMs: 0 });
 
 afterAll(() => runner.stop());
 
@@ -79,14 +71,7 @@ describe('local Step Functions runner', () => {
 describe('local Step Functions runner across a stop or a crash', () => {
   const journalDir = mkdtempSync(path.join(os.tmpdir(), 'sfn-journal-'));
   afterAll(() => rmSync(journalDir, { recursive: true, force: true }));
-  const make = () =>
-    new LocalWorkflowRunner({
-      workflows: [{ name: 'gated', definition: 'workflow-fixtures/gated.asl.json', tasks: { Gated: { ref: 'workflow-fixtures/handlers#gated', profile: 'light', permissions: [] } } }],
-      log: createLogger('silent'),
-      handlersDir: SUPPORT,
-      rootDir: SUPPORT,
-      journalDir,
-    });
+  const make = () => fixtureRunner('gated', { Gated: 'gated' }, { journalDir });
 
   it('records a running execution until it ends, and resumes one that a stop interrupted', async () => {
     gate.open = false;
@@ -114,21 +99,7 @@ describe('local Step Functions runner across a stop or a crash', () => {
 });
 
 describe('local Step Functions runner: an execution that ends without reaching its failure recorder', () => {
-  const timed = new LocalWorkflowRunner({
-    workflows: [
-      {
-        name: 'slow',
-        definition: 'workflow-fixtures/slow.asl.json',
-        tasks: {
-          Sleepy: { ref: 'workflow-fixtures/handlers#sleepy', profile: 'light', permissions: [] },
-          RecordFailure: { ref: 'workflow-fixtures/handlers#ended', profile: 'light', permissions: [] },
-        },
-      },
-    ],
-    log: createLogger('silent'),
-    handlersDir: SUPPORT,
-    rootDir: SUPPORT,
-  });
+  const timed = fixtureRunner('slow', { Sleepy: 'sleepy', RecordFailure: 'ended' });
   afterAll(() => timed.stop());
 
   it('hands its ending to the recorder, as the EventBridge rule does in AWS (a whole-execution timeout has no Catch)', async () => {
