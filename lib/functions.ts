@@ -104,6 +104,7 @@ export const RENDER_DENIED_PARTITIONS = [
   keys.webhook('').pk,
   keys.stripeEvent('').pk,
   keys.stripeCustomer('').pk,
+  keys.stripePayment('').pk,
 ].map((prefix) => `${prefix}*`);
 
 /**

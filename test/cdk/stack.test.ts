@@ -175,7 +175,7 @@ describe('CDK app', () => {
       for (const r of objectResources) expect(r).toMatch(/\/(inputs|outputs)\/\*"\]\]\}$/);
       // API keys, webhooks and Stripe mappings are denied, whatever else the role may do with the table.
       const deny = statements.find((st) => st.Effect === 'Deny');
-      expect(deny.Condition).toEqual({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*', 'APIKEYID#*', 'WEBHOOK#*', 'STRIPE_EVENT#*', 'STRIPE_CUSTOMER#*'] } });
+      expect(deny.Condition).toEqual({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*', 'APIKEYID#*', 'WEBHOOK#*', 'STRIPE_EVENT#*', 'STRIPE_CUSTOMER#*', 'STRIPE_PAYMENT#*'] } });
       expect([deny.Action].flat()).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
       // No other function shares the role (it would be confined too, or widen it).
       const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);

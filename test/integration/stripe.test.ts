@@ -149,6 +149,77 @@ describe('POST /stripe/webhook: one-off credit packs', () => {
   });
 });
 
+describe('POST /stripe/webhook: refunds and lost disputes of credit packs', () => {
+  /** A pending account that bought a 100 USD pack (paid 100.00 USD) and has spent `spentUsd` of it. */
+  async function boughtPack(spentUsd = 0) {
+    const user = await stack.account({ plan_id: 'pending' });
+    const session = double.checkoutSession({ mode: 'payment', accountId: user.account_id, customer: cus(), items: [{ price: PRICES.pack100 }] });
+    expect((await deliver('checkout.session.completed', session)).body.result).toBe('applied');
+    if (spentUsd > 0) await spend(user.account_id, spentUsd);
+    return { user, session };
+  }
+  const credits = async (user: TestAccount) => (await stack.services.accounts.get(user.account_id))!.credits_micros;
+
+  it('takes back the refunded share from the one-off balance, never below zero, once per event', async () => {
+    const { user, session } = await boughtPack(30);
+    const half = await deliver('charge.refunded', double.refundedCharge(session, 5_000));
+    expect(half.status).toBe(200);
+    expect(half.body).toMatchObject({ received: true, type: 'charge.refunded', result: 'applied', account_id: user.account_id });
+    expect(await credits(user)).toBe(20_000_000);
+    expect((await deliver('charge.refunded', double.refundedCharge(session, 5_000), { id: half.event.id })).body.result).toBe('duplicate');
+
+    // The rest refunded: 50 USD of credits more are owed, 20 are left; the balance stops at zero.
+    expect((await deliver('charge.refunded', double.refundedCharge(session, 10_000))).body.result).toBe('applied');
+    expect(await credits(user)).toBe(0);
+    const listed = await (await stack.request('GET', '/accounts/me/credits', { token: user.id_token })).json();
+    expect(listed.purchases).toEqual([expect.objectContaining({ amount: 100, reference: session.id, revoked: 100 })]);
+    expect(listed.credits.credits_balance).toBe(0);
+    const blocked = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>x</p>' } });
+    expect(blocked.status).toBe(403);
+    expect((await blocked.json()).error.code).toBe('INSUFFICIENT_CREDITS');
+  });
+
+  it('applies one of many concurrent copies of a refund, and never overdraws against concurrent charges', async () => {
+    const { user, session } = await boughtPack();
+    const eventId = `evt_refund_${randomBytes(4).toString('hex')}`;
+    const copies = await Promise.all(Array.from({ length: 6 }, () => deliver('charge.refunded', double.refundedCharge(session, 4_000), { id: eventId })));
+    expect(copies.map((c) => c.body.result).sort()).toEqual(['applied', ...Array(5).fill('duplicate')]);
+    expect(await credits(user)).toBe(60_000_000);
+
+    // The rest refunded while 20 charges of 5 USD race it: whatever interleaving, the balance ends at zero or above,
+    // and everything that left it is either a charge or the refund's recovered credits.
+    const [refund, ...charges] = await Promise.all([
+      deliver('charge.refunded', double.refundedCharge(session, 10_000)),
+      ...Array.from({ length: 20 }, () => spend(user.account_id, 5).then(() => true, (err) => (err.code === 'INSUFFICIENT_CREDITS' ? false : Promise.reject(err)))),
+    ]);
+    expect(refund.body.result).toBe('applied');
+    const charged = charges.filter(Boolean).length;
+    const [purchase] = await stack.services.billingState.purchases(user.account_id, 1);
+    const left = await credits(user);
+    expect(left).toBeGreaterThanOrEqual(0);
+    expect(left).toBe(60_000_000 - charged * 5_000_000 - (purchase!.reversal!.recovered_micros - 40_000_000));
+    expect(purchase!.reversal).toMatchObject({ refunded_minor: 10_000, revoked_micros: 100_000_000 });
+  });
+
+  it('takes back a lost dispute once and leaves a won one alone', async () => {
+    const { user, session } = await boughtPack();
+    expect((await deliver('charge.dispute.closed', double.dispute(session, 'won'))).body).toMatchObject({ result: 'ignored', reason: 'dispute_not_lost' });
+    expect(await credits(user)).toBe(100_000_000);
+    const lost = double.dispute(session, 'lost', 2_500);
+    expect((await deliver('charge.dispute.closed', lost)).body).toMatchObject({ result: 'applied', account_id: user.account_id });
+    expect(await credits(user)).toBe(75_000_000);
+    expect((await deliver('charge.dispute.closed', lost)).body).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(await credits(user)).toBe(75_000_000);
+  });
+
+  it('ignores refunds of payments that bought no pack (a subscription invoice)', async () => {
+    const user = await stack.account({ plan_id: 'standard', credits_usd: 7 });
+    const invoicePayment = { payment_intent: `pi_${randomBytes(6).toString('hex')}`, amount_total: 2_000 };
+    expect((await deliver('charge.refunded', double.refundedCharge(invoicePayment, 2_000))).body).toMatchObject({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    expect(await credits(user)).toBe(7_000_000);
+  });
+});
+
 describe('POST /stripe/webhook: correctly signed events that are not what Stripe documents', () => {
   /** Exactly these bytes, signed as the double signs its events (the stripe library's generateTestHeaderString with the endpoint secret). */
   async function deliverRaw(payload: string) {

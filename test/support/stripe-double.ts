@@ -19,6 +19,8 @@ export const PRICES = {
   pack1500: 'price_test_pack_1500',
 };
 const UNIT_AMOUNTS: Record<string, number> = { [PRICES.starter]: 2000, [PRICES.business]: 10000 };
+/** One-off prices, in cents: a pack costs its USD amount. */
+const PACK_AMOUNTS: Record<string, number> = { [PRICES.pack10]: 1000, [PRICES.pack100]: 10000, [PRICES.pack1500]: 150000 };
 
 export const seconds = (iso: string | Date) => Math.floor(new Date(iso).getTime() / 1000);
 const rid = (prefix: string) => `${prefix}_${randomBytes(8).toString('hex')}`;
@@ -125,7 +127,7 @@ export class StripeDouble {
   }
 
   price(id: string) {
-    return { id, object: 'price', active: true, currency: 'usd', unit_amount: UNIT_AMOUNTS[id] ?? 1000, recurring: UNIT_AMOUNTS[id] ? { interval: 'month' } : null };
+    return { id, object: 'price', active: true, currency: 'usd', unit_amount: UNIT_AMOUNTS[id] ?? PACK_AMOUNTS[id] ?? 1000, recurring: UNIT_AMOUNTS[id] ? { interval: 'month' } : null };
   }
 
   /** Moves a stored subscription into its next period (what Stripe does at renewal). */
@@ -138,11 +140,17 @@ export class StripeDouble {
 
   checkoutSession(init: { mode: 'payment' | 'subscription'; accountId?: string | null; customer?: string | null; subscription?: string; paymentStatus?: string; items?: { price: string; quantity?: number }[] }): any {
     const id = rid('cs_test');
-    if (init.items) this.lineItems.set(id, init.items.map((i) => ({ price: i.price, quantity: i.quantity ?? 1 })));
+    const items = (init.items ?? []).map((i) => ({ price: i.price, quantity: i.quantity ?? 1 }));
+    if (init.items) this.lineItems.set(id, items);
+    const amountTotal = items.reduce((sum, i) => sum + (UNIT_AMOUNTS[i.price] ?? PACK_AMOUNTS[i.price] ?? 0) * i.quantity, 0);
     return {
       id,
       object: 'checkout.session',
       mode: init.mode,
+      // A payment-mode checkout is paid through a payment intent; refunds and disputes name it.
+      payment_intent: init.mode === 'payment' ? rid('pi') : null,
+      amount_total: amountTotal,
+      currency: 'usd',
       payment_status: init.paymentStatus ?? 'paid',
       status: 'complete',
       client_reference_id: init.accountId ?? null,
@@ -151,6 +159,26 @@ export class StripeDouble {
       metadata: {},
       livemode: false,
     };
+  }
+
+  /** The charge of a checkout's payment as `charge.refunded` reports it: `refunded` cents given back so far. */
+  refundedCharge(session: { payment_intent: string; amount_total: number }, refunded: number): any {
+    return {
+      id: `ch_${session.payment_intent.slice(3)}`,
+      object: 'charge',
+      amount: session.amount_total,
+      amount_captured: session.amount_total,
+      amount_refunded: refunded,
+      refunded: refunded === session.amount_total,
+      currency: 'usd',
+      payment_intent: session.payment_intent,
+      status: 'succeeded',
+    };
+  }
+
+  /** A dispute of a checkout's payment as `charge.dispute.closed` reports it. */
+  dispute(session: { payment_intent: string; amount_total: number }, status: 'lost' | 'won' | 'warning_closed', amount = session.amount_total): any {
+    return { id: rid('dp'), object: 'dispute', amount, currency: 'usd', charge: `ch_${session.payment_intent.slice(3)}`, payment_intent: session.payment_intent, status, reason: 'fraudulent' };
   }
 
   invoice(init: { customer: string; subscription: string; price: string; periodStart: string; periodEnd: string; billingReason?: string }): any {
@@ -249,7 +277,7 @@ export class StripeDouble {
         object: 'list',
         has_more: false,
         url: url.pathname,
-        data: items.map((i) => ({ id: rid('li'), object: 'item', quantity: i.quantity, price: this.price(i.price), amount_total: (UNIT_AMOUNTS[i.price] ?? 0) * i.quantity, currency: 'usd' })),
+        data: items.map((i) => ({ id: rid('li'), object: 'item', quantity: i.quantity, price: this.price(i.price), amount_total: (UNIT_AMOUNTS[i.price] ?? PACK_AMOUNTS[i.price] ?? 0) * i.quantity, currency: 'usd' })),
       });
     }
     if ((m = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname))) {

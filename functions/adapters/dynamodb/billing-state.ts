@@ -1,13 +1,14 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, Purchase } from '../../core/subscriptions/ports';
+import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, Purchase, ReversalWrite } from '../../core/subscriptions/ports';
 import { type Dynamo, stripKeys } from './client';
 import { keys } from './schema';
 
 /** Applied-event markers outlive Stripe's retry window (3 days) by far. */
 const EVENT_MARKER_TTL_SECONDS = 60 * 86_400;
 
-type ItemKind = 'event' | 'purchase' | 'customer' | 'account';
+type ItemKind = 'event' | 'purchase' | 'payment' | 'customer' | 'account';
+type TransactItem = { kind: ItemKind; op: Record<string, unknown> };
 
 /**
  * An account's billing state (plan, subscription, purchases) changes in one transaction: the applied-event
@@ -22,16 +23,18 @@ export class DynamoBillingStateStore implements BillingStateStore {
   async commit(write: BillingStateWrite, at: Date): Promise<BillingCommitOutcome> {
     const { seen, next } = write;
     const now = at.toISOString();
-    const items: { kind: ItemKind; op: Record<string, unknown> }[] = [];
+    const items: TransactItem[] = [];
     const table = this.db.table;
 
-    if (write.eventId) {
+    if (write.eventId) items.push(this.eventMarker(write.eventId, seen.account_id, at));
+    if (write.purchase?.payment_ref) {
+      // Refunds and disputes name the payment, not the checkout: this finds the purchase they take back from.
       items.push({
-        kind: 'event',
+        kind: 'payment',
         op: {
           Put: {
             TableName: table,
-            Item: { ...keys.stripeEvent(write.eventId), event_id: write.eventId, account_id: seen.account_id, applied_at: now, ttl: Math.floor(at.getTime() / 1000) + EVENT_MARKER_TTL_SECONDS },
+            Item: { ...keys.stripePayment(write.purchase.payment_ref), account_id: seen.account_id, purchase_id: write.purchase.purchase_id, recorded_at: now },
             ConditionExpression: 'attribute_not_exists(pk)',
           },
         },
@@ -98,18 +101,85 @@ export class DynamoBillingStateStore implements BillingStateStore {
       },
     });
 
+    const failed = await this.transact(items);
+    if (failed === null) return 'committed';
+    if (failed === 'event' || failed === 'purchase' || failed === 'payment') return 'duplicate';
+    if (failed === 'customer') return 'customer_conflict';
+    // The account changed since it was read, or a concurrent transaction touched it: decide again.
+    return 'conflict';
+  }
+
+  /**
+   * The event marker, the purchase's reversal (over the one read) and the debit (only while the balance covers it)
+   * in one transaction: a refund takes credits back once, never more than the balance holds.
+   */
+  async reverse(write: ReversalWrite, at: Date): Promise<'committed' | 'duplicate' | 'conflict'> {
+    const table = this.db.table;
+    const seenVersion = write.seen.reversal?.version;
+    const items: TransactItem[] = [
+      this.eventMarker(write.eventId, write.account_id, at),
+      {
+        kind: 'purchase',
+        op: {
+          Update: {
+            TableName: table,
+            Key: keys.purchase(write.account_id, write.seen.purchase_id),
+            ConditionExpression: `attribute_exists(pk) AND ${seenVersion === undefined ? 'attribute_not_exists(reversal)' : 'reversal.version = :version'}`,
+            UpdateExpression: 'SET reversal = :reversal',
+            ExpressionAttributeValues: { ':reversal': write.reversal, ...(seenVersion === undefined ? {} : { ':version': seenVersion }) },
+          },
+        },
+      },
+    ];
+    if (write.debit_micros > 0) {
+      items.push({
+        kind: 'account',
+        op: {
+          Update: {
+            TableName: table,
+            Key: keys.account(write.account_id),
+            ConditionExpression: 'attribute_exists(pk) AND credits_micros >= :debit',
+            UpdateExpression: 'SET credits_micros = credits_micros - :debit, updated_at = :at',
+            ExpressionAttributeValues: { ':debit': write.debit_micros, ':at': at.toISOString() },
+          },
+        },
+      });
+    }
+    const failed = await this.transact(items);
+    if (failed === null) return 'committed';
+    return failed === 'event' ? 'duplicate' : 'conflict';
+  }
+
+  async purchaseForPayment(paymentRef: string): Promise<{ account_id: string; purchase: Purchase } | null> {
+    const { Item: link } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.stripePayment(paymentRef), ConsistentRead: true }));
+    if (typeof link?.account_id !== 'string' || typeof link.purchase_id !== 'string') return null;
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.purchase(link.account_id, link.purchase_id), ConsistentRead: true }));
+    return Item ? { account_id: link.account_id, purchase: toPurchase(Item) } : null;
+  }
+
+  private eventMarker(eventId: string, accountId: string, at: Date): TransactItem {
+    return {
+      kind: 'event',
+      op: {
+        Put: {
+          TableName: this.db.table,
+          Item: { ...keys.stripeEvent(eventId), event_id: eventId, account_id: accountId, applied_at: at.toISOString(), ttl: Math.floor(at.getTime() / 1000) + EVENT_MARKER_TTL_SECONDS },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        },
+      },
+    };
+  }
+
+  /** Runs the transaction; null when it went through, else the kind of the item whose condition failed (undefined: none named). */
+  private async transact(items: TransactItem[]): Promise<ItemKind | undefined | null> {
     try {
       await this.db.doc.send(new TransactWriteCommand({ TransactItems: items.map((i) => i.op) as never }));
-      return 'committed';
+      return null;
     } catch (err) {
       if (!(err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException')) throw err;
       const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
       const failed = reasons.findIndex((r) => r?.Code === 'ConditionalCheckFailed');
-      const kind = failed >= 0 ? items[failed]?.kind : undefined;
-      if (kind === 'event' || kind === 'purchase') return 'duplicate';
-      if (kind === 'customer') return 'customer_conflict';
-      // The account changed since it was read, or a concurrent transaction touched it: decide again.
-      return 'conflict';
+      return failed >= 0 ? items[failed]?.kind : undefined;
     }
   }
 
@@ -131,11 +201,13 @@ export class DynamoBillingStateStore implements BillingStateStore {
         ExpressionAttributeValues: { ':pk': keys.account(accountId).pk, ':prefix': keys.purchasePrefix },
       }),
     );
-    return Items.map((i) => {
-      const { account_id: _account, ...p } = stripKeys<Purchase & { account_id: string }>(i);
-      return p;
-    })
+    return Items.map(toPurchase)
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
       .slice(0, limit);
   }
+}
+
+function toPurchase(item: Record<string, unknown>): Purchase {
+  const { account_id: _account, ...p } = stripKeys<Purchase & { account_id: string }>(item);
+  return p;
 }

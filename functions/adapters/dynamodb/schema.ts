@@ -19,6 +19,7 @@
  * | purchase      | ACCOUNT#<account_id>    | PURCHASE#<purchase_id>     |                              |                        |
  * | Stripe event  | STRIPE_EVENT#<event_id> | EVENT                      |                              |                        |
  * | Stripe customer| STRIPE_CUSTOMER#<cus_id>| CUSTOMER                  |                              |                        |
+ * | Stripe payment| STRIPE_PAYMENT#<pi_id>  | PAYMENT                    |                              |                        |
  * | webhook       | WEBHOOK#<webhook_id>    | WEBHOOK                    | ACCOUNT#<account_id>#WEBHOOKS| <created_at>#<webhook id>|
  * | webhook count | ACCOUNT#<account_id>    | WEBHOOKS                   |                              |                        |
  * | delivery record| WEBHOOK#<webhook_id>   | DELIVERY#<delivery_id>     | JOB#<job_id>#DELIVERIES      | <delivery_id>          |
@@ -39,7 +40,8 @@
  *
  * A purchase (one-off credits bought) is recorded once per checkout session. A Stripe event item marks an
  * applied event (TTL 60 days, beyond Stripe's 3 days of retries); a customer item maps a Stripe customer
- * to its account.
+ * to its account; a payment item maps the payment a pack was paid with to its purchase (refunds and disputes name
+ * the payment), written with the purchase.
  */
 export const TABLE_SCHEMA = {
   partitionKey: 'pk',
@@ -85,6 +87,7 @@ export const keys = {
   purchasePrefix: 'PURCHASE#',
   stripeEvent: (eventId: string): ItemKey => ({ pk: `STRIPE_EVENT#${eventId}`, sk: 'EVENT' }),
   stripeCustomer: (customerId: string): ItemKey => ({ pk: `STRIPE_CUSTOMER#${customerId}`, sk: 'CUSTOMER' }),
+  stripePayment: (paymentRef: string): ItemKey => ({ pk: `STRIPE_PAYMENT#${paymentRef}`, sk: 'PAYMENT' }),
   webhook: (webhookId: string): ItemKey => ({ pk: `WEBHOOK#${webhookId}`, sk: 'WEBHOOK' }),
   webhooksOfAccount: (accountId: string) => `ACCOUNT#${accountId}#WEBHOOKS`,
   webhookCount: (accountId: string): ItemKey => ({ pk: `ACCOUNT#${accountId}`, sk: 'WEBHOOKS' }),

@@ -4,7 +4,7 @@
  * a time that is not a time, an id that is not a string) must not reach the billing rules.
  */
 import type Stripe from 'stripe';
-import { type CheckoutSession, MalformedPaymentEventError, type PaidInvoice, type PaymentEvent, type ProviderSubscription } from '../../core/subscriptions/ports';
+import { type CheckoutSession, MalformedPaymentEventError, type PaidInvoice, type PaymentEvent, type PaymentReversal, type ProviderSubscription } from '../../core/subscriptions/ports';
 
 /** A Stripe object (from an event or an API answer) with a field that is not what Stripe documents. */
 export class MalformedStripeObjectError extends Error {
@@ -60,6 +60,15 @@ function optionalTime(v: unknown, path: string): string | null {
   return v === undefined || v === null ? null : time(v, path);
 }
 
+/** An amount in the currency's smallest unit (cents): a whole number ≥ 0. */
+function minorAmount(v: unknown, path: string): number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : malformed(path, 'a whole amount in the smallest currency unit', v);
+}
+
+function optionalMinorAmount(v: unknown, path: string): number | null {
+  return v === undefined || v === null ? null : minorAmount(v, path);
+}
+
 function flag(v: unknown, path: string): boolean {
   if (v === undefined || v === null) return false;
   return typeof v === 'boolean' ? v : malformed(path, 'true or false', v);
@@ -100,7 +109,32 @@ function readCheckoutSession(v: unknown, at: string): CheckoutSession {
     account_ref: optionalText(s.client_reference_id, `${at}.client_reference_id`) ?? optionalText(metadata?.account_id, `${at}.metadata.account_id`),
     customer_id: optionalRef(s.customer, `${at}.customer`),
     subscription_id: optionalRef(s.subscription, `${at}.subscription`),
+    payment_ref: optionalRef(s.payment_intent, `${at}.payment_intent`),
+    amount_paid_minor: optionalMinorAmount(s.amount_total, `${at}.amount_total`),
   };
+}
+
+/** `charge.refunded`: Stripe reports the charge with its refunded total so far (`amount_refunded`). */
+function readRefundedCharge(v: unknown, at: string): PaymentReversal {
+  const c = object(v, at);
+  const amount = minorAmount(c.amount, `${at}.amount`);
+  const refunded = minorAmount(c.amount_refunded, `${at}.amount_refunded`);
+  if (refunded > amount) malformed(`${at}.amount_refunded`, `at most the charge's amount (${amount})`, refunded);
+  return { kind: 'refund', payment_ref: optionalRef(c.payment_intent, `${at}.payment_intent`), reference: text(c.id, `${at}.id`), amount_minor: refunded, payment_amount_minor: amount };
+}
+
+/** `charge.dispute.closed`: only a lost dispute keeps the money from the merchant. */
+function readClosedDispute(base: { id: string; type: string; created: string }, v: unknown, at: string): PaymentEvent {
+  const d = object(v, at);
+  const status = text(d.status, `${at}.status`);
+  const reversal: PaymentReversal = {
+    kind: 'dispute_lost',
+    payment_ref: optionalRef(d.payment_intent, `${at}.payment_intent`),
+    reference: text(d.id, `${at}.id`),
+    amount_minor: minorAmount(d.amount, `${at}.amount`),
+    payment_amount_minor: null,
+  };
+  return status === 'lost' ? { ...base, kind: 'payment_reversed', reversal } : { ...base, kind: 'dispute_settled', status };
 }
 
 function readPaidInvoice(v: unknown, at: string): PaidInvoice {
@@ -163,6 +197,10 @@ export function toPaymentEvent(event: unknown): PaymentEvent {
         return { ...base, kind: 'subscription_changed', subscription: readSubscription(data.object, 'data.object') };
       case 'invoice.paid':
         return { ...base, kind: 'invoice_paid', invoice: readPaidInvoice(data.object, 'data.object') };
+      case 'charge.refunded':
+        return { ...base, kind: 'payment_reversed', reversal: readRefundedCharge(data.object, 'data.object') };
+      case 'charge.dispute.closed':
+        return readClosedDispute(base, data.object, 'data.object');
       default:
         return { ...base, kind: 'other' };
     }

@@ -58,7 +58,7 @@ export function creditsSummary(
   plan: Plan | null,
   now: Date,
   packs: readonly CreditPack[],
-  purchases: readonly { purchase_id: string; amount_micros: number; source: string; reference: string; created_at: string }[],
+  purchases: readonly { purchase_id: string; amount_micros: number; source: string; reference: string; created_at: string; reversal?: { revoked_micros: number } }[],
 ) {
   const pricePerPdf = pricePerPdfOf(plan);
   const allowance = usableAllowanceMicros(account, now);
@@ -84,6 +84,8 @@ export function creditsSummary(
       source: p.source,
       reference: p.reference,
       created_at: p.created_at,
+      // Credits taken back by refunds and lost disputes of the payment (0 when none).
+      revoked: microsToUsd(p.reversal?.revoked_micros ?? 0),
     })),
   };
 }

@@ -32,6 +32,25 @@ export interface CheckoutSession {
   account_ref: string | null;
   customer_id: string | null;
   subscription_id: string | null;
+  /** The payment (Stripe's payment intent) a `payment` checkout was paid with: what a later refund or dispute names. */
+  payment_ref: string | null;
+  /** What the customer paid, in the currency's smallest unit (cents); null when the provider did not say. */
+  amount_paid_minor: number | null;
+}
+
+/**
+ * Money taken back from a payment: a refund (`amount_minor` is the payment's refunded total so far, as the
+ * provider keeps it) or a dispute the merchant lost (`amount_minor` is the disputed amount).
+ */
+export interface PaymentReversal {
+  kind: 'refund' | 'dispute_lost';
+  /** The payment (payment intent) the money was paid with; null when the provider did not name one. */
+  payment_ref: string | null;
+  /** The charge, or the dispute for `dispute_lost`: one dispute takes its amount once. */
+  reference: string;
+  amount_minor: number;
+  /** What the payment was, in the same unit, when the provider says (a refund's charge does). */
+  payment_amount_minor: number | null;
 }
 
 export interface PaidInvoice {
@@ -59,6 +78,9 @@ export type PaymentEvent = EventBase &
     | { kind: 'checkout_completed'; session: CheckoutSession }
     | { kind: 'subscription_changed'; subscription: ProviderSubscription }
     | { kind: 'invoice_paid'; invoice: PaidInvoice }
+    | { kind: 'payment_reversed'; reversal: PaymentReversal }
+    /** A dispute that closed without being lost (won, or the inquiry closed): nothing changes. */
+    | { kind: 'dispute_settled'; status: string }
     | { kind: 'other' }
   );
 
@@ -117,6 +139,38 @@ export interface Purchase {
   source: string;
   reference: string;
   created_at: string;
+  /** The payment it was paid with (refunds and disputes name it) and what was paid, in the smallest currency unit. */
+  payment_ref?: string | null;
+  paid_minor?: number | null;
+  /** Taken back so far (see ./reversals.ts); absent until the first refund or lost dispute. */
+  reversal?: PurchaseReversal;
+}
+
+/** What refunds and lost disputes have taken back from a purchase. */
+export interface PurchaseReversal {
+  /** The payment's refunded total, the largest the provider reported. */
+  refunded_minor: number;
+  /** Lost disputes, by dispute id: each takes its amount once. */
+  disputes_lost: Record<string, number>;
+  /** Credits the reversals take back: the purchase's share of what was paid and given back. */
+  revoked_micros: Micros;
+  /** Of those, what the balance still held and was debited; the rest had been spent. */
+  recovered_micros: Micros;
+  /** Each reversal write moves it on; a write happens only over the one read. */
+  version: number;
+  updated_at: string;
+}
+
+/** One reversal of a purchase: the purchase's new reversal state and the debit of one-off credits, in one write. */
+export interface ReversalWrite {
+  account_id: string;
+  /** The purchase as read: the write happens only if its reversal is still this one. */
+  seen: Purchase;
+  reversal: PurchaseReversal;
+  /** Taken off `credits_micros`; the write happens only if the balance still covers it (never negative). */
+  debit_micros: Micros;
+  /** The provider event this write applies; an event id is applied once. */
+  eventId: string;
 }
 
 /** One write of an account's billing state, together with what makes it happen exactly once. */
@@ -140,6 +194,10 @@ export type BillingCommitOutcome = 'committed' | 'duplicate' | 'conflict' | 'cus
 
 export interface BillingStateStore {
   commit(write: BillingStateWrite, at: Date): Promise<BillingCommitOutcome>;
+  /** `conflict`: the purchase or the balance changed since they were read (re-read and decide again). */
+  reverse(write: ReversalWrite, at: Date): Promise<'committed' | 'duplicate' | 'conflict'>;
+  /** The purchase paid with this payment, read consistently, or null when no purchase names it. */
+  purchaseForPayment(paymentRef: string): Promise<{ account_id: string; purchase: Purchase } | null>;
   eventApplied(eventId: string): Promise<boolean>;
   accountForCustomer(customerId: string): Promise<string | null>;
   /** Newest first. */

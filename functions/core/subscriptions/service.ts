@@ -8,8 +8,9 @@ import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
 import { isJsonObject, parseRequest } from '../validation';
 import { SubscriptionCatalog } from './catalog';
-import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, ProviderSubscription } from './ports';
+import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, PaymentReversal, ProviderSubscription } from './ports';
 import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
+import { reversePurchase } from './reversals';
 
 export interface SubscriptionServiceDeps {
   accounts: AccountRepository;
@@ -104,7 +105,49 @@ export class SubscriptionService {
       }
       case 'invoice_paid':
         return this.invoicePaid(event.id, event.invoice);
+      case 'payment_reversed':
+        return this.paymentReversed(event.id, event.reversal);
+      case 'dispute_settled':
+        return { result: 'ignored', reason: 'dispute_not_lost' };
     }
+  }
+
+  /**
+   * A refund or a lost dispute of a credit-pack payment takes back the purchase's credits in the share given back
+   * (./reversals.ts), from the one-off balance and never below zero. Refunds of other payments (subscription
+   * invoices) change nothing here: the subscription's own events say what it is worth.
+   */
+  private async paymentReversed(eventId: string, r: PaymentReversal): Promise<EventOutcome> {
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const found = r.payment_ref ? await this.deps.store.purchaseForPayment(r.payment_ref) : null;
+      if (!found) return { result: 'ignored', reason: 'not_a_credit_purchase' };
+      const accountId = found.account_id;
+      const account = await this.deps.accounts.get(accountId);
+      if (!account) {
+        this.deps.log?.error('refund or dispute of a purchase whose account does not exist', { account_id: accountId, event: eventId });
+        return { result: 'ignored', reason: 'unknown_account' };
+      }
+      const at = this.deps.clock.now();
+      const decision = reversePurchase(found.purchase, r, account.credits_micros, at.toISOString());
+      if ('ignore' in decision) {
+        if (decision.ignore === 'payment_amount_unknown') this.deps.log?.error('refund or dispute of a purchase whose paid amount is unknown; nothing taken back', { account_id: accountId, event: eventId, purchase: found.purchase.purchase_id });
+        return { result: 'ignored', reason: decision.ignore, account_id: accountId };
+      }
+      const outcome = await this.deps.store.reverse({ account_id: accountId, seen: found.purchase, reversal: decision.reversal, debit_micros: decision.debit_micros, eventId }, at);
+      if (outcome === 'duplicate') return { result: 'duplicate', account_id: accountId };
+      if (outcome === 'committed') {
+        if (decision.unrecovered_micros > 0) {
+          this.deps.log?.warn('refunded or disputed credits had already been spent; the balance is left at what remained', {
+            account_id: accountId,
+            purchase: found.purchase.purchase_id,
+            event: eventId,
+            unrecovered_micros: decision.unrecovered_micros,
+          });
+        }
+        return { result: 'applied', account_id: accountId };
+      }
+    }
+    throw new Error(`purchase paid with ${r.payment_ref} kept changing after ${MAX_ATTEMPTS} attempts`);
   }
 
   private async checkoutCompleted(eventId: string, s: CheckoutSession): Promise<EventOutcome> {
@@ -153,7 +196,15 @@ export class SubscriptionService {
           stripe_customer_id: account.stripe_customer_id ?? s.customer_id,
         },
         // One purchase per checkout session, whichever of its events (completed, async_payment_succeeded) lands first.
-        purchase: { purchase_id: `checkout_${s.id}`, amount_micros: micros, source: 'stripe_checkout', reference: s.id, created_at: at },
+        purchase: {
+          purchase_id: `checkout_${s.id}`,
+          amount_micros: micros,
+          source: 'stripe_checkout',
+          reference: s.id,
+          created_at: at,
+          payment_ref: s.payment_ref,
+          paid_minor: s.amount_paid_minor,
+        },
         linkCustomer: s.customer_id,
       }));
     }

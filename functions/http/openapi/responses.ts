@@ -305,7 +305,7 @@ const credits = z
       bucket_order: z.array(z.enum(['subscription', 'free_credits', 'credits'])).meta({ description: 'The order charges draw on the balances.' }),
     }),
     packs: z.array(z.strictObject({ price_id: z.string(), amount: usd, currency: z.literal('USD'), pdfs: count })),
-    purchases: z.array(z.strictObject({ purchase_id: z.string(), amount: usd, source: z.string(), reference: z.string(), created_at: timestamp })),
+    purchases: z.array(z.strictObject({ purchase_id: z.string(), amount: usd, source: z.string(), reference: z.string(), created_at: timestamp, revoked: usd.meta({ description: 'Credits taken back by refunds and lost disputes of the payment (0 when none).' }) })),
   })
   .meta({ id: 'Credits' });
 

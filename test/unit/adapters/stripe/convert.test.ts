@@ -36,6 +36,27 @@ describe('Stripe events → payment events', () => {
     expect(toPaymentEvent(event('checkout.session.async_payment_succeeded', viaMetadata))).toMatchObject({ session: { account_ref: 'acc_2' } });
   });
 
+  it('reads the payment a pack checkout was paid with, and what was paid', () => {
+    const s = double.checkoutSession({ mode: 'payment', accountId: 'acc_1', items: [{ price: 'price_test_pack_100', quantity: 2 }] });
+    expect(toPaymentEvent(event('checkout.session.completed', s))).toMatchObject({ session: { payment_ref: s.payment_intent, amount_paid_minor: 20_000 } });
+    // Expanded, the payment intent is an object with its id.
+    expect(toPaymentEvent(event('checkout.session.completed', { ...s, payment_intent: { id: 'pi_x', object: 'payment_intent' } }))).toMatchObject({ session: { payment_ref: 'pi_x' } });
+  });
+
+  it('reads a refund as the payment refunded total so far, and a closed dispute by its outcome', () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: 'price_test_pack_100' }] });
+    expect(toPaymentEvent(event('charge.refunded', double.refundedCharge(s, 2_500)))).toMatchObject({
+      kind: 'payment_reversed',
+      reversal: { kind: 'refund', payment_ref: s.payment_intent, amount_minor: 2_500, payment_amount_minor: 10_000 },
+    });
+    const lost = double.dispute(s, 'lost');
+    expect(toPaymentEvent(event('charge.dispute.closed', lost))).toMatchObject({
+      kind: 'payment_reversed',
+      reversal: { kind: 'dispute_lost', payment_ref: s.payment_intent, reference: lost.id, amount_minor: 10_000, payment_amount_minor: null },
+    });
+    expect(toPaymentEvent(event('charge.dispute.closed', double.dispute(s, 'won')))).toMatchObject({ kind: 'dispute_settled', status: 'won' });
+  });
+
   it('leaves other event types alone', () => {
     expect(toPaymentEvent(event('invoice.payment_failed', { id: 'in_1', object: 'invoice' }))).toMatchObject({ kind: 'other', type: 'invoice.payment_failed' });
   });
@@ -57,6 +78,11 @@ describe('malformed Stripe events (signed, but not what Stripe documents)', () =
     ['a checkout event whose object is null', { id: 'evt_r1', type: 'checkout.session.completed', created, data: { object: null } }, 'evt_r1', 'checkout.session.completed'],
     ['an invoice event whose object is empty', { id: 'evt_i', type: 'invoice.paid', created, data: { object: {} } }, 'evt_i', 'invoice.paid'],
     ['a subscription without any period field', { id: 'evt_r3', type: 'customer.subscription.updated', created, data: { object: { id: 'sub_r', customer: 'cus_r', status: 'active' } } }, 'evt_r3', 'customer.subscription.updated'],
+    ['a refund whose refunded total is not a whole amount', { id: 'evt_f1', type: 'charge.refunded', created, data: { object: { id: 'ch_1', amount: 1000, amount_refunded: 10.5, payment_intent: 'pi_1' } } }, 'evt_f1', 'charge.refunded'],
+    ['a refund of more than the charge', { id: 'evt_f2', type: 'charge.refunded', created, data: { object: { id: 'ch_1', amount: 1000, amount_refunded: 1001, payment_intent: 'pi_1' } } }, 'evt_f2', 'charge.refunded'],
+    ['a refund with a negative amount', { id: 'evt_f3', type: 'charge.refunded', created, data: { object: { id: 'ch_1', amount: -1000, amount_refunded: 0, payment_intent: 'pi_1' } } }, 'evt_f3', 'charge.refunded'],
+    ['a dispute without a status', { id: 'evt_f4', type: 'charge.dispute.closed', created, data: { object: { id: 'dp_1', amount: 1000, payment_intent: 'pi_1' } } }, 'evt_f4', 'charge.dispute.closed'],
+    ['a checkout whose amount_total is a string', { id: 'evt_f5', type: 'checkout.session.completed', created, data: { object: { id: 'cs_1', mode: 'payment', payment_status: 'paid', amount_total: '1000' } } }, 'evt_f5', 'checkout.session.completed'],
     ['a subscription without a customer', { id: 'evt_s2', type: 'customer.subscription.updated', created, data: { object: { ...sub(), customer: null } } }, 'evt_s2', 'customer.subscription.updated'],
     ['a subscription with account metadata that is not a string', { id: 'evt_s3', type: 'customer.subscription.created', created, data: { object: { ...sub(), metadata: { account_id: 7 } } } }, 'evt_s3', 'customer.subscription.created'],
     ['a checkout whose client_reference_id is a number', { id: 'evt_c3', type: 'checkout.session.completed', created, data: { object: { ...double.checkoutSession({ mode: 'payment' }), client_reference_id: 123 } } }, 'evt_c3', 'checkout.session.completed'],

@@ -2,7 +2,7 @@ import { type Account, newAccount } from '../../../../functions/core/accounts/ac
 import type { AccountRepository, PlanRepository } from '../../../../functions/core/accounts/ports';
 import { creditPacks } from '../../../../functions/core/billing/packs';
 import { planCatalogue } from '../../../../functions/core/billing/plans';
-import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, PaymentEvent, PaymentProvider } from '../../../../functions/core/subscriptions/ports';
+import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, PaymentEvent, PaymentProvider, PaymentReversal, Purchase, ReversalWrite } from '../../../../functions/core/subscriptions/ports';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 
 const now = new Date('2026-11-21T12:00:00Z');
@@ -12,6 +12,8 @@ class MemoryStore implements BillingStateStore {
   events = new Set<string>();
   purchaseIds = new Set<string>();
   customers = new Map<string, string>();
+  /** Recorded purchases by payment reference. */
+  payments = new Map<string, { account_id: string; purchase: Purchase }>();
   commits = 0;
   interfere: (() => void) | null = null;
   constructor(private readonly accounts: Map<string, Account>) {}
@@ -30,6 +32,7 @@ class MemoryStore implements BillingStateStore {
     if ((current.billing_version ?? 0) !== (write.seen.billing_version ?? 0) || current.subscription?.allowance_micros !== write.seen.subscription?.allowance_micros) return 'conflict';
     if (write.eventId) this.events.add(write.eventId);
     if (write.purchase) this.purchaseIds.add(write.purchase.purchase_id);
+    if (write.purchase?.payment_ref) this.payments.set(write.purchase.payment_ref, { account_id: current.account_id, purchase: write.purchase });
     if (write.linkCustomer) this.customers.set(write.linkCustomer, current.account_id);
     this.accounts.set(current.account_id, {
       ...current,
@@ -38,6 +41,26 @@ class MemoryStore implements BillingStateStore {
       billing_version: (current.billing_version ?? 0) + 1,
     });
     return 'committed';
+  }
+  async reverse(write: ReversalWrite): Promise<'committed' | 'duplicate' | 'conflict'> {
+    this.commits++;
+    if (this.interfere) {
+      const f = this.interfere;
+      this.interfere = null;
+      f();
+    }
+    if (this.events.has(write.eventId)) return 'duplicate';
+    const entry = [...this.payments.values()].find((p) => p.purchase.purchase_id === write.seen.purchase_id)!;
+    const current = this.accounts.get(write.account_id)!;
+    if (entry.purchase.reversal?.version !== write.seen.reversal?.version || current.credits_micros < write.debit_micros) return 'conflict';
+    this.events.add(write.eventId);
+    entry.purchase = { ...entry.purchase, reversal: write.reversal };
+    this.accounts.set(current.account_id, { ...current, credits_micros: current.credits_micros - write.debit_micros });
+    return 'committed';
+  }
+  async purchaseForPayment(ref: string) {
+    const found = this.payments.get(ref);
+    return found ? { account_id: found.account_id, purchase: found.purchase } : null;
   }
   async eventApplied(id: string) {
     return this.events.has(id);
@@ -74,7 +97,84 @@ const packEvent = (id = 'evt_1'): PaymentEvent => ({
   type: 'checkout.session.completed',
   created: now.toISOString(),
   kind: 'checkout_completed',
-  session: { id: 'cs_1', mode: 'payment', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: null },
+  session: { id: 'cs_1', mode: 'payment', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: null, payment_ref: 'pi_1', amount_paid_minor: 10_000 },
+});
+
+const reversalEvent = (id: string, reversal: Partial<PaymentReversal>): PaymentEvent => ({
+  id,
+  type: reversal.kind === 'dispute_lost' ? 'charge.dispute.closed' : 'charge.refunded',
+  created: now.toISOString(),
+  kind: 'payment_reversed',
+  reversal: { kind: 'refund', payment_ref: 'pi_1', reference: 'ch_1', amount_minor: 10_000, payment_amount_minor: 10_000, ...reversal },
+});
+
+describe('SubscriptionService: refunds and lost disputes of a credit pack', () => {
+  /** A 100 USD pack paid 100.00 USD (pi_1), with `spent` USD of it charged since. */
+  async function bought(spent = 0) {
+    const ctx = setup();
+    expect(await ctx.service.handleEvent(packEvent('evt_buy'))).toEqual({ result: 'applied', account_id: 'a1' });
+    const account = ctx.accounts.get('a1')!;
+    ctx.accounts.set('a1', { ...account, credits_micros: account.credits_micros - spent * 1_000_000 });
+    return ctx;
+  }
+  const credits = (ctx: Awaited<ReturnType<typeof bought>>) => ctx.accounts.get('a1')!.credits_micros;
+
+  it('takes back the refunded share of the credits, once per refunded total, whatever order the events come in', async () => {
+    const ctx = await bought();
+    expect(await ctx.service.handleEvent(reversalEvent('evt_r1', { amount_minor: 2_500 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(75_000_000);
+    expect(await ctx.service.handleEvent(reversalEvent('evt_r1', { amount_minor: 2_500 }))).toEqual({ result: 'duplicate' });
+    // Stripe reports the refunded total: a second refund of 25.00 is a total of 50.00.
+    expect(await ctx.service.handleEvent(reversalEvent('evt_r2', { amount_minor: 5_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(50_000_000);
+    // An older event (a smaller total) arriving late takes nothing more.
+    expect(await ctx.service.handleEvent(reversalEvent('evt_r_old', { amount_minor: 2_500 }))).toEqual({ result: 'ignored', reason: 'already_reversed', account_id: 'a1' });
+    expect(await ctx.service.handleEvent(reversalEvent('evt_r3', { amount_minor: 10_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(0);
+    expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ refunded_minor: 10_000, revoked_micros: 100_000_000, recovered_micros: 100_000_000, version: 3 });
+  });
+
+  it('never takes the balance below zero: credits spent before the refund are reported, not owed', async () => {
+    const ctx = await bought(70);
+    expect(await ctx.service.handleEvent(reversalEvent('evt_full', {}))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(0);
+    expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 100_000_000, recovered_micros: 30_000_000 });
+    expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/already been spent/), expect.objectContaining({ unrecovered_micros: 70_000_000 }));
+    // Credits bought later are not taken for the old refund.
+    ctx.accounts.set('a1', { ...ctx.accounts.get('a1')!, credits_micros: 5_000_000 });
+    expect(await ctx.service.handleEvent(reversalEvent('evt_full_again', {}))).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(credits(ctx)).toBe(5_000_000);
+  });
+
+  it('takes a lost dispute once per dispute, and no more than was paid together with refunds', async () => {
+    const ctx = await bought();
+    await ctx.service.handleEvent(reversalEvent('evt_r', { amount_minor: 4_000 }));
+    expect(credits(ctx)).toBe(60_000_000);
+    const lost = { kind: 'dispute_lost' as const, reference: 'dp_1', amount_minor: 10_000, payment_amount_minor: null };
+    expect(await ctx.service.handleEvent(reversalEvent('evt_d', lost))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(0);
+    expect(await ctx.service.handleEvent(reversalEvent('evt_d_copy', lost))).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 100_000_000, disputes_lost: { dp_1: 10_000 } });
+  });
+
+  it('decides again when a charge spends the balance between the read and the write', async () => {
+    const ctx = await bought();
+    ctx.store.interfere = () => ctx.accounts.set('a1', { ...ctx.accounts.get('a1')!, credits_micros: 10_000_000 });
+    const commitsBefore = ctx.store.commits;
+    expect(await ctx.service.handleEvent(reversalEvent('evt_r', { amount_minor: 5_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(ctx.store.commits - commitsBefore).toBe(2);
+    expect(credits(ctx)).toBe(0);
+    expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 50_000_000, recovered_micros: 10_000_000 });
+  });
+
+  it('ignores refunds of payments that bought no pack, and disputes that were not lost', async () => {
+    const ctx = await bought();
+    expect(await ctx.service.handleEvent(reversalEvent('evt_sub_refund', { payment_ref: 'pi_invoice' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    expect(await ctx.service.handleEvent(reversalEvent('evt_no_pi', { payment_ref: null }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    const won: PaymentEvent = { id: 'evt_won', type: 'charge.dispute.closed', created: now.toISOString(), kind: 'dispute_settled', status: 'won' };
+    expect(await ctx.service.handleEvent(won)).toEqual({ result: 'ignored', reason: 'dispute_not_lost' });
+    expect(credits(ctx)).toBe(100_000_000);
+  });
 });
 
 describe('SubscriptionService.handleEvent', () => {
