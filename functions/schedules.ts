@@ -12,6 +12,8 @@ export interface ScheduleDef {
   profile: FunctionProfile;
   timeoutSeconds: number;
   permissions: Permission[];
+  /** It sends the service's email (gets the mail settings and the SMTP secret). */
+  sendsMail?: boolean;
 }
 
 export const SCHEDULES: readonly ScheduleDef[] = [
@@ -27,12 +29,14 @@ export const SCHEDULES: readonly ScheduleDef[] = [
   },
   {
     // Queued jobs whose start (render-queue message, workflow execution) was never sent — the writer died in
-    // between — are started again after two minutes; see core/jobs/starts.ts.
+    // between — are started again after two minutes; long jobs whose render worker was killed mid-render are ended
+    // as timeouts (job.failed, the failure email) two minutes after its lease ran out; see core/jobs/starts.ts.
     name: 'start-sweep',
     handler: 'workers/jobs/start-sweep#handler',
     everyMinutes: 1,
     profile: 'light',
     timeoutSeconds: 60,
-    permissions: ['table:read', 'table:write', 'queue:render', 'workflow:start'],
+    permissions: ['table:read', 'table:write', 'queue:render', 'workflow:start', 'queue:webhooks'],
+    sendsMail: true,
   },
 ];

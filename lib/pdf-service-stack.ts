@@ -16,7 +16,7 @@ import { CREDIT_PACK_USD, type PackPriceIds } from '../functions/core/billing/pa
 import { Api } from './api';
 import { Auth } from './auth';
 import { ChromiumLayer } from './chromium-layer';
-import { FunctionFactory } from './functions';
+import { FunctionFactory, type SecretSetting } from './functions';
 import { acknowledgeNagFindings } from './nag-suppressions';
 import { Storage } from './storage';
 import path from 'node:path';
@@ -29,6 +29,12 @@ import { WorkerQueue } from './queues';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import { SCHEDULES } from '../functions/schedules';
+
+/** The service email's settings, for the functions that send it. */
+interface MailSettings {
+  environment: Record<string, string>;
+  secrets: SecretSetting[];
+}
 
 export interface PdfServiceStackProps extends StackProps {
   /** API Gateway integration timeout; 29 s unless the account's quota was raised (then 35 gives quick jobs their full 30 s). */
@@ -156,14 +162,15 @@ export class PdfServiceStack extends Stack {
       integrationTimeoutSeconds,
       throttle: { rateLimit: 1000, burstLimit: 2000 },
     });
+    const mail = this.mailSettings(props.mail ?? {});
     // Schedules first: their functions may declare workflow:start (the start sweeper), granted in addWorkflows.
-    this.addSchedules();
+    this.addSchedules(mail);
     this.addWorkflows();
     // Every alarm notifies this topic. Not encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS
     // key, and alarm messages carry no customer data (names of queues and functions, counts).
     this.alarms = new sns.Topic(this, 'Alarms', { displayName: 'PDF service alarms', enforceSSL: true });
     if (props.alarmEmail) this.alarms.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
-    this.addQueues(props.mail ?? {});
+    this.addQueues(mail);
     this.alarmOnErrorLogs();
     for (const fn of this.functions.all) {
       if (fn !== postConfirmation) for (const [k, v] of Object.entries(poolEnv)) fn.addEnvironment(k, v);
@@ -218,9 +225,11 @@ export class PdfServiceStack extends Stack {
   }
 
   /** One EventBridge rule and Lambda per scheduled function of functions/schedules.ts (the outbox and start sweepers). */
-  private addSchedules() {
+  private addSchedules(mail: MailSettings) {
     for (const def of SCHEDULES) {
-      const fn = this.functions.forHandler({ ref: def.handler, profile: def.profile, permissions: def.permissions, timeoutSeconds: def.timeoutSeconds });
+      // A function that reads the SMTP secret has a role of its own (see FunctionFactory.forHandler).
+      const mailer = def.sendsMail ? { environment: mail.environment, secrets: mail.secrets, dedicatedRole: true } : {};
+      const fn = this.functions.forHandler({ ref: def.handler, profile: def.profile, permissions: def.permissions, timeoutSeconds: def.timeoutSeconds, ...mailer });
       new events.Rule(this, `Schedule-${def.name}`, {
         description: `Runs ${def.handler} every ${def.everyMinutes} minute(s)`,
         schedule: events.Schedule.rate(Duration.minutes(def.everyMinutes)),
@@ -230,12 +239,18 @@ export class PdfServiceStack extends Stack {
   }
 
   /** The worker queues; functions whose route declares `queue:<name>` may send to them and get the URL. */
-  private addQueues(mail: { from?: string; smtpSecretName?: string }) {
-    const mailEnvironment: Record<string, string> = mail.from ? { MAIL_FROM: mail.from } : {};
+  /** What a function that sends the service's email gets: the sender, and the SMTP URL from its secret. */
+  private mailSettings(mail: { from?: string; smtpSecretName?: string }): MailSettings {
     const smtpSecret = mail.smtpSecretName ? secretsmanager.Secret.fromSecretNameV2(this, 'SmtpSecret', mail.smtpSecretName) : undefined;
-    const mailSecrets = smtpSecret ? [{ variable: 'MAIL_SMTP_URL', secret: smtpSecret, jsonField: 'smtp_url' }] : [];
+    return {
+      environment: mail.from ? { MAIL_FROM: mail.from } : {},
+      secrets: smtpSecret ? [{ variable: 'MAIL_SMTP_URL', secret: smtpSecret, jsonField: 'smtp_url' }] : [],
+    };
+  }
+
+  private addQueues(mail: MailSettings) {
     for (const def of QUEUES) {
-      const mailer = def.sendsMail ? { workerEnvironment: mailEnvironment, workerSecrets: mailSecrets } : {};
+      const mailer = def.sendsMail ? { workerEnvironment: mail.environment, workerSecrets: mail.secrets } : {};
       const worker = new WorkerQueue(this, `Queue-${def.name}`, { def, functions: this.functions, alarms: this.alarms, ...mailer });
       this.queues[def.name] = worker;
       for (const fn of this.functions.withPermission(`queue:${def.name}`)) {

@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { TABLE_SCHEMA } from '../../functions/adapters/dynamodb/schema';
 import { STORAGE_AREAS } from '../../functions/core/jobs/storage-layout';
 import { QUEUES } from '../../functions/queues';
+import { SCHEDULES } from '../../functions/schedules';
 import { ROUTES, matchRoute } from '../../functions/routes';
 import { WORKFLOWS, workflowArnVariable } from '../../functions/workflows';
 import { readFileSync } from 'node:fs';
@@ -322,7 +323,7 @@ describe('CDK app: Stripe configuration and secrets', () => {
     }
   });
 
-  it('gives the Stripe secrets only to functions that call Stripe, and the service email secret only to the queue workers', () => {
+  it('gives the Stripe secrets only to functions that call Stripe, and the service email secret only to the functions that send it', () => {
     for (const route of ROUTES.filter((r) => r.handler)) {
       const fn = functionOfRoute(route.id);
       const env = fn.Properties.Environment.Variables;
@@ -349,10 +350,15 @@ describe('CDK app: Stripe configuration and secrets', () => {
       expect(secretGrants(fn).join('\n')).toMatch(/secret:pdf-service\/smtp-\?{6}/);
     }
     // The workers that send email (and their dead-letter workers, which send the failure email of a job whose workers
-    // all died), and only they, get the SMTP secret, each on a role of its own.
-    const mailing = QUEUES.filter((q) => q.sendsMail);
+    // all died, and the start sweeper, which sends it for a long job whose worker was killed), and only they, get the
+    // SMTP secret, each on a role of its own.
+    const mailing = [...QUEUES.filter((q) => q.sendsMail).flatMap((q) => [q.handler, q.deadLetterHandler]), ...SCHEDULES.filter((d) => d.sendsMail).map((d) => d.handler)];
+    expect(mailing).toContain('workers/jobs/start-sweep#handler');
     expect(mailers.map((fn) => fn.Properties.Handler).sort()).toEqual(
-      mailing.flatMap((q) => [q.handler, q.deadLetterHandler].filter((h): h is string => !!h).map((h) => `index.${h.split('#')[1]}`)).sort(),
+      mailing
+        .filter((h): h is string => !!h)
+        .map((h) => `index.${h.split('#')[1]}`)
+        .sort(),
     );
     expect(new Set(mailers.map((fn) => JSON.stringify(fn.Properties.Role))).size).toBe(mailers.length);
     for (const fn of lambdas.filter((f) => !mailers.includes(f))) expect(secretGrants(fn).join('\n')).not.toMatch(/smtp/);
@@ -550,11 +556,12 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     return { sweeperId, sweeper: resources[sweeperId] };
   }
 
-  it('runs the start sweeper every minute, with the render queue, the workflows and its table rights, and nothing of the bucket', () => {
+  it('runs the start sweeper every minute, with the render queue, the workflows, its table rights and the mail secret, and nothing of the bucket', () => {
     const { sweeperId, sweeper } = scheduled('workers/jobs/start-sweep#handler');
     expect(Object.keys(envOf(sweeper))).toEqual(expect.arrayContaining(['RENDER_QUEUE_URL', ...WORKFLOWS.map((w) => workflowArnVariable(w.name))]));
     expect(roleActions(sweeper)).toEqual(expect.arrayContaining(['sqs:SendMessage', 'states:StartExecution', 'dynamodb:Query', 'dynamodb:GetItem', 'dynamodb:DeleteItem']));
-    expect(roleActions(sweeper).filter((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:'))).toEqual([]);
+    expect(roleActions(sweeper).filter((a) => a.startsWith('s3:'))).toEqual([]);
+    expect(envOf(sweeper)).toHaveProperty('WEBHOOK_QUEUE_URL');
     template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] } });
   });
 
@@ -564,7 +571,8 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     expect(JSON.stringify(envOf(sweeper).WEBHOOK_QUEUE_URL)).toContain(queueId);
     expect(roleActions(sweeper)).toEqual(expect.arrayContaining(['sqs:SendMessage', 'dynamodb:Query', 'dynamodb:UpdateItem']));
     // Nothing of the bucket, no secrets.
-    expect(roleActions(sweeper).filter((a) => a.startsWith('s3:') || a.startsWith('secretsmanager:'))).toEqual([]);
+    expect(roleActions(sweeper).filter((a) => a.startsWith('s3:'))).toEqual([]);
+    expect(envOf(sweeper)).toHaveProperty('WEBHOOK_QUEUE_URL');
     template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] } });
   });
 

@@ -8,7 +8,7 @@ import { parsePdfOptions } from '../../functions/core/render/options';
 import { readPdf } from '../support/pdf';
 import { multipart } from '../support/images';
 import { type TestServer, httpsServer, makeTestCa } from '../support/servers';
-import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { type TestAccount, type TestStack, jobEventNames, startTestStack } from '../support/stack';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -30,14 +30,7 @@ const queue = () => stack.queues.get('render')!;
 const submit = (body: unknown, key = user.api_key) => stack.request('POST', '/longjob', { key, json: body });
 const getJob = async (id: string) => (await stack.request('GET', `/jobs/${id}`, { key: user.api_key })).json();
 
-async function eventsOf(jobId: string): Promise<string[]> {
-  const { config } = stack.services;
-  const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
-  const { Items = [] } = await db.doc.send(
-    new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)', ExpressionAttributeValues: { ':pk': `JOB#${jobId}`, ':e': 'EVENT#' } }),
-  );
-  return Items.sort((a, b) => String(a.event_id).localeCompare(String(b.event_id))).map((i) => i.event as string);
-}
+const eventsOf = (jobId: string) => jobEventNames(stack, jobId);
 
 function mailsTo(address: string): string[] {
   const dir = path.join(stack.dataDir, 'mail');
@@ -196,13 +189,26 @@ describe('render worker', () => {
     expect(await stack.services.accounts.get(owner.account_id)).toMatchObject({ total_pdf_count: 1, credits_micros: 990_000 });
   });
 
-  it('takes over a job whose worker died (its lease ran out)', async () => {
+  it('takes over a job whose worker died (its lease ran out) within what is left of its 15 minutes', async () => {
     const jobId = await queuedFixture('<p>orphan</p>');
+    const job = (await stack.services.jobs.get(jobId))!;
+    // The limit is 3 s here (LONGJOB_TIMEOUT_SECONDS): started a second ago, two are left.
+    await stack.services.jobs.put({ ...job, status: 'processing', started_at: new Date(Date.now() - 1000).toISOString(), lease_until: new Date(Date.now() - 100).toISOString() });
+    await queue().send({ job_id: jobId });
+    await queue().drained();
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('ends as a timeout, unrendered and uncharged, a job whose worker died when its message comes back after its 15 minutes', async () => {
+    const owner = await stack.account({ credits_usd: 1 });
+    const jobId = await queuedFixture('<p>orphan</p>', owner);
     const job = (await stack.services.jobs.get(jobId))!;
     await stack.services.jobs.put({ ...job, status: 'processing', started_at: new Date(Date.now() - 3600_000).toISOString(), lease_until: new Date(Date.now() - 1000).toISOString() });
     await queue().send({ job_id: jobId });
     await queue().drained();
-    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'completed' });
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', output: null });
+    expect(await eventsOf(jobId)).toEqual(['job.failed']);
+    expect((await stack.services.accounts.get(owner.account_id))!.credits_micros).toBe(1_000_000);
   });
 
   it('leaves a job alone while another worker holds its lease', async () => {

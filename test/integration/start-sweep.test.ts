@@ -1,5 +1,6 @@
-import { parseLongJobRequest, submitLongJob } from '../../functions/core/conversion/longjob';
-import { type TestStack, startTestStack } from '../support/stack';
+import { parseLongJobRequest, processLongJob, submitLongJob } from '../../functions/core/conversion/longjob';
+import type { Renderer } from '../../functions/core/render/ports';
+import { type TestStack, jobEventNames, startTestStack } from '../support/stack';
 
 /**
  * A long job is stored as queued and then sent to the render queue. A submitter that dies in between (a Lambda
@@ -43,5 +44,44 @@ describe('the start sweeper', () => {
     await stack.queues.get('render')!.drained();
     expect((await svc.jobs.unsentStarts(new Date(Date.now() + 3_600_000).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
     expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros - plan.price_per_pdf_micros);
+  }, 60_000);
+
+  it('ends as a timeout, uncharged and announced, a long job whose render worker was killed mid-render', async () => {
+    ahead = 0;
+    const { api_key, account_id } = await stack.account({ credits_usd: 1 });
+    const svc = stack.services;
+    const account = (await svc.accounts.get(account_id))!;
+    const plan = (await svc.plans.get(account.plan_id!))!;
+    // Submitted, with its message held back from the local worker (this test plays the worker).
+    const heldQueue = { send: async () => undefined };
+    const { job_id } = await submitLongJob(
+      { jobs: svc.jobs, blobs: svc.blobs, renderer: svc.renderer, clock: svc.clock, queue: heldQueue },
+      { account, plan, request: parseLongJobRequest({ input_type: 'html', html: '<h1>Killed</h1>' }) },
+    );
+    await svc.jobs.startSent(job_id);
+    // The worker claims it and is printing when its process dies: no outcome is ever recorded.
+    let printing!: () => void;
+    const atPrinter = new Promise<void>((resolve) => (printing = resolve));
+    const killed: Renderer = { render: () => (printing(), new Promise(() => undefined)) } as unknown as Renderer;
+    const workerDeps = { jobs: svc.jobs, blobs: svc.blobs, renderer: killed, clock: svc.clock, accounts: svc.accounts, plans: svc.plans, billing: svc.billing, mailer: svc.mailer, slots: svc.jobSlots, queue: heldQueue };
+    void processLongJob(workerDeps, { job_id }, 15 * 60_000);
+    await atPrinter;
+    const job = async () => (await stack.request('GET', `/jobs/${job_id}`, { key: api_key })).json();
+    expect(await job()).toMatchObject({ status: 'processing' });
+
+    // Within its 15 minutes (and the lease's minute) the sweeper leaves it alone.
+    ahead = 15;
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await job()).toMatchObject({ status: 'processing' });
+
+    ahead = 19;
+    let seen = await job();
+    for (let i = 0; i < 100 && seen.status === 'processing'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      seen = await job();
+    }
+    expect(seen).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: expect.stringContaining('nothing was charged') });
+    expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros);
+    expect(await jobEventNames(stack, job_id)).toEqual(['job.queued', 'job.processing', 'job.failed']);
   }, 60_000);
 });

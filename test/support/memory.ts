@@ -24,18 +24,23 @@ export class MemoryJobs implements JobRepository {
   async put(job: Job, events: OutboxEvent[] = [], start?: JobStart) {
     this.jobs.set(job.job_id, structuredClone(job));
     this.events.push(...events);
-    if (start) this.starts.set(job.job_id, { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, start });
+    if (start) {
+      const due = job.status === 'processing' && job.lease_until ? job.lease_until : job.created_at;
+      this.starts.set(job.job_id, { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, due_at: due, start });
+    }
   }
-  async startSent(jobId: string) {
-    this.starts.delete(jobId);
+  async startSent(jobId: string, due?: string) {
+    const record = this.starts.get(jobId);
+    if (due === undefined || (record && (record.due_at ?? record.created_at) === due)) this.starts.delete(jobId);
   }
   async unsentStarts(before: string, limit: number) {
-    return [...this.starts.values()].filter((s) => s.created_at < before).sort((a, b) => (a.created_at < b.created_at ? -1 : 1)).slice(0, limit);
+    const due = (s: UnsentStart) => s.due_at ?? s.created_at;
+    return [...this.starts.values()].filter((s) => due(s) < before).sort((a, b) => (due(a) < due(b) ? -1 : 1)).slice(0, limit);
   }
-  async putIf(job: Job, from: Job['status'][], events: OutboxEvent[] = [], leaseExpiredBefore?: string) {
+  async putIf(job: Job, from: Job['status'][], events: OutboxEvent[] = [], leaseExpiredBefore?: string, watch?: JobStart) {
     const current = this.jobs.get(job.job_id);
     const ok = !!current && (from.includes(current.status) || (!!leaseExpiredBefore && current.status === 'processing' && (current.lease_until ?? '') < leaseExpiredBefore));
-    if (ok) await this.put(job, events);
+    if (ok) await this.put(job, events, watch);
     return ok;
   }
   async putIfLeaseHeld(job: Job, leaseUntil: string, events: OutboxEvent[] = []) {

@@ -1,6 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createDynamo } from '../../functions/adapters/dynamodb/client';
+import { keys } from '../../functions/adapters/dynamodb/schema';
 import type { Clock } from '../../functions/core/clock';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 
@@ -51,4 +54,14 @@ export async function startTestStack(env: Record<string, string> = {}, opts: { c
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The names of a job's outbox events in the order they happened (`job.queued`, `job.processing`, …), read from the table. */
+export async function jobEventNames(stack: TestStack, jobId: string): Promise<string[]> {
+  const { config } = stack.services;
+  const db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+  const { Items = [] } = await db.doc.send(
+    new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)', ExpressionAttributeValues: { ':pk': keys.job(jobId).pk, ':e': 'EVENT#' } }),
+  );
+  return Items.sort((a, b) => String(a.event_id).localeCompare(String(b.event_id))).map((i) => i.event as string);
 }

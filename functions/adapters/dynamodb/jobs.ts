@@ -22,21 +22,26 @@ export function eventItem(event: OutboxEvent): Record<string, unknown> {
   return { ...keys.event(event.job_id, event.event_id), gsi1pk: keys.pendingEvents(shard), gsi1sk: `${event.created_at}#${event.event_id}`, ...event };
 }
 
-/** The stored record of a queued job's start, in the unsent-starts index until the start was sent. */
+/**
+ * The stored record of a queued job's start, in the unsent-starts index until the start was sent; for a job
+ * claimed under a lease, the watch on it, due when the lease ends.
+ */
 function startItem(job: Job, start: JobStart): Record<string, unknown> {
-  const unsent: UnsentStart = { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, start };
-  return { ...keys.jobStart(job.job_id), gsi1pk: keys.unsentStarts(shardOf(job.job_id, START_SHARDS)), gsi1sk: `${job.created_at}#${job.job_id}`, ...unsent };
+  const due = job.status === 'processing' && job.lease_until ? job.lease_until : job.created_at;
+  const unsent: UnsentStart = { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, due_at: due, start };
+  return { ...keys.jobStart(job.job_id), gsi1pk: keys.unsentStarts(shardOf(job.job_id, START_SHARDS)), gsi1sk: `${due}#${job.job_id}`, ...unsent };
 }
 
 /**
  * Puts a whole job item if `condition` (which may use `#status`) holds, with its outbox events in the same
  * transaction; false when the condition failed.
  */
-export async function putJobIf(db: Dynamo, job: Job, condition: string, values: Record<string, unknown>, events: OutboxEvent[] = []): Promise<boolean> {
+export async function putJobIf(db: Dynamo, job: Job, condition: string, values: Record<string, unknown>, events: OutboxEvent[] = [], also: Record<string, unknown>[] = []): Promise<boolean> {
   const put = { TableName: db.table, Item: jobItem(job), ConditionExpression: condition, ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values };
+  const others = [...events.map(eventItem), ...also];
   try {
-    if (events.length === 0) await db.doc.send(new PutCommand(put));
-    else await db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...events.map((e) => ({ Put: { TableName: db.table, Item: eventItem(e) } }))] }));
+    if (others.length === 0) await db.doc.send(new PutCommand(put));
+    else await db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: put }, ...others.map((Item) => ({ Put: { TableName: db.table, Item } }))] }));
     return true;
   } catch (err) {
     if (isConditionalCheckFailed(err) || cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') return false;
@@ -61,8 +66,25 @@ export class DynamoJobRepository implements JobRepository {
     await this.db.doc.send(new TransactWriteCommand({ TransactItems: items.map((Item) => ({ Put: { TableName: this.db.table, Item } })) }));
   }
 
-  async startSent(jobId: string): Promise<void> {
-    await this.db.doc.send(new DeleteCommand({ TableName: this.db.table, Key: keys.jobStart(jobId) }));
+  async startSent(jobId: string, due?: string): Promise<void> {
+    if (due === undefined) {
+      await this.db.doc.send(new DeleteCommand({ TableName: this.db.table, Key: keys.jobStart(jobId) }));
+      return;
+    }
+    try {
+      await this.db.doc.send(
+        new DeleteCommand({
+          TableName: this.db.table,
+          Key: keys.jobStart(jobId),
+          // Records written before watches had no due_at: their time is created_at.
+          ConditionExpression: 'due_at = :due OR (attribute_not_exists(due_at) AND created_at = :due)',
+          ExpressionAttributeValues: { ':due': due },
+        }),
+      );
+    } catch (err) {
+      // Gone already, or re-armed by a later claim: either way not ours to remove.
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
   }
 
   async unsentStarts(before: string, limit: number): Promise<UnsentStart[]> {
@@ -74,7 +96,7 @@ export class DynamoJobRepository implements JobRepository {
             IndexName: GSI1,
             KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
             ExpressionAttributeValues: { ':pk': keys.unsentStarts(shard), ':before': before },
-            ProjectionExpression: 'job_id, account_id, created_at, #start',
+            ProjectionExpression: 'job_id, account_id, created_at, due_at, #start',
             ExpressionAttributeNames: { '#start': 'start' },
             Limit: limit,
           }),
@@ -82,20 +104,22 @@ export class DynamoJobRepository implements JobRepository {
         return Items as UnsentStart[];
       }),
     );
+    const due = (s: UnsentStart) => s.due_at ?? s.created_at;
     return shards
       .flat()
-      .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
+      .sort((a, b) => (due(a) < due(b) ? -1 : due(a) > due(b) ? 1 : 0))
       .slice(0, limit);
   }
 
-  async putIf(job: Job, from: JobStatus[], events: OutboxEvent[] = [], leaseExpiredBefore?: string): Promise<boolean> {
+  async putIf(job: Job, from: JobStatus[], events: OutboxEvent[] = [], leaseExpiredBefore?: string, watch?: JobStart): Promise<boolean> {
     const values: Record<string, unknown> = Object.fromEntries(from.map((status, i) => [`:s${i}`, status]));
-    let condition = `#status IN (${from.map((_, i) => `:s${i}`).join(', ')})`;
+    const conditions = from.length > 0 ? [`#status IN (${from.map((_, i) => `:s${i}`).join(', ')})`] : [];
     if (leaseExpiredBefore) {
-      condition = `(${condition}) OR (#status = :processing AND lease_until < :now)`;
+      conditions.push('#status = :processing AND lease_until < :now');
       Object.assign(values, { ':processing': 'processing', ':now': leaseExpiredBefore });
     }
-    return putJobIf(this.db, job, condition, values, events);
+    if (conditions.length === 0) throw new Error('putIf needs a status to write over or an expired lease');
+    return putJobIf(this.db, job, conditions.map((c) => `(${c})`).join(' OR '), values, events, watch ? [startItem(job, watch)] : []);
   }
 
   async putIfLeaseHeld(job: Job, leaseUntil: string, events: OutboxEvent[] = []): Promise<boolean> {

@@ -51,8 +51,8 @@ export class NotifyingJobRepository extends DynamoJobRepository {
     await this.notify(events);
   }
 
-  override async putIf(job: Job, from: JobStatus[], events: OutboxEvent[] = [], leaseExpiredBefore?: string): Promise<boolean> {
-    const written = await super.putIf(job, from, events, leaseExpiredBefore);
+  override async putIf(job: Job, from: JobStatus[], events: OutboxEvent[] = [], leaseExpiredBefore?: string, watch?: JobStart): Promise<boolean> {
+    const written = await super.putIf(job, from, events, leaseExpiredBefore, watch);
     if (written) await this.notify(events);
     return written;
   }

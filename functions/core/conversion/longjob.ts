@@ -218,15 +218,18 @@ export type ProcessOutcome = 'completed' | 'failed' | 'timeout' | 'skipped' | 'd
  * message, so waiting uses up none of the deliveries that count towards the dead-letter queue) and stays queued.
  * The delay doubles with each time it was sent back, so a slot freed soon is used soon and a long wait costs few tries.
  */
-export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJobMessage, timeoutMs: number): Promise<ProcessOutcome> {
+export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJobMessage, timeoutMs: number, limitMs = LONGJOB_TIMEOUT_SECONDS * 1000): Promise<ProcessOutcome> {
   const jobId = message.job_id;
   const job = await deps.jobs.get(jobId);
   if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'skipped';
   const now = deps.clock.now();
   // Another worker holds it (a duplicate message): nothing to do, and no slot to take.
   if (job.status === 'processing' && job.lease_until && job.lease_until > now.toISOString()) return 'skipped';
+  // A job taken over after its worker died has only what is left of its 15 minutes (they run from its first start).
+  const budgetMs = Math.min(timeoutMs, limitMs - (job.started_at ? now.getTime() - Date.parse(job.started_at) : 0));
+  if (budgetMs <= 0) return (await endAbandonedLongJob(deps, job, limitMs)) ? 'timeout' : 'skipped';
 
-  const leaseMs = timeoutMs + 60_000;
+  const leaseMs = budgetMs + 60_000;
   // This attempt's own slot: if its lease runs out and another worker takes the job (and a slot) over, this
   // attempt's late release must give back only what it took.
   const slot = { accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId, holder: newUlid() };
@@ -241,9 +244,14 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
     const at = deps.clock.now();
     const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? at.toISOString(), lease_until: new Date(at.getTime() + leaseMs).toISOString() };
     const firstStart = job.status === 'queued';
-    if (!(await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, at)] : [], now.toISOString()))) return 'skipped';
+    // The claim watches itself: if this worker dies without a word, the start sweeper ends the job once the lease is over.
+    const claimedIt = await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, at)] : [], now.toISOString(), { via: 'render-queue' });
+    if (!claimedIt) return 'skipped';
     try {
-      return await runClaimed(deps, job, claimed, timeoutMs);
+      const outcome = await runClaimed(deps, job, claimed, budgetMs);
+      // Ended under this worker's claim: the watch is over (a lost lease leaves it to whoever holds the job now).
+      if (outcome !== 'skipped') await confirmStartSent({ jobs: deps.jobs, log: deps.log }, jobId);
+      return outcome;
     } catch (err) {
       // Unexpected failure (storage, database): give the lease back so the redelivered message can retry at once.
       await deps.jobs.putIfLeaseHeld({ ...claimed, lease_until: now.toISOString() }, claimed.lease_until!).catch(() => undefined);
@@ -335,6 +343,40 @@ export async function abandonLongJob(deps: Pick<LongJobDeps, 'jobs' | 'clock'>, 
   if (!job || FINISHED_STATUSES.has(job.status)) return;
   const gaveUp = failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason);
   await deps.jobs.putIf(gaveUp, ['queued', 'processing'], [jobEvent('job.failed', gaveUp, deps.clock.now())]);
+}
+
+/**
+ * Ends, as a timeout, a long job still processing after its worker's lease ran out — the worker stopped without
+ * recording anything (killed for memory, or at the Lambda time limit), and the lease outlasts the job's time limit —
+ * also when its message comes back and finds it so. Nothing is charged; `job.failed` and the failure
+ * email go out as for any timeout. False when another writer ended or took the job first.
+ */
+export async function endAbandonedLongJob(
+  deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'> & Partial<Pick<LongJobWorkerDeps, 'blobs'>>,
+  job: Job,
+  limitMs = LONGJOB_TIMEOUT_SECONDS * 1000,
+): Promise<boolean> {
+  if (job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return false;
+  const now = deps.clock.now();
+  const minutes = Math.round(limitMs / 60_000);
+  const final = timedOut(
+    job,
+    now,
+    'RENDER_TIMEOUT',
+    `Rendering did not finish within ${minutes >= 1 ? `${minutes} minutes` : `${Math.round(limitMs / 1000)} seconds`} (the renderer stopped without a result); nothing was charged. Split the document or simplify it (large images, heavy scripts).`,
+    { lease_until: null },
+  );
+  // Only over a lease that ran out: a worker holding a live lease (a new claim) wins.
+  if (!(await deps.jobs.putIf(final, [], [jobEvent('job.failed', final, now)], now.toISOString()))) return false;
+  // Without a blob store (the start sweeper may not touch the bucket) the input goes with its 2-day retention.
+  if (job.input_key && deps.blobs) await deps.blobs.delete(job.input_key).catch((e) => deps.log?.('could not remove a job input', e));
+  try {
+    const account = await deps.accounts.get(job.account_id);
+    if (account && wantsJobEmail(account, final)) await deps.mailer.send(jobFailedEmail(account, final));
+  } catch (e) {
+    deps.log?.(`could not email about job ${job.job_id}`, e);
+  }
+  return true;
 }
 
 /** What the dead-letter worker did with a job whose message ran out of deliveries. */

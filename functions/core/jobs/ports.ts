@@ -22,15 +22,20 @@ export interface JobRepository {
    * that dies in between leaves the record to the start sweeper (`starts.ts`), never a job queued for ever.
    */
   put(job: Job, events?: OutboxEvent[], start?: JobStart): Promise<void>;
-  /** The job's start was sent: its record goes (nothing happens when there is none). */
-  startSent(jobId: string): Promise<void>;
+  /**
+   * The job's start was sent, or its watch is over: its record goes (nothing happens when there is none). With
+   * `due`, only the record due then: one a later claim re-armed stays.
+   */
+  startSent(jobId: string, due?: string): Promise<void>;
   /** Starts recorded before `before` and not confirmed yet, oldest first, at most `limit`. */
   unsentStarts(before: string, limit: number): Promise<UnsentStart[]>;
   /**
    * Writes `job` only if the stored job is still in one of `from` (or is processing with a lease that ran
    * out before `leaseExpiredBefore`); false when another writer got there first. Events go in the same write.
+   * With `watch` (a worker's claim of a job under a lease), the job's start record is written in the same write,
+   * due at the lease's end: the start sweeper then finds a job whose worker died without a word.
    */
-  putIf(job: Job, from: JobStatus[], events?: OutboxEvent[], leaseExpiredBefore?: string): Promise<boolean>;
+  putIf(job: Job, from: JobStatus[], events?: OutboxEvent[], leaseExpiredBefore?: string, watch?: JobStart): Promise<boolean>;
   /**
    * Writes `job` only while the stored job is processing under the lease `leaseUntil` (the writer's own claim):
    * false when the lease ran out and another worker claimed the job, or the job already finished.

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock';
 import { mapBounded } from '../concurrency';
 import type { WorkflowStarter } from '../workflows/ports';
+import type { Job } from './job';
 import type { JobRepository } from './ports';
 import type { MessageQueue, RenderJobMessage } from './queue';
 
@@ -10,11 +11,16 @@ import type { MessageQueue, RenderJobMessage } from './queue';
  */
 export type JobStart = { via: 'render-queue' } | { via: 'workflow'; workflow: string };
 
-/** A start recorded with its job and not yet confirmed as sent (see `JobRepository.put`). */
+/**
+ * A start recorded with its job and not yet confirmed as sent (see `JobRepository.put`), or the watch a worker's
+ * claim puts on a job it renders (`JobRepository.putIf` with `start`): due at the end of the claim's lease.
+ */
 export interface UnsentStart {
   job_id: string;
   account_id: string;
   created_at: string;
+  /** When the sweeper looks at it: the job's creation for a start, the claim's lease end for a watch (absent: created_at). */
+  due_at?: string;
   start: JobStart;
 }
 
@@ -23,6 +29,11 @@ export interface JobStartDeps {
   renderQueue: MessageQueue<RenderJobMessage>;
   workflows: WorkflowStarter;
   clock: Clock;
+  /**
+   * Ends a job still processing after its worker's lease ran out: the worker stopped without recording an outcome
+   * (killed for memory, or at its time limit). True when this call ended it.
+   */
+  endAbandoned?: (job: Job) => Promise<boolean>;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -50,11 +61,17 @@ const SWEEP_IN_FLIGHT = 4;
  * and that record is removed once the start was sent. A record older than two minutes means the writer died in
  * between — the job would stay queued for ever, holding its slot and its credit hold. If the job is still queued,
  * its start is sent again; either way the record goes.
+ *
+ * A worker that claims a job records a watch the same way, due when its lease ends. Found two minutes after that with
+ * the job still processing under the expired lease, the worker died without a word (the process was killed), and
+ * `endAbandoned` ends the job — otherwise it would wait for the queue to deliver its message again, which in AWS
+ * takes the visibility timeout (90 minutes). A job whose worker holds a live lease (a new claim) keeps its watch.
  */
-export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<{ sent: number; cleared: number; failed: number }> {
-  const before = new Date(deps.clock.now().getTime() - (opts.graceSeconds ?? UNSENT_START_GRACE_SECONDS) * 1000).toISOString();
+export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<{ sent: number; cleared: number; ended: number; failed: number }> {
+  const now = deps.clock.now();
+  const before = new Date(now.getTime() - (opts.graceSeconds ?? UNSENT_START_GRACE_SECONDS) * 1000).toISOString();
   const unsent = await deps.jobs.unsentStarts(before, opts.limit ?? SWEEP_LIMIT);
-  const result = { sent: 0, cleared: 0, failed: 0 };
+  const result = { sent: 0, cleared: 0, ended: 0, failed: 0 };
   await mapBounded(unsent, SWEEP_IN_FLIGHT, async (entry) => {
     try {
       const job = await deps.jobs.get(entry.job_id);
@@ -62,8 +79,15 @@ export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?
         await sendJobStart(deps, job, entry.start);
         deps.log?.(`job ${entry.job_id} was stored but never started (${entry.start.via}); started it now`);
         result.sent++;
+      } else if (job?.status === 'processing' && job.lease_until && job.lease_until >= now.toISOString()) {
+        return; // a worker holds it: its claim re-armed the watch
+      } else if (job?.status === 'processing' && deps.endAbandoned) {
+        if (await deps.endAbandoned(job)) {
+          deps.log?.(`job ${entry.job_id} was still processing after its worker's lease ran out (the worker stopped); ended it`);
+          result.ended++;
+        } else result.cleared++;
       } else result.cleared++;
-      await deps.jobs.startSent(entry.job_id);
+      await deps.jobs.startSent(entry.job_id, entry.due_at ?? entry.created_at);
     } catch (err) {
       // Kept: the next run tries again.
       result.failed++;

@@ -43,6 +43,7 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
         },
         { job_id: jobId, deferrals: Number(message.deferrals) || 0 },
         Math.max(1000, Math.min(limitMs, remaining)),
+        limitMs,
       );
     } catch (err) {
       svc.log.error(`render worker failed on job ${jobId || record.messageId}`, err);

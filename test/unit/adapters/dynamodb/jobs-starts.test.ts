@@ -30,9 +30,9 @@ describe('DynamoJobRepository: unsent starts', () => {
 
     const listed = await jobs.unsentStarts(at(5).toISOString(), 10);
     expect(listed).toEqual([
-      { job_id: 'job_01A1', account_id: 'acct1', created_at: at(1).toISOString(), start: { via: 'workflow', workflow: 'bulk' } },
-      { job_id: 'job_01B7', account_id: 'acct1', created_at: at(2).toISOString(), start: { via: 'render-queue' } },
-      { job_id: 'job_01ZZ', account_id: 'acct1', created_at: at(3).toISOString(), start: { via: 'render-queue' } },
+      { job_id: 'job_01A1', account_id: 'acct1', created_at: at(1).toISOString(), due_at: at(1).toISOString(), start: { via: 'workflow', workflow: 'bulk' } },
+      { job_id: 'job_01B7', account_id: 'acct1', created_at: at(2).toISOString(), due_at: at(2).toISOString(), start: { via: 'render-queue' } },
+      { job_id: 'job_01ZZ', account_id: 'acct1', created_at: at(3).toISOString(), due_at: at(3).toISOString(), start: { via: 'render-queue' } },
     ]);
     expect((await jobs.unsentStarts(at(5).toISOString(), 2)).map((s) => s.job_id)).toEqual(['job_01A1', 'job_01B7']);
 
@@ -41,5 +41,39 @@ describe('DynamoJobRepository: unsent starts', () => {
     expect((await jobs.unsentStarts(at(5).toISOString(), 10)).map((s) => s.job_id)).toEqual(['job_01B7', 'job_01ZZ']);
     // The job itself stays.
     expect(await jobs.get('job_01A1')).toMatchObject({ status: 'queued' });
+  });
+
+  it('re-arms the record as a watch due at the lease end when a worker claims the job, and removes only the watch it read', async () => {
+    const job = queued('job_01W9', 0);
+    await jobs.put(job, [], { via: 'render-queue' });
+    await jobs.startSent(job.job_id);
+    const lease = at(17).toISOString();
+    const claimed = { ...job, status: 'processing' as const, started_at: at(1).toISOString(), lease_until: lease };
+    expect(await jobs.putIf(claimed, ['queued'], [], at(1).toISOString(), { via: 'render-queue' })).toBe(true);
+    expect((await jobs.unsentStarts(at(16).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+    expect((await jobs.unsentStarts(at(18).toISOString(), 10)).find((s) => s.job_id === job.job_id)).toEqual({
+      job_id: job.job_id,
+      account_id: 'acct1',
+      created_at: at(0).toISOString(),
+      due_at: lease,
+      start: { via: 'render-queue' },
+    });
+
+    // A second claim after the lease ran out moves the watch on; removing the first one's leaves it.
+    const again = { ...claimed, lease_until: at(40).toISOString() };
+    expect(await jobs.putIf(again, ['queued'], [], at(18).toISOString(), { via: 'render-queue' })).toBe(true);
+    await jobs.startSent(job.job_id, lease);
+    expect((await jobs.unsentStarts(at(41).toISOString(), 10)).find((s) => s.job_id === job.job_id)?.due_at).toBe(at(40).toISOString());
+    await jobs.startSent(job.job_id, at(40).toISOString());
+    expect((await jobs.unsentStarts(at(41).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+  });
+
+  it('writes over an expired lease alone when no status is given, and refuses to write with no condition at all', async () => {
+    const job = { ...queued('job_01X2', 0), status: 'processing' as const, lease_until: at(5).toISOString() };
+    await jobs.put(job);
+    const ended = { ...job, status: 'timeout' as const, lease_until: null };
+    expect(await jobs.putIf(ended, [], [], at(4).toISOString())).toBe(false);
+    expect(await jobs.putIf(ended, [], [], at(6).toISOString())).toBe(true);
+    await expect(jobs.putIf(ended, [])).rejects.toThrow(/needs a status/);
   });
 });

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { abandonDeadLetteredLongJob, deferralDelaySeconds, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import { abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
+import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { RendererStoppedError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { FakeRenderer } from '../../../support/bulk-memory';
@@ -214,7 +215,7 @@ describe('submitLongJob time limit', () => {
     await atSend;
     const [job] = [...world.jobs.jobs.values()];
     expect(job.status).toBe('queued');
-    expect([...world.jobs.starts.values()]).toEqual([{ job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, start: { via: 'render-queue' } }]);
+    expect([...world.jobs.starts.values()]).toEqual([{ job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, due_at: job.created_at, start: { via: 'render-queue' } }]);
   });
 
   it('refuses with RENDER_TIMEOUT, creating and queuing nothing, when the limit has passed already', async () => {
@@ -393,5 +394,104 @@ describe('abandonDeadLetteredLongJob (the render queue\'s dead-letter worker)', 
     expect(mails).toEqual([]);
     expect((await w.jobs.get('job_held'))!.status).toBe('processing');
     expect(w.jobs.events).toHaveLength(0);
+  });
+});
+
+describe('a render worker killed mid-render (no catch runs)', () => {
+  const LIMIT_MS = 15 * 60_000;
+
+  async function world() {
+    const w = memoryWorld();
+    let t = Date.parse('2026-11-22T10:00:00Z');
+    const clock = { now: () => new Date(t) };
+    const job = newJob({ job_id: 'job_killed', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: clock.now() });
+    await w.blobs.put('inputs/job_killed.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+    await w.jobs.put({ ...job, input_key: 'inputs/job_killed.json' });
+    const renderer = new FakeRenderer();
+    const mails: { to: string; subject: string }[] = [];
+    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: { to: string; subject: string }) => void mails.push(m) } };
+    const sent: unknown[] = [];
+    const sweep = () =>
+      // As functions/workers/jobs/start-sweep.ts wires it: no blob store (the sweeper may not touch the bucket).
+      sendUnsentStarts({ jobs: w.jobs, renderQueue: { send: async (m) => void sent.push(m) }, workflows: w.workflows, clock, endAbandoned: (j) => endAbandonedLongJob({ jobs: w.jobs, clock, accounts: w.accounts, mailer: deps.mailer }, j, LIMIT_MS) });
+    return { w, deps, renderer, mails, sent, sweep, advance: (ms: number) => (t += ms), clock };
+  }
+
+  /** The worker claims the job and is printing it when its process is killed: its promise never settles. */
+  async function killedWhileRendering(x: Awaited<ReturnType<typeof world>>) {
+    let atRenderer!: () => void;
+    const reached = new Promise<void>((resolve) => (atRenderer = resolve));
+    x.renderer.slot = () => (atRenderer(), new Promise<void>(() => undefined));
+    void processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS);
+    await reached;
+    x.renderer.slot = () => undefined;
+  }
+
+  it('is ended as a timeout by the start sweeper two minutes after its lease, uncharged, with job.failed and the failure email', async () => {
+    const x = await world();
+    await killedWhileRendering(x);
+    const claimed = (await x.w.jobs.get('job_killed'))!;
+    expect(claimed.status).toBe('processing');
+    // The claim left a watch on the job, due when its lease ends.
+    expect(x.w.jobs.starts.get('job_killed')).toMatchObject({ due_at: claimed.lease_until, start: { via: 'render-queue' } });
+
+    x.advance(LIMIT_MS + 60_000 + 60_000); // the lease ran out a minute ago: not yet
+    expect(await x.sweep()).toMatchObject({ ended: 0, sent: 0 });
+    expect((await x.w.jobs.get('job_killed'))!.status).toBe('processing');
+
+    x.advance(61_000);
+    expect(await x.sweep()).toEqual({ sent: 0, cleared: 0, ended: 1, failed: 0 });
+    expect(await x.w.jobs.get('job_killed')).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', lease_until: null, error_message: expect.stringContaining('15 minutes') });
+    expect(x.w.jobs.events.filter((e) => e.event === 'job.failed').map((e) => e.payload.job_id)).toEqual(['job_killed']);
+    expect(x.mails.map((m) => m.subject)).toEqual([expect.stringContaining('job_killed')]);
+    // The input is left to its 2-day retention.
+    expect(await x.w.blobs.get('inputs/job_killed.json')).not.toBeNull();
+    expect((await x.w.accounts.get(x.w.account.account_id))!.credits_micros).toBe(x.w.account.credits_micros);
+    expect(x.w.jobs.starts.size).toBe(0);
+    expect(x.sent).toEqual([]);
+
+    // The queue's message comes back (90 minutes on, in AWS): the job has ended, nothing is printed again.
+    x.advance(90 * 60_000);
+    expect(await processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS)).toBe('skipped');
+    expect(x.renderer.calls).toHaveLength(1);
+  });
+
+  it('gives a job taken over by a redelivered message only what is left of its 15 minutes, and ends it once they are gone', async () => {
+    const x = await world();
+    await killedWhileRendering(x);
+    // Its lease is the whole limit plus a minute; a message delivered again after it takes over with the rest.
+    const started = Date.parse((await x.w.jobs.get('job_killed'))!.started_at!);
+    x.advance(LIMIT_MS + 61_000);
+    expect(await processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS)).toBe('timeout');
+    expect(x.renderer.calls).toHaveLength(1);
+    expect(await x.w.jobs.get('job_killed')).toMatchObject({ status: 'timeout', started_at: new Date(started).toISOString() });
+    expect(x.mails).toHaveLength(1);
+    expect(await x.w.blobs.get('inputs/job_killed.json')).toBeNull();
+    // The sweeper finds nothing left to do.
+    x.advance(5 * 60_000);
+    expect(await x.sweep()).toMatchObject({ ended: 0, cleared: 1 });
+  });
+
+  it('renders a job taken over with time left within that time, and drops the watch when it ends', async () => {
+    const x = await world();
+    await x.w.jobs.put({ ...(await x.w.jobs.get('job_killed'))!, status: 'processing', started_at: x.clock.now().toISOString(), lease_until: x.clock.now().toISOString() });
+    x.advance(10 * 60_000);
+    expect(await processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS)).toBe('completed');
+    expect(x.renderer.calls[0]!.timeoutMs).toBe(5 * 60_000);
+    expect(x.w.jobs.starts.size).toBe(0);
+  });
+
+  it('leaves a job whose worker holds a live lease to it (a later claim re-armed the watch)', async () => {
+    const x = await world();
+    await killedWhileRendering(x);
+    const first = x.w.jobs.starts.get('job_killed')!;
+    // A sweep that read the old watch finds the job claimed again: the new watch stays.
+    const lease = new Date(x.clock.now().getTime() + LIMIT_MS).toISOString();
+    await x.w.jobs.put({ ...(await x.w.jobs.get('job_killed'))!, lease_until: lease }, [], { via: 'render-queue' });
+    await x.w.jobs.startSent('job_killed', first.due_at);
+    expect(x.w.jobs.starts.get('job_killed')).toMatchObject({ due_at: lease });
+    x.advance(3 * 60_000);
+    expect(await endAbandonedLongJob(x.deps, (await x.w.jobs.get('job_killed'))!, LIMIT_MS)).toBe(false);
+    expect((await x.w.jobs.get('job_killed'))!.status).toBe('processing');
   });
 });

@@ -21,7 +21,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     const w = world(2.5);
     await w.store('job_long', 'queued', { via: 'render-queue' });
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 2, cleared: 0, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 2, cleared: 0, ended: 0, failed: 0 });
     expect(w.sent).toEqual([{ job_id: 'job_long' }]);
     // The execution is named after the job: a start that did go out after all is not run twice.
     expect(w.workflows.started).toEqual([{ workflow: 'bulk', input: { job_id: 'job_bulk', account_id: 'acct1' } }]);
@@ -33,7 +33,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
   it('leaves younger records alone: their writer may still be sending', async () => {
     const w = world(1.5);
     await w.store('job_long', 'queued', { via: 'render-queue' });
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, cleared: 0, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, cleared: 0, ended: 0, failed: 0 });
     expect(w.sent).toEqual([]);
     expect(w.jobs.starts.size).toBe(1);
   });
@@ -44,7 +44,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.store('job_failed', 'failed', { via: 'workflow', workflow: 'pdfop' });
     await w.jobs.put(newJob({ job_id: 'job_gone', account_id: 'acct1', job_type: 'long', status: 'queued', now: written }), [], { via: 'render-queue' });
     w.jobs.jobs.delete('job_gone');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, cleared: 3, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, cleared: 3, ended: 0, failed: 0 });
     expect([w.sent, w.workflows.started, w.jobs.starts.size]).toEqual([[], [], 0]);
   });
 
@@ -53,11 +53,11 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
     await w.store('job_long', 'queued', { via: 'render-queue' });
     w.workflows.fail = new Error('throttled');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, cleared: 0, failed: 1 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, cleared: 0, ended: 0, failed: 1 });
     expect([...w.jobs.starts.keys()]).toEqual(['job_bulk']);
     expect(w.log).toHaveBeenCalledWith(expect.stringContaining('job_bulk'), w.workflows.fail);
     w.workflows.fail = null;
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, cleared: 0, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, cleared: 0, ended: 0, failed: 0 });
     expect(w.jobs.starts.size).toBe(0);
   });
 });
