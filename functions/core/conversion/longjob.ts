@@ -248,7 +248,7 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
     const claimedIt = await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, at)] : [], now.toISOString(), { via: 'render-queue' });
     if (!claimedIt) return 'skipped';
     try {
-      const outcome = await runClaimed(deps, job, claimed, budgetMs);
+      const outcome = await runClaimed(deps, job, claimed, budgetMs, limitMs);
       // Ended under this worker's claim: the watch is over (a lost lease leaves it to whoever holds the job now).
       if (outcome !== 'skipped') await confirmStartSent({ jobs: deps.jobs, log: deps.log }, jobId);
       return outcome;
@@ -263,7 +263,8 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
   }
 }
 
-async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number): Promise<ProcessOutcome> {
+/** `timeoutMs` is what is left of the job's limit (`limitMs`, which the messages name). */
+async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number, limitMs: number): Promise<ProcessOutcome> {
   const jobId = job.job_id;
   const stored = await deps.accounts.get(job.account_id);
   /** The job failed for its page count: the count when it is exact, none when printing stopped early (not the one taken at submission). */
@@ -304,7 +305,7 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
     // Not the document's failure: the lease goes back and the message is delivered again (processLongJob).
     if (err instanceof RendererStoppedError) throw err;
     if (err instanceof RenderTimeoutError) {
-      return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${timeoutMs >= 60_000 ? `${Math.round(timeoutMs / 60_000)} minutes` : `${Math.round(timeoutMs / 1000)} seconds`}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');
+      return finish(timedOut(claimed, deps.clock.now(), 'RENDER_TIMEOUT', `Rendering took longer than ${limitText(limitMs)}; nothing was charged. Split the document or simplify it (large images, heavy scripts).`), 'timeout');
     }
     if (err instanceof TooManyPagesError) return finish(renderedPageLimit(err), 'failed');
     deps.log?.(`long job ${jobId} failed to render`, err);
@@ -358,12 +359,11 @@ export async function endAbandonedLongJob(
 ): Promise<boolean> {
   if (job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return false;
   const now = deps.clock.now();
-  const minutes = Math.round(limitMs / 60_000);
   const final = timedOut(
     job,
     now,
     'RENDER_TIMEOUT',
-    `Rendering did not finish within ${minutes >= 1 ? `${minutes} minutes` : `${Math.round(limitMs / 1000)} seconds`} (the renderer stopped without a result); nothing was charged. Split the document or simplify it (large images, heavy scripts).`,
+    `Rendering did not finish within ${limitText(limitMs)} (the renderer stopped without a result); nothing was charged. Split the document or simplify it (large images, heavy scripts).`,
     { lease_until: null },
   );
   // Only over a lease that ran out: a worker holding a live lease (a new claim) wins.
@@ -377,6 +377,11 @@ export async function endAbandonedLongJob(
     deps.log?.(`could not email about job ${job.job_id}`, e);
   }
   return true;
+}
+
+/** "15 minutes"; a limit under a minute (tests, LONGJOB_TIMEOUT_SECONDS) in seconds rather than "0 minutes". */
+function limitText(limitMs: number): string {
+  return limitMs >= 60_000 ? `${Math.round(limitMs / 60_000)} minutes` : `${Math.round(limitMs / 1000)} seconds`;
 }
 
 /** What the dead-letter worker did with a job whose message ran out of deliveries. */

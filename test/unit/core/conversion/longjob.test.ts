@@ -5,7 +5,7 @@ import { abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, 
 import { newJob } from '../../../../functions/core/jobs/job';
 import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
-import { RendererStoppedError, TooManyPagesError } from '../../../../functions/core/render/ports';
+import { RendererStoppedError, RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { FakeRenderer } from '../../../support/bulk-memory';
 import { memoryWorld } from '../../../support/memory';
 import { refusal, rejection } from '../../../support/errors';
@@ -479,6 +479,17 @@ describe('a render worker killed mid-render (no catch runs)', () => {
     expect(await processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS)).toBe('completed');
     expect(x.renderer.calls[0]!.timeoutMs).toBe(5 * 60_000);
     expect(x.w.jobs.starts.size).toBe(0);
+  });
+
+  it('names the job\'s limit, not what was left of it, when a job taken over runs out of time', async () => {
+    const x = await world();
+    await x.w.jobs.put({ ...(await x.w.jobs.get('job_killed'))!, status: 'processing', started_at: x.clock.now().toISOString(), lease_until: x.clock.now().toISOString() });
+    x.advance(10 * 60_000);
+    x.renderer.behave = (req) => {
+      throw new RenderTimeoutError(req.timeoutMs);
+    };
+    expect(await processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS)).toBe('timeout');
+    expect(await x.w.jobs.get('job_killed')).toMatchObject({ status: 'timeout', error_message: expect.stringContaining('longer than 15 minutes') });
   });
 
   it('leaves a job whose worker holds a live lease to it (a later claim re-armed the watch)', async () => {
