@@ -13,7 +13,7 @@ export type JobStart = { via: 'render-queue' } | { via: 'workflow'; workflow: st
 
 /**
  * A start recorded with its job and not yet confirmed as sent (see `JobRepository.put`), or the watch a worker's
- * claim puts on a job it renders (`JobRepository.putIf` with `start`): due at the end of the claim's lease.
+ * claim puts on a job it renders (`JobRepository.putIf` with `watch`): due at the end of the claim's lease.
  */
 export interface UnsentStart {
   job_id: string;
