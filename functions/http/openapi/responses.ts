@@ -88,7 +88,7 @@ const storedQuickJob = z
     job_id: z.string(),
     pages: count,
     truncated: z.boolean(),
-    download_url: z.url().nullable().meta({ description: 'One-hour link; null when storing the PDF failed (the PDF was still produced and charged).' }),
+    download_url: z.url().nullable().meta({ description: 'One-hour link; null when storing the PDF failed (the job is completed but not charged: the PDF cannot be fetched).' }),
     download_url_expires_at: timestamp.nullable(),
   })
   .meta({
