@@ -156,7 +156,7 @@ describe('POST /quickjob with input_type url', () => {
 
   it('gives up on a silent server after 10 seconds', async () => {
     const started = Date.now();
-    expect(await errorOf(await convert(at('/slow')))).toMatchObject({ status: 422, code: 'URL_FETCH_TIMEOUT', details: { timeout_seconds: 10 } });
+    expect(await errorOf(await convert(at('/slow')))).toMatchObject({ status: 422, code: 'URL_FETCH_TIMEOUT', details: { timeout_seconds: 10, reason: 'silent' } });
     expect(Date.now() - started).toBeLessThan(20_000);
   }, 30_000);
 

@@ -78,7 +78,8 @@ async function beforeDeadline<T>(work: Promise<T>, deadline: number, timedOut: (
 /**
  * Outbound HTTP(S) through the network guard: each hop's host is approved and the socket connects only to
  * the approved addresses; redirects are re-checked hop by hop; the body is capped on decoded bytes; one
- * deadline covers the whole exchange (up to the status line when the body is discarded). NODE_EXTRA_CA_CERTS
+ * deadline covers the whole exchange (up to the status line when the body is discarded), and with `idleTimeoutMs`
+ * a remote silent that long fails at once. NODE_EXTRA_CA_CERTS
  * (passed in as `extraCa`) is trusted in addition to the public roots.
  */
 export class GuardedHttpClient implements HttpClient {
@@ -131,7 +132,9 @@ export class GuardedHttpClient implements HttpClient {
     let target: ApprovedTarget;
     try {
       // The lookup counts against the deadline too: a resolver that never answers must not hold the exchange.
-      target = await beforeDeadline(this.guard.approve(url.hostname, port), deadline, () => new FetchError('timeout', rawUrl, `no DNS answer within ${spec.timeoutMs} ms`));
+      // Silence from the resolver counts as the remote's silence.
+      const waitMs = Math.min(deadline - Date.now(), spec.idleTimeoutMs ?? Number.POSITIVE_INFINITY);
+      target = await beforeDeadline(this.guard.approve(url.hostname, port), Date.now() + waitMs, () => new FetchError('timeout', rawUrl, `no DNS answer within ${waitMs} ms`));
     } catch (err) {
       if (err instanceof BlockedTargetError) throw new FetchError('blocked', rawUrl, err.message);
       if (err instanceof ResolveError) throw new FetchError('dns', rawUrl, err.message);
@@ -139,7 +142,7 @@ export class GuardedHttpClient implements HttpClient {
     }
 
     const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new FetchError('timeout', rawUrl, 'no answer in time');
+    if (remaining <= 0) throw new FetchError(spec.idleTimeoutMs === undefined ? 'timeout' : 'too_slow', rawUrl, 'no answer in time');
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
       let settled = false;
@@ -154,7 +157,18 @@ export class GuardedHttpClient implements HttpClient {
         decode?.destroy();
         reject(err);
       };
-      const timer = setTimeout(() => fail(new FetchError('timeout', rawUrl, `no complete answer within ${spec.timeoutMs} ms`)), remaining);
+      // One timer: the whole exchange's deadline, or, with idleTimeoutMs, the remote's silence, re-armed by every
+      // bytes received (the deadline still caps a remote that keeps sending slowly).
+      let timer: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        const left = Math.max(0, deadline - Date.now());
+        const idle = spec.idleTimeoutMs;
+        if (idle === undefined) timer = setTimeout(() => fail(new FetchError('timeout', rawUrl, `no complete answer within ${spec.timeoutMs} ms`)), left);
+        else if (idle < left) timer = setTimeout(() => fail(new FetchError('timeout', rawUrl, `the remote sent nothing for ${idle} ms`)), idle);
+        else timer = setTimeout(() => fail(new FetchError('too_slow', rawUrl, `the answer did not complete within ${spec.timeoutMs} ms`)), left);
+      };
+      arm();
       const req = transport.request(
         {
           protocol: url.protocol,
@@ -182,6 +196,7 @@ export class GuardedHttpClient implements HttpClient {
             discard(res, req);
             return;
           }
+          if (spec.idleTimeoutMs !== undefined) arm();
           const declared = Number(res.headers['content-length']);
           const encoding = res.headers['content-encoding'];
           if (!encoding && Number.isFinite(declared) && declared > spec.maxBytes) {
@@ -194,6 +209,7 @@ export class GuardedHttpClient implements HttpClient {
           let raw = 0;
           let size = 0;
           res.on('data', (c: Buffer) => {
+            if (spec.idleTimeoutMs !== undefined && !settled) arm();
             raw += c.length;
             if (raw > spec.maxBytes) fail(new FetchError('too_large', rawUrl, `the response exceeds ${spec.maxBytes} bytes`));
           });

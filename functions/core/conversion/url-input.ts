@@ -3,8 +3,12 @@ import { FetchError, type HttpClient } from '../net/fetch';
 import type { NetworkGuard } from '../net/guard';
 import { redactUrl } from '../net/redact-url';
 
-/** URL input rules (document 1): HTTPS only, 10 s, 5 MB, up to 5 redirects each re-checked. */
-export const URL_FETCH = { timeoutMs: 10_000, maxBytes: 5 * 1024 * 1024, maxRedirects: 5 } as const;
+/**
+ * URL input rules (document 1): HTTPS only, 5 MB, up to 5 redirects each re-checked, URL_FETCH_TIMEOUT when the
+ * remote is silent for 10 seconds. A remote that keeps sending is given 20 seconds in all, so that a trickle cannot
+ * take the quick job's whole 30 seconds from the render.
+ */
+export const URL_FETCH = { idleTimeoutMs: 10_000, timeoutMs: 20_000, maxBytes: 5 * 1024 * 1024, maxRedirects: 5 } as const;
 
 export type UrlDocumentKind = 'html' | 'markdown' | 'image';
 
@@ -76,7 +80,14 @@ function mapFetchError(err: FetchError, hops: number): ServiceError {
     case 'credentials':
       return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to an address with a user name or password; such URLs are not followed.`, { ...where, reason: 'credentials' });
     case 'timeout':
-      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server did not answer completely within ${URL_FETCH.timeoutMs / 1000} seconds.`, { ...where, timeout_seconds: URL_FETCH.timeoutMs / 1000 });
+      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server sent nothing for ${URL_FETCH.idleTimeoutMs / 1000} seconds.`, { ...where, timeout_seconds: URL_FETCH.idleTimeoutMs / 1000, reason: 'silent' });
+    case 'too_slow':
+      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server did not finish sending within ${URL_FETCH.timeoutMs / 1000} seconds.`, {
+        ...where,
+        timeout_seconds: URL_FETCH.idleTimeoutMs / 1000,
+        total_seconds: URL_FETCH.timeoutMs / 1000,
+        reason: 'too_slow',
+      });
     case 'dns':
       return new ServiceError('URL_FETCH_FAILED', 'The host name could not be resolved.', { ...where, reason: 'dns' });
     case 'too_large':
@@ -100,6 +111,7 @@ export async function fetchDocument(http: HttpClient, url: URL): Promise<Fetched
       maxRedirects: URL_FETCH.maxRedirects,
       maxBytes: URL_FETCH.maxBytes,
       timeoutMs: URL_FETCH.timeoutMs,
+      idleTimeoutMs: URL_FETCH.idleTimeoutMs,
     });
   } catch (err) {
     if (err instanceof FetchError) throw mapFetchError(err, err.url === url.href ? 0 : 1);

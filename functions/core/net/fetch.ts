@@ -7,7 +7,10 @@ export type FetchFailure =
   | 'dns'
   | 'connect'
   | 'tls'
+  /** No answer within the deadline, or (with `idleTimeoutMs`) the remote sent nothing for that long. */
   | 'timeout'
+  /** With `idleTimeoutMs`: the remote kept sending, but the whole exchange passed `timeoutMs`. */
+  | 'too_slow'
   | 'too_large'
   | 'too_many_redirects'
   | 'redirect_refused'
@@ -37,6 +40,11 @@ export interface HttpRequestSpec {
   maxBytes: number;
   /** Whole-request deadline: connecting, waiting and reading (up to the status line when the body is discarded). */
   timeoutMs: number;
+  /**
+   * Fail as soon as the remote is silent this long — no DNS answer, no response yet, no next body bytes — rather
+   * than only at `timeoutMs`, which then caps a remote that keeps sending slowly (`too_slow`).
+   */
+  idleTimeoutMs?: number;
   /**
    * Settle on the status line: the result has the status and headers and an empty body, whatever the body's size
    * (webhook delivery: a 2xx is the receiver's acknowledgement). The body is read a little, then dropped with the

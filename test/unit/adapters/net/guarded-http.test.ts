@@ -42,6 +42,20 @@ beforeAll(async () => {
       if (path === '/to-credentials') return res.writeHead(302, { Location: `http://bob:hunter2@127.0.0.1:${port}/big` }).end();
       if (path === '/small-500') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('broken');
       if (path === '/silent') return; // never answers
+      if (path === '/trickle') {
+        // Keeps sending (a chunk every 50 ms), finishing after ~600 ms.
+        res.writeHead(200);
+        let sent = 0;
+        const tick = setInterval(() => (++sent === 12 ? (clearInterval(tick), res.end('x')) : res.write('x')), 50);
+        res.on('close', () => clearInterval(tick));
+        return;
+      }
+      if (path === '/stalls') {
+        // Starts the body, then falls silent.
+        res.writeHead(200);
+        res.write('first bytes');
+        return;
+      }
       res.writeHead(404).end();
     });
   });
@@ -54,7 +68,7 @@ afterAll(async () => {
 });
 
 const client = () => new GuardedHttpClient(new NetworkGuard({ resolve: async () => [] }, new PrivateTargetAllowlist(`127.0.0.1:${port}`)), { userAgent: 'test' });
-const post = (path: string, extra: { discardBody?: boolean; timeoutMs?: number } = {}) =>
+const post = (path: string, extra: { discardBody?: boolean; timeoutMs?: number; idleTimeoutMs?: number } = {}) =>
   client().request({ method: 'POST', url: `http://127.0.0.1:${port}${path}`, body: Buffer.from('{}'), schemes: ['http:'], maxRedirects: 0, maxBytes: MiB, timeoutMs: 5_000, ...extra });
 
 describe('GuardedHttpClient', () => {
@@ -103,6 +117,20 @@ describe('GuardedHttpClient', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FetchError);
     expect(err).toMatchObject({ kind: 'timeout' });
+  });
+
+  it('with idleTimeoutMs waits for a remote that keeps sending, and fails one that falls silent that long', async () => {
+    // Silent for 200 ms at most between chunks: the 600 ms trickle completes although it outlasts the idle wait.
+    expect((await post('/trickle', { idleTimeoutMs: 200, timeoutMs: 5_000 })).body.toString()).toBe('x'.repeat(12));
+    // The deadline is a minute away: only the idle wait can settle these before jest's 5 s test timeout.
+    await expect(post('/stalls', { idleTimeoutMs: 200, timeoutMs: 60_000 })).rejects.toMatchObject({ kind: 'timeout', message: expect.stringContaining('sent nothing for 200 ms') });
+    await expect(post('/silent', { idleTimeoutMs: 200, timeoutMs: 60_000 })).rejects.toMatchObject({ kind: 'timeout' });
+    expect(await endings.get('/stalls')).toBe('closed');
+  });
+
+  it('with idleTimeoutMs still caps the whole exchange: a remote that keeps sending past timeoutMs is too slow', async () => {
+    await expect(post('/trickle', { idleTimeoutMs: 200, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'too_slow' });
+    await expect(post('/endless', { idleTimeoutMs: 200, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'too_slow' });
   });
 
   it('with discardBody still times out when no status line comes', async () => {
