@@ -24,4 +24,14 @@ new PdfServiceStack(app, context('stackName') ?? 'PdfService', {
   mail: { from: context('mailFrom'), smtpSecretName: context('mailSmtpSecretName') },
   // -c alarmEmail=ops@example.com: subscribed to the alarm topic (confirm the email AWS sends)
   alarmEmail: context('alarmEmail'),
+  // -c cognitoFromEmail=no-reply@example.com [-c cognitoFromName="PDF service"] [-c cognitoSesRegion=eu-west-1]
+  // [-c cognitoSesVerifiedDomain=example.com]: Cognito's emails through SES (its own sender allows 50 a day)
+  cognitoEmail: context('cognitoFromEmail')
+    ? {
+        fromEmail: context('cognitoFromEmail')!,
+        fromName: context('cognitoFromName'),
+        sesRegion: context('cognitoSesRegion'),
+        sesVerifiedDomain: context('cognitoSesVerifiedDomain'),
+      }
+    : undefined,
 });

@@ -3,14 +3,28 @@ import * as cognito from 'aws-cdk-lib/aws-cognito';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 
+/**
+ * Sign-up and password-reset emails sent through SES from a verified identity (the address, or `sesVerifiedDomain`),
+ * in `sesRegion` when SES is set up in another region than the stack.
+ */
+export interface CognitoEmail {
+  fromEmail: string;
+  fromName?: string;
+  replyTo?: string;
+  sesRegion?: string;
+  sesVerifiedDomain?: string;
+}
+
 /** The dashboard's user pool. A confirmed sign-up triggers a pending account (functions/workers/cognito/post-confirmation.ts). */
 export class Auth extends Construct {
   readonly userPool: cognito.UserPool;
   readonly client: cognito.UserPoolClient;
 
-  constructor(scope: Construct, id: string, props: { postConfirmation: lambda.IFunction }) {
+  constructor(scope: Construct, id: string, props: { postConfirmation: lambda.IFunction; email?: CognitoEmail }) {
     super(scope, id);
     this.userPool = new cognito.UserPool(this, 'UserPool', {
+      // Cognito's own sender allows 50 emails a day per account (sign-up codes, password resets): production needs SES.
+      ...(props.email ? { email: cognito.UserPoolEmail.withSES(props.email) } : {}),
       selfSignUpEnabled: true,
       signInAliases: { email: true },
       autoVerify: { email: true },

@@ -14,7 +14,7 @@ import { keys } from '../functions/adapters/dynamodb/schema';
 import { planCatalogue } from '../functions/core/billing/plans';
 import { CREDIT_PACK_USD, type PackPriceIds } from '../functions/core/billing/packs';
 import { Api } from './api';
-import { Auth } from './auth';
+import { Auth, type CognitoEmail } from './auth';
 import { ChromiumLayer } from './chromium-layer';
 import { FunctionFactory, type SecretSetting } from './functions';
 import { acknowledgeNagFindings } from './nag-suppressions';
@@ -65,6 +65,11 @@ export interface PdfServiceStackProps extends StackProps {
    * email is sent (and the logs say so once).
    */
   mail?: { from?: string; smtpSecretName?: string };
+  /**
+   * Cognito's emails (sign-up codes, password resets) through SES instead of Cognito's own sender, which allows 50 a
+   * day: a production deployment needs it. The address (or `sesVerifiedDomain`) must be verified in SES.
+   */
+  cognitoEmail?: CognitoEmail;
 }
 
 export class PdfServiceStack extends Stack {
@@ -142,7 +147,7 @@ export class PdfServiceStack extends Stack {
 
     // Cognito gives the trigger 5 s, cold start included: 512 MB (twice the CPU of the light profile).
     const postConfirmation = this.functions.forHandler({ ref: 'workers/cognito/post-confirmation#handler', profile: 'standard', permissions: ['table:read', 'table:write'] });
-    this.auth = new Auth(this, 'Auth', { postConfirmation });
+    this.auth = new Auth(this, 'Auth', { postConfirmation, email: props.cognitoEmail });
     const poolEnv = { USER_POOL_ID: this.auth.userPool.userPoolId, USER_POOL_CLIENT_ID: this.auth.client.userPoolClientId };
 
     // A role of its own: it records a key's last use, and that one write must not reach the read-only routes' shared role.

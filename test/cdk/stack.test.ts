@@ -131,6 +131,20 @@ describe('CDK app', () => {
     expect(client.Properties.CallbackURLs).toBeUndefined();
   });
 
+  it("sends Cognito's emails through SES when a sender is configured, else with Cognito's own (50 a day)", () => {
+    const pool = () => Object.values(resources).find((r) => r.Type === 'AWS::Cognito::UserPool')!;
+    expect(pool().Properties.EmailConfiguration?.EmailSendingAccount ?? 'COGNITO_DEFAULT').toBe('COGNITO_DEFAULT');
+    const sesApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const withSes = new PdfServiceStack(sesApp, 'SesTest', {
+      env: { account: '123456789012', region: 'eu-central-1' },
+      cognitoEmail: { fromEmail: 'no-reply@example.com', fromName: 'PDF service', sesRegion: 'eu-west-1' },
+    });
+    const configured = Object.values(Template.fromStack(withSes).toJSON().Resources as typeof resources).find((r) => r.Type === 'AWS::Cognito::UserPool')!;
+    expect(configured.Properties.EmailConfiguration).toMatchObject({ EmailSendingAccount: 'DEVELOPER', From: 'PDF service <no-reply@example.com>' });
+    // The SES identity in the SES region (an ARN joined from the partition).
+    expect(JSON.stringify(configured.Properties.EmailConfiguration.SourceArn)).toMatch(/ses:eu-west-1:123456789012:identity\/no-reply@example\.com/);
+  });
+
   it('grants each function only what its route declares', () => {
     const byId = (id: string) => methods.find((m) => ROUTES.find((r) => r.id === id && r.method === m.method && r.path === m.path))!;
     const jobsGet = actionsOf(byId('jobs.get'));
