@@ -84,7 +84,7 @@ export class Deadline {
     return new Deadline(Number.POSITIVE_INFINITY);
   }
   check(): void {
-    if (this.now() > this.at) throw new PdfDeadlineExceeded();
+    if (this.now() >= this.at) throw new PdfDeadlineExceeded();
   }
   remainingMs(): number {
     return this.at - this.now();

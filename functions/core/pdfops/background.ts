@@ -71,9 +71,19 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
   const now = deps.clock.now();
   // The inputs first, as on the instant routes: another account's upload is FORBIDDEN whatever the balance.
   let total = 0;
-  for (const [i, item] of request.inputs.entries()) total += await checkUpload(deps, account, item.s3_key, { filename: item.filename, index: i });
-  if (total > MAX_UPLOAD_BYTES) {
-    throw new ServiceError('PDF_INPUT_TOO_LARGE', 'The inputs of one job may total at most 150 MB.', { size_bytes: total, max_bytes: MAX_UPLOAD_BYTES, file_count: request.inputs.length });
+  let over: { filename: string; input_index: number } | null = null;
+  for (const [i, item] of request.inputs.entries()) {
+    total += await checkUpload(deps, account, item.s3_key, { filename: item.filename, index: i });
+    if (total > MAX_UPLOAD_BYTES) over ??= { filename: item.filename, input_index: i };
+  }
+  if (over) {
+    // Named after the input that took the total over the limit, as on the instant routes.
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', `The inputs of one job may total at most 150 MB; ${over.filename} (input ${over.input_index}) takes them over.`, {
+      ...over,
+      size_bytes: total,
+      max_bytes: MAX_UPLOAD_BYTES,
+      file_count: request.inputs.length,
+    });
   }
   assertCanCover(account, maxOperationCharge(plan), now);
 

@@ -37,9 +37,12 @@ export interface PdfOpDeps {
   log?: (message: string, err: unknown) => void;
 }
 
-export type InstantInput =
-  | { account: Account; plan: Plan; operation: 'merge'; request: MergeRequest }
-  | { account: Account; plan: Plan; operation: 'split'; request: SplitRequest };
+export type InstantInput = {
+  account: Account;
+  plan: Plan;
+  /** Time the request already took before the operation started (reading the body, the plan): the 25 s run from its arrival. */
+  spentMs?: number;
+} & ({ operation: 'merge'; request: MergeRequest } | { operation: 'split'; request: SplitRequest });
 
 export interface InstantResult {
   job: Job;
@@ -64,7 +67,8 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
   const { account, plan } = input;
   const started = deps.clock.now();
   const timeoutSeconds = deps.timeoutSeconds ?? INSTANT_LIMITS.timeoutSeconds;
-  const deadline = Deadline.in(timeoutSeconds * 1000);
+  const limitMs = timeoutSeconds * 1000;
+  const deadline = Deadline.in(limitMs - Math.min(Math.max(0, input.spentMs ?? 0), limitMs));
 
   const inputName = input.operation === 'merge' ? input.request.inputs.map((i) => i.filename).join(', ') : input.request.input.filename;
   const jobOf = (opPlan: OperationPlan | null): Job => ({

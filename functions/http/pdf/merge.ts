@@ -11,5 +11,5 @@ export const handler = authedRoute('pdf.merge', async (req) => {
   const { services, account } = req;
   const plan = await requirePdfTools(services.plans, account);
   const request = parseMergeRequest(readMerge(req));
-  return respondInstant(await runInstantOp(instantDeps(services), { account, plan, operation: 'merge', request }));
+  return respondInstant(await runInstantOp(instantDeps(services), { account, plan, operation: 'merge', request, spentMs: req.sinceReceivedMs() }));
 });

@@ -11,5 +11,5 @@ export const handler = authedRoute('pdf.split', async (req) => {
   const { services, account } = req;
   const plan = await requirePdfTools(services.plans, account);
   const request = parseSplitRequest(readSplit(req));
-  return respondInstant(await runInstantOp(instantDeps(services), { account, plan, operation: 'split', request }));
+  return respondInstant(await runInstantOp(instantDeps(services), { account, plan, operation: 'split', request, spentMs: req.sinceReceivedMs() }));
 });

@@ -11,7 +11,7 @@ const files = (...all: Uint8Array[]) => all.map((bytes, index) => ({ bytes, file
 /** A deadline that passes after `checks` looks at the clock, whatever the real time. */
 function deadlineAfter(checks: number): { deadline: Deadline; looks: () => number } {
   let looks = 0;
-  return { deadline: new Deadline(checks, () => ++looks), looks: () => looks };
+  return { deadline: new Deadline(checks + 1, () => ++looks), looks: () => looks };
 }
 
 describe('ReadBudget', () => {

@@ -76,6 +76,20 @@ describe('background merge/split jobs', () => {
     expect(w.jobs.jobs.size + poor.jobs.jobs.size).toBe(0);
   });
 
+  it('names the input that takes the total over 150 MB, as the instant routes do', async () => {
+    const w = memoryWorld();
+    const keys = [await upload(w, three), await upload(w, three), await upload(w, three)];
+    // Three uploads of 60 MB each: the third takes the job to 180 MB.
+    w.blobs.head = async () => ({ size_bytes: 60 * 1024 * 1024, content_type: 'application/pdf' });
+    const err = await rejection(submit(w, { operation: 'merge', inputs: keys.map((s3_key, i) => ({ s3_key, filename: `part${i}.pdf` })) }));
+    expect(err).toMatchObject({
+      code: 'PDF_INPUT_TOO_LARGE',
+      details: { filename: 'part2.pdf', input_index: 2, size_bytes: 180 * 1024 * 1024, max_bytes: 150 * 1024 * 1024, file_count: 3 },
+    });
+    expect(err.message).toContain('part2.pdf');
+    expect(w.jobs.jobs.size).toBe(0);
+  });
+
   it("checks a job against what the account's other running jobs may charge, and frees that when a job ends", async () => {
     const w = memoryWorld(0.03); // the top band of one job (0.02) fits, not two
     const body = async () => ({ operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 's.pdf' }], split: { mode: 'each_page' } });

@@ -117,6 +117,15 @@ describe('instant merge/split', () => {
     expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
   });
 
+  it('counts the 25 s from the request\'s arrival: a request that took them already before the operation times out', async () => {
+    const w = memoryWorld();
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true), spentMs: 25_000 }));
+    expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 25 } });
+    expect(w.chargeStore.ledger.size + w.blobs.objects.size).toBe(0);
+    // With most of them left it runs as usual.
+    expect((await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true), spentMs: 2_000 })).job.status).toBe('completed');
+  });
+
   it('runs out of time while reading the inputs as 408 PDFOP_TIMEOUT too, with a timed-out job and no charge', async () => {
     const w = memoryWorld();
     const many = await simplePdf(2000);
