@@ -174,7 +174,7 @@ export async function submitLongJob(
     await deps.blobs.delete(inputKey).catch(() => undefined);
     throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be queued; nothing was charged. Retry in a moment.', { job_id: jobId });
   }
-  await confirmStartSent(deps, jobId);
+  await confirmStartSent(deps, jobId, job.created_at);
   return job;
 }
 

@@ -44,11 +44,17 @@ export async function sendJobStart(deps: Pick<JobStartDeps, 'renderQueue' | 'wor
 }
 
 /**
- * Confirms that a job's start was sent. A failure here is only logged: the job did start, and the sweeper's later
- * look finds it no longer queued and drops the record.
+ * Confirms that a job's start was sent, or (from the worker that ended the job) that its watch is over. A failure
+ * here is only logged: the job did start, and the sweeper's later look finds it no longer queued and drops the record.
+ * The submitter passes `due`, the job's creation: a worker that claimed the job meanwhile re-armed the record as its
+ * watch, which must stay.
  */
-export async function confirmStartSent(deps: { jobs: Pick<JobRepository, 'startSent'>; log?: (message: string, err?: unknown) => void }, jobId: string): Promise<void> {
-  await deps.jobs.startSent(jobId).catch((err) => deps.log?.(`could not confirm the start of job ${jobId} (the start sweeper will)`, err));
+export async function confirmStartSent(
+  deps: { jobs: Pick<JobRepository, 'startSent'>; log?: (message: string, err?: unknown) => void },
+  jobId: string,
+  due?: string,
+): Promise<void> {
+  await deps.jobs.startSent(jobId, due).catch((err) => deps.log?.(`could not confirm the start of job ${jobId} (the start sweeper will)`, err));
 }
 
 /** A start unconfirmed for this long was lost (the writer died between storing the job and sending its start). */
@@ -60,7 +66,7 @@ const SWEEP_IN_FLIGHT = 4;
  * The start sweeper (a schedule): a job is stored as queued together with a record of how it is to be started,
  * and that record is removed once the start was sent. A record older than two minutes means the writer died in
  * between — the job would stay queued for ever, holding its slot and its credit hold. If the job is still queued,
- * its start is sent again; either way the record goes.
+ * its start is sent again, and the record goes (unless a worker's claim has made it its watch meanwhile).
  *
  * A worker that claims a job records a watch the same way, due when its lease ends. Found two minutes after that with
  * the job still processing under the expired lease, the worker died without a word (the process was killed), and

@@ -204,6 +204,22 @@ describe('submitLongJob time limit', () => {
     expect(world.jobs.starts.size).toBe(0);
   });
 
+  it('keeps the watch of a worker that claimed the job before the submitter confirmed its message', async () => {
+    const world = memoryWorld(5);
+    const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7'), pages: 1, blockedRequests: 0, renderTimeout: false }) };
+    let lease = '';
+    // The message is taken at once: the worker's claim (its watch) lands before the submitter's confirmation.
+    const queue = {
+      send: async (m: { job_id: string }) => {
+        const job = (await world.jobs.get(m.job_id))!;
+        lease = new Date(Date.now() + 16 * 60_000).toISOString();
+        expect(await world.jobs.putIf({ ...job, status: 'processing', started_at: new Date().toISOString(), lease_until: lease }, ['queued'], [], new Date().toISOString(), { via: 'render-queue' })).toBe(true);
+      },
+    };
+    const job = await submitLongJob({ jobs: world.jobs, blobs: world.blobs, renderer, queue, clock: world.clock }, { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }) });
+    expect(world.jobs.starts.get(job.job_id)).toMatchObject({ due_at: lease, start: { via: 'render-queue' } });
+  });
+
   it('keeps the start record while the message is not sent, so a submitter that dies there leaves it to the start sweeper', async () => {
     const world = memoryWorld(5);
     let sending!: () => void;

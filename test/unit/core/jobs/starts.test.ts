@@ -48,6 +48,22 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     expect([w.sent, w.workflows.started, w.jobs.starts.size]).toEqual([[], [], 0]);
   });
 
+  it('ends a job still processing under an expired lease through endAbandoned, and keeps the watch of one a worker holds', async () => {
+    const w = world(20);
+    const endAbandoned = jest.fn(async () => true);
+    const now = new Date(written.getTime() + 20 * 60_000);
+    const lease = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString();
+    // Both watches are due (written with leases that have run out); job_held has been claimed again since.
+    await w.jobs.put({ ...newJob({ job_id: 'job_dead', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: lease(-5) }, [], { via: 'render-queue' });
+    await w.jobs.put({ ...newJob({ job_id: 'job_held', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: lease(-5) }, [], { via: 'render-queue' });
+    w.jobs.jobs.set('job_held', { ...w.jobs.jobs.get('job_held')!, lease_until: lease(10) });
+    expect(await sendUnsentStarts({ ...w.deps, endAbandoned })).toEqual({ sent: 0, cleared: 0, ended: 1, failed: 0 });
+    expect(endAbandoned).toHaveBeenCalledTimes(1);
+    expect(endAbandoned).toHaveBeenCalledWith(expect.objectContaining({ job_id: 'job_dead' }));
+    expect([...w.jobs.starts.keys()]).toEqual(['job_held']);
+    expect(w.sent).toEqual([]);
+  });
+
   it('keeps the record when the start fails again, for the next run, and goes on with the others', async () => {
     const w = world(5);
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
