@@ -3,6 +3,13 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { MailMessage, Mailer } from '../../core/notifications/ports';
 
+/**
+ * Bounds on a conversation with the SMTP server. Nodemailer's own (2 minutes to connect, 10 minutes of a silent
+ * socket) would let a hung server hold a worker or the start sweeper (60 s) until its Lambda is stopped. A URL's own
+ * `connectionTimeout`/`greetingTimeout`/`socketTimeout` parameters win.
+ */
+export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000 };
+
 /** Service mail through an SMTP server (MAIL_SMTP_URL, e.g. smtps://user:pass@email-smtp.eu-west-1.amazonaws.com). */
 export class SmtpMailer implements Mailer {
   private readonly transport;
@@ -10,8 +17,9 @@ export class SmtpMailer implements Mailer {
   constructor(
     smtpUrl: string,
     private readonly from: string,
+    timeouts: Partial<typeof SMTP_TIMEOUTS> = {},
   ) {
-    this.transport = nodemailer.createTransport(smtpUrl);
+    this.transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: smtpUrl });
   }
 
   async send(message: MailMessage): Promise<void> {
