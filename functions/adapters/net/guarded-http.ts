@@ -132,9 +132,14 @@ export class GuardedHttpClient implements HttpClient {
     let target: ApprovedTarget;
     try {
       // The lookup counts against the deadline too: a resolver that never answers must not hold the exchange.
-      // Silence from the resolver counts as the remote's silence.
-      const waitMs = Math.min(deadline - Date.now(), spec.idleTimeoutMs ?? Number.POSITIVE_INFINITY);
-      target = await beforeDeadline(this.guard.approve(url.hostname, port), Date.now() + waitMs, () => new FetchError('timeout', rawUrl, `no DNS answer within ${waitMs} ms`));
+      // Silence from the resolver counts as the remote's silence; when the whole exchange's deadline comes first, the
+      // exchange was too slow (redirects used up the time) rather than silent.
+      const leftMs = Math.max(0, deadline - Date.now());
+      const idle = spec.idleTimeoutMs;
+      const byIdle = idle !== undefined && idle < leftMs;
+      const waitMs = byIdle ? idle : leftMs;
+      const kind = byIdle || idle === undefined ? 'timeout' : 'too_slow';
+      target = await beforeDeadline(this.guard.approve(url.hostname, port), Date.now() + waitMs, () => new FetchError(kind, rawUrl, `no DNS answer within ${waitMs} ms`));
     } catch (err) {
       if (err instanceof BlockedTargetError) throw new FetchError('blocked', rawUrl, err.message);
       if (err instanceof ResolveError) throw new FetchError('dns', rawUrl, err.message);

@@ -117,6 +117,11 @@ describe('GuardedHttpClient', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(FetchError);
     expect(err).toMatchObject({ kind: 'timeout' });
+    // With a silence limit: silent when the limit ends the wait, too slow when the whole exchange's deadline does.
+    const get = (idleTimeoutMs: number, timeoutMs: number) =>
+      stuck.request({ method: 'GET', url: 'https://example.com/', schemes: ['https:'], maxRedirects: 0, maxBytes: MiB, timeoutMs, idleTimeoutMs }).catch((e: unknown) => e);
+    expect(await get(100, 60_000)).toMatchObject({ kind: 'timeout', message: 'no DNS answer within 100 ms' });
+    expect(await get(60_000, 150)).toMatchObject({ kind: 'too_slow' });
   });
 
   it('with idleTimeoutMs waits for a remote that keeps sending, and fails one that falls silent that long', async () => {
