@@ -534,16 +534,18 @@ describe('retried steps', () => {
     const before = await credits();
     const blobs = stack.services.blobs;
     const put = blobs.put.bind(blobs);
+    const putParts = blobs.putParts.bind(blobs);
     const failed = new Set<string>();
-    const spy = jest.spyOn(blobs, 'put').mockImplementation(async (key, body, type) => {
-      // The first PDF stored by a render step, and the first output ZIP: storage trouble, once each.
+    // The first PDF stored by a render step, and the first output ZIP: storage trouble, once each.
+    const failOnce = (key: string) => {
       const kind = key.includes('/pdf/') ? 'pdf' : key.startsWith('outputs/') ? 'zip' : null;
       if (kind && !failed.has(kind)) {
         failed.add(kind);
         throw new Error(`storage unavailable (${kind})`);
       }
-      return put(key, body, type);
-    });
+    };
+    const spy = jest.spyOn(blobs, 'put').mockImplementation(async (key, body, type) => (failOnce(key), put(key, body, type)));
+    const partsSpy = jest.spyOn(blobs, 'putParts').mockImplementation(async (key, parts, type) => (failOnce(key), putParts(key, parts, type)));
     try {
       const jobId = await submit({ zip_base64: zipB64([0, 1, 2].map((i) => ({ name: `f${i}.html`, data: `<p>${i}</p>` }))) });
       const job = await finished(jobId);
@@ -554,6 +556,7 @@ describe('retried steps', () => {
       expect((await outbox(jobId)).map((e) => e.event)).toEqual(['bulk.job.completed']);
     } finally {
       spy.mockRestore();
+      partsSpy.mockRestore();
     }
   });
 });

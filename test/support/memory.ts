@@ -79,6 +79,9 @@ export class MemoryBlobs implements BlobStore {
     if ([...this.failPuts].some((k) => key.includes(k))) throw new Error(`storage unavailable for ${key}`);
     this.objects.set(key, { body: Buffer.from(body), contentType });
   }
+  async putParts(key: string, parts: readonly Uint8Array[], contentType: string) {
+    await this.put(key, Buffer.concat(parts), contentType);
+  }
   async get(key: string) {
     return this.objects.get(key)?.body ?? null;
   }

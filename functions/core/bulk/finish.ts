@@ -173,10 +173,10 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
         const zip = new ZipBuilder();
         made.forEach((r, i) => zip.add(r.output!, pdfs[i], at));
         zip.add('manifest.json', Buffer.from(JSON.stringify(presentManifest(final, rows), null, 2)), at);
-        const data = await zip.finish();
+        const { parts, size } = await zip.finish();
         const key = bulkKeys.output(job.account_id, job.job_id);
-        await deps.blobs.put(key, data, ZIP);
-        final = { ...final, output: { key, name: `${job.job_id}.zip`, content_type: ZIP, size_bytes: data.length, expires_at: retentionEnd('jobOutputs', at)! } };
+        await deps.blobs.putParts(key, parts, ZIP);
+        final = { ...final, output: { key, name: `${job.job_id}.zip`, content_type: ZIP, size_bytes: size, expires_at: retentionEnd('jobOutputs', at)! } };
       }
       await deps.files.putAll(job.job_id, rows);
       const event = jobEvent(EVENT_OF[final.status]!, final, at, {

@@ -47,6 +47,8 @@ export interface JobRepository {
 
 export interface BlobStore {
   put(key: string, body: Uint8Array, contentType: string): Promise<void>;
+  /** One object written from `parts` in order, never joined in memory first (a large ZIP is not held twice). */
+  putParts(key: string, parts: readonly Uint8Array[], contentType: string): Promise<void>;
   get(key: string): Promise<Buffer | null>;
   head(key: string): Promise<{ size_bytes: number; content_type: string | null } | null>;
   delete(key: string): Promise<void>;

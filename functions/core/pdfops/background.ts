@@ -312,10 +312,10 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
     await progress;
     let output;
     if (zip) {
-      const data = await zip.finish();
+      const { parts, size } = await zip.finish();
       const key = pdfopKeys.zip(job.account_id, job.job_id);
-      await deps.blobs.put(key, data, ZIP);
-      output = storedOutput(key, zipName(basenameOf(request.inputs[0].filename)), ZIP, data.length, deps.clock.now());
+      await deps.blobs.putParts(key, parts, ZIP);
+      output = storedOutput(key, zipName(basenameOf(request.inputs[0].filename)), ZIP, size, deps.clock.now());
     } else {
       output = storedOutput(rows[0].key!, rows[0].output!, PDF, rows[0].size_bytes ?? 0, deps.clock.now());
     }

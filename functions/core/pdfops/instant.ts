@@ -147,12 +147,12 @@ export async function runInstantOp(deps: PdfOpDeps, input: InstantInput): Promis
       }
       if (zip) {
         deadline.check();
-        const bytes = await zip.finish();
+        const { parts, size } = await zip.finish();
         const key = pdfopKeys.zip(account.account_id, job.job_id);
         written.push(key);
-        await deps.blobs.put(key, bytes, ZIP);
+        await deps.blobs.putParts(key, parts, ZIP);
         const base = input.operation === 'split' ? basenameOf(input.request.input.filename) : 'merged';
-        output = storedOutput(key, zipName(base), ZIP, bytes.length, started);
+        output = storedOutput(key, zipName(base), ZIP, size, started);
       } else {
         output = storedOutput(rows[0].key!, files[0].name, PDF, files[0].size_bytes, started);
       }

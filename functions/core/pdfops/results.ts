@@ -31,12 +31,14 @@ export function zipName(basename: string): string {
 export class ZipBuilder {
   private readonly zip = new ZipFile();
   private readonly chunks: Buffer[] = [];
-  private readonly done: Promise<Buffer>;
+  private readonly done: Promise<ZipParts>;
 
   constructor() {
     this.done = new Promise((resolve, reject) => {
-      this.zip.outputStream.on('data', (c: Buffer) => this.chunks.push(c));
-      this.zip.outputStream.on('end', () => resolve(Buffer.concat(this.chunks)));
+      let size = 0;
+      this.zip.outputStream.on('data', (c: Buffer) => (this.chunks.push(c), (size += c.length)));
+      // The pieces as written, not joined: a ZIP of up to 1 GB of outputs is not held a second time to store it.
+      this.zip.outputStream.on('end', () => resolve({ parts: this.chunks, size }));
       this.zip.outputStream.on('error', reject);
     });
   }
@@ -45,10 +47,16 @@ export class ZipBuilder {
     this.zip.addBuffer(Buffer.from(data.buffer, data.byteOffset, data.byteLength), name, { compress: false, mtime });
   }
 
-  finish(): Promise<Buffer> {
+  /** The archive's bytes in order (store them with `BlobStore.putParts`) and their total size. */
+  finish(): Promise<ZipParts> {
     this.zip.end();
     return this.done;
   }
+}
+
+export interface ZipParts {
+  parts: Buffer[];
+  size: number;
 }
 
 export interface FileRowInput {

@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { S3BlobStore, createS3Client } from '../../../../functions/adapters/s3/blob-store';
 import { contentDisposition } from '../../../../functions/core/jobs/content-disposition';
+import { type LocalS3, startLocalS3 } from '../../../../local/emulators/s3';
 
 describe('S3BlobStore.signedGetUrl', () => {
   // Presigning is local computation: no request is made to the endpoint.
@@ -16,5 +20,26 @@ describe('S3BlobStore.signedGetUrl', () => {
   it('opens PDFs inline and sets no header without a name', async () => {
     expect(await dispositionOf('Report.PDF')).toBe(contentDisposition('inline', 'Report.PDF'));
     expect(await dispositionOf(undefined)).toBeNull();
+  });
+});
+
+describe('S3BlobStore.putParts (against s3rver)', () => {
+  let local: LocalS3;
+  let store: S3BlobStore;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 's3-parts-'));
+  beforeAll(async () => {
+    local = await startLocalS3({ directory: dir, bucket: 'parts' });
+    store = new S3BlobStore(createS3Client({ bucket: 'parts', region: 'us-east-1', endpoint: local.endpoint }), 'parts');
+  });
+  afterAll(async () => {
+    await local.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('stores the parts in order as one object of their total length', async () => {
+    const parts = [Buffer.from('PK\u0003\u0004'), Buffer.alloc(300 * 1024, 0x61), Buffer.from(''), new Uint8Array([1, 2, 3])];
+    await store.putParts('outputs/acc/job/out.zip', parts, 'application/zip');
+    expect(await store.head('outputs/acc/job/out.zip')).toEqual({ size_bytes: 4 + 300 * 1024 + 3, content_type: 'application/zip' });
+    expect(await store.get('outputs/acc/job/out.zip')).toEqual(Buffer.concat(parts));
   });
 });
