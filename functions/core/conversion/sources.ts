@@ -4,7 +4,7 @@ import { type ImageCode, type ImageOptions, type ImageType, checkImage, imagesTo
 import { markdownToHtml } from '../render/markdown';
 import type { PreparedDocument } from './quickjob';
 import { parseTextOptions } from './request';
-import { decodeText, fetchDocument } from './url-input';
+import { decodeText, fetchDocument, shownReached } from './url-input';
 
 export interface UploadedImage {
   filename: string | null;
@@ -44,7 +44,7 @@ export function urlDocument(http: HttpClient, url: URL, rawOptions: unknown): ()
     if (doc.kind === 'image') {
       const options = parseImageOptions(rawOptions);
       const check = await checkImage(doc.body);
-      if (!check.ok) throw new ServiceError(check.code, `The image at the URL cannot be used: ${check.message}`, { url: doc.finalUrl });
+      if (!check.ok) throw new ServiceError(check.code, `The image at the URL cannot be used: ${check.message}`, { url: shownReached(doc.finalUrl, url.href) });
       return { html: imagesToHtml([{ bytes: doc.body, type: check.type }], options), options: options.pdf };
     }
     const text = decodeText(doc);

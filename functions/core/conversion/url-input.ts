@@ -42,6 +42,11 @@ function invalidUrl(message: string, details: Record<string, unknown>): ServiceE
 
 /** The refused URL as the error shows it: without credentials (the error mapper bounds its length). */
 const shown = (raw: string) => redactUrl(raw, { query: true });
+/**
+ * A URL the fetch reached, as refusals show it: the caller's own URL as sent (without credentials); one a redirect
+ * chose (a third party's: a presigned link, an OAuth `?code=`) without its query either.
+ */
+export const shownReached = (reached: string, requested: string) => redactUrl(reached, { query: reached === requested });
 
 /** 400 INVALID_URL before any network use: not a URL, not HTTPS, credentials in it, or a literal internal target. */
 export function validateUrl(raw: string, guard: NetworkGuard): URL {
@@ -69,7 +74,7 @@ export function classifyResponse(contentType: string, finalUrl: string): UrlDocu
 }
 
 function mapFetchError(err: FetchError, hops: number): ServiceError {
-  const where = { url: shown(err.url) };
+  const where = { url: hops > 0 ? redactUrl(err.url, { query: false }) : shown(err.url) };
   switch (err.kind) {
     case 'blocked':
       return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to a private or internal address; only public hosts can be fetched.`, { ...where, reason: 'private_address' });
@@ -118,7 +123,7 @@ export async function fetchDocument(http: HttpClient, url: URL): Promise<Fetched
     throw err;
   }
   if (result.status < 200 || result.status > 299) {
-    throw new ServiceError('URL_FETCH_HTTP_ERROR', `The remote server answered HTTP ${result.status}.`, { url: result.finalUrl, status_code: result.status });
+    throw new ServiceError('URL_FETCH_HTTP_ERROR', `The remote server answered HTTP ${result.status}.`, { url: shownReached(result.finalUrl, url.href), status_code: result.status });
   }
   const [type, ...params] = (result.headers['content-type'] ?? '').split(';');
   const contentType = type.trim().toLowerCase();
@@ -126,7 +131,7 @@ export async function fetchDocument(http: HttpClient, url: URL): Promise<Fetched
   const kind = classifyResponse(contentType, result.finalUrl);
   if (!kind) {
     throw new ServiceError('URL_CONTENT_TYPE_NOT_SUPPORTED', `The URL serves ${contentType || 'an unlabelled document'}; HTML, Markdown, PNG and JPEG can be converted.`, {
-      url: result.finalUrl,
+      url: shownReached(result.finalUrl, url.href),
       content_type: contentType || null,
     });
   }

@@ -14,8 +14,11 @@ export function redactUrl(raw: string, keep: { query: boolean }): string {
     }
     return url.href;
   } catch {
-    // Not a URL the parser accepts: remove what still reads as credentials (and the query, when asked).
-    const text = raw.replace(/^([a-z][a-z0-9+.-]*:\/*)[^/?#]*@/i, '$1');
+    // Not a URL the parser accepts (`https://user:pa/ss@host/`, `//user:token@host/p`): anything before the last `@`
+    // after the scheme may be credentials, so it goes — better a URL shown short than a password shown back.
+    const [, prefix, rest] = /^((?:[a-z][a-z0-9+.-]*:)?\/*)([\s\S]*)$/i.exec(raw)!;
+    const at = rest.lastIndexOf('@');
+    const text = at >= 0 ? prefix + rest.slice(at + 1) : raw;
     return keep.query ? text : text.replace(/[?#][\s\S]*$/, '');
   }
 }

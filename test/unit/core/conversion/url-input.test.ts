@@ -54,6 +54,19 @@ describe('fetchDocument', () => {
     expect(JSON.stringify(err)).not.toContain('hunter2');
   });
 
+  it("shows a URL a redirect chose without its query (a third party's token), and the caller's own as sent", async () => {
+    const answering = (status: number, finalUrl: string, contentType = 'text/html'): HttpClient => ({
+      request: async () => ({ status, headers: { 'content-type': contentType }, body: Buffer.from('x'), finalUrl, redirects: [] }),
+    });
+    const presigned = 'https://bucket.s3.amazonaws.com/doc.html?X-Amz-Signature=secret&X-Amz-Credential=AKIA';
+    const own = new URL('https://example.com/doc?v=2');
+    await expect(fetchDocument(answering(403, presigned), own)).rejects.toMatchObject({ code: 'URL_FETCH_HTTP_ERROR', details: { url: 'https://bucket.s3.amazonaws.com/doc.html' } });
+    await expect(fetchDocument(answering(200, presigned, 'application/zip'), own)).rejects.toMatchObject({ code: 'URL_CONTENT_TYPE_NOT_SUPPORTED', details: { url: 'https://bucket.s3.amazonaws.com/doc.html' } });
+    await expect(fetchDocument(answering(404, own.href), own)).rejects.toMatchObject({ details: { url: 'https://example.com/doc?v=2' } });
+    // A refused redirect hop: shown without its query too.
+    await expect(fetchDocument(failing(new FetchError('blocked', 'https://10.0.0.1/x?token=abc', 'private')), own)).rejects.toMatchObject({ details: { url: 'https://10.0.0.1/x' } });
+  });
+
   it('fetches with a 10 s silence at most and 20 s in all, and tells the two timeouts apart', async () => {
     let asked: Parameters<HttpClient['request']>[0] | undefined;
     const silent: HttpClient = {

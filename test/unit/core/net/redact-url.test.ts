@@ -15,5 +15,10 @@ describe('redactUrl', () => {
     expect(redactUrl('https://user:pa55@exa mple.com/x?t=1', { query: false })).toBe('https://exa mple.com/x');
     expect(redactUrl('/relative/path?session=abc', { query: false })).toBe('/relative/path');
     expect(redactUrl('not a url at all', { query: true })).toBe('not a url at all');
+    // Credentials with the characters that stop a simple match: a slash or a hash in the password, no scheme.
+    expect(redactUrl('https://admin:pa/ss@hooks.example.com/x', { query: true })).toBe('https://hooks.example.com/x');
+    expect(redactUrl('https://admin:p#ss@hooks.example.com/x?k=1', { query: false })).toBe('https://hooks.example.com/x');
+    expect(redactUrl('//user:tok@other.example/p?code=1', { query: false })).toBe('//other.example/p');
+    expect(redactUrl('https://admin:pa/ss@hooks.example.com/x', { query: true })).not.toContain('pa/ss');
   });
 });
