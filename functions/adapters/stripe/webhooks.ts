@@ -23,7 +23,8 @@ export class StripeWebhookVerifier implements PaymentEventVerifier {
     } catch (err) {
       // The SDK parses the body only after the signature verified: a signed body that is not JSON is settled, not retried.
       if (err instanceof SyntaxError) throw new MalformedPaymentEventError(`the signed body is not JSON (${err.message})`, null, null);
-      throw new InvalidEventSignatureError((err as Error).message);
+      // The SDK's text can describe our secret (it warns about whitespace in it): the caller gets a fixed sentence.
+      throw new InvalidEventSignatureError('No signature in the header matches this body with the endpoint\'s signing secret, or it is too old.', (err as Error).message);
     }
     return toPaymentEvent(event);
   }

@@ -84,9 +84,15 @@ export type PaymentEvent = EventBase &
     | { kind: 'other' }
   );
 
-/** Thrown by a verifier when the signature is missing, wrong or too old. */
+/**
+ * Thrown by a verifier when the signature is missing, wrong or too old. `message` may be shown to the caller;
+ * `detail` (the provider library's own words, which can describe the configured secret) is for the logs only.
+ */
 export class InvalidEventSignatureError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly detail?: string,
+  ) {
     super(message);
     this.name = 'InvalidEventSignatureError';
   }

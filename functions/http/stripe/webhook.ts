@@ -22,6 +22,7 @@ export const handler = publicRoute('stripe.webhook', async ({ services, body, he
       return json(200, { received: true, event_id: err.eventId, type: err.eventType, result: 'ignored', reason: 'malformed_event' });
     }
     if (!(err instanceof InvalidEventSignatureError)) throw err;
+    if (err.detail) services.log.warn('Stripe webhook signature refused', { detail: err.detail });
     throw new ServiceError('INVALID_SIGNATURE', `The Stripe-Signature header does not verify for this body (${err.message}). Nothing was changed.`);
   }
   const outcome = await services.subscriptions.handleEvent(event);

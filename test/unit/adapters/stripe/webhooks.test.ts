@@ -56,6 +56,18 @@ describe('POST /stripe/webhook: signed events that are not what Stripe documents
     expect(handleEvent).not.toHaveBeenCalled();
   });
 
+  it("answers a fixed sentence, never the library's words about the configured secret, and logs those", async () => {
+    const handleEvent = jest.fn();
+    const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    // A secret pasted with a trailing space: Stripe's library says so in its error.
+    setServices({ paymentEvents: new StripeWebhookVerifier('whsec_test '), subscriptions: { handleEvent }, log, config: { checkResponseContract: false } } as unknown as Services);
+    const payload = '{"id":"evt_w","type":"customer.created","created":1795330000,"data":{"object":{}}}';
+    const res = await deliver(payload, Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET }));
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'INVALID_SIGNATURE' } } });
+    expect(JSON.stringify(res.body)).not.toMatch(/whitespace|secret contains/i);
+    expect(log.warn).toHaveBeenCalledWith(expect.stringMatching(/signature refused/), { detail: expect.stringMatching(/whitespace/i) });
+  });
+
   it('refuses a signature dated more than 5 minutes ahead, as one more than 5 minutes old (a replay window either way)', async () => {
     const { handleEvent } = setup();
     const payload = JSON.stringify({ id: 'evt_t', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1' } } });
