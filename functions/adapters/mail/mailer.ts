@@ -23,7 +23,34 @@ export class SmtpMailer implements Mailer {
   }
 
   async send(message: MailMessage): Promise<void> {
-    await this.transport.sendMail({ from: this.from, ...message });
+    try {
+      await this.transport.sendMail({ from: this.from, ...message });
+    } catch (err) {
+      throw new MailSendError(err);
+    }
+  }
+}
+
+/** An address as the logs may show it: `o***@example.com`. */
+const maskAddresses = (text: string) => text.replace(/([A-Za-z0-9._%+-])[A-Za-z0-9._%+-]*@([A-Za-z0-9.-]+)/g, '$1***@$2');
+
+/**
+ * A failed send as the logs see it. Nodemailer's message quotes the server's reply, which names the recipients
+ * (a customer's address, when the server refuses it): addresses are masked, and only the SMTP command and reply code
+ * are kept besides.
+ */
+export class MailSendError extends Error {
+  readonly code: string | null;
+  readonly responseCode: number | null;
+  readonly command: string | null;
+
+  constructor(cause: unknown) {
+    const e = (cause ?? {}) as { message?: string; code?: string; responseCode?: number; command?: string };
+    super(`the mail was not sent: ${maskAddresses(String(e.message ?? cause)).slice(0, 300)}`);
+    this.name = 'MailSendError';
+    this.code = typeof e.code === 'string' ? e.code : null;
+    this.responseCode = typeof e.responseCode === 'number' ? e.responseCode : null;
+    this.command = typeof e.command === 'string' ? e.command : null;
   }
 }
 

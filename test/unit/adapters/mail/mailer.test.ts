@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { SMTP_TIMEOUTS, SmtpMailer } from '../../../../functions/adapters/mail/mailer';
+import { MailSendError, SMTP_TIMEOUTS, SmtpMailer } from '../../../../functions/adapters/mail/mailer';
 
 /** Listens on a free loopback port; returns the port and a closer. */
 async function listen(server: net.Server | SMTPServer): Promise<{ port: number; close: () => Promise<void> }> {
@@ -28,6 +28,27 @@ describe('SmtpMailer', () => {
       expect(received).toHaveLength(1);
       expect(received[0]).toContain('Subject: Ready');
       expect(received[0]).toContain('From: PDF service <pdf@example.com>');
+    } finally {
+      await close();
+    }
+  });
+
+  it("reports a refused recipient without the customer's address (it goes to the logs)", async () => {
+    const server = new SMTPServer({
+      authOptional: true,
+      disabledCommands: ['STARTTLS'],
+      onRcptTo(address, _session, callback) {
+        callback(Object.assign(new Error(`Email address is not verified: ${address.address}`), { responseCode: 554 }));
+      },
+    });
+    const { port, close } = await listen(server);
+    try {
+      const err = await new SmtpMailer(`smtp://127.0.0.1:${port}`, 'pdf@example.com').send({ to: 'customer.name@client.example', subject: 'x', text: 'x' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MailSendError);
+      expect((err as MailSendError).message).not.toContain('customer.name@client.example');
+      expect((err as MailSendError).message).toContain('c***@client.example');
+      expect(err).toMatchObject({ responseCode: 554, command: 'RCPT TO' });
+      expect(JSON.stringify({ ...(err as object), stack: (err as Error).stack })).not.toContain('customer.name@');
     } finally {
       await close();
     }
