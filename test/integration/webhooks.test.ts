@@ -578,7 +578,8 @@ describe('deliveries', () => {
     const user = await stack.account();
     const res = await api(user, 'POST', '/accounts/me/webhooks', { url: 'https://hooks.example.com/ok/x' });
     const error = await refusal(res, 400, 'INVALID_WEBHOOK_URL');
-    expect(error.details.reason).toContain('127.0.0.1');
+    expect(error.details.reason).toContain('resolves to an address in 127.0.0.0/8');
+    expect(error.details.reason).not.toContain('127.0.0.1');
     const hook = await createHook(user, { url: hookUrl('/ok/renamed') });
     await refusal(await api(user, 'PUT', `/accounts/me/webhooks/${hook.webhook_id}`, { url: 'https://HOOKS.example.com/ok/x' }), 400, 'INVALID_WEBHOOK_URL');
   });
@@ -595,7 +596,8 @@ describe('deliveries', () => {
     expect(record).toMatchObject({ status: 'failed', retry_count: 0 });
     expect(record).not.toHaveProperty('status_code');
     expect(record.error_message).toMatch(/^Delivery blocked: /);
-    expect(record.error_message).toContain('127.0.0.1');
+    expect(record.error_message).toContain('127.0.0.0/8');
+    expect(record.error_message).not.toContain('127.0.0.1');
     expect(await getHook(user, hook.webhook_id)).toMatchObject({ failure_count: 1 });
   });
 

@@ -84,7 +84,8 @@ export class NetworkGuard {
       for (const { address } of addresses) {
         const verdict = classifyAddress(address);
         if (!verdict.allowed) {
-          throw new BlockedTargetError(host, isIP(host) ? `address is ${verdict.range}` : `resolves to ${address} (${verdict.range})`);
+          // Not the address itself: what this service's resolver answers (a private zone, in a VPC) is not the caller's to learn.
+          throw new BlockedTargetError(host, isIP(host) ? `address is ${verdict.range}` : `resolves to an address in ${verdict.range}`);
         }
       }
     }
