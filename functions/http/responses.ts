@@ -36,10 +36,14 @@ export function preflightHeaders(routePath: string): Record<string, string> {
   };
 }
 
-/** Our response in API Gateway's Lambda-proxy shape; binary bodies travel base64-encoded. */
+/**
+ * Our response in API Gateway's Lambda-proxy shape; binary bodies travel base64-encoded. Nothing is stored by caches
+ * on the way: answers carry documents, secrets shown once (a new API key or webhook secret) and signed links.
+ */
 export function toProxyResult(res: HttpResponse, requestId: string): APIGatewayProxyResult {
   const headers: Record<string, string> = {
     'X-Request-Id': requestId,
+    'Cache-Control': 'no-store',
     'Access-Control-Allow-Origin': '*',
     'Access-Control-Expose-Headers': EXPOSED_HEADERS.join(', '),
     ...res.headers,

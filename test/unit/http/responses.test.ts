@@ -1,4 +1,4 @@
-import { attachment } from '../../../functions/http/responses';
+import { attachment, json, pdf, toProxyResult } from '../../../functions/http/responses';
 
 describe('attachment (Content-Disposition)', () => {
   it('gives an ASCII fallback and the UTF-8 form of any name', () => {
@@ -8,5 +8,12 @@ describe('attachment (Content-Disposition)', () => {
   it('never throws on half a surrogate pair (it used to, after the charge)', () => {
     expect(attachment('x\ud800.pdf')).toBe(`attachment; filename="x_.pdf"; filename*=UTF-8''x_.pdf`);
     expect(attachment('😀.pdf')).toContain("filename*=UTF-8''%F0%9F%98%80.pdf");
+  });
+});
+
+describe('toProxyResult', () => {
+  it('tells caches to store nothing: a new API key, a webhook secret or a signed link must not outlive the answer', () => {
+    expect(toProxyResult(json(201, { api_key: 'pk_x' }), 'req_1').headers).toMatchObject({ 'Cache-Control': 'no-store', 'X-Request-Id': 'req_1' });
+    expect(toProxyResult(pdf(new Uint8Array([37, 80]), {}), 'req_2').headers).toMatchObject({ 'Cache-Control': 'no-store' });
   });
 });
