@@ -169,7 +169,13 @@ export class DynamoDeliveryStore implements DeliveryStore {
         }),
       ),
     );
-    if (claimed) return { state: 'claimed', delivery_id: String(claimed.Attributes?.delivery_id) };
+    if (claimed) {
+      const deliveryId = String(claimed.Attributes?.delivery_id);
+      // Kept from an earlier claim: a takeover. Without a note, its worker died at or before the first attempt.
+      const takenOver = deliveryId !== input.delivery_id;
+      const noted = Number(claimed.Attributes?.attempts);
+      return { state: 'claimed', delivery_id: deliveryId, attempts_before: takenOver ? (Number.isInteger(noted) && noted > 0 ? noted : 1) : 0 };
+    }
     const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: key, ConsistentRead: true }));
     return Item?.state === 'done' ? { state: 'done' } : { state: 'busy' };
   }
@@ -224,6 +230,21 @@ export class DynamoDeliveryStore implements DeliveryStore {
       ExpressionAttributeNames: { '#state': 'state' },
       ExpressionAttributeValues: { ':pending': 'pending', ':done': 'done', ':id': claim.delivery_id, ':at': at },
     };
+  }
+
+  async noteAttempt(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; attempt: number }): Promise<void> {
+    await conditional(() =>
+      this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.deliveryClaim(input.job_id, input.event_id, input.webhook_id),
+          ConditionExpression: '#state = :pending AND delivery_id = :id',
+          UpdateExpression: 'SET attempts = :n',
+          ExpressionAttributeNames: { '#state': 'state' },
+          ExpressionAttributeValues: { ':pending': 'pending', ':id': input.delivery_id, ':n': input.attempt },
+        }),
+      ),
+    );
   }
 
   /** Closes a claim (still ours) without a record: the series never started. */

@@ -41,6 +41,14 @@ export interface SeriesOptions {
    * and the secrets valid at `at`), or why the series stops. Without it every attempt uses the first target.
    */
   reload?: (at: Date) => Promise<SeriesTarget | SeriesStop>;
+  /**
+   * Attempts a worker that died made of this series before this one took it over: the series goes on from there, so
+   * a series makes at most 1 + `retryDelaysMs.length` attempts whoever makes them. (An attempt counts from when it
+   * was about to be sent: the dead worker may or may not have sent it.)
+   */
+  attemptsBefore?: number;
+  /** Called before every attempt after the first with its number (2, 3, …), so that a takeover knows where to go on. */
+  onAttempt?: (attempt: number) => Promise<void>;
 }
 
 export interface SeriesInput {
@@ -117,8 +125,23 @@ export async function runAttemptSeries(deps: DeliveryDeps, first: SeriesTarget, 
   const body = Buffer.from(input.body, 'utf8');
   const startedAt = deps.clock.now().toISOString();
   let target = first;
-  let retries = 0;
+  // Retries are counted over the whole series, the attempts of a worker that died before this one included.
+  let retries = Math.max(0, opts.attemptsBefore ?? 0);
+  if (retries > delays.length) {
+    const at = deps.clock.now().toISOString();
+    return {
+      status: 'failed',
+      status_code: null,
+      error_message: `The worker delivering this event stopped during its last attempt; all ${delays.length + 1} attempts are used`,
+      retry_count: delays.length,
+      started_at: startedAt,
+      delivered_at: at,
+      duration_ms: 0,
+      payload_size_bytes: Buffer.byteLength(input.body),
+    };
+  }
   for (;;) {
+    if (retries > 0) await opts.onAttempt?.(retries + 1);
     const at = deps.clock.now();
     const t = Math.floor(at.getTime() / 1000);
     const headers: Record<string, string> = {

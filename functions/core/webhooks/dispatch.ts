@@ -143,7 +143,14 @@ async function deliverTo(deps: DispatchDeps, event: OutboxEvent, listed: Webhook
       { http: deps.http, clock: deps.clock, sleep: deps.sleep },
       first,
       { delivery_id: claim.delivery_id, event_type: event.event, body },
-      { retryDelaysMs: deps.retryDelaysMs, reload },
+      {
+        retryDelaysMs: deps.retryDelaysMs,
+        reload,
+        attemptsBefore: claim.attempts_before,
+        // Best effort: without the note, a takeover would make at most the attempts already noted once more.
+        onAttempt: (attempt) =>
+          deps.deliveries.noteAttempt({ ...pair, delivery_id: claim.delivery_id, attempt }).catch((err) => deps.log?.(`could not note attempt ${attempt} of delivery ${claim.delivery_id}`, err)),
+      },
     );
   } catch (err) {
     if (!(err instanceof SecretUnreadable)) throw err;

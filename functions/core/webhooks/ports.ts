@@ -36,7 +36,11 @@ export interface HistoryQuery {
   eventType?: EventType;
 }
 
-export type ClaimResult = { state: 'claimed'; delivery_id: string } | { state: 'done' } | { state: 'busy' };
+/**
+ * `claimed` carries `attempts_before`: the attempts a worker that died made of the series (0 for a new claim; at
+ * least 1 when one was taken over, since its worker may have sent the first before it died).
+ */
+export type ClaimResult = { state: 'claimed'; delivery_id: string; attempts_before: number } | { state: 'done' } | { state: 'busy' };
 
 /** Delivery series and their history records. */
 export interface DeliveryStore {
@@ -52,6 +56,8 @@ export interface DeliveryStore {
    * is left as the series' start set it.
    */
   complete(record: DeliveryRecord): Promise<void>;
+  /** Notes on the claim (still this series') that attempt `attempt` is about to be sent, for a takeover to go on from. */
+  noteAttempt(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; attempt: number }): Promise<void>;
   /** Closes a claim whose series never started (the webhook was paused, unsubscribed or deleted first): no record. */
   release(input: { job_id: string; event_id: string; webhook_id: string; delivery_id: string; at: string }): Promise<void>;
   listForWebhook(webhookId: string, query: HistoryQuery): Promise<{ records: DeliveryRecord[]; last?: string }>;

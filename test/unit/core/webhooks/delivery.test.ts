@@ -127,6 +127,37 @@ describe('one delivery attempt series', () => {
   });
 });
 
+describe('a series taken over from a worker that died', () => {
+  it('goes on from the attempts already made: four attempts in all, whoever makes them', async () => {
+    const { run, requests, sleeps } = setup([503]);
+    const noted: number[] = [];
+    const result = await run(['whsec_a'], { attemptsBefore: 2, onAttempt: async (n) => void noted.push(n) });
+    // Attempts 3 and 4 here; no wait before the first (the lease already ran out), 4 s before the last.
+    expect(requests).toHaveLength(2);
+    expect(sleeps).toEqual([4000]);
+    expect(noted).toEqual([3, 4]);
+    expect(result).toMatchObject({ status: 'failed', status_code: 503, retry_count: 3 });
+  });
+
+  it('makes no attempt when all four were made, and records why', async () => {
+    const { run, requests } = setup([200]);
+    const result = await run(['whsec_a'], { attemptsBefore: 4 });
+    expect(requests).toHaveLength(0);
+    expect(result).toMatchObject({ status: 'failed', status_code: null, retry_count: 3, error_message: expect.stringContaining('all 4 attempts are used') });
+  });
+
+  it('notes every attempt after the first of a fresh series, and none when the first succeeds', async () => {
+    const fresh = setup([500, 500, 200]);
+    const noted: number[] = [];
+    expect(await fresh.run(['whsec_a'], { onAttempt: async (n) => void noted.push(n) })).toMatchObject({ status: 'success', retry_count: 2 });
+    expect(noted).toEqual([2, 3]);
+    const quick = setup([200]);
+    const none: number[] = [];
+    await quick.run(['whsec_a'], { onAttempt: async (n) => void none.push(n) });
+    expect(none).toEqual([]);
+  });
+});
+
 describe('a series reloading its webhook before each retry', () => {
   it('asks before every retry, at the time of that attempt, and uses what it gets: URL and secrets', async () => {
     const { run, requests } = setup([500, 500, 200]);

@@ -22,7 +22,7 @@ function hook(id: string, changes: Partial<Webhook> = {}, secret = `whsec_${id}`
 
 class Memory implements WebhookRepository, DeliveryStore, Outbox {
   hooks: Webhook[] = [];
-  claims = new Map<string, { delivery_id: string; state: 'pending' | 'done'; lease_until: string }>();
+  claims = new Map<string, { delivery_id: string; state: 'pending' | 'done'; lease_until: string; attempts?: number }>();
   records: DeliveryRecord[] = [];
   events = new Map<string, { event: OutboxEvent; pending: boolean }>();
   readonly shards = 1;
@@ -59,8 +59,12 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
     if (current?.state === 'done') return { state: 'done' };
     if (current && current.lease_until >= input.now) return { state: 'busy' };
     const delivery_id = current?.delivery_id ?? input.delivery_id;
-    this.claims.set(key, { delivery_id, state: 'pending', lease_until: input.lease_until });
-    return { state: 'claimed', delivery_id };
+    this.claims.set(key, { ...current, delivery_id, state: 'pending', lease_until: input.lease_until });
+    return { state: 'claimed', delivery_id, attempts_before: current ? (current.attempts ?? 1) : 0 };
+  }
+  async noteAttempt(input: { event_id: string; webhook_id: string; delivery_id: string; attempt: number }) {
+    const claim = this.claims.get(`${input.event_id}#${input.webhook_id}`);
+    if (claim?.state === 'pending' && claim.delivery_id === input.delivery_id) claim.attempts = input.attempt;
   }
   async complete(record: DeliveryRecord) {
     const claim = this.claims.get(`${record.event_id}#${record.webhook_id}`)!;
@@ -202,6 +206,19 @@ describe('dispatchEvent', () => {
       ['wh_b', '01DEADWORKER0000000000000A'],
     ]);
     expect(memory.records).toHaveLength(2);
+  });
+
+  it('a takeover makes only the attempts the dead worker left: a series has four in all', async () => {
+    const { memory, sent, deps, add } = setup(503);
+    memory.hooks = [hook('wh_a')];
+    const notice = add('job.completed');
+    // The dead worker noted its third attempt before it died.
+    await memory.claim({ event_id: notice.event_id, webhook_id: 'wh_a', delivery_id: '01DEADWORKER0000000000000B', lease_until: new Date(clockMs + 60_000).toISOString(), now: clock.now().toISOString() });
+    await memory.noteAttempt({ event_id: notice.event_id, webhook_id: 'wh_a', delivery_id: '01DEADWORKER0000000000000B', attempt: 3 });
+    clockMs += 120_000;
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(sent).toHaveLength(1);
+    expect(memory.records).toEqual([expect.objectContaining({ delivery_id: '01DEADWORKER0000000000000B', status: 'failed', status_code: 503, retry_count: 3 })]);
   });
 
   it('returns quietly for an event that does not exist', async () => {
