@@ -136,12 +136,13 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       // No longer processing (ended elsewhere): its row could not be written anyway.
       return calledOff.skip && calledOff.skip !== 'not_processing' ? record(calledOff.skip) : { index, status: 'not_processing' };
     }
-    if (err instanceof OurSideError || err instanceof RendererStoppedError) throw new TransientTaskError(`rendering ${file.path} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
+    // The file's index, not its name: names are the customer's, and this message reaches logs and the workflow history.
+    if (err instanceof OurSideError || err instanceof RendererStoppedError) throw new TransientTaskError(`rendering file ${index} of bulk job ${job.job_id}: ${err.message}`, { cause: err });
     if (err instanceof RenderTimeoutError) {
       return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
     }
     if (err instanceof TooManyPagesError) return record(pageLimitRow(err));
-    deps.log?.(`bulk job ${job.job_id}: ${file.path} failed to render`, err);
+    deps.log?.(`bulk job ${job.job_id}: file ${index} failed to render`, err);
     const why = isServiceError(err) ? err.message : 'the renderer could not print it (the page crashed or could not be opened).';
     return record({ error_code: 'RENDER_FAILED', error_message: `${file.path} could not be converted: ${why}` });
   }
