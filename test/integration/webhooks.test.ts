@@ -788,9 +788,9 @@ describe('delivery claims and records in the table', () => {
     const t0 = Date.now();
     const at = (ms: number) => new Date(t0 + ms).toISOString();
     const pair = { job_id: `job_claims${t0}`, event_id: '01HCLAIMEVENT0000000000000', webhook_id: hook.webhook_id };
-    expect(await store.claim({ ...pair, delivery_id: '01HDELIVERY000000000000001', lease_until: at(90_000), now: at(0) })).toEqual({ state: 'claimed', delivery_id: '01HDELIVERY000000000000001' });
+    expect(await store.claim({ ...pair, delivery_id: '01HDELIVERY000000000000001', lease_until: at(90_000), now: at(0) })).toEqual({ state: 'claimed', delivery_id: '01HDELIVERY000000000000001', attempts_before: 0 });
     expect(await store.claim({ ...pair, delivery_id: '01HDELIVERY000000000000002', lease_until: at(100_000), now: at(10_000) })).toEqual({ state: 'busy' });
-    expect(await store.claim({ ...pair, delivery_id: '01HDELIVERY000000000000003', lease_until: at(200_000), now: at(95_000) })).toEqual({ state: 'claimed', delivery_id: '01HDELIVERY000000000000001' });
+    expect(await store.claim({ ...pair, delivery_id: '01HDELIVERY000000000000003', lease_until: at(200_000), now: at(95_000) })).toEqual({ state: 'claimed', delivery_id: '01HDELIVERY000000000000001', attempts_before: 1 });
     const record = {
       ...pair, delivery_id: '01HDELIVERY000000000000001', account_id: user.account_id, event_type: 'job.completed' as const, status: 'success' as const,
       status_code: 200, error_message: null, retry_count: 0, started_at: at(95_000), delivered_at: at(95_100), duration_ms: 100, payload_size_bytes: 10,
