@@ -162,8 +162,8 @@ export class GuardedHttpClient implements HttpClient {
         decode?.destroy();
         reject(err);
       };
-      // One timer: the whole exchange's deadline, or, with idleTimeoutMs, the remote's silence, re-armed by every
-      // bytes received (the deadline still caps a remote that keeps sending slowly).
+      // One timer: the whole exchange's deadline, or, with idleTimeoutMs, the remote's silence, re-armed by each
+      // chunk received (the deadline still caps a remote that keeps sending slowly).
       let timer: NodeJS.Timeout | undefined;
       const arm = () => {
         clearTimeout(timer);

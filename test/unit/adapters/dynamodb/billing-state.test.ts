@@ -1,25 +1,12 @@
 import { DynamoAccountRepository } from '../../../../functions/adapters/dynamodb/accounts';
 import { DynamoBillingStateStore } from '../../../../functions/adapters/dynamodb/billing-state';
-import { createDynamo, type Dynamo } from '../../../../functions/adapters/dynamodb/client';
 import { newAccount } from '../../../../functions/core/accounts/account';
 import type { Purchase, PurchaseReversal } from '../../../../functions/core/subscriptions/ports';
-import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+import { withLocalTable } from '../../../support/local-table';
 
 /** Against dynalite (through the local transaction shim): the conditions of a purchase's reversal as DynamoDB evaluates them. */
 describe('DynamoBillingStateStore: purchases and their reversals', () => {
-  let local: LocalDynamo;
-  let db: Dynamo;
-  let store: DynamoBillingStateStore;
-  let accounts: DynamoAccountRepository;
-  beforeAll(async () => {
-    local = await startLocalDynamo({ tableName: 'billing' });
-    db = createDynamo({ tableName: 'billing', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
-    store = new DynamoBillingStateStore(db);
-    accounts = new DynamoAccountRepository(db);
-  });
-  afterAll(() => local.stop());
+  const table = withLocalTable('billing', (db) => ({ store: new DynamoBillingStateStore(db), accounts: new DynamoAccountRepository(db) }));
 
   const at = new Date('2026-11-22T10:00:00Z');
   const reversal = (version: number, revoked: number, recovered: number): PurchaseReversal => ({
@@ -32,43 +19,43 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
   });
 
   async function buy(accountId: string, paymentRef: string): Promise<Purchase> {
-    await accounts.create(newAccount({ account_id: accountId, email: `${accountId}@example.com`, plan_id: 'standard', now: at }));
-    const seen = (await accounts.get(accountId))!;
+    await table.accounts.create(newAccount({ account_id: accountId, email: `${accountId}@example.com`, plan_id: 'standard', now: at }));
+    const seen = (await table.accounts.get(accountId))!;
     const purchase: Purchase = { purchase_id: `checkout_cs_${accountId}`, amount_micros: 100_000_000, source: 'stripe_checkout', reference: `cs_${accountId}`, created_at: at.toISOString(), payment_ref: paymentRef, paid_minor: 10_000 };
     const next = { plan_id: seen.plan_id, status: seen.status, subscription: null, stripe_customer_id: null };
-    expect(await store.commit({ seen, next, purchase, eventId: `evt_buy_${accountId}` }, at)).toBe('committed');
+    expect(await table.store.commit({ seen, next, purchase, eventId: `evt_buy_${accountId}` }, at)).toBe('committed');
     return purchase;
   }
 
   it('finds a purchase by the payment it was paid with; a second purchase naming the same payment is a duplicate', async () => {
     const purchase = await buy('acct_p', 'pi_p');
-    expect(await store.purchaseForPayment('pi_p')).toEqual({ account_id: 'acct_p', purchase: { ...purchase } });
-    expect(await store.purchaseForPayment('pi_unknown')).toBeNull();
-    const seen = (await accounts.get('acct_p'))!;
+    expect(await table.store.purchaseForPayment('pi_p')).toEqual({ account_id: 'acct_p', purchase: { ...purchase } });
+    expect(await table.store.purchaseForPayment('pi_unknown')).toBeNull();
+    const seen = (await table.accounts.get('acct_p'))!;
     const next = { plan_id: seen.plan_id, status: seen.status, subscription: null, stripe_customer_id: null };
-    expect(await store.commit({ seen, next, purchase: { ...purchase, purchase_id: 'checkout_other' }, eventId: 'evt_other' }, at)).toBe('duplicate');
-    expect((await accounts.get('acct_p'))!.credits_micros).toBe(100_000_000);
+    expect(await table.store.commit({ seen, next, purchase: { ...purchase, purchase_id: 'checkout_other' }, eventId: 'evt_other' }, at)).toBe('duplicate');
+    expect((await table.accounts.get('acct_p'))!.credits_micros).toBe(100_000_000);
   });
 
   it('writes a reversal only over the one read, debits only what the balance covers, and applies an event once', async () => {
     const purchase = await buy('acct_r', 'pi_r');
     const first = { account_id: 'acct_r', seen: purchase, reversal: reversal(1, 40_000_000, 40_000_000), debit_micros: 40_000_000, eventId: 'evt_r1' };
-    expect(await store.reverse(first, at)).toBe('committed');
-    expect((await accounts.get('acct_r'))!.credits_micros).toBe(60_000_000);
-    expect(await store.reverse(first, at)).toBe('duplicate');
+    expect(await table.store.reverse(first, at)).toBe('committed');
+    expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(60_000_000);
+    expect(await table.store.reverse(first, at)).toBe('duplicate');
     // Another event decided on the purchase as it was before the first: its reversal is stale.
-    expect(await store.reverse({ ...first, eventId: 'evt_r2' }, at)).toBe('conflict');
+    expect(await table.store.reverse({ ...first, eventId: 'evt_r2' }, at)).toBe('conflict');
 
-    const { purchase: current } = (await store.purchaseForPayment('pi_r'))!;
+    const { purchase: current } = (await table.store.purchaseForPayment('pi_r'))!;
     expect(current.reversal).toEqual(first.reversal);
     // A debit the balance no longer covers (a charge spent it since the read) changes nothing.
     const overdraw = { account_id: 'acct_r', seen: current, reversal: reversal(2, 100_000_000, 100_000_000), debit_micros: 60_000_001, eventId: 'evt_r3' };
-    expect(await store.reverse(overdraw, at)).toBe('conflict');
-    expect((await accounts.get('acct_r'))!.credits_micros).toBe(60_000_000);
-    expect((await store.purchaseForPayment('pi_r'))!.purchase.reversal).toEqual(first.reversal);
-    expect(await store.eventApplied('evt_r3')).toBe(false);
+    expect(await table.store.reverse(overdraw, at)).toBe('conflict');
+    expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(60_000_000);
+    expect((await table.store.purchaseForPayment('pi_r'))!.purchase.reversal).toEqual(first.reversal);
+    expect(await table.store.eventApplied('evt_r3')).toBe(false);
 
-    expect(await store.reverse({ ...overdraw, debit_micros: 60_000_000 }, at)).toBe('committed');
-    expect((await accounts.get('acct_r'))!.credits_micros).toBe(0);
+    expect(await table.store.reverse({ ...overdraw, debit_micros: 60_000_000 }, at)).toBe('committed');
+    expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(0);
   });
 });

@@ -1,29 +1,18 @@
-import { createDynamo, type Dynamo } from '../../../../functions/adapters/dynamodb/client';
 import { DynamoDeliveryStore } from '../../../../functions/adapters/dynamodb/webhooks';
-import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+import { withLocalTable } from '../../../support/local-table';
 
 /** Against dynalite: a delivery claim taken over after its worker died says how many attempts that worker made. */
 describe('DynamoDeliveryStore: claims and attempts', () => {
-  let local: LocalDynamo;
-  let db: Dynamo;
-  let store: DynamoDeliveryStore;
-  beforeAll(async () => {
-    local = await startLocalDynamo({ tableName: 'claims' });
-    db = createDynamo({ tableName: 'claims', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
-    store = new DynamoDeliveryStore(db);
-  });
-  afterAll(() => local.stop());
+  const table = withLocalTable('claims', (db) => ({ store: new DynamoDeliveryStore(db) }));
 
   const at = (s: number) => new Date(Date.UTC(2026, 10, 22, 12, 0, s)).toISOString();
   const claim = (pair: { job_id: string; event_id: string; webhook_id: string }, deliveryId: string, now: number) =>
-    store.claim({ ...pair, delivery_id: deliveryId, now: at(now), lease_until: at(now + 10) });
+    table.store.claim({ ...pair, delivery_id: deliveryId, now: at(now), lease_until: at(now + 10) });
 
   it('starts a fresh claim at 0 attempts; a takeover goes on from the last attempt noted, or 1 when none was', async () => {
     const noted = { job_id: 'job_1', event_id: 'evt_1', webhook_id: 'wh_1' };
     expect(await claim(noted, 'dlv_A', 0)).toEqual({ state: 'claimed', delivery_id: 'dlv_A', attempts_before: 0 });
-    await store.noteAttempt({ ...noted, delivery_id: 'dlv_A', attempt: 3 });
+    await table.store.noteAttempt({ ...noted, delivery_id: 'dlv_A', attempt: 3 });
     expect(await claim(noted, 'dlv_B', 5)).toEqual({ state: 'busy' });
     // The first worker died: past its lease the claim is taken over, keeping its delivery id and its count.
     expect(await claim(noted, 'dlv_B', 11)).toEqual({ state: 'claimed', delivery_id: 'dlv_A', attempts_before: 3 });
@@ -36,11 +25,11 @@ describe('DynamoDeliveryStore: claims and attempts', () => {
   it('notes attempts only on a claim still pending under the same delivery id', async () => {
     const pair = { job_id: 'job_2', event_id: 'evt_1', webhook_id: 'wh_1' };
     await claim(pair, 'dlv_E', 0);
-    await store.noteAttempt({ ...pair, delivery_id: 'dlv_other', attempt: 4 });
+    await table.store.noteAttempt({ ...pair, delivery_id: 'dlv_other', attempt: 4 });
     expect(await claim(pair, 'dlv_F', 11)).toEqual({ state: 'claimed', delivery_id: 'dlv_E', attempts_before: 1 });
-    await store.release({ ...pair, delivery_id: 'dlv_E', at: at(12) });
+    await table.store.release({ ...pair, delivery_id: 'dlv_E', at: at(12) });
     // A closed claim takes no note (and the call does not fail).
-    await store.noteAttempt({ ...pair, delivery_id: 'dlv_E', attempt: 2 });
+    await table.store.noteAttempt({ ...pair, delivery_id: 'dlv_E', attempt: 2 });
     expect(await claim(pair, 'dlv_G', 30)).toEqual({ state: 'done' });
   });
 });
