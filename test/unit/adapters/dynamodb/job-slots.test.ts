@@ -1,52 +1,41 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { type Dynamo, createDynamo } from '../../../../functions/adapters/dynamodb/client';
 import { DynamoJobSlots } from '../../../../functions/adapters/dynamodb/job-slots';
 import { keys } from '../../../../functions/adapters/dynamodb/schema';
-import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+import { withLocalTable } from '../../../support/local-table';
 
 /** Against dynalite: the conditional puts as DynamoDB evaluates them. */
 describe('DynamoJobSlots', () => {
-  let local: LocalDynamo;
-  let db: Dynamo;
-  let slots: DynamoJobSlots;
-  beforeAll(async () => {
-    local = await startLocalDynamo({ tableName: 'slots' });
-    db = createDynamo({ tableName: 'slots', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
-    slots = new DynamoJobSlots(db);
-  });
-  afterAll(() => local.stop());
+  const table = withLocalTable('slots', (db) => ({ db, slots: new DynamoJobSlots(db) }));
 
   const now = new Date('2026-11-22T10:00:00Z');
-  const take = (accountId: string, jobId: string, at = now, kind = 'render') => slots.acquire({ accountId, kind, jobId, max: 2, now: at, leaseSeconds: 60 });
+  const take = (accountId: string, jobId: string, at = now, kind = 'render') => table.slots.acquire({ accountId, kind, jobId, max: 2, now: at, leaseSeconds: 60 });
 
   it('gives at most `max` slots per account and kind, frees one on release, and lets an expired lease be taken over', async () => {
     expect([await take('acct_a', 'job_1'), await take('acct_a', 'job_2'), await take('acct_a', 'job_3')]).toEqual([true, true, false]);
     // Other accounts and other kinds count apart.
     expect([await take('acct_b', 'job_4'), await take('acct_a', 'job_5', now, 'bulk')]).toEqual([true, true]);
-    await slots.release({ accountId: 'acct_a', kind: 'render', jobId: 'job_1' });
+    await table.slots.release({ accountId: 'acct_a', kind: 'render', jobId: 'job_1' });
     expect(await take('acct_a', 'job_3')).toBe(true);
     // job_2 and job_3 hold both slots until their leases end; then a new job takes one over.
     expect(await take('acct_a', 'job_6', new Date(now.getTime() + 59_000))).toBe(false);
     expect(await take('acct_a', 'job_6', new Date(now.getTime() + 61_000))).toBe(true);
     // The late release of a job whose slot was taken over leaves the new holder's slot alone.
-    await slots.release({ accountId: 'acct_a', kind: 'render', jobId: 'job_2' });
-    await slots.release({ accountId: 'acct_a', kind: 'render', jobId: 'job_3' });
-    const holders = await Promise.all([0, 1].map(async (n) => (await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.jobSlot('acct_a', 'render', n) }))).Item?.job_id));
+    await table.slots.release({ accountId: 'acct_a', kind: 'render', jobId: 'job_2' });
+    await table.slots.release({ accountId: 'acct_a', kind: 'render', jobId: 'job_3' });
+    const holders = await Promise.all([0, 1].map(async (n) => (await table.db.doc.send(new GetCommand({ TableName: table.db.table, Key: keys.jobSlot('acct_a', 'render', n) }))).Item?.job_id));
     expect(holders.filter(Boolean)).toEqual(['job_6']);
   });
 
   it('with a named holder, a late release by an attempt whose lease ran out leaves the slot of the attempt that took over', async () => {
-    const attempt = (holder: string, at: Date) => slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder, max: 1, now: at, leaseSeconds: 60 });
+    const attempt = (holder: string, at: Date) => table.slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder, max: 1, now: at, leaseSeconds: 60 });
     expect(await attempt('first', now)).toBe(true);
     expect(await attempt('second', new Date(now.getTime() + 30_000))).toBe(false);
     expect(await attempt('second', new Date(now.getTime() + 61_000))).toBe(true);
-    await slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'first' });
-    const slot = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.jobSlot('acct_h', 'render', 0) }));
+    await table.slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'first' });
+    const slot = await table.db.doc.send(new GetCommand({ TableName: table.db.table, Key: keys.jobSlot('acct_h', 'render', 0) }));
     expect(slot.Item).toMatchObject({ job_id: 'job_h', holder: 'second' });
-    await slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'second' });
-    expect(await slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_other', max: 1, now: new Date(now.getTime() + 62_000), leaseSeconds: 60 })).toBe(true);
+    await table.slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'second' });
+    expect(await table.slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_other', max: 1, now: new Date(now.getTime() + 62_000), leaseSeconds: 60 })).toBe(true);
   });
 
   it('never hands out more than `max` slots to acquisitions at the same moment', async () => {

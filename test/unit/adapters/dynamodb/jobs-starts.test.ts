@@ -1,57 +1,46 @@
-import { type Dynamo, createDynamo } from '../../../../functions/adapters/dynamodb/client';
 import { DynamoJobRepository } from '../../../../functions/adapters/dynamodb/jobs';
 import { newJob } from '../../../../functions/core/jobs/job';
-import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
-
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+import { withLocalTable } from '../../../support/local-table';
 
 /** Against dynalite: a queued job's start record, written with the job and listed through the sparse index. */
 describe('DynamoJobRepository: unsent starts', () => {
-  let local: LocalDynamo;
-  let db: Dynamo;
-  let jobs: DynamoJobRepository;
-  beforeAll(async () => {
-    local = await startLocalDynamo({ tableName: 'starts' });
-    db = createDynamo({ tableName: 'starts', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
-    jobs = new DynamoJobRepository(db);
-  });
-  afterAll(() => local.stop());
+  const table = withLocalTable('starts', (db) => ({ jobs: new DynamoJobRepository(db) }));
 
   const at = (minute: number) => new Date(Date.UTC(2026, 10, 22, 10, minute));
   const queued = (id: string, minute: number) => newJob({ job_id: id, account_id: 'acct1', job_type: 'long', status: 'queued', now: at(minute) });
 
   it('lists the starts recorded before a time, oldest first across shards, until each is confirmed sent', async () => {
     // Ids ending in different characters fall into different shards.
-    await jobs.put(queued('job_01ZZ', 3), [], { via: 'render-queue' });
-    await jobs.put(queued('job_01A1', 1), [], { via: 'workflow', workflow: 'bulk' });
-    await jobs.put(queued('job_01B7', 2), [], { via: 'render-queue' });
-    await jobs.put(queued('job_01C4', 9), [], { via: 'render-queue' });
-    await jobs.put(queued('job_plain', 0));
+    await table.jobs.put(queued('job_01ZZ', 3), [], { via: 'render-queue' });
+    await table.jobs.put(queued('job_01A1', 1), [], { via: 'workflow', workflow: 'bulk' });
+    await table.jobs.put(queued('job_01B7', 2), [], { via: 'render-queue' });
+    await table.jobs.put(queued('job_01C4', 9), [], { via: 'render-queue' });
+    await table.jobs.put(queued('job_plain', 0));
 
-    const listed = await jobs.unsentStarts(at(5).toISOString(), 10);
+    const listed = await table.jobs.unsentStarts(at(5).toISOString(), 10);
     expect(listed).toEqual([
       { job_id: 'job_01A1', account_id: 'acct1', created_at: at(1).toISOString(), due_at: at(1).toISOString(), start: { via: 'workflow', workflow: 'bulk' } },
       { job_id: 'job_01B7', account_id: 'acct1', created_at: at(2).toISOString(), due_at: at(2).toISOString(), start: { via: 'render-queue' } },
       { job_id: 'job_01ZZ', account_id: 'acct1', created_at: at(3).toISOString(), due_at: at(3).toISOString(), start: { via: 'render-queue' } },
     ]);
-    expect((await jobs.unsentStarts(at(5).toISOString(), 2)).map((s) => s.job_id)).toEqual(['job_01A1', 'job_01B7']);
+    expect((await table.jobs.unsentStarts(at(5).toISOString(), 2)).map((s) => s.job_id)).toEqual(['job_01A1', 'job_01B7']);
 
-    await jobs.startSent('job_01A1');
-    await jobs.startSent('job_never_recorded');
-    expect((await jobs.unsentStarts(at(5).toISOString(), 10)).map((s) => s.job_id)).toEqual(['job_01B7', 'job_01ZZ']);
+    await table.jobs.startSent('job_01A1');
+    await table.jobs.startSent('job_never_recorded');
+    expect((await table.jobs.unsentStarts(at(5).toISOString(), 10)).map((s) => s.job_id)).toEqual(['job_01B7', 'job_01ZZ']);
     // The job itself stays.
-    expect(await jobs.get('job_01A1')).toMatchObject({ status: 'queued' });
+    expect(await table.jobs.get('job_01A1')).toMatchObject({ status: 'queued' });
   });
 
   it('re-arms the record as a watch due at the lease end when a worker claims the job, and removes only the watch it read', async () => {
     const job = queued('job_01W9', 0);
-    await jobs.put(job, [], { via: 'render-queue' });
-    await jobs.startSent(job.job_id);
+    await table.jobs.put(job, [], { via: 'render-queue' });
+    await table.jobs.startSent(job.job_id);
     const lease = at(17).toISOString();
     const claimed = { ...job, status: 'processing' as const, started_at: at(1).toISOString(), lease_until: lease };
-    expect(await jobs.putIf(claimed, ['queued'], [], at(1).toISOString(), { via: 'render-queue' })).toBe(true);
-    expect((await jobs.unsentStarts(at(16).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
-    expect((await jobs.unsentStarts(at(18).toISOString(), 10)).find((s) => s.job_id === job.job_id)).toEqual({
+    expect(await table.jobs.putIf(claimed, ['queued'], [], at(1).toISOString(), { via: 'render-queue' })).toBe(true);
+    expect((await table.jobs.unsentStarts(at(16).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+    expect((await table.jobs.unsentStarts(at(18).toISOString(), 10)).find((s) => s.job_id === job.job_id)).toEqual({
       job_id: job.job_id,
       account_id: 'acct1',
       created_at: at(0).toISOString(),
@@ -61,19 +50,19 @@ describe('DynamoJobRepository: unsent starts', () => {
 
     // A second claim after the lease ran out moves the watch on; removing the first one's leaves it.
     const again = { ...claimed, lease_until: at(40).toISOString() };
-    expect(await jobs.putIf(again, ['queued'], [], at(18).toISOString(), { via: 'render-queue' })).toBe(true);
-    await jobs.startSent(job.job_id, lease);
-    expect((await jobs.unsentStarts(at(41).toISOString(), 10)).find((s) => s.job_id === job.job_id)?.due_at).toBe(at(40).toISOString());
-    await jobs.startSent(job.job_id, at(40).toISOString());
-    expect((await jobs.unsentStarts(at(41).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+    expect(await table.jobs.putIf(again, ['queued'], [], at(18).toISOString(), { via: 'render-queue' })).toBe(true);
+    await table.jobs.startSent(job.job_id, lease);
+    expect((await table.jobs.unsentStarts(at(41).toISOString(), 10)).find((s) => s.job_id === job.job_id)?.due_at).toBe(at(40).toISOString());
+    await table.jobs.startSent(job.job_id, at(40).toISOString());
+    expect((await table.jobs.unsentStarts(at(41).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
   });
 
   it('writes over an expired lease alone when no status is given, and refuses to write with no condition at all', async () => {
     const job = { ...queued('job_01X2', 0), status: 'processing' as const, lease_until: at(5).toISOString() };
-    await jobs.put(job);
+    await table.jobs.put(job);
     const ended = { ...job, status: 'timeout' as const, lease_until: null };
-    expect(await jobs.putIf(ended, [], [], at(4).toISOString())).toBe(false);
-    expect(await jobs.putIf(ended, [], [], at(6).toISOString())).toBe(true);
-    await expect(jobs.putIf(ended, [])).rejects.toThrow(/needs a status/);
+    expect(await table.jobs.putIf(ended, [], [], at(4).toISOString())).toBe(false);
+    expect(await table.jobs.putIf(ended, [], [], at(6).toISOString())).toBe(true);
+    await expect(table.jobs.putIf(ended, [])).rejects.toThrow(/needs a status/);
   });
 });
