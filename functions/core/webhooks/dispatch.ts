@@ -147,7 +147,7 @@ async function deliverTo(deps: DispatchDeps, event: OutboxEvent, listed: Webhook
         retryDelaysMs: deps.retryDelaysMs,
         reload,
         attemptsBefore: claim.attempts_before,
-        // Best effort: without the note, a takeover would make at most the attempts already noted once more.
+        // Best effort: a note that fails only lets a takeover repeat the attempts made since the last one noted.
         onAttempt: (attempt) =>
           deps.deliveries.noteAttempt({ ...pair, delivery_id: claim.delivery_id, attempt }).catch((err) => deps.log?.(`could not note attempt ${attempt} of delivery ${claim.delivery_id}`, err)),
       },
