@@ -8,7 +8,7 @@ import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { jobEvent } from '../events/events';
 import { newId, newUlid } from '../ids';
-import { FINISHED_STATUSES, type Job, completed, failed, newJob, timedOut } from '../jobs/job';
+import { FINISHED_STATUSES, type Job, type JobStatus, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
 import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
@@ -367,14 +367,26 @@ export async function endAbandonedLongJob(
     { lease_until: null },
   );
   // Only over a lease that ran out: a worker holding a live lease (a new claim) wins.
-  if (!(await deps.jobs.putIf(final, [], [jobEvent('job.failed', final, now)], now.toISOString()))) return false;
+  if (!(await endUnattended(deps, final, []))) return false;
   // Without a blob store (the start sweeper may not touch the bucket) the input goes with its 2-day retention.
   if (job.input_key && deps.blobs) await deps.blobs.delete(job.input_key).catch((e) => deps.log?.('could not remove a job input', e));
+  return true;
+}
+
+/**
+ * Writes the end of a job whose worker died (over one of `from`, or a processing job's lease that ran out) with its
+ * `job.failed` event, then sends the failure email that worker would have sent (unless the job or account turned
+ * emails off). The job has ended either way: an email that cannot go out is logged, not retried. False when another
+ * writer got there first.
+ */
+async function endUnattended(deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>, final: Job, from: JobStatus[]): Promise<boolean> {
+  const now = deps.clock.now();
+  if (!(await deps.jobs.putIf(final, from, [jobEvent('job.failed', final, now)], now.toISOString()))) return false;
   try {
-    const account = await deps.accounts.get(job.account_id);
+    const account = await deps.accounts.get(final.account_id);
     if (account && wantsJobEmail(account, final)) await deps.mailer.send(jobFailedEmail(account, final));
   } catch (e) {
-    deps.log?.(`could not email about job ${job.job_id}`, e);
+    deps.log?.(`could not email about job ${final.job_id}`, e);
   }
   return true;
 }
@@ -399,17 +411,7 @@ export async function abandonDeadLetteredLongJob(deps: Pick<LongJobWorkerDeps, '
   if (job.status === 'processing' && job.lease_until && job.lease_until > now.toISOString()) return 'held';
   const gaveUp = failed(job, now, 'PDF_GENERATION_FAILED', 'The job failed on our side after several attempts (the renderer stopped without a result); nothing was charged. Submit it again, or split the document if it is very large.');
   // Queued, or processing under a lease that ran out; a worker that took it over meanwhile wins.
-  if (await deps.jobs.putIf(gaveUp, ['queued'], [jobEvent('job.failed', gaveUp, now)], now.toISOString())) {
-    // The failure email the worker would have sent (spec: a failed long job is emailed unless disabled). The job has
-    // ended either way: a mail that cannot go out is logged, not retried with the dead letter.
-    try {
-      const account = await deps.accounts.get(job.account_id);
-      if (account && wantsJobEmail(account, gaveUp)) await deps.mailer.send(jobFailedEmail(account, gaveUp));
-    } catch (e) {
-      deps.log?.(`could not email about job ${jobId}`, e);
-    }
-    return 'failed';
-  }
+  if (await endUnattended(deps, gaveUp, ['queued'])) return 'failed';
   const current = await deps.jobs.get(jobId);
   return current && !FINISHED_STATUSES.has(current.status) ? 'held' : 'already_finished';
 }
