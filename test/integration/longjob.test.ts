@@ -1,7 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamo } from '../../functions/adapters/dynamodb/client';
 import { newJob } from '../../functions/core/jobs/job';
 import { objectKey } from '../../functions/core/jobs/storage-layout';
 import { parsePdfOptions } from '../../functions/core/render/options';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
 import { abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
-import { newJob } from '../../../../functions/core/jobs/job';
+import { type Job, newJob } from '../../../../functions/core/jobs/job';
 import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { RendererStoppedError, RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
@@ -44,15 +44,22 @@ describe('parseLongJobRequest', () => {
   });
 });
 
+/** A queued long job with its stored HTML input (`inputs/<job id>.json`), as a submission leaves it. */
+async function queueLongJob(w: ReturnType<typeof memoryWorld>, jobId: string, now: Date, changes: Partial<Job> = {}): Promise<Job> {
+  const inputKey = `inputs/${jobId}.json`;
+  const job = { ...newJob({ job_id: jobId, account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now }), input_key: inputKey, ...changes };
+  await w.blobs.put(inputKey, Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
+  await w.jobs.put(job);
+  return job;
+}
+
 describe('processLongJob under at-least-once delivery', () => {
   /** Two deliveries of one job: the first worker stalls past its lease, the second claims the job and completes it. */
   it("a worker whose lease ran out fails late without overwriting the job another worker completed (or its input)", async () => {
     const w = memoryWorld();
     let t = Date.parse('2026-11-22T10:00:00Z');
     const clock = { now: () => new Date(t) };
-    const job = newJob({ job_id: 'job_late', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: clock.now() });
-    await w.blobs.put('inputs/job_late.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
-    await w.jobs.put({ ...job, input_key: 'inputs/job_late.json' });
+    await queueLongJob(w, 'job_late', clock.now());
 
     let releaseFirst!: () => void;
     let firstRendering!: () => void;
@@ -85,9 +92,7 @@ describe('processLongJob under at-least-once delivery', () => {
 
   it('gives a job the stopping service cut short back to the queue (its lease returned), neither failed nor charged', async () => {
     const w = memoryWorld();
-    const job = newJob({ job_id: 'job_stop', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
-    await w.blobs.put('inputs/job_stop.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
-    await w.jobs.put({ ...job, input_key: 'inputs/job_stop.json' });
+    await queueLongJob(w, 'job_stop', w.clock.now());
     const renderer = new FakeRenderer();
     renderer.behave = () => {
       throw new RendererStoppedError();
@@ -109,10 +114,8 @@ describe('processLongJob under at-least-once delivery', () => {
 
   it('fails a job the renderer found far too long to print with PAGE_LIMIT_EXCEEDED, charging nothing', async () => {
     const w = memoryWorld();
-    const job = newJob({ job_id: 'job_bomb', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
-    await w.blobs.put('inputs/job_bomb.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
     // One page when it was counted at submission (its scripts grew it since).
-    await w.jobs.put({ ...job, input_key: 'inputs/job_bomb.json', pages: 1 });
+    await queueLongJob(w, 'job_bomb', w.clock.now(), { pages: 1 });
     const renderer = new FakeRenderer();
     renderer.behave = () => {
       throw new TooManyPagesError(50_000);
@@ -127,8 +130,7 @@ describe('processLongJob under at-least-once delivery', () => {
 
     // Printing stopped past the limit: no count either; an exact count over the limit is kept.
     for (const [printed, pages] of [[{ pages: 101, morePages: true }, null], [{ pages: 140, morePages: false }, 140]] as const) {
-      await w.blobs.put('inputs/job_bomb.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
-      await w.jobs.put({ ...job, input_key: 'inputs/job_bomb.json', pages: 1 });
+      await queueLongJob(w, 'job_bomb', w.clock.now(), { pages: 1 });
       renderer.behave = () => printed;
       expect(await processLongJob(deps, { job_id: 'job_bomb' }, 1000)).toBe('failed');
       expect((await w.jobs.get('job_bomb'))!).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED', pages });
@@ -137,9 +139,7 @@ describe('processLongJob under at-least-once delivery', () => {
 
   it("fails a job whose account lost its plan after submission with the workers' one UPGRADE_REQUIRED refusal, charging nothing", async () => {
     const w = memoryWorld();
-    const job = newJob({ job_id: 'job_noplan', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: w.clock.now() });
-    await w.blobs.put('inputs/job_noplan.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
-    await w.jobs.put({ ...job, input_key: 'inputs/job_noplan.json' });
+    await queueLongJob(w, 'job_noplan', w.clock.now());
     w.accounts.accounts.set(w.account.account_id, { ...w.account, plan_id: null, status: 'pending' });
     const renderer = new FakeRenderer();
     const deps = { ...w, renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
@@ -420,9 +420,7 @@ describe('a render worker killed mid-render (no catch runs)', () => {
     const w = memoryWorld();
     let t = Date.parse('2026-11-22T10:00:00Z');
     const clock = { now: () => new Date(t) };
-    const job = newJob({ job_id: 'job_killed', account_id: w.account.account_id, job_type: 'long', status: 'queued', mode: 'html', now: clock.now() });
-    await w.blobs.put('inputs/job_killed.json', Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');
-    await w.jobs.put({ ...job, input_key: 'inputs/job_killed.json' });
+    await queueLongJob(w, 'job_killed', clock.now());
     const renderer = new FakeRenderer();
     const mails: { to: string; subject: string }[] = [];
     const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: { to: string; subject: string }) => void mails.push(m) } };
