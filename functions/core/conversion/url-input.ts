@@ -73,8 +73,10 @@ export function classifyResponse(contentType: string, finalUrl: string): UrlDocu
   return ext ? (BY_EXTENSION[ext] ?? null) : null;
 }
 
-function mapFetchError(err: FetchError, hops: number): ServiceError {
-  const where = { url: hops > 0 ? redactUrl(err.url, { query: false }) : shown(err.url) };
+function mapFetchError(err: FetchError, requested: string): ServiceError {
+  // A failure on a redirect's hop names that hop's URL.
+  const hops = err.url === requested ? 0 : 1;
+  const where = { url: shownReached(err.url, requested) };
   switch (err.kind) {
     case 'blocked':
       return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to a private or internal address; only public hosts can be fetched.`, { ...where, reason: 'private_address' });
@@ -119,7 +121,7 @@ export async function fetchDocument(http: HttpClient, url: URL): Promise<Fetched
       idleTimeoutMs: URL_FETCH.idleTimeoutMs,
     });
   } catch (err) {
-    if (err instanceof FetchError) throw mapFetchError(err, err.url === url.href ? 0 : 1);
+    if (err instanceof FetchError) throw mapFetchError(err, url.href);
     throw err;
   }
   if (result.status < 200 || result.status > 299) {
