@@ -212,6 +212,19 @@ describe('POST /stripe/webhook: refunds and lost disputes of credit packs', () =
     expect(await credits(user)).toBe(75_000_000);
   });
 
+  it('applies a checkout whose own event has not come yet before taking its refund back, and credits it once', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const session = double.checkoutSession({ mode: 'payment', accountId: user.account_id, customer: cus(), items: [{ price: PRICES.pack100 }] });
+    const refund = await deliver('charge.refunded', double.refundedCharge(session, 4_000));
+    expect(refund.body).toMatchObject({ result: 'applied', account_id: user.account_id });
+    expect(await stack.services.accounts.get(user.account_id)).toMatchObject({ status: 'active', credits_micros: 60_000_000 });
+    // The checkout's event, delivered late, credits nothing more.
+    expect((await deliver('checkout.session.completed', session)).body).toMatchObject({ result: 'duplicate' });
+    expect(await credits(user)).toBe(60_000_000);
+    const listed = await (await stack.request('GET', '/accounts/me/credits', { token: user.id_token })).json();
+    expect(listed.purchases).toEqual([expect.objectContaining({ amount: 100, reference: session.id, revoked: 40 })]);
+  });
+
   it('ignores refunds of payments that bought no pack (a subscription invoice)', async () => {
     const user = await stack.account({ plan_id: 'standard', credits_usd: 7 });
     const invoicePayment = { payment_intent: `pi_${randomBytes(6).toString('hex')}`, amount_total: 2_000 };

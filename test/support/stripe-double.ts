@@ -48,6 +48,8 @@ export interface SubscriptionInit {
 export class StripeDouble {
   readonly subscriptions = new Map<string, any>();
   readonly lineItems = new Map<string, { price: string; quantity: number }[]>();
+  /** Checkout sessions made by checkoutSession(), by id (GET /v1/checkout/sessions lists them). */
+  readonly sessions = new Map<string, any>();
   readonly requests: RecordedRequest[] = [];
   /** First answers of POSTs sent with an Idempotency-Key: a request with the same key gets the same answer. */
   private readonly idempotent = new Map<string, { form: string; status: number; body: unknown }>();
@@ -143,7 +145,7 @@ export class StripeDouble {
     const items = (init.items ?? []).map((i) => ({ price: i.price, quantity: i.quantity ?? 1 }));
     if (init.items) this.lineItems.set(id, items);
     const amountTotal = items.reduce((sum, i) => sum + (UNIT_AMOUNTS[i.price] ?? PACK_AMOUNTS[i.price] ?? 0) * i.quantity, 0);
-    return {
+    const session = {
       id,
       object: 'checkout.session',
       mode: init.mode,
@@ -159,6 +161,8 @@ export class StripeDouble {
       metadata: {},
       livemode: false,
     };
+    this.sessions.set(id, session);
+    return session;
   }
 
   /** The charge of a checkout's payment as `charge.refunded` reports it: `refunded` cents given back so far. */
@@ -279,6 +283,13 @@ export class StripeDouble {
         url: url.pathname,
         data: items.map((i) => ({ id: rid('li'), object: 'item', quantity: i.quantity, price: this.price(i.price), amount_total: (UNIT_AMOUNTS[i.price] ?? PACK_AMOUNTS[i.price] ?? 0) * i.quantity, currency: 'usd' })),
       });
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/checkout/sessions') {
+      // Filtered as Stripe does (payment_intent, subscription, customer), newest first.
+      const filters = (['payment_intent', 'subscription', 'customer'] as const).filter((f) => form[f] !== undefined);
+      const found = [...this.sessions.values()].reverse().filter((cs) => filters.every((f) => cs[f] === form[f]));
+      const limit = Number(form.limit ?? 10);
+      return this.send(res, 200, { object: 'list', has_more: found.length > limit, url: url.pathname, data: found.slice(0, limit) });
     }
     if ((m = /^\/v1\/subscriptions\/([^/]+)$/.exec(url.pathname))) {
       const sub = this.subscriptions.get(m[1]);

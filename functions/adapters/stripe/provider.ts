@@ -1,8 +1,8 @@
 import type Stripe from 'stripe';
 import { ServiceError } from '../../core/errors';
-import type { PaymentProvider, ProviderSubscription } from '../../core/subscriptions/ports';
+import type { CheckoutSession, PaymentProvider, ProviderSubscription } from '../../core/subscriptions/ports';
 import { type StripeConfig, lazyStripe } from './client';
-import { toProviderSubscription } from './convert';
+import { toCheckoutSession, toProviderSubscription } from './convert';
 
 /** Stripe's refusals in the service's terms: a declined card is the customer's to fix, the rest is ours or Stripe's. */
 function translate(err: unknown): never {
@@ -42,6 +42,12 @@ export class StripePaymentProvider implements PaymentProvider {
     // Stripe always sets a line item's quantity; a missing one is passed on as NaN, which the service refuses
     // (it must never count as one pack).
     return items.data.map((i) => ({ price_id: i.price?.id ?? null, quantity: typeof i.quantity === 'number' ? i.quantity : Number.NaN }));
+  }
+
+  async checkoutForPayment(paymentRef: string): Promise<CheckoutSession | null> {
+    const stripe = await this.stripe();
+    const sessions = await call(() => stripe.checkout.sessions.list({ payment_intent: paymentRef, limit: 1 }));
+    return sessions.data[0] ? toCheckoutSession(sessions.data[0]) : null;
   }
 
   async getSubscription(subscriptionId: string): Promise<ProviderSubscription> {

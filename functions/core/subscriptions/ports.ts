@@ -124,6 +124,8 @@ export interface PaymentEventVerifier {
 export interface PaymentProvider {
   /** Price ids and quantities bought in a checkout session. */
   checkoutLineItems(sessionId: string): Promise<{ price_id: string | null; quantity: number }[]>;
+  /** The checkout session paid with this payment (payment intent), or null when no checkout was. */
+  checkoutForPayment(paymentRef: string): Promise<CheckoutSession | null>;
   getSubscription(subscriptionId: string): Promise<ProviderSubscription>;
   /** Cancel at the end of the current period. */
   cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription>;

@@ -8,7 +8,7 @@ import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
 import { isJsonObject, parseRequest } from '../validation';
 import { SubscriptionCatalog } from './catalog';
-import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, PaymentReversal, ProviderSubscription } from './ports';
+import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, PaymentReversal, ProviderSubscription, Purchase } from './ports';
 import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
 import { reversePurchase } from './reversals';
 
@@ -119,7 +119,7 @@ export class SubscriptionService {
    */
   private async paymentReversed(eventId: string, r: PaymentReversal): Promise<EventOutcome> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const found = r.payment_ref ? await this.deps.store.purchaseForPayment(r.payment_ref) : null;
+      const found = r.payment_ref ? await this.purchasePaidWith(r.payment_ref, eventId) : null;
       if (!found) return { result: 'ignored', reason: 'not_a_credit_purchase' };
       const accountId = found.account_id;
       const account = await this.deps.accounts.get(accountId);
@@ -150,7 +150,28 @@ export class SubscriptionService {
     throw new Error(`purchase paid with ${r.payment_ref} kept changing after ${MAX_ATTEMPTS} attempts`);
   }
 
-  private async checkoutCompleted(eventId: string, s: CheckoutSession): Promise<EventOutcome> {
+  /**
+   * The purchase a payment paid for. A refund or dispute can arrive before the checkout it reverses was applied (that
+   * event's delivery failed, or is still being retried): the provider is asked which checkout the payment paid, and
+   * that checkout is applied first, exactly as its own event would (one purchase per session, so the event changes
+   * nothing when it comes). Otherwise the refund would find nothing and the credits would stay.
+   */
+  private async purchasePaidWith(paymentRef: string, eventId: string): Promise<{ account_id: string; purchase: Purchase } | null> {
+    const found = await this.deps.store.purchaseForPayment(paymentRef);
+    if (found || !this.deps.provider) return found;
+    const session = await this.deps.provider.checkoutForPayment(paymentRef);
+    if (!session || session.mode !== 'payment' || session.payment_ref !== paymentRef) return null;
+    const applied = await this.checkoutCompleted(undefined, session);
+    this.deps.log?.warn('a refund or dispute came before its checkout was applied; the checkout was applied first', {
+      event: eventId,
+      session: session.id,
+      outcome: applied.result,
+      reason: applied.reason,
+    });
+    return this.deps.store.purchaseForPayment(paymentRef);
+  }
+
+  private async checkoutCompleted(eventId: string | undefined, s: CheckoutSession): Promise<EventOutcome> {
     const accountId = s.account_ref ?? (s.customer_id ? await this.deps.store.accountForCustomer(s.customer_id) : null);
     if (!accountId) {
       this.deps.log?.error('paid checkout without a known account (client_reference_id must be the account id)', { session: s.id });

@@ -28,3 +28,23 @@ describe('StripePaymentProvider.checkoutLineItems', () => {
     expect(Number.isInteger(item.quantity)).toBe(false);
   });
 });
+
+describe('StripePaymentProvider.checkoutForPayment', () => {
+  it('finds the checkout session a payment intent paid, and null for a payment no checkout made', async () => {
+    const account = `acc_${Date.now()}`;
+    const s = double.checkoutSession({ mode: 'payment', accountId: account, customer: 'cus_x', items: [{ price: PRICES.pack100 }] });
+    double.checkoutSession({ mode: 'payment', items: [{ price: PRICES.pack10 }] });
+    expect(await provider.checkoutForPayment(s.payment_intent)).toEqual({
+      id: s.id,
+      mode: 'payment',
+      payment_status: 'paid',
+      account_ref: account,
+      customer_id: 'cus_x',
+      subscription_id: null,
+      payment_ref: s.payment_intent,
+      amount_paid_minor: s.amount_total,
+    });
+    expect(double.requests.at(-1)).toMatchObject({ method: 'GET', path: '/v1/checkout/sessions', form: { payment_intent: s.payment_intent, limit: '1' } });
+    expect(await provider.checkoutForPayment('pi_from_an_invoice')).toBeNull();
+  });
+});

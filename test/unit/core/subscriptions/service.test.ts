@@ -84,7 +84,7 @@ function setup(provider: Partial<PaymentProvider> | null = {}) {
     accounts: repo,
     plans,
     store,
-    provider: provider === null ? null : ({ checkoutLineItems: lineItems, ...provider } as PaymentProvider),
+    provider: provider === null ? null : ({ checkoutLineItems: lineItems, checkoutForPayment: async () => null, ...provider } as PaymentProvider),
     packs: creditPacks(),
     clock: { now: () => now },
     log,
@@ -165,6 +165,31 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     expect(ctx.store.commits - commitsBefore).toBe(2);
     expect(credits(ctx)).toBe(0);
     expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 50_000_000, recovered_micros: 10_000_000 });
+  });
+
+  it('applies the checkout first when its refund comes before it, and the checkout\'s own event then changes nothing', async () => {
+    const { session } = packEvent() as Extract<PaymentEvent, { kind: 'checkout_completed' }>;
+    const asked: string[] = [];
+    const ctx = setup({ checkoutForPayment: async (ref) => (asked.push(ref), ref === 'pi_1' ? session : null) });
+    expect(await ctx.service.handleEvent(reversalEvent('evt_early_refund', { amount_minor: 2_500 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(asked).toEqual(['pi_1']);
+    expect(credits(ctx)).toBe(75_000_000);
+    expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/before its checkout was applied/), expect.objectContaining({ session: 'cs_1', outcome: 'applied' }));
+    // The checkout's own event, delivered at last: one purchase per session, nothing credited twice.
+    expect(await ctx.service.handleEvent(packEvent('evt_late_checkout'))).toEqual({ result: 'duplicate', account_id: 'a1' });
+    expect(credits(ctx)).toBe(75_000_000);
+    // A later refund finds the purchase without asking.
+    expect(await ctx.service.handleEvent(reversalEvent('evt_second_refund', { amount_minor: 5_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(50_000_000);
+    expect(asked).toEqual(['pi_1']);
+  });
+
+  it('asks which checkout a payment paid, and ignores refunds of payments no pack checkout paid', async () => {
+    const subscriptionCheckout = { id: 'cs_sub', mode: 'subscription', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: 'sub_1', payment_ref: null, amount_paid_minor: 1_900 };
+    const ctx = setup({ checkoutForPayment: async (ref) => (ref === 'pi_sub' ? subscriptionCheckout : null) });
+    expect(await ctx.service.handleEvent(reversalEvent('evt_invoice_refund', { payment_ref: 'pi_invoice' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    expect(await ctx.service.handleEvent(reversalEvent('evt_sub_refund', { payment_ref: 'pi_sub' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    expect(ctx.accounts.get('a1')).toMatchObject({ credits_micros: 0, plan_id: null });
   });
 
   it('ignores refunds of payments that bought no pack, and disputes that were not lost', async () => {
