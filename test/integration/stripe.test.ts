@@ -212,6 +212,22 @@ describe('POST /stripe/webhook: refunds and lost disputes of credit packs', () =
     expect(await credits(user)).toBe(75_000_000);
   });
 
+  it('gives the credits back when Stripe reports the refund failed, and a late copy of the refund takes nothing again', async () => {
+    const { user, session } = await boughtPack();
+    const refunded = double.refundedCharge(session, 6_000);
+    expect((await deliver('charge.refunded', refunded)).body.result).toBe('applied');
+    expect(await credits(user)).toBe(40_000_000);
+    const failed = await deliver('charge.refund.updated', double.failRefund(session));
+    expect(failed.body).toMatchObject({ result: 'applied', account_id: user.account_id });
+    expect(await credits(user)).toBe(100_000_000);
+    expect(double.requests.filter((r) => r.path === '/v1/refunds').at(-1)).toMatchObject({ method: 'GET', form: { charge: refunded.id } });
+    // The charge.refunded event from before the failure, delivered again late: Stripe's total is what counts.
+    expect((await deliver('charge.refunded', refunded)).body).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(await credits(user)).toBe(100_000_000);
+    const listed = await (await stack.request('GET', '/accounts/me/credits', { token: user.id_token })).json();
+    expect(listed.purchases).toEqual([expect.objectContaining({ amount: 100, revoked: 0 })]);
+  });
+
   it('applies a checkout whose own event has not come yet before taking its refund back, and credits it once', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const session = double.checkoutSession({ mode: 'payment', accountId: user.account_id, customer: cus(), items: [{ price: PRICES.pack100 }] });

@@ -50,6 +50,8 @@ export class StripeDouble {
   readonly lineItems = new Map<string, { price: string; quantity: number }[]>();
   /** Checkout sessions made by checkoutSession(), by id (GET /v1/checkout/sessions lists them). */
   readonly sessions = new Map<string, any>();
+  /** Refunds by charge id (GET /v1/refunds?charge= lists them): refundedCharge() and failRefund() keep them. */
+  readonly refunds = new Map<string, any[]>();
   readonly requests: RecordedRequest[] = [];
   /** First answers of POSTs sent with an Idempotency-Key: a request with the same key gets the same answer. */
   private readonly idempotent = new Map<string, { form: string; status: number; body: unknown }>();
@@ -165,10 +167,20 @@ export class StripeDouble {
     return session;
   }
 
-  /** The charge of a checkout's payment as `charge.refunded` reports it: `refunded` cents given back so far. */
-  refundedCharge(session: { payment_intent: string; amount_total: number }, refunded: number): any {
+  /**
+   * The charge of a checkout's payment as `charge.refunded` reports it: `refunded` cents given back so far. Unless
+   * `record` is false, a refund of what the total adds is recorded, as Stripe's refunds list would show it.
+   */
+  refundedCharge(session: { payment_intent: string; amount_total: number }, refunded: number, record = true): any {
+    const charge = `ch_${session.payment_intent.slice(3)}`;
+    const refunds = this.refunds.get(charge) ?? [];
+    const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled').reduce((sum, r) => sum + r.amount, 0);
+    if (record && refunded > live) {
+      refunds.push({ id: rid('re'), object: 'refund', amount: refunded - live, charge, payment_intent: session.payment_intent, currency: 'usd', status: 'succeeded' });
+    }
+    this.refunds.set(charge, refunds);
     return {
-      id: `ch_${session.payment_intent.slice(3)}`,
+      id: charge,
       object: 'charge',
       amount: session.amount_total,
       amount_captured: session.amount_total,
@@ -178,6 +190,15 @@ export class StripeDouble {
       payment_intent: session.payment_intent,
       status: 'succeeded',
     };
+  }
+
+  /** Marks the charge's latest refund failed; returns it as `charge.refund.updated` reports it. */
+  failRefund(session: { payment_intent: string }): any {
+    const refund = this.refunds.get(`ch_${session.payment_intent.slice(3)}`)?.at(-1);
+    if (!refund) throw new Error('no refund to fail');
+    refund.status = 'failed';
+    refund.failure_reason = 'expired_or_canceled_card';
+    return { ...refund };
   }
 
   /** A dispute of a checkout's payment as `charge.dispute.closed` reports it. */
@@ -283,6 +304,10 @@ export class StripeDouble {
         url: url.pathname,
         data: items.map((i) => ({ id: rid('li'), object: 'item', quantity: i.quantity, price: this.price(i.price), amount_total: (UNIT_AMOUNTS[i.price] ?? PACK_AMOUNTS[i.price] ?? 0) * i.quantity, currency: 'usd' })),
       });
+    }
+    if (req.method === 'GET' && url.pathname === '/v1/refunds') {
+      const all = form.charge ? (this.refunds.get(form.charge) ?? []) : [...this.refunds.values()].flat();
+      return this.send(res, 200, { object: 'list', has_more: false, url: url.pathname, data: [...all].reverse() });
     }
     if (req.method === 'GET' && url.pathname === '/v1/checkout/sessions') {
       // Filtered as Stripe does (payment_intent, subscription, customer), newest first.

@@ -110,8 +110,9 @@ export class DynamoBillingStateStore implements BillingStateStore {
   }
 
   /**
-   * The event marker, the purchase's reversal (over the one read) and the debit (only while the balance covers it)
-   * in one transaction: a refund takes credits back once, never more than the balance holds.
+   * The event marker, the purchase's reversal (over the one read) and the debit (only while the balance covers it) or
+   * the credits given back for a failed refund, in one transaction: a refund takes credits back once, never more than
+   * the balance holds, and a failed one gives back only what was taken.
    */
   async reverse(write: ReversalWrite, at: Date): Promise<'committed' | 'duplicate' | 'conflict'> {
     const table = this.db.table;
@@ -131,7 +132,20 @@ export class DynamoBillingStateStore implements BillingStateStore {
         },
       },
     ];
-    if (write.debit_micros > 0) {
+    if (write.restore_micros > 0) {
+      items.push({
+        kind: 'account',
+        op: {
+          Update: {
+            TableName: table,
+            Key: keys.account(write.account_id),
+            ConditionExpression: 'attribute_exists(pk)',
+            UpdateExpression: 'SET credits_micros = credits_micros + :restore, updated_at = :at',
+            ExpressionAttributeValues: { ':restore': write.restore_micros, ':at': at.toISOString() },
+          },
+        },
+      });
+    } else if (write.debit_micros > 0) {
       items.push({
         kind: 'account',
         op: {

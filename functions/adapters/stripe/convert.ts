@@ -123,6 +123,15 @@ function readRefundedCharge(v: unknown, at: string): PaymentReversal {
   return { kind: 'refund', payment_ref: optionalRef(c.payment_intent, `${at}.payment_intent`), reference: text(c.id, `${at}.id`), amount_minor: refunded, payment_amount_minor: amount };
 }
 
+/**
+ * `charge.refund.updated`: a refund of the charge changed, typically to `failed` (the money could not go back). The
+ * event names the charge and the payment; the refunded total is read from the provider, so it says no amount.
+ */
+function readUpdatedRefund(v: unknown, at: string): PaymentReversal {
+  const r = object(v, at);
+  return { kind: 'refund', payment_ref: optionalRef(r.payment_intent, `${at}.payment_intent`), reference: optionalRef(r.charge, `${at}.charge`) ?? malformed(`${at}.charge`, 'the charge refunded', r.charge), amount_minor: null, payment_amount_minor: null };
+}
+
 /** `charge.dispute.closed`: only a lost dispute keeps the money from the merchant. */
 function readClosedDispute(base: { id: string; type: string; created: string }, v: unknown, at: string): PaymentEvent {
   const d = object(v, at);
@@ -204,6 +213,8 @@ export function toPaymentEvent(event: unknown): PaymentEvent {
         return { ...base, kind: 'invoice_paid', invoice: readPaidInvoice(data.object, 'data.object') };
       case 'charge.refunded':
         return { ...base, kind: 'payment_reversed', reversal: readRefundedCharge(data.object, 'data.object') };
+      case 'charge.refund.updated':
+        return { ...base, kind: 'payment_reversed', reversal: readUpdatedRefund(data.object, 'data.object') };
       case 'charge.dispute.closed':
         return readClosedDispute(base, data.object, 'data.object');
       default:

@@ -50,6 +50,18 @@ export class StripePaymentProvider implements PaymentProvider {
     return sessions.data[0] ? toCheckoutSession(sessions.data[0]) : null;
   }
 
+  async refundedTotal(chargeRef: string): Promise<number> {
+    const stripe = await this.stripe();
+    let total = 0;
+    // Pending and requires_action refunds are money on its way back; failed and canceled ones are not.
+    await call(() =>
+      stripe.refunds.list({ charge: chargeRef, limit: 100 }).autoPagingEach((refund) => {
+        if (refund.status !== 'failed' && refund.status !== 'canceled') total += refund.amount;
+      }),
+    );
+    return total;
+  }
+
   async getSubscription(subscriptionId: string): Promise<ProviderSubscription> {
     const stripe = await this.stripe();
     return toProviderSubscription(await call(() => stripe.subscriptions.retrieve(subscriptionId)));

@@ -39,8 +39,9 @@ export interface CheckoutSession {
 }
 
 /**
- * Money taken back from a payment: a refund (`amount_minor` is the payment's refunded total so far, as the
- * provider keeps it) or a dispute the merchant lost (`amount_minor` is the disputed amount).
+ * Money taken back from a payment: a refund (`amount_minor` is the payment's refunded total the event reported, or
+ * null when the event does not say, as for a refund that failed; the service acts on the provider's current total,
+ * not on this) or a dispute the merchant lost (`amount_minor` is the disputed amount).
  */
 export interface PaymentReversal {
   kind: 'refund' | 'dispute_lost';
@@ -48,7 +49,7 @@ export interface PaymentReversal {
   payment_ref: string | null;
   /** The charge, or the dispute for `dispute_lost`: one dispute takes its amount once. */
   reference: string;
-  amount_minor: number;
+  amount_minor: number | null;
   /** What the payment was, in the same unit, when the provider says (a refund's charge does). */
   payment_amount_minor: number | null;
 }
@@ -126,6 +127,11 @@ export interface PaymentProvider {
   checkoutLineItems(sessionId: string): Promise<{ price_id: string | null; quantity: number }[]>;
   /** The checkout session paid with this payment (payment intent), or null when no checkout was. */
   checkoutForPayment(paymentRef: string): Promise<CheckoutSession | null>;
+  /**
+   * A charge's refunded total now, in the smallest currency unit: its refunds that are done or under way, not those
+   * that failed or were cancelled. Events arrive late and out of order; this is the one current answer.
+   */
+  refundedTotal(chargeRef: string): Promise<number>;
   getSubscription(subscriptionId: string): Promise<ProviderSubscription>;
   /** Cancel at the end of the current period. */
   cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription>;
@@ -156,7 +162,7 @@ export interface Purchase {
 
 /** What refunds and lost disputes have taken back from a purchase. */
 export interface PurchaseReversal {
-  /** The payment's refunded total, the largest the provider reported. */
+  /** The payment's refunded total as the provider last answered it (it falls when a refund fails). */
   refunded_minor: number;
   /** Lost disputes, by dispute id: each takes its amount once. */
   disputes_lost: Record<string, number>;
@@ -177,6 +183,8 @@ export interface ReversalWrite {
   reversal: PurchaseReversal;
   /** Taken off `credits_micros`; the write happens only if the balance still covers it (never negative). */
   debit_micros: Micros;
+  /** Given back to `credits_micros`: credits taken for a refund that then failed. Never together with a debit. */
+  restore_micros: Micros;
   /** The provider event this write applies; an event id is applied once. */
   eventId: string;
 }

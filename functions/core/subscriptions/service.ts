@@ -10,7 +10,7 @@ import { isJsonObject, parseRequest } from '../validation';
 import { SubscriptionCatalog } from './catalog';
 import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, PaymentReversal, ProviderSubscription, Purchase } from './ports';
 import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
-import { reversePurchase } from './reversals';
+import { type SizedReversal, reversePurchase } from './reversals';
 
 export interface SubscriptionServiceDeps {
   accounts: AccountRepository;
@@ -114,13 +114,17 @@ export class SubscriptionService {
 
   /**
    * A refund or a lost dispute of a credit-pack payment takes back the purchase's credits in the share given back
-   * (./reversals.ts), from the one-off balance and never below zero. Refunds of other payments (subscription
-   * invoices) change nothing here: the subscription's own events say what it is worth.
+   * (./reversals.ts), from the one-off balance and never below zero; a refund that failed gives back what it took.
+   * Refund events are read as "the charge's refunds changed": the refunded total is asked of the provider each time,
+   * because the events come late and out of order and a failed refund is reported on the refund, not the charge.
+   * Refunds of other payments (subscription invoices) change nothing here: the subscription's own events say what it
+   * is worth.
    */
   private async paymentReversed(eventId: string, r: PaymentReversal): Promise<EventOutcome> {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const found = r.payment_ref ? await this.purchasePaidWith(r.payment_ref, eventId) : null;
       if (!found) return { result: 'ignored', reason: 'not_a_credit_purchase' };
+      const sized: SizedReversal = r.kind === 'refund' ? { ...r, amount_minor: await this.provider().refundedTotal(r.reference) } : { ...r, amount_minor: r.amount_minor ?? 0 };
       const accountId = found.account_id;
       const account = await this.deps.accounts.get(accountId);
       if (!account) {
@@ -128,12 +132,13 @@ export class SubscriptionService {
         return { result: 'ignored', reason: 'unknown_account' };
       }
       const at = this.deps.clock.now();
-      const decision = reversePurchase(found.purchase, r, account.credits_micros, at.toISOString());
+      const decision = reversePurchase(found.purchase, sized, account.credits_micros, at.toISOString());
       if ('ignore' in decision) {
         if (decision.ignore === 'payment_amount_unknown') this.deps.log?.error('refund or dispute of a purchase whose paid amount is unknown; nothing taken back', { account_id: accountId, event: eventId, purchase: found.purchase.purchase_id });
         return { result: 'ignored', reason: decision.ignore, account_id: accountId };
       }
-      const outcome = await this.deps.store.reverse({ account_id: accountId, seen: found.purchase, reversal: decision.reversal, debit_micros: decision.debit_micros, eventId }, at);
+      const { reversal, debit_micros, restore_micros } = decision;
+      const outcome = await this.deps.store.reverse({ account_id: accountId, seen: found.purchase, reversal, debit_micros, restore_micros, eventId }, at);
       if (outcome === 'duplicate') return { result: 'duplicate', account_id: accountId };
       if (outcome === 'committed') {
         if (decision.unrecovered_micros > 0) {
@@ -143,6 +148,9 @@ export class SubscriptionService {
             event: eventId,
             unrecovered_micros: decision.unrecovered_micros,
           });
+        }
+        if (restore_micros > 0) {
+          this.deps.log?.warn('a refund failed or was cancelled; the credits taken for it were given back', { account_id: accountId, purchase: found.purchase.purchase_id, event: eventId, restore_micros });
         }
         return { result: 'applied', account_id: accountId };
       }

@@ -39,7 +39,7 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
 
   it('writes a reversal only over the one read, debits only what the balance covers, and applies an event once', async () => {
     const purchase = await buy('acct_r', 'pi_r');
-    const first = { account_id: 'acct_r', seen: purchase, reversal: reversal(1, 40_000_000, 40_000_000), debit_micros: 40_000_000, eventId: 'evt_r1' };
+    const first = { account_id: 'acct_r', seen: purchase, reversal: reversal(1, 40_000_000, 40_000_000), debit_micros: 40_000_000, restore_micros: 0, eventId: 'evt_r1' };
     expect(await table.store.reverse(first, at)).toBe('committed');
     expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(60_000_000);
     expect(await table.store.reverse(first, at)).toBe('duplicate');
@@ -49,7 +49,7 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
     const { purchase: current } = (await table.store.purchaseForPayment('pi_r'))!;
     expect(current.reversal).toEqual(first.reversal);
     // A debit the balance no longer covers (a charge spent it since the read) changes nothing.
-    const overdraw = { account_id: 'acct_r', seen: current, reversal: reversal(2, 100_000_000, 100_000_000), debit_micros: 60_000_001, eventId: 'evt_r3' };
+    const overdraw = { account_id: 'acct_r', seen: current, reversal: reversal(2, 100_000_000, 100_000_000), debit_micros: 60_000_001, restore_micros: 0, eventId: 'evt_r3' };
     expect(await table.store.reverse(overdraw, at)).toBe('conflict');
     expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(60_000_000);
     expect((await table.store.purchaseForPayment('pi_r'))!.purchase.reversal).toEqual(first.reversal);
@@ -57,5 +57,14 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
 
     expect(await table.store.reverse({ ...overdraw, debit_micros: 60_000_000 }, at)).toBe('committed');
     expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(0);
+
+    // The refund failed: what was taken goes back, with the reversal, once.
+    const { purchase: refunded } = (await table.store.purchaseForPayment('pi_r'))!;
+    const failed = { account_id: 'acct_r', seen: refunded, reversal: reversal(3, 0, 0), debit_micros: 0, restore_micros: 100_000_000, eventId: 'evt_r4' };
+    expect(await table.store.reverse(failed, at)).toBe('committed');
+    expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(100_000_000);
+    expect(await table.store.reverse(failed, at)).toBe('duplicate');
+    expect(await table.store.reverse({ ...failed, eventId: 'evt_r5' }, at)).toBe('conflict');
+    expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(100_000_000);
   });
 });

@@ -57,6 +57,18 @@ describe('Stripe events → payment events', () => {
     expect(toPaymentEvent(event('charge.dispute.closed', double.dispute(s, 'won')))).toMatchObject({ kind: 'dispute_settled', status: 'won' });
   });
 
+  it('reads an updated refund (a failed one) as a change to its charge\'s refunds, without an amount', () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: 'price_test_pack_100' }] });
+    const charge = double.refundedCharge(s, 2_500);
+    expect(toPaymentEvent(event('charge.refund.updated', double.failRefund(s)))).toMatchObject({
+      kind: 'payment_reversed',
+      reversal: { kind: 'refund', payment_ref: s.payment_intent, reference: charge.id, amount_minor: null, payment_amount_minor: null },
+    });
+    // The charge expanded to an object reads the same; a refund without its charge is malformed.
+    expect(toPaymentEvent(event('charge.refund.updated', { ...double.failRefund(s), charge: { id: charge.id, object: 'charge' } }))).toMatchObject({ reversal: { reference: charge.id } });
+    expect(() => toPaymentEvent(event('charge.refund.updated', { ...double.failRefund(s), charge: null }))).toThrow(/charge/);
+  });
+
   it('leaves other event types alone', () => {
     expect(toPaymentEvent(event('invoice.payment_failed', { id: 'in_1', object: 'invoice' }))).toMatchObject({ kind: 'other', type: 'invoice.payment_failed' });
   });

@@ -48,3 +48,17 @@ describe('StripePaymentProvider.checkoutForPayment', () => {
     expect(await provider.checkoutForPayment('pi_from_an_invoice')).toBeNull();
   });
 });
+
+describe('StripePaymentProvider.refundedTotal', () => {
+  it('adds up the charge\'s refunds that are done or under way, not those that failed or were cancelled', async () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: PRICES.pack100 }] });
+    const charge = double.refundedCharge(s, 3_000);
+    double.refundedCharge(s, 7_000);
+    expect(await provider.refundedTotal(charge.id)).toBe(7_000);
+    double.failRefund(s);
+    expect(await provider.refundedTotal(charge.id)).toBe(3_000);
+    double.refunds.get(charge.id)!.push({ id: 're_pending', object: 'refund', amount: 500, charge: charge.id, status: 'pending' }, { id: 're_canceled', object: 'refund', amount: 900, charge: charge.id, status: 'canceled' });
+    expect(await provider.refundedTotal(charge.id)).toBe(3_500);
+    expect(await provider.refundedTotal('ch_never_refunded')).toBe(0);
+  });
+});

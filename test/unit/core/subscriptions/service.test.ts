@@ -55,7 +55,7 @@ class MemoryStore implements BillingStateStore {
     if (entry.purchase.reversal?.version !== write.seen.reversal?.version || current.credits_micros < write.debit_micros) return 'conflict';
     this.events.add(write.eventId);
     entry.purchase = { ...entry.purchase, reversal: write.reversal };
-    this.accounts.set(current.account_id, { ...current, credits_micros: current.credits_micros - write.debit_micros });
+    this.accounts.set(current.account_id, { ...current, credits_micros: current.credits_micros - write.debit_micros + write.restore_micros });
     return 'committed';
   }
   async purchaseForPayment(ref: string) {
@@ -80,16 +80,18 @@ function setup(provider: Partial<PaymentProvider> | null = {}) {
   const store = new MemoryStore(accounts);
   const log = { warn: jest.fn(), error: jest.fn() };
   const lineItems = async () => [{ price_id: 'price_pack_100_usd', quantity: 1 }];
+  /** Refunded totals by charge, as the provider answers them now. */
+  const refunded = new Map<string, number>();
   const service = new SubscriptionService({
     accounts: repo,
     plans,
     store,
-    provider: provider === null ? null : ({ checkoutLineItems: lineItems, checkoutForPayment: async () => null, ...provider } as PaymentProvider),
+    provider: provider === null ? null : ({ checkoutLineItems: lineItems, checkoutForPayment: async () => null, refundedTotal: async (charge: string) => refunded.get(charge) ?? 0, ...provider } as PaymentProvider),
     packs: creditPacks(),
     clock: { now: () => now },
     log,
   });
-  return { accounts, store, service, log };
+  return { accounts, store, service, log, refunded };
 }
 
 const packEvent = (id = 'evt_1'): PaymentEvent => ({
@@ -118,37 +120,43 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     return ctx;
   }
   const credits = (ctx: Awaited<ReturnType<typeof bought>>) => ctx.accounts.get('a1')!.credits_micros;
+  /** A refund event for charge ch_1 reporting `reported`, while the provider's refunded total is `now`. */
+  const refund = (ctx: ReturnType<typeof setup>, eventId: string, now: number, reported: number | null = now) => {
+    ctx.refunded.set('ch_1', now);
+    return ctx.service.handleEvent(reversalEvent(eventId, { amount_minor: reported }));
+  };
 
   it('takes back the refunded share of the credits, once per refunded total, whatever order the events come in', async () => {
     const ctx = await bought();
-    expect(await ctx.service.handleEvent(reversalEvent('evt_r1', { amount_minor: 2_500 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(await refund(ctx, 'evt_r1', 2_500)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(75_000_000);
-    expect(await ctx.service.handleEvent(reversalEvent('evt_r1', { amount_minor: 2_500 }))).toEqual({ result: 'duplicate' });
-    // Stripe reports the refunded total: a second refund of 25.00 is a total of 50.00.
-    expect(await ctx.service.handleEvent(reversalEvent('evt_r2', { amount_minor: 5_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(await refund(ctx, 'evt_r1', 2_500)).toEqual({ result: 'duplicate' });
+    // The refunded total: a second refund of 25.00 is a total of 50.00.
+    expect(await refund(ctx, 'evt_r2', 5_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(50_000_000);
-    // An older event (a smaller total) arriving late takes nothing more.
-    expect(await ctx.service.handleEvent(reversalEvent('evt_r_old', { amount_minor: 2_500 }))).toEqual({ result: 'ignored', reason: 'already_reversed', account_id: 'a1' });
-    expect(await ctx.service.handleEvent(reversalEvent('evt_r3', { amount_minor: 10_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    // An older event (reporting a smaller total) arriving late: the total now is what counts, and it is not new.
+    expect(await refund(ctx, 'evt_r_old', 5_000, 2_500)).toEqual({ result: 'ignored', reason: 'already_reversed', account_id: 'a1' });
+    expect(credits(ctx)).toBe(50_000_000);
+    expect(await refund(ctx, 'evt_r3', 10_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(0);
     expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ refunded_minor: 10_000, revoked_micros: 100_000_000, recovered_micros: 100_000_000, version: 3 });
   });
 
   it('never takes the balance below zero: credits spent before the refund are reported, not owed', async () => {
     const ctx = await bought(70);
-    expect(await ctx.service.handleEvent(reversalEvent('evt_full', {}))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(await refund(ctx, 'evt_full', 10_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(0);
     expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 100_000_000, recovered_micros: 30_000_000 });
     expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/already been spent/), expect.objectContaining({ unrecovered_micros: 70_000_000 }));
     // Credits bought later are not taken for the old refund.
     ctx.accounts.set('a1', { ...ctx.accounts.get('a1')!, credits_micros: 5_000_000 });
-    expect(await ctx.service.handleEvent(reversalEvent('evt_full_again', {}))).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(await refund(ctx, 'evt_full_again', 10_000)).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
     expect(credits(ctx)).toBe(5_000_000);
   });
 
   it('takes a lost dispute once per dispute, and no more than was paid together with refunds', async () => {
     const ctx = await bought();
-    await ctx.service.handleEvent(reversalEvent('evt_r', { amount_minor: 4_000 }));
+    await refund(ctx, 'evt_r', 4_000);
     expect(credits(ctx)).toBe(60_000_000);
     const lost = { kind: 'dispute_lost' as const, reference: 'dp_1', amount_minor: 10_000, payment_amount_minor: null };
     expect(await ctx.service.handleEvent(reversalEvent('evt_d', lost))).toEqual({ result: 'applied', account_id: 'a1' });
@@ -161,7 +169,7 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     const ctx = await bought();
     ctx.store.interfere = () => ctx.accounts.set('a1', { ...ctx.accounts.get('a1')!, credits_micros: 10_000_000 });
     const commitsBefore = ctx.store.commits;
-    expect(await ctx.service.handleEvent(reversalEvent('evt_r', { amount_minor: 5_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(await refund(ctx, 'evt_r', 5_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(ctx.store.commits - commitsBefore).toBe(2);
     expect(credits(ctx)).toBe(0);
     expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 50_000_000, recovered_micros: 10_000_000 });
@@ -171,7 +179,7 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     const { session } = packEvent() as Extract<PaymentEvent, { kind: 'checkout_completed' }>;
     const asked: string[] = [];
     const ctx = setup({ checkoutForPayment: async (ref) => (asked.push(ref), ref === 'pi_1' ? session : null) });
-    expect(await ctx.service.handleEvent(reversalEvent('evt_early_refund', { amount_minor: 2_500 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(await refund(ctx, 'evt_early_refund', 2_500)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(asked).toEqual(['pi_1']);
     expect(credits(ctx)).toBe(75_000_000);
     expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/before its checkout was applied/), expect.objectContaining({ session: 'cs_1', outcome: 'applied' }));
@@ -179,9 +187,33 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     expect(await ctx.service.handleEvent(packEvent('evt_late_checkout'))).toEqual({ result: 'duplicate', account_id: 'a1' });
     expect(credits(ctx)).toBe(75_000_000);
     // A later refund finds the purchase without asking.
-    expect(await ctx.service.handleEvent(reversalEvent('evt_second_refund', { amount_minor: 5_000 }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(await refund(ctx, 'evt_second_refund', 5_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(50_000_000);
     expect(asked).toEqual(['pi_1']);
+  });
+
+  it('gives back the credits a refund took when the refund fails, once, and never what was spent', async () => {
+    const ctx = await bought();
+    expect(await refund(ctx, 'evt_refunded', 6_000)).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(40_000_000);
+    // charge.refund.updated says no amount: the total now (one of two refunds failed) is asked of the provider.
+    expect(await refund(ctx, 'evt_refund_failed', 1_000, null)).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(credits(ctx)).toBe(90_000_000);
+    expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/refund failed/), expect.objectContaining({ restore_micros: 50_000_000 }));
+    expect(await refund(ctx, 'evt_refund_failed', 1_000, null)).toEqual({ result: 'duplicate' });
+    // The charge.refunded event from before the failure, delivered late, takes nothing again.
+    expect(await refund(ctx, 'evt_refunded_late', 1_000, 6_000)).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(credits(ctx)).toBe(90_000_000);
+  });
+
+  it('answers a refund without a payment provider as not configured, so that it is delivered again', async () => {
+    const ctx = setup();
+    await ctx.service.handleEvent(packEvent('evt_buy'));
+    const bare = setup(null);
+    bare.store.payments.set('pi_1', ctx.store.payments.get('pi_1')!);
+    bare.accounts.set('a1', ctx.accounts.get('a1')!);
+    await expect(bare.service.handleEvent(reversalEvent('evt_r', { amount_minor: 5_000 }))).rejects.toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED' });
+    expect(bare.accounts.get('a1')!.credits_micros).toBe(100_000_000);
   });
 
   it('asks which checkout a payment paid, and ignores refunds of payments no pack checkout paid', async () => {
