@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { type Subscription, type SubscriptionStatus, newAccount } from '../functions/core/accounts/account';
 import { createApiKey } from '../functions/core/auth/manage-keys';
-import { PRICE_PER_PDF_MICROS, STANDARD_PLAN_ID } from '../functions/core/billing/plans';
+import { PENDING_PLAN_ID, PRICE_PER_PDF_MICROS, STANDARD_PLAN_ID } from '../functions/core/billing/plans';
 import { usdToMicros } from '../functions/core/billing/money';
 import { ServiceError, invalidParameter } from '../functions/core/errors';
 import { type Refuser, optional, parseRequest } from '../functions/core/validation';
@@ -94,7 +94,7 @@ export async function createLocalAccount(svc: Services, issuer: LocalIssuer, bod
   const b = parseRequest(localAccountBodySchema, body === undefined ? {} : body, { refusals: accountRefusals, example: '{"credits_usd": 10}' });
   const now = svc.clock.now();
   let planId: string | null = STANDARD_PLAN_ID;
-  if (b.plan_id === 'pending') planId = null;
+  if (b.plan_id === PENDING_PLAN_ID) planId = null;
   else if (b.plan_id !== undefined) {
     if (!(await svc.plans.get(b.plan_id))) throw invalidParameter('plan_id', `No plan ${b.plan_id}.`);
     planId = b.plan_id;
@@ -113,7 +113,8 @@ export async function createLocalAccount(svc: Services, issuer: LocalIssuer, bod
   await svc.accounts.create(account);
   const { plaintext } = await createApiKey(svc.apiKeys, accountId, 'local', now);
   const idToken = await issuer.mintIdToken({ sub: accountId, email });
-  return { status: 201, body: { account_id: accountId, email, plan_id: account.plan_id, api_key: plaintext, id_token: idToken } };
+  // "pending" as /me shows it: an account without a plan is pending everywhere in the API.
+  return { status: 201, body: { account_id: accountId, email, plan_id: account.plan_id ?? PENDING_PLAN_ID, api_key: plaintext, id_token: idToken } };
 }
 
 /** POST /_local/accounts/{account_id}/token */

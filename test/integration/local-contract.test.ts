@@ -64,6 +64,11 @@ describe('local contract', () => {
       expect(Object.keys(a).sort()).toEqual(['account_id', 'api_key', 'email', 'id_token', 'plan_id']);
       expect(a.plan_id).toBe('standard');
 
+      // A pending account is "pending" here as in GET /me (it was null here only).
+      const pending = await (await post({ plan_id: 'pending' })).json();
+      expect(pending.plan_id).toBe('pending');
+      expect(await (await fetch(`${stack.baseUrl}/me`, { headers: { 'X-API-Key': pending.api_key } })).json()).toMatchObject({ plan_id: 'pending', status: 'pending' });
+
       const sub = await (await post({ subscription: { name: 'Business', monthly_pdfs: 10000, price: 100 }, free_credits_usd: 0.5 })).json();
       const billing = (await (await fetch(`${stack.baseUrl}/me`, { headers: { 'X-API-Key': sub.api_key } })).json()).billing;
       expect(billing).toMatchObject({ subscription_credits_remaining: 100, subscription_pdfs_remaining: 10000, free_credits_remaining: 0.5, credits_balance: 0 });

@@ -271,7 +271,7 @@ describe('POST /quickjob refusals', () => {
 
   it('answers 402 UPGRADE_REQUIRED for a pending account', async () => {
     const pending = await stack.account({ plan_id: 'pending' });
-    expect(pending.plan_id).toBeNull();
+    expect(pending.plan_id).toBe('pending');
     const res = await quick({ input_type: 'html', html: '<p>x</p>' }, pending.api_key);
     expect(res.status).toBe(402);
     expect((await res.json()).error.code).toBe('UPGRADE_REQUIRED');

@@ -31,6 +31,8 @@ export interface Plan {
 }
 
 export const STANDARD_PLAN_ID = 'standard';
+/** The plan_id the API shows for an account without a plan (stored as null). */
+export const PENDING_PLAN_ID = 'pending';
 export const DEFAULT_MAX_WEBHOOKS = 5;
 export const PRICE_PER_PDF_MICROS = usdToMicros(0.01);
 

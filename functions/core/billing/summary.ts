@@ -1,6 +1,6 @@
 import { type Account, type Subscription, subscriptionIsUsable, usableAllowanceMicros } from '../accounts/account';
 import { microsToUsd } from './money';
-import { type Plan, PRICE_PER_PDF_MICROS } from './plans';
+import { PENDING_PLAN_ID, type Plan, PRICE_PER_PDF_MICROS } from './plans';
 import { type CreditPack, presentPack } from './packs';
 
 /** The subscription object of the spec: stored state plus what is usable right now. */
@@ -35,7 +35,7 @@ export function billingSummary(account: Account, plan: Plan | null, now: Date) {
   const liveSubscription = account.subscription && account.subscription.status !== 'canceled' ? account.subscription : null;
   return {
     // The spec types plan_id as a string: a pending account (no pack, no subscription) shows "pending", like plan_type.
-    plan_id: account.plan_id ?? 'pending',
+    plan_id: account.plan_id ?? PENDING_PLAN_ID,
     plan_type: plan?.plan_type ?? 'pending',
     monthly_quota: liveSubscription?.monthly_pdfs ?? plan?.monthly_quota ?? null,
     credits_balance: microsToUsd(account.credits_micros),
