@@ -136,6 +136,24 @@ function intEnv(name: string, fallback: number): number {
   return Number.isInteger(n) && n >= 0 ? n : fallback;
 }
 
+/*
+ * STRIPE_API_PORT/PROTOCOL point the stripe client at a test double. A value that cannot be used stops the start:
+ * ignoring it would send the test's calls (with its key) to api.stripe.com instead.
+ */
+function stripeApiPort(v: string | undefined): number | undefined {
+  if (!v) return undefined;
+  const port = Number(v);
+  if (Number.isInteger(port) && port > 0 && port < 65_536) return port;
+  throw new Error(`STRIPE_API_PORT must be a port number (1-65535), not ${JSON.stringify(v)}`);
+}
+
+function stripeApiProtocol(v: string | undefined): 'http' | 'https' | undefined {
+  if (!v) return undefined;
+  const protocol = v.trim().toLowerCase();
+  if (protocol === 'http' || protocol === 'https') return protocol;
+  throw new Error(`STRIPE_API_PROTOCOL must be http or https, not ${JSON.stringify(v)}`);
+}
+
 /** Each Lambda gets only the settings it uses; a missing one fails where it is first needed. */
 function required(value: string, name: string): string {
   if (!value) throw new Error(`${name} is not set; the CDK stack and the local stack set it for functions that need it`);
@@ -173,8 +191,8 @@ export function configFromEnv(env = process.env): ServiceConfig {
       secretKey: env.STRIPE_SECRET_KEY || undefined,
       webhookSecret: env.STRIPE_WEBHOOK_SECRET || undefined,
       apiHost: env.STRIPE_API_HOST || undefined,
-      apiPort: env.STRIPE_API_PORT ? Number(env.STRIPE_API_PORT) : undefined,
-      apiProtocol: env.STRIPE_API_PROTOCOL === 'http' || env.STRIPE_API_PROTOCOL === 'https' ? env.STRIPE_API_PROTOCOL : undefined,
+      apiPort: stripeApiPort(env.STRIPE_API_PORT),
+      apiProtocol: stripeApiProtocol(env.STRIPE_API_PROTOCOL),
       portalReturnUrl: env.STRIPE_PORTAL_RETURN_URL || undefined,
     },
     paginationSecret: env.PAGINATION_SECRET || undefined,

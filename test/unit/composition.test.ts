@@ -6,4 +6,12 @@ describe('configFromEnv', () => {
     expect(configFromEnv({ LONGJOB_RENDERS_PER_ACCOUNT: '0', LONGJOB_DEFER_SECONDS: '0' }).longjobShare).toEqual({ rendersPerAccount: undefined, deferSeconds: undefined });
     expect(configFromEnv({ LONGJOB_RENDERS_PER_ACCOUNT: 'many', LONGJOB_DEFER_SECONDS: '' }).longjobShare).toEqual({ rendersPerAccount: undefined, deferSeconds: undefined });
   });
+
+  it('reads the Stripe API settings of a test double, and refuses values it cannot use rather than calling Stripe itself', () => {
+    expect(configFromEnv({ STRIPE_API_HOST: '127.0.0.1', STRIPE_API_PORT: '12111', STRIPE_API_PROTOCOL: 'HTTP' }).stripe).toMatchObject({ apiHost: '127.0.0.1', apiPort: 12111, apiProtocol: 'http' });
+    expect(configFromEnv({ STRIPE_API_PORT: '', STRIPE_API_PROTOCOL: '' }).stripe).toMatchObject({ apiPort: undefined, apiProtocol: undefined });
+    expect(() => configFromEnv({ STRIPE_API_PROTOCOL: 'ftp' })).toThrow(/STRIPE_API_PROTOCOL must be http or https, not "ftp"/);
+    expect(() => configFromEnv({ STRIPE_API_PORT: 'twelve' })).toThrow(/STRIPE_API_PORT must be a port number/);
+    expect(() => configFromEnv({ STRIPE_API_PORT: '70000' })).toThrow(/STRIPE_API_PORT/);
+  });
 });
