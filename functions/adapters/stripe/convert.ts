@@ -176,6 +176,11 @@ function readPaidInvoice(v: unknown, at: string): PaidInvoice {
   };
 }
 
+/** A checkout session from Stripe's API; a malformed one throws MalformedStripeObjectError. */
+export function toCheckoutSession(s: Stripe.Checkout.Session): CheckoutSession {
+  return readCheckoutSession(s, 'checkout.session');
+}
+
 /** A subscription from Stripe's API; a malformed one throws MalformedStripeObjectError. */
 export function toProviderSubscription(s: Stripe.Subscription): ProviderSubscription {
   return readSubscription(s, 'subscription');
@@ -186,11 +191,6 @@ export function toProviderSubscription(s: Stripe.Subscription): ProviderSubscrip
  * other types are `other`. A body that is not a Stripe event — no string id, no valid `created`, no `data`,
  * or an object of a handled type that is not what Stripe documents — throws MalformedPaymentEventError.
  */
-/** A checkout session read from the API (not from an event). */
-export function toCheckoutSession(s: Stripe.Checkout.Session): CheckoutSession {
-  return readCheckoutSession(s, 'checkout.session');
-}
-
 export function toPaymentEvent(event: unknown): PaymentEvent {
   const readable = isFields(event) ? event : {};
   const id = typeof readable.id === 'string' && readable.id ? readable.id : null;
