@@ -294,6 +294,17 @@ describe('POST /bulkjob refusals', () => {
     expect(await errorOf(await post('/bulkjob', body, broke.api_key))).toMatchObject({ status: 403, code: 'INSUFFICIENT_CREDITS', details: { required_amount: 0.01 } });
   });
 
+  it('refuses a PDF upload sent as the ZIP with 404 UPLOAD_NOT_FOUND, and leaves it in place (it was taken, failed the job and was deleted)', async () => {
+    const res = await post('/pdf/upload-url', { content_length_bytes: 5 });
+    const { s3_key, upload_url } = await res.json();
+    expect((await fetch(upload_url, { method: 'PUT', body: '%PDF-', headers: { 'Content-Type': 'application/pdf' } })).status).toBe(200);
+    const refused = await post('/bulkjob', { s3_key });
+    const { error } = await refused.json();
+    expect([refused.status, error.code, error.details.s3_key]).toEqual([404, 'UPLOAD_NOT_FOUND', s3_key]);
+    expect(error.message).toMatch(/upload from POST \/pdf\/upload-url, not from POST \/bulkjob\/upload-url/);
+    expect(await stack.services.blobs.head(s3_key)).toMatchObject({ size_bytes: 5 });
+  });
+
   it('refuses an upload larger than the plan allows (400 BULK_ZIP_TOO_LARGE)', async () => {
     const tiny = await stack.account({ plan_id: 'tiny', credits_usd: 1 });
     // An upload issued in 2024 has expired (uploads are kept one day), even if it is still in storage.

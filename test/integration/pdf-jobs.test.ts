@@ -185,6 +185,14 @@ describe('POST /pdf/jobs', () => {
     expect(await errorOf(await post('/pdf/jobs', body()))).toMatchObject({ status, code });
   });
 
+  it('refuses a bulk ZIP upload as a PDF input with 404 UPLOAD_NOT_FOUND and leaves it in place', async () => {
+    const zipKey = `uploads/${user.account_id}/bulk/${(await import('ulid')).ulid()}.zip`;
+    await stack.services.blobs.put(zipKey, Buffer.from(three), 'application/zip');
+    const body = { operation: 'split', inputs: [{ s3_key: zipKey, filename: 'a.pdf' }], split: { mode: 'each_page' } };
+    expect(await errorOf(await post('/pdf/jobs', body))).toMatchObject({ status: 404, code: 'UPLOAD_NOT_FOUND', details: { s3_key: zipKey } });
+    expect(await stack.services.blobs.head(zipKey)).not.toBeNull();
+  });
+
   it('needs credits for the top page band at submission', async () => {
     const poor = await stack.account({ credits_usd: 0.015 });
     const key = await upload(three, poor.api_key);

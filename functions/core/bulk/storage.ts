@@ -4,9 +4,9 @@
  * when the job ends (the bucket's 2-day rule catches anything left); the output ZIP lives under `outputs/`
  * for 30 days. Files are read straight from the checked archive at the offsets the check recorded.
  */
-import { newUlid } from '../ids';
 import type { BlobStore } from '../jobs/ports';
 import { objectKey } from '../jobs/storage-layout';
+import { newUploadKey } from '../jobs/uploads';
 import type { PdfOptions } from '../render/options';
 import { type EntryLocation, readLocation } from './archive';
 import type { BundleType } from './limits';
@@ -15,7 +15,7 @@ export const ZIP = 'application/zip';
 
 export const bulkKeys = {
   /** A presigned upload (POST /bulkjob/upload-url); kept one day. */
-  upload: (accountId: string) => objectKey('uploads', accountId, 'bulk', `${newUlid()}.zip`),
+  upload: (accountId: string) => newUploadKey(accountId, 'bulk'),
   /** The job's own copy of its ZIP: the inline input, or the upload copied when the job starts (so it cannot change after the check). */
   bundle: (accountId: string, jobId: string) => objectKey('jobInputs', accountId, jobId, 'bundle.zip'),
   request: (accountId: string, jobId: string) => objectKey('jobInputs', accountId, jobId, 'request.json'),

@@ -50,7 +50,7 @@ export async function createBulkUploadUrl(deps: { blobs: BlobStore; clock: Clock
 
 /** An uploaded ZIP: the caller's, present and less than a day old (see ownUpload), within the plan's size. */
 async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, account: Account, plan: Plan, key: string): Promise<void> {
-  const head = await ownUpload(deps, account.account_id, key, { subject: 'The ZIP', route: '/bulkjob/upload-url' });
+  const head = await ownUpload(deps, account.account_id, key, { subject: 'The ZIP', kind: 'bulk' });
   if (head.size_bytes > maxZipBytes(plan)) throw zipTooLarge(head.size_bytes, maxZipBytes(plan));
 }
 

@@ -4,9 +4,22 @@
  */
 import { decodeTime, isValid } from 'ulid';
 import { ServiceError } from '../errors';
+import { newUlid } from '../ids';
 import type { BlobStore } from './ports';
-import { STORAGE_AREAS, keyBelongsTo } from './storage-layout';
+import { STORAGE_AREAS, keyBelongsTo, objectKey } from './storage-layout';
 import type { Clock } from '../clock';
+
+/** The upload routes: each issues keys of its own kind, and only its kind is an input where that route's uploads go. */
+export const UPLOAD_KINDS = {
+  bulk: { route: '/bulkjob/upload-url', extension: 'zip' },
+  pdf: { route: '/pdf/upload-url', extension: 'pdf' },
+} as const;
+export type UploadKind = keyof typeof UPLOAD_KINDS;
+
+/** A new upload key of this kind for the account (the ULID says when it was issued). */
+export function newUploadKey(accountId: string, kind: UploadKind): string {
+  return objectKey('uploads', accountId, kind, `${newUlid()}.${UPLOAD_KINDS[kind].extension}`);
+}
 
 const DAY_MS = 86_400_000;
 const LIFETIME_MS = (STORAGE_AREAS.uploads.retentionDays ?? 1) * DAY_MS;
@@ -20,8 +33,8 @@ export function uploadIssuedAt(key: string): Date | null {
 export interface UploadRefusal {
   /** Names the input in messages, e.g. `report.pdf` or `The ZIP`. */
   subject: string;
-  /** The route that issues upload URLs, for the message's advice. */
-  route: string;
+  /** The kind of upload expected: only keys its route issued are accepted, and messages name that route. */
+  kind: UploadKind;
   /** Details every refusal carries (e.g. `filename`, `input_index`); `s3_key` is added. */
   details?: Record<string, unknown>;
 }
@@ -39,20 +52,27 @@ export function uploadOwner(key: string): string | null {
 }
 
 /**
- * The caller's upload at `key`: its own (403 FORBIDDEN for a well-formed key of another account), issued by us,
- * present and within the uploads' one-day life (404 UPLOAD_NOT_FOUND for anything else: a key that names no
- * account's upload was never uploaded). Returns what storage says of it; size limits are the caller's.
+ * The caller's upload at `key`: its own (403 FORBIDDEN for a well-formed key of another account), issued by us for
+ * this kind of input, present and within the uploads' one-day life (404 UPLOAD_NOT_FOUND for anything else: a key
+ * that names no account's upload was never uploaded, and a PDF upload is no ZIP upload — taking it would fail the
+ * job and delete the upload). Returns what storage says of it; size limits are the caller's.
  */
 export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accountId: string, key: string, refusal: UploadRefusal) {
   const details = { ...refusal.details, s3_key: key };
+  const route = UPLOAD_KINDS[refusal.kind].route;
   // Only a key of exactly the shape we issue is looked up: one with anything more (a NUL after the name made S3
   // answer an error, a 500 here) was never issued, so it was never uploaded.
   const owner = uploadOwner(key);
   if (owner !== accountId || !keyBelongsTo(key, 'uploads', accountId)) {
     if (owner !== null && owner !== accountId) {
-      throw new ServiceError('FORBIDDEN', `${refusal.subject}: this s3_key belongs to another account. Upload with your own POST ${refusal.route}.`, details);
+      throw new ServiceError('FORBIDDEN', `${refusal.subject}: this s3_key belongs to another account. Upload with your own POST ${route}.`, details);
     }
-    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: no upload exists at this s3_key. Use the s3_key returned by POST ${refusal.route}.`, details);
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: no upload exists at this s3_key. Use the s3_key returned by POST ${route}.`, details);
+  }
+  const kind = key.split('/')[2];
+  if (kind !== refusal.kind) {
+    const issuer = Object.hasOwn(UPLOAD_KINDS, kind) ? `POST ${UPLOAD_KINDS[kind as UploadKind].route}` : 'another route';
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: this s3_key is an upload from ${issuer}, not from POST ${route}. Upload it with POST ${route} and send that s3_key.`, details);
   }
   const issued = uploadIssuedAt(key);
   const head = issued ? await deps.blobs.head(key) : null;

@@ -15,12 +15,12 @@ import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
-import { ownUpload } from '../jobs/uploads';
-import { newId, newUlid } from '../ids';
+import { newUploadKey, ownUpload } from '../jobs/uploads';
+import { newId } from '../ids';
 import type { JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
-import { UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey, retentionEnd } from '../jobs/storage-layout';
+import { UPLOAD_URL_TTL_SECONDS, keyBelongsTo, retentionEnd } from '../jobs/storage-layout';
 import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import { basenameOf } from '../pdf/filenames';
 import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
@@ -56,7 +56,7 @@ export interface PdfJobDeps extends WorkflowJobDeps {
 /** An uploaded PDF input: the caller's, present and less than a day old (see ownUpload), at most 150 MB. Returns its size. */
 export async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, account: Account, key: string, input: { filename: string; index: number }): Promise<number> {
   const details = { filename: input.filename, input_index: input.index };
-  const head = await ownUpload(deps, account.account_id, key, { subject: input.filename, route: '/pdf/upload-url', details });
+  const head = await ownUpload(deps, account.account_id, key, { subject: input.filename, kind: 'pdf', details });
   if (head.size_bytes > MAX_UPLOAD_BYTES) {
     throw new ServiceError('PDF_INPUT_TOO_LARGE', `${input.filename} is larger than 150 MB.`, { ...details, s3_key: key, size_bytes: head.size_bytes, max_bytes: MAX_UPLOAD_BYTES });
   }
@@ -414,7 +414,7 @@ export function parseUploadSize(body: unknown): number {
 
 /** POST /pdf/upload-url: a presigned PUT for exactly `size` bytes of application/pdf, valid 15 minutes. */
 export async function createPdfUploadUrl(deps: { blobs: BlobStore; clock: Clock }, account: Account, size: number) {
-  const key = objectKey('uploads', account.account_id, 'pdf', `${newUlid()}.pdf`);
+  const key = newUploadKey(account.account_id, 'pdf');
   const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: PDF, contentLength: size });
   return {
     upload_url: url,

@@ -4,7 +4,7 @@ import { MemoryBlobs } from '../../../support/memory';
 
 const now = new Date('2026-11-21T12:00:00Z');
 const clock = { now: () => now };
-const refusal = { subject: 'The ZIP', route: '/bulkjob/upload-url', details: { input_index: 2 } };
+const refusal = { subject: 'The ZIP', kind: 'bulk' as const, details: { input_index: 2 } };
 /** A key as POST …/upload-url issues it, `agoMs` before now. */
 const keyOf = (account: string, agoMs = 0) => `uploads/${account}/bulk/${encodeTime(now.getTime() - agoMs, 10)}${ulid().slice(10)}.zip`;
 
@@ -45,6 +45,8 @@ describe('ownUpload', () => {
     ['not issued by us (no ULID)', () => 'uploads/acc/bulk/mine.zip', true],
     ['with a NUL after a key we issued', () => `${keyOf('acc')}\u0000`, true],
     ['with a control character inside the name', () => keyOf('acc').replace('.zip', '\u0001.zip'), true],
+    ['issued by another upload route (a PDF upload sent as a ZIP)', () => keyOf('acc').replace('/bulk/', '/pdf/').replace('.zip', '.pdf'), true],
+    ['of a kind no route issues', () => keyOf('acc').replace('/bulk/', '/lists/'), true],
   ])('answers 404 UPLOAD_NOT_FOUND for a key %s', async (_what, key, stored) => {
     const blobs = new MemoryBlobs();
     const k = key();
