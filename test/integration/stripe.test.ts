@@ -543,6 +543,11 @@ describe('subscriptions through Stripe', () => {
       expect(r.status).toBe(400);
       expect((await r.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'price_id' } });
     }
+    // The price id sent comes back quoted, escaped and cut short, never raw (a right-to-left override, a megabyte).
+    const hostile = await stack.request('POST', '/accounts/me/subscription/change', { token: user.id_token, json: { price_id: `price_\u202E\u0000${'x'.repeat(100_000)}` } });
+    const { message } = (await hostile.json()).error;
+    expect(message).toMatch(/^"price_\\u202e\\u0000x+…" is not a subscription plan on offer/);
+    expect(message.length).toBeLessThan(300);
   });
 
   it('answers a declined upgrade with 402 PAYMENT_FAILED and changes nothing', async () => {

@@ -29,6 +29,7 @@ import {
   refuse,
   parseJsonText,
 } from '../validation';
+import { shownValue } from '../validation/shown';
 
 export const SPLIT_MODES = ['extract', 'ranges', 'every_n', 'each_page'] as const;
 
@@ -244,11 +245,13 @@ function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser
         return splitNotAnObject('split', got, isSplitMode(split) ? split : null, context);
       }
       const mode = isJsonObject(split) ? split.mode : undefined;
-      return new ServiceError(
-        'INVALID_SPLIT_MODE',
-        mode === undefined ? `split.mode is required: one of ${SPLIT_MODES.join(', ')}.` : `split.mode "${String(mode)}" is not known; use one of ${SPLIT_MODES.join(', ')}.`,
-        { ...context, mode: mode ?? null, supported: SPLIT_MODES },
-      );
+      const message =
+        mode === undefined || mode === null
+          ? `split.mode is required: one of ${SPLIT_MODES.join(', ')}.`
+          : typeof mode === 'string'
+            ? `split.mode ${shownValue(mode)} is not known; use one of ${SPLIT_MODES.join(', ')}.`
+            : `split.mode must be one of ${SPLIT_MODES.join(', ')} (a string), not ${shownValue(mode)}.`;
+      return new ServiceError('INVALID_SPLIT_MODE', message, { ...context, mode: typeof mode === 'string' ? Array.from(mode).slice(0, 100).join('') : null, supported: SPLIT_MODES });
     }
     if (field === 'pages') return rangeRefusal('split.pages', issue, context, 'Mode "extract" needs split.pages, a page range such as "1-3,8-end".');
     if (field === 'ranges') {

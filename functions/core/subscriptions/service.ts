@@ -7,6 +7,7 @@ import type { CreditPack } from '../billing/packs';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
 import { isJsonObject, parseRequest } from '../validation';
+import { shownValue } from '../validation/shown';
 import { SubscriptionCatalog } from './catalog';
 import type { BillingStateStore, BillingStateWrite, CheckoutSession, PaidInvoice, PaymentEvent, PaymentProvider, PaymentReversal, ProviderSubscription, Purchase } from './ports';
 import { accountPlanAfter, deriveSubscription, grantPeriodAllowance, mapProviderStatus, mergeProviderSubscription } from './reconcile';
@@ -399,7 +400,7 @@ export class SubscriptionService {
     });
     const target = offered.find((t) => t.price_id === priceId);
     if (!target) {
-      throw invalidParameter('price_id', `${priceId} is not a subscription plan on offer. Use one of: ${offered.map((t) => t.price_id).join(', ')}.`, {
+      throw invalidParameter('price_id', `${shownValue(priceId)} is not a subscription plan on offer. Use one of: ${offered.map((t) => t.price_id).join(', ')}.`, {
         allowed: offered.map((t) => t.price_id),
       });
     }

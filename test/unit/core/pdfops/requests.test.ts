@@ -193,6 +193,11 @@ describe('POST /pdf/split', () => {
     expect(bare).toMatchObject({ code: 'INVALID_SPLIT_MODE', details: { ...where, mode: null } });
     expect(bare.message).toBe('split must be a JSON object with a mode, such as {"mode": "every_n"}; got the string "every_n".');
     expect(refusal(() => split({ input, split: ['each_page'] })).message).toMatch(/such as \{"mode": "each_page"\}; got an array/);
+    // A mode that is not a string is named by its kind, never as "[object Object]"; null is a missing mode.
+    expect(refusal(() => split({ input, split: { mode: {} } }))).toMatchObject({ message: 'split.mode must be one of extract, ranges, every_n, each_page (a string), not an object.', details: { mode: null } });
+    expect(refusal(() => split({ input, split: { mode: [] } })).message).toMatch(/\(a string\), not an array\.$/);
+    expect(refusal(() => split({ input, split: { mode: null } })).message).toMatch(/^split\.mode is required/);
+    expect(refusal(() => split({ input, split: { mode: 'x'.repeat(5000) } }))).toMatchObject({ message: expect.stringMatching(/^split\.mode "x{60}…" is not known/), details: { mode: 'x'.repeat(100) } });
     expect(refused(() => split({ input, split: { mode: 'extract', pages: 3 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.pages' } });
     expect(refused(() => split({ input, split: { mode: 'every_n', every_n: 1.5 } }))).toEqual({ code: 'INVALID_PARAMETER', details: { ...where, parameter: 'split.every_n' } });
     // Every range must be a string before any is parsed.
