@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Services, configFromEnv, createServices, setServices, warmRenderer } from '../functions/composition';
 import { planCatalogue } from '../functions/core/billing/plans';
+import { releaseDeadWorker } from '../functions/core/conversion/longjob';
 import { QUICKJOB_TIMEOUT_SECONDS } from '../functions/core/conversion/quickjob';
 import type { Clock } from '../functions/core/clock';
 import { startLocalDynamo } from './emulators/dynamodb';
@@ -130,6 +131,15 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     retryIntervalMs: env.LOCAL_SFN_RETRY_MS !== undefined && env.LOCAL_SFN_RETRY_MS !== '' ? Number(env.LOCAL_SFN_RETRY_MS) : undefined,
   });
   started.push(() => workflows.stop());
+  // A render the last process was in the middle of died with it: its lease and slot are released at start, and the
+  // job is taken over at once (see releaseDeadWorker). Set once the services exist; used when the queues start.
+  let services!: Services;
+  const recoverUnfinished: Record<string, (body: unknown) => Promise<void>> = {
+    render: async (body) => {
+      const jobId = (body as { job_id?: unknown } | null)?.job_id;
+      if (typeof jobId === 'string') await releaseDeadWorker({ jobs: services.jobs, slots: services.jobSlots, clock: services.clock }, jobId);
+    },
+  };
   // SQS queues: in-process, delivering to the same worker handlers (LOCAL_QUEUE_RETRY_MS: delay before a redelivery).
   const queues = new Map(
     QUEUES.map((q) => [
@@ -144,6 +154,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
         persistDir: path.join(dataDir, 'queues'),
         // Messages kept from the last run wait until the services their handlers use are set up (below).
         paused: true,
+        recoverUnfinished: recoverUnfinished[q.name],
         deadLetterHandler: q.deadLetterHandler
           ? (event, context) => loadHandler<(e: SQSEvent, c: Context) => Promise<SQSBatchResponse>>(q.deadLetterHandler!)(event, context)
           : undefined,
@@ -155,7 +166,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     for (const q of queues.values()) await q.stop();
   });
   env.MAIL_DIR ??= path.join(dataDir, 'mail');
-  const services = createServices(configFromEnv(env), opts.clock, {
+  services = createServices(configFromEnv(env), opts.clock, {
     workflows,
     renderQueue: queues.get('render'),
     webhookQueue: queues.get('webhooks'),

@@ -4,7 +4,9 @@
  * the record in batchItemFailures) becomes visible again after `retryDelayMs`; after `maxReceiveCount`
  * deliveries the message is dead-lettered. Pending messages are kept in a file so queued work survives a restart,
  * and so are messages being delivered: like SQS, one whose delivery never finished (the process died) becomes
- * visible again once its handler would have timed out, plus a margin (past a long job's lease, so the job is taken over).
+ * visible again once its handler would have timed out, plus a margin (past a long job's lease, so the job is taken over),
+ * unless the queue knows how to release what the dead delivery held (`recoverUnfinished`): then it is delivered again
+ * as soon as the queue starts.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -40,6 +42,12 @@ export interface LocalQueueOptions {
   inFlightMarginMs?: number;
   /** Hold messages until start() (default: deliver from construction). */
   paused?: boolean;
+  /**
+   * Given the body of each delivery the last process did not finish, when the queue starts: it releases what that
+   * delivery held (the process, and with it the worker, is gone), and the message is delivered again at once. If it
+   * throws, the message waits as SQS would make it wait.
+   */
+  recoverUnfinished?: (body: unknown) => Promise<void>;
   /** The dead-letter queue's worker (QueueDef.deadLetterHandler), given each message as it is dead-lettered. */
   deadLetterHandler?: (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | void>;
   log?: (message: string, err?: unknown) => void;
@@ -70,6 +78,8 @@ export class LocalQueue<T> implements MessageQueue<T> {
   private readonly file?: string;
   private readonly parked = new Map<string, Stored>();
   private readonly delivering = new Map<string, Stored>();
+  /** Deliveries the last process did not finish, held until start() has recovered them (recoverUnfinished). */
+  private readonly unfinished = new Map<string, Stored>();
   /** Waits asked for by the handler for messages being delivered (ChangeMessageVisibility), by receipt handle. */
   private readonly requestedDelays = new Map<string, number>();
 
@@ -79,8 +89,10 @@ export class LocalQueue<T> implements MessageQueue<T> {
       this.file = path.join(opts.persistDir, `${opts.name}.json`);
       const now = Date.now();
       for (const message of readJsonFile<Stored[]>(this.file, [], opts.log)) {
-        // A delivery the last process did not finish: invisible until its handler would have timed out.
-        if (message.visibleAt && message.visibleAt > now) this.parkUntil(message, message.visibleAt - now);
+        // A delivery the last process did not finish: invisible until its handler would have timed out, unless what it
+        // held can be released (start()).
+        if (message.visibleAt && message.visibleAt > now && opts.recoverUnfinished) this.unfinished.set(message.id, message);
+        else if (message.visibleAt && message.visibleAt > now) this.parkUntil(message, message.visibleAt - now);
         else this.waiting.push({ ...message, visibleAt: undefined });
       }
     }
@@ -90,7 +102,22 @@ export class LocalQueue<T> implements MessageQueue<T> {
   /** Starts delivering (a queue made `paused` holds its messages until the service it feeds is ready). */
   start(): void {
     this.started = true;
-    setImmediate(() => this.pump());
+    void Promise.all([...this.unfinished.values()].map((message) => this.recover(message))).then(() => this.pump());
+  }
+
+  private async recover(message: Stored): Promise<void> {
+    let released = false;
+    try {
+      await this.opts.recoverUnfinished!(JSON.parse(message.body));
+      released = true;
+    } catch (err) {
+      this.opts.log?.(`queue ${this.opts.name}: could not release what unfinished message ${message.id} held; it is delivered again after its timeout`, err);
+    }
+    // Stopped meanwhile: it stays unfinished in the file for the next start.
+    if (this.stopped || !this.unfinished.delete(message.id)) return;
+    if (released) this.waiting.push({ ...message, visibleAt: undefined });
+    else this.parkUntil(message, Math.max(0, (message.visibleAt ?? 0) - Date.now()));
+    this.persist();
   }
 
   async send(message: T, options: { delaySeconds?: number } = {}): Promise<void> {
@@ -127,11 +154,11 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private isIdle() {
-    return this.waiting.length === 0 && this.inFlight === 0 && this.parked.size === 0;
+    return this.waiting.length === 0 && this.inFlight === 0 && this.parked.size === 0 && this.unfinished.size === 0;
   }
 
   private persist() {
-    if (this.file) writeFileAtomic(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values()]));
+    if (this.file) writeFileAtomic(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values(), ...this.unfinished.values()]));
   }
 
   /** Holds a message back for `delayMs`, then makes it visible again. */

@@ -263,6 +263,23 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
   }
 }
 
+/**
+ * The worker that was rendering this job is known to be gone: the local service restarted under it (a crash or a
+ * kill), and a process holds no leases across a restart. Its lease and its render slot are given up now, so that the
+ * message delivered again takes the job over at once, with what is left of its 15 minutes. Without this the job waited
+ * for the lease to run out and was then ended as a timeout it never had (and held its account's slot meanwhile). In
+ * AWS nothing says a lease's holder is gone, and the lease runs out (the start sweeper ends the job then).
+ */
+export async function releaseDeadWorker(deps: { jobs: JobRepository; slots: JobSlots; clock: Clock }, jobId: string): Promise<boolean> {
+  const job = await deps.jobs.get(jobId);
+  if (!job || job.job_type !== 'long') return false;
+  await deps.slots.release({ accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId });
+  const now = deps.clock.now();
+  if (job.status !== 'processing' || !job.lease_until || job.lease_until <= now.toISOString()) return false;
+  // Ended before now, so a claim made in this same millisecond finds it ended (a claim needs a lease older than its now).
+  return deps.jobs.putIfLeaseHeld({ ...job, lease_until: new Date(now.getTime() - 1).toISOString() }, job.lease_until);
+}
+
 /** `timeoutMs` is what is left of the job's limit (`limitMs`, which the messages name). */
 async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number, limitMs: number): Promise<ProcessOutcome> {
   const jobId = job.job_id;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import { LONGJOB_RENDER_SLOT_KIND, abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, releaseDeadWorker, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import { type Job, newJob } from '../../../../functions/core/jobs/job';
 import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
@@ -52,6 +52,32 @@ async function queueLongJob(w: ReturnType<typeof memoryWorld>, jobId: string, no
   await w.jobs.put(job);
   return job;
 }
+
+describe('releaseDeadWorker', () => {
+  it('gives up a dead worker\'s lease and slot, so the message delivered again renders the job at once with what is left of its 15 minutes', async () => {
+    const w = memoryWorld();
+    let t = Date.parse('2026-11-22T10:00:00Z');
+    const clock = { now: () => new Date(t) };
+    await queueLongJob(w, 'job_dead', clock.now());
+    // The dead worker's claim: processing since 10:00, its lease and its slot good until 10:15:30.
+    const job = (await w.jobs.get('job_dead'))!;
+    await w.jobs.put({ ...job, status: 'processing', started_at: clock.now().toISOString(), lease_until: new Date(t + 930_000).toISOString() });
+    expect(await w.slots.acquire({ accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId: 'job_dead', holder: 'dead', max: 1, now: clock.now(), leaseSeconds: 930 })).toBe(true);
+    t += 20_000;
+    const renderer = new FakeRenderer();
+    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined }, share: { rendersPerAccount: 1 } };
+    // Without the release, the message delivered again finds the job held (a duplicate, as far as anyone can tell).
+    expect(await processLongJob(deps, { job_id: 'job_dead' }, 900_000)).toBe('skipped');
+
+    expect(await releaseDeadWorker(deps, 'job_dead')).toBe(true);
+    expect(await processLongJob(deps, { job_id: 'job_dead' }, 900_000)).toBe('completed');
+    expect(renderer.calls).toHaveLength(1);
+    expect(await w.jobs.get('job_dead')).toMatchObject({ status: 'completed', started_at: '2026-11-22T10:00:00.000Z' });
+    // A finished job, or one nobody holds, has nothing to release.
+    expect(await releaseDeadWorker(deps, 'job_dead')).toBe(false);
+    expect(await releaseDeadWorker(deps, 'job_unknown')).toBe(false);
+  });
+});
 
 describe('processLongJob under at-least-once delivery', () => {
   /** Two deliveries of one job: the first worker stalls past its lease, the second claims the job and completes it. */

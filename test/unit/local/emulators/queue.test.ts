@@ -52,6 +52,67 @@ describe('LocalQueue across a crash', () => {
   });
 });
 
+describe('LocalQueue recovery of unfinished deliveries', () => {
+  /** A state file as a process that died while delivering `{n: 1}` leaves it (visible again only in an hour). */
+  function crashedState(dir: string) {
+    writeFileSync(path.join(dir, 'work.json'), JSON.stringify([{ id: 'm1', body: '{"n":1}', receiveCount: 1, sentAt: Date.now(), visibleAt: Date.now() + 3_600_000 }]));
+  }
+
+  it('releases what the dead delivery held, then delivers it again at start, not after its timeout', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    crashedState(dir);
+    const order: string[] = [];
+    const q = new LocalQueue<{ n: number }>({
+      name: 'work',
+      handler: async (event) => void order.push(`deliver ${event.Records[0].body} #${event.Records[0].attributes.ApproximateReceiveCount}`),
+      recoverUnfinished: async (body) => void order.push(`recover ${JSON.stringify(body)}`),
+      concurrency: 1,
+      maxReceiveCount: 3,
+      retryDelayMs: 10,
+      timeoutMs: 100,
+      persistDir: dir,
+      paused: true,
+    });
+    try {
+      // Nothing happens before start(): the services the recovery uses are not set up yet.
+      await new Promise((r) => setTimeout(r, 30));
+      expect(order).toEqual([]);
+      q.start();
+      await q.drained();
+      expect(order).toEqual(['recover {"n":1}', 'deliver {"n":1} #2']);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  it('waits for the timeout as before when the recovery fails, and keeps the message across a stop before it', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    crashedState(dir);
+    const log: string[] = [];
+    const delivered: string[] = [];
+    const failing = new LocalQueue<{ n: number }>({
+      name: 'work',
+      handler: async (event) => void delivered.push(event.Records[0].body),
+      recoverUnfinished: async () => {
+        throw new Error('table unavailable');
+      },
+      concurrency: 1,
+      maxReceiveCount: 3,
+      retryDelayMs: 10,
+      timeoutMs: 100,
+      persistDir: dir,
+      log: (m) => void log.push(m),
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(delivered).toEqual([]);
+    expect(log).toEqual([expect.stringMatching(/could not release what unfinished message m1 held/)]);
+    await failing.stop();
+    expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([expect.objectContaining({ id: 'm1', body: '{"n":1}' })]);
+  });
+});
+
 describe('LocalQueue redelivery (ChangeMessageVisibility)', () => {
   it("brings a failed message back after the wait its handler asked for, capped at the queue's retry delay", async () => {
     const arrivals: number[] = [];

@@ -1,0 +1,86 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type LocalStack, startLocalStack } from '../../local/stack';
+import { alive, descendants } from '../support/processes';
+
+/** `npm start` in its own process, on its own data dir; resolves to its base URL once it prints it. */
+async function startService(dataDir: string): Promise<{ npm: ChildProcess; baseUrl: string }> {
+  const npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, PORT: '0', DATA_DIR: dataDir, RENDER_PREWARM: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start printed no URL: ${out}`)), 60_000);
+    npm.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const m = /^PDF service listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  return { npm, baseUrl };
+}
+
+/** What a crash does: every process of the service is gone at once, with nothing written on the way out. */
+function crash(npm: ChildProcess) {
+  if (npm.pid) for (const pid of [npm.pid, ...descendants(npm.pid)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+/**
+ * A crash of the local service (SIGKILL, out of memory) while a long job renders. The process that held the job's
+ * lease and its account's render slot is gone, so the next start releases them and renders the job again at once;
+ * it used to stay `processing` until the lease ran out (15.5 minutes), holding the slot, and then end as a timeout.
+ */
+describe('a crash of the local service', () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-crash-'));
+  let npm: ChildProcess | undefined;
+  let stack: LocalStack | undefined;
+  afterAll(async () => {
+    if (npm) crash(npm);
+    await stack?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('renders a long job again after the restart, charges it once, and frees its account to render the next', async () => {
+    const first = await startService(dataDir);
+    npm = first.npm;
+    const account = await (await fetch(`${first.baseUrl}/_local/accounts`, { method: 'POST', body: '{"credits_usd":1}' })).json();
+    const call = (baseUrl: string, method: string, route: string, json?: unknown) =>
+      fetch(`${baseUrl}${route}`, { method, headers: { 'X-API-Key': account.api_key, 'Content-Type': 'application/json' }, body: json ? JSON.stringify(json) : undefined });
+    // Busy for a while when it loads, so the crash lands while the worker prints it.
+    const busy = '<p>long</p><script>const t = Date.now(); while (Date.now() - t < 2500) {}</script>';
+    const accepted = await call(first.baseUrl, 'POST', '/longjob', { input_type: 'html', html: busy });
+    expect(accepted.status).toBe(202);
+    const { job_id } = await accepted.json();
+    let status = '';
+    for (let i = 0; i < 400 && status !== 'processing'; i++) {
+      status = (await (await call(first.baseUrl, 'GET', `/jobs/${job_id}`)).json()).status;
+      if (status !== 'processing') await new Promise((r) => setTimeout(r, 25));
+    }
+    expect(status).toBe('processing');
+    crash(first.npm);
+    npm = undefined;
+
+    stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1' } });
+    const deadline = Date.now() + 60_000;
+    let job: Record<string, unknown> = {};
+    while (Date.now() < deadline) {
+      job = await (await call(stack.baseUrl, 'GET', `/jobs/${job_id}`)).json();
+      if (job.status !== 'processing' && job.status !== 'queued') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job).toMatchObject({ status: 'completed', pages: 1, error_code: null });
+    expect((await stack.services.accounts.get(account.account_id))!.credits_micros).toBe(990_000);
+
+    // The account's one local render slot is free again: its next long job renders now, not in a quarter of an hour.
+    const next = await (await call(stack.baseUrl, 'POST', '/longjob', { input_type: 'html', html: '<p>next</p>' })).json();
+    let after: Record<string, unknown> = {};
+    for (let i = 0; i < 300 && after.status !== 'completed'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await (await call(stack.baseUrl, 'GET', `/jobs/${next.job_id}`)).json();
+    }
+    expect(after.status).toBe('completed');
+  }, 150_000);
+});
