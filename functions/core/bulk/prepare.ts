@@ -116,7 +116,10 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
 
     const tooLarge = files.filter((f) => f.entry === null).map(tooLargeRow);
     if (tooLarge.length) await deps.files.putAll(job.job_id, tooLarge);
-    if (!(await deps.progress.setCounts(job.job_id, { file_count: files.length, processed_count: tooLarge.length, failure_count: tooLarge.length }))) return ended(await deps.jobs.get(job.job_id));
+    // Counted from the rows: a workflow run again (after a stop or a crash) keeps the files it already recorded.
+    const rows = await deps.files.list(job.job_id);
+    const counts = { file_count: files.length, processed_count: rows.length, failure_count: rows.filter((r) => r.status !== 'success').length };
+    if (!(await deps.progress.setCounts(job.job_id, counts))) return ended(await deps.jobs.get(job.job_id));
     return { job_id: job.job_id, account_id: job.account_id, status: 'processing', items: renderable.map((f) => f.index) };
   } catch (err) {
     if (isServiceError(err)) return ended(await failJob(deps, job, err.code, err.message));

@@ -54,6 +54,10 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
   const bundle = await loadIndex(deps.blobs, job.account_id, job.job_id);
   const file = bundle?.files[index];
   if (!bundle || !file || file.entry === null) throw new TransientTaskError(`bulk job ${job.job_id} has no prepared file ${index}`);
+  // Already recorded (its PDF is stored before its row): the workflow runs again after a stop or a crash of the
+  // local service, and a retried task may find its own row. Printing it again would only cost the time.
+  const done = await deps.files.get(job.job_id, index);
+  if (done) return { index, status: done.status };
 
   const row: JobFileRow = {
     index,

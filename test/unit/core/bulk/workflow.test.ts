@@ -279,6 +279,25 @@ describe('retries', () => {
     expect(await w.files.list(job_id)).toHaveLength(1);
   });
 
+  it('a workflow run again from the start (a stop or crash of the local service) keeps its counts and prints no file twice', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    await prepareBulkJob(w.deps, { job_id });
+    await renderBulkFile(w.deps, { job_id, index: 0 });
+    await renderBulkFile(w.deps, { job_id, index: 1 });
+    expect(w.renderer.calls).toHaveLength(2);
+
+    // The run starts over: Prepare counts the rows already recorded (it set processed_count back to 0).
+    const again = await prepareBulkJob(w.deps, { job_id });
+    expect(again.items).toEqual([0, 1, 2]);
+    expect(await w.jobs.get(job_id)).toMatchObject({ processed_count: 2, success_count: 2, failure_count: 0 });
+    for (const index of again.items) expect(await renderBulkFile(w.deps, { job_id, index })).toEqual({ index, status: 'success' });
+    expect(w.renderer.calls).toHaveLength(3);
+    await finishBulkJob(w.deps, { job_id });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'completed', processed_count: 3, success_count: 3 });
+    expect(charges(w, job_id)).toHaveLength(3);
+  });
+
   it('a bundle that cannot be read while the page loads is retried, not recorded as the file failing', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }]);
