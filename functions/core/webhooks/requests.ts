@@ -232,7 +232,8 @@ export const rotateSecretBodySchema = z.object({
 
 /** POST …/rotate-secret: optional `grace_period_seconds`, a whole number 0 to 604800 (default 86400). */
 export function parseRotation(body: unknown): { graceSeconds: number } {
-  if (body === undefined) return { graceSeconds: DEFAULT_GRACE_SECONDS };
+  // A body of JSON null is no body, as for POST /accounts/me/api-keys.
+  if (body === undefined || body === null) return { graceSeconds: DEFAULT_GRACE_SECONDS };
   const b = parseRequest(rotateSecretBodySchema, body, {
     example: '{"grace_period_seconds": 3600}',
     refusals: {

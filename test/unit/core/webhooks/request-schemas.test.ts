@@ -63,6 +63,7 @@ describe('webhook body schemas', () => {
 
   it('the grace period refusal keeps its bounds; null means the default', () => {
     expect(parseRotation({ grace_period_seconds: null })).toEqual({ graceSeconds: 86400 });
+    expect(parseRotation(null)).toEqual({ graceSeconds: 86400 });
     expect(refusal(() => parseRotation({ grace_period_seconds: 1.5 })).details).toEqual({ parameter: 'grace_period_seconds', min: 0, max: 604800 });
     expect(refusal(() => parseRotation('x')).details).toEqual({ parameter: 'body' });
   });
