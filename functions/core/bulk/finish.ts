@@ -22,7 +22,7 @@ import { failJob, refundFailedJob, releaseJob } from './lifecycle';
 import { STORAGE_CONCURRENCY } from './limits';
 import { outputPaths } from './paths';
 import type { BulkTaskInput } from './prepare';
-import { type BundleIndex, ZIP, bulkKeys, loadIndex } from './storage';
+import { type BundleIndex, ZIP, bulkKeys, fileChargeUnit, loadIndex } from './storage';
 
 const EVENT_OF: Partial<Record<JobStatus, EventType>> = {
   completed: 'bulk.job.completed',
@@ -118,9 +118,9 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
 
     // Charges, in index order, each once (in batches; units already in the ledger count as done).
     const charged = await deps.progress.chargedUnits(job.account_id, job.job_id);
-    const toCharge = rows.filter((r) => r.status === 'success' && !charged.has(`file#${r.index}`));
+    const toCharge = rows.filter((r) => r.status === 'success' && !charged.has(fileChargeUnit(r.index)));
     const paid = await deps.billing.chargeInOrder(
-      toCharge.map((r): Charge => ({ account_id: job.account_id, job_id: job.job_id, unit: `file#${r.index}`, operation: 'pdf', amount_micros: plan.price_per_pdf_micros, pdf_count: 1 })),
+      toCharge.map((r): Charge => ({ account_id: job.account_id, job_id: job.job_id, unit: fileChargeUnit(r.index), operation: 'pdf', amount_micros: plan.price_per_pdf_micros, pdf_count: 1 })),
       account,
     );
     // The balance ran out (spent elsewhere since the job was checked): this file and later ones are not delivered.

@@ -15,7 +15,7 @@ import { type EntryLocation, closeArchive, inspectArchive } from './archive';
 import type { BulkDeps } from './deps';
 import { failJob, loadStoredRequest, releaseJob } from './lifecycle';
 import { BULK_LIMITS, isConvertible } from './limits';
-import { type BundleFile, type BundleIndex, ZIP, bulkKeys } from './storage';
+import { type BundleFile, type BundleIndex, ZIP, bulkKeys, fileChargeUnit } from './storage';
 
 export interface BulkTaskInput {
   job_id: string;
@@ -94,9 +94,13 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
 
     const files: BundleFile[] = convertible.map((f, index) => ({ index, path: f.path, size: f.size, entry: f.size > BULK_LIMITS.convertibleBytes ? null : f.location }));
     const renderable = files.filter((f) => f.entry !== null);
-    // The whole job, on top of what the account's other running jobs will charge; recorded until this job ends.
+    // The whole job, on top of what the account's other running jobs will charge; recorded until this job ends. A run
+    // started over after Finish charged some files (a stop or crash) counts only those not charged yet: the balance
+    // has paid for the others already.
+    const charged = await deps.progress.chargedUnits(job.account_id, job.job_id);
+    const charges = renderable.filter((f) => !charged.has(fileChargeUnit(f.index))).length;
     try {
-      await commitWholeJob(deps, { account_id: job.account_id, job_id: job.job_id, charges: renderable.length, amount_micros: plan.price_per_pdf_micros }, jobLiveness(deps.jobs));
+      await commitWholeJob(deps, { account_id: job.account_id, job_id: job.job_id, charges, amount_micros: plan.price_per_pdf_micros }, jobLiveness(deps.jobs));
     } catch (err) {
       if (!isServiceError(err) || err.code !== 'INSUFFICIENT_CREDITS') throw err;
       return ended(

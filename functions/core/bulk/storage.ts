@@ -13,6 +13,9 @@ import type { BundleType } from './limits';
 
 export const ZIP = 'application/zip';
 
+/** The ledger unit of a bundle file's charge: each file is charged once per job. */
+export const fileChargeUnit = (index: number) => `file#${index}`;
+
 export const bulkKeys = {
   /** A presigned upload (POST /bulkjob/upload-url); kept one day. */
   upload: (accountId: string) => newUploadKey(accountId, 'bulk'),

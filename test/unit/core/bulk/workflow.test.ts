@@ -298,6 +298,26 @@ describe('retries', () => {
     expect(charges(w, job_id)).toHaveLength(3);
   });
 
+  it('a run started over after Finish charged some files checks the balance only for the files not charged yet', async () => {
+    // 0.03 USD: exactly the three files.
+    const w = bulkWorld(0.03);
+    const { job_id } = await submit(w, [0, 1, 2].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const { items } = await prepareBulkJob(w.deps, { job_id });
+    for (const index of items) await renderBulkFile(w.deps, { job_id, index });
+    // Finish charged two of them, then the process died before it wrote the job.
+    const unit = (index: number) => ({ account_id: w.account.account_id, job_id, unit: `file#${index}`, operation: 'pdf' as const, amount_micros: w.plan.price_per_pdf_micros, pdf_count: 1 });
+    expect(await w.deps.billing.chargeInOrder([unit(0), unit(1)])).toBe(2);
+    expect(credits(w)).toBe(10_000);
+
+    // 0.01 USD left covers the one file not charged yet: the job goes on and completes, each file charged once.
+    expect((await prepareBulkJob(w.deps, { job_id })).status).toBe('processing');
+    for (const index of items) await renderBulkFile(w.deps, { job_id, index });
+    await finishBulkJob(w.deps, { job_id });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'completed', success_count: 3 });
+    expect(charges(w, job_id)).toHaveLength(3);
+    expect(credits(w)).toBe(0);
+  });
+
   it('a bundle that cannot be read while the page loads is retried, not recorded as the file failing', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }]);
