@@ -217,7 +217,7 @@ describe('POST /stripe/webhook: refunds and lost disputes of credit packs', () =
     const refunded = double.refundedCharge(session, 6_000);
     expect((await deliver('charge.refunded', refunded)).body.result).toBe('applied');
     expect(await credits(user)).toBe(40_000_000);
-    const failed = await deliver('charge.refund.updated', double.failRefund(session));
+    const failed = await deliver('refund.failed', double.failRefund(session));
     expect(failed.body).toMatchObject({ result: 'applied', account_id: user.account_id });
     expect(await credits(user)).toBe(100_000_000);
     expect(double.requests.filter((r) => r.path === '/v1/refunds').at(-1)).toMatchObject({ method: 'GET', form: { charge: refunded.id } });

@@ -168,14 +168,14 @@ export class StripeDouble {
   }
 
   /**
-   * The charge of a checkout's payment as `charge.refunded` reports it: `refunded` cents given back so far. Unless
-   * `record` is false, a refund of what the total adds is recorded, as Stripe's refunds list would show it.
+   * The charge of a checkout's payment as `charge.refunded` reports it: `refunded` cents given back so far. A refund
+   * of what the total adds is recorded, as Stripe's refunds list would show it.
    */
-  refundedCharge(session: { payment_intent: string; amount_total: number }, refunded: number, record = true): any {
+  refundedCharge(session: { payment_intent: string; amount_total: number }, refunded: number): any {
     const charge = `ch_${session.payment_intent.slice(3)}`;
     const refunds = this.refunds.get(charge) ?? [];
     const live = refunds.filter((r) => r.status !== 'failed' && r.status !== 'canceled').reduce((sum, r) => sum + r.amount, 0);
-    if (record && refunded > live) {
+    if (refunded > live) {
       refunds.push({ id: rid('re'), object: 'refund', amount: refunded - live, charge, payment_intent: session.payment_intent, currency: 'usd', status: 'succeeded' });
     }
     this.refunds.set(charge, refunds);
@@ -192,7 +192,7 @@ export class StripeDouble {
     };
   }
 
-  /** Marks the charge's latest refund failed; returns it as `charge.refund.updated` reports it. */
+  /** Marks the charge's latest refund failed; returns it as `refund.failed` (and `refund.updated`) report it. */
   failRefund(session: { payment_intent: string }): any {
     const refund = this.refunds.get(`ch_${session.payment_intent.slice(3)}`)?.at(-1);
     if (!refund) throw new Error('no refund to fail');

@@ -4,7 +4,7 @@
  * a time that is not a time, an id that is not a string) must not reach the billing rules.
  */
 import type Stripe from 'stripe';
-import { type CheckoutSession, MalformedPaymentEventError, type PaidInvoice, type PaymentEvent, type PaymentReversal, type ProviderSubscription } from '../../core/subscriptions/ports';
+import { type CheckoutSession, type LostDispute, MalformedPaymentEventError, type PaidInvoice, type PaymentEvent, type ProviderSubscription, type RefundChange } from '../../core/subscriptions/ports';
 
 /** A Stripe object (from an event or an API answer) with a field that is not what Stripe documents. */
 export class MalformedStripeObjectError extends Error {
@@ -114,29 +114,30 @@ function readCheckoutSession(v: unknown, at: string): CheckoutSession {
   };
 }
 
-/** `charge.refunded`: Stripe reports the charge with its refunded total so far (`amount_refunded`). */
-function readRefundedCharge(v: unknown, at: string): PaymentReversal {
+/**
+ * `charge.refunded`: the charge, refunded in part or whole. Its `amount_refunded` is not read: the total is asked of
+ * Stripe when the event is applied, since an event can be older than another already applied.
+ */
+function readRefundedCharge(v: unknown, at: string): RefundChange {
   const c = object(v, at);
-  const amount = minorAmount(c.amount, `${at}.amount`);
-  const refunded = minorAmount(c.amount_refunded, `${at}.amount_refunded`);
-  if (refunded > amount) malformed(`${at}.amount_refunded`, `at most the charge's amount (${amount})`, refunded);
-  return { kind: 'refund', payment_ref: optionalRef(c.payment_intent, `${at}.payment_intent`), reference: text(c.id, `${at}.id`), amount_minor: refunded, payment_amount_minor: amount };
+  return { kind: 'refund', payment_ref: optionalRef(c.payment_intent, `${at}.payment_intent`), reference: text(c.id, `${at}.id`), payment_amount_minor: minorAmount(c.amount, `${at}.amount`) };
 }
 
 /**
- * `charge.refund.updated`: a refund of the charge changed, typically to `failed` (the money could not go back). The
- * event names the charge and the payment; the refunded total is read from the provider, so it says no amount.
+ * `refund.created/updated/failed` and `charge.refund.updated` (the last only for some payment methods): a refund of
+ * the charge changed, typically to `failed` (the money could not go back). The event names the charge and the payment.
  */
-function readUpdatedRefund(v: unknown, at: string): PaymentReversal {
+function readChangedRefund(v: unknown, at: string): RefundChange {
   const r = object(v, at);
-  return { kind: 'refund', payment_ref: optionalRef(r.payment_intent, `${at}.payment_intent`), reference: optionalRef(r.charge, `${at}.charge`) ?? malformed(`${at}.charge`, 'the charge refunded', r.charge), amount_minor: null, payment_amount_minor: null };
+  const charge = optionalRef(r.charge, `${at}.charge`) ?? malformed(`${at}.charge`, 'the charge refunded', r.charge);
+  return { kind: 'refund', payment_ref: optionalRef(r.payment_intent, `${at}.payment_intent`), reference: charge, payment_amount_minor: null };
 }
 
 /** `charge.dispute.closed`: only a lost dispute keeps the money from the merchant. */
 function readClosedDispute(base: { id: string; type: string; created: string }, v: unknown, at: string): PaymentEvent {
   const d = object(v, at);
   const status = text(d.status, `${at}.status`);
-  const reversal: PaymentReversal = {
+  const reversal: LostDispute = {
     kind: 'dispute_lost',
     payment_ref: optionalRef(d.payment_intent, `${at}.payment_intent`),
     reference: text(d.id, `${at}.id`),
@@ -213,8 +214,11 @@ export function toPaymentEvent(event: unknown): PaymentEvent {
         return { ...base, kind: 'invoice_paid', invoice: readPaidInvoice(data.object, 'data.object') };
       case 'charge.refunded':
         return { ...base, kind: 'payment_reversed', reversal: readRefundedCharge(data.object, 'data.object') };
+      case 'refund.created':
+      case 'refund.updated':
+      case 'refund.failed':
       case 'charge.refund.updated':
-        return { ...base, kind: 'payment_reversed', reversal: readUpdatedRefund(data.object, 'data.object') };
+        return { ...base, kind: 'payment_reversed', reversal: readChangedRefund(data.object, 'data.object') };
       case 'charge.dispute.closed':
         return readClosedDispute(base, data.object, 'data.object');
       default:

@@ -39,19 +39,31 @@ export interface CheckoutSession {
 }
 
 /**
- * Money taken back from a payment: a refund (`amount_minor` is the payment's refunded total the event reported, or
- * null when the event does not say, as for a refund that failed; the service acts on the provider's current total,
- * not on this) or a dispute the merchant lost (`amount_minor` is the disputed amount).
+ * Money taken back from a payment. A refund names the charge whose refunds changed: what they add up to now is asked
+ * of the provider (its events come late and out of order, and a failed refund is reported on the refund itself). A
+ * dispute the merchant lost carries the disputed amount, taken once per dispute.
  */
-export interface PaymentReversal {
-  kind: 'refund' | 'dispute_lost';
+export type PaymentReversal = RefundChange | LostDispute;
+
+interface ReversalBase {
   /** The payment (payment intent) the money was paid with; null when the provider did not name one. */
   payment_ref: string | null;
-  /** The charge, or the dispute for `dispute_lost`: one dispute takes its amount once. */
+}
+
+export interface RefundChange extends ReversalBase {
+  kind: 'refund';
+  /** The charge refunded. */
   reference: string;
-  amount_minor: number | null;
-  /** What the payment was, in the same unit, when the provider says (a refund's charge does). */
+  /** What the payment was, in the smallest currency unit, when the event says (a charge does; a refund does not). */
   payment_amount_minor: number | null;
+}
+
+export interface LostDispute extends ReversalBase {
+  kind: 'dispute_lost';
+  /** The dispute: one dispute takes its amount once. */
+  reference: string;
+  amount_minor: number;
+  payment_amount_minor: null;
 }
 
 export interface PaidInvoice {

@@ -1,5 +1,5 @@
 import type { Micros } from '../billing/money';
-import type { PaymentReversal, Purchase, PurchaseReversal } from './ports';
+import type { LostDispute, Purchase, PurchaseReversal, RefundChange } from './ports';
 
 export type ReversalDecision =
   | { ignore: string }
@@ -13,8 +13,8 @@ export type ReversalDecision =
       unrecovered_micros: Micros;
     };
 
-/** A reversal whose amount is known: for a refund, the payment's refunded total now, as the provider answers it. */
-export type SizedReversal = PaymentReversal & { amount_minor: number };
+/** A reversal whose amount is known: a refund with the charge's refunded total now, as the provider answers it. */
+export type SizedReversal = (RefundChange & { refunded_minor: number }) | LostDispute;
 
 const NO_REVERSAL: Omit<PurchaseReversal, 'updated_at'> = { refunded_minor: 0, disputes_lost: {}, revoked_micros: 0, recovered_micros: 0, version: 0 };
 
@@ -34,8 +34,8 @@ export function reversePurchase(purchase: Purchase, event: SizedReversal, balanc
   let refunded = prev.refunded_minor;
   let disputes = prev.disputes_lost;
   if (event.kind === 'refund') {
-    if (event.amount_minor === prev.refunded_minor) return { ignore: 'already_reversed' };
-    refunded = event.amount_minor;
+    if (event.refunded_minor === prev.refunded_minor) return { ignore: 'already_reversed' };
+    refunded = event.refunded_minor;
   } else {
     if (Object.hasOwn(prev.disputes_lost, event.reference)) return { ignore: 'already_reversed' };
     disputes = { ...prev.disputes_lost, [event.reference]: event.amount_minor };

@@ -119,13 +119,14 @@ export class SubscriptionService {
    * Refund events are read as "the charge's refunds changed": the refunded total is asked of the provider each time,
    * because the events come late and out of order and a failed refund is reported on the refund, not the charge.
    * Refunds of other payments (subscription invoices) change nothing here: the subscription's own events say what it
-   * is worth.
+   * is worth. Without the provider nothing can be decided (503, so the event is delivered again once it is set up).
    */
   private async paymentReversed(eventId: string, r: PaymentReversal): Promise<EventOutcome> {
+    const provider = this.provider();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const found = r.payment_ref ? await this.purchasePaidWith(r.payment_ref, eventId) : null;
+      const found = r.payment_ref ? await this.purchasePaidWith(provider, r.payment_ref, eventId) : null;
       if (!found) return { result: 'ignored', reason: 'not_a_credit_purchase' };
-      const sized: SizedReversal = r.kind === 'refund' ? { ...r, amount_minor: await this.provider().refundedTotal(r.reference) } : { ...r, amount_minor: r.amount_minor ?? 0 };
+      const sized: SizedReversal = r.kind === 'refund' ? { ...r, refunded_minor: await provider.refundedTotal(r.reference) } : r;
       const accountId = found.account_id;
       const account = await this.deps.accounts.get(accountId);
       if (!account) {
@@ -165,18 +166,16 @@ export class SubscriptionService {
    * that checkout is applied first, exactly as its own event would (one purchase per session, so the event changes
    * nothing when it comes). Otherwise the refund would find nothing and the credits would stay.
    */
-  private async purchasePaidWith(paymentRef: string, eventId: string): Promise<{ account_id: string; purchase: Purchase } | null> {
+  private async purchasePaidWith(provider: PaymentProvider, paymentRef: string, eventId: string): Promise<{ account_id: string; purchase: Purchase } | null> {
     const found = await this.deps.store.purchaseForPayment(paymentRef);
-    if (found || !this.deps.provider) return found;
-    const session = await this.deps.provider.checkoutForPayment(paymentRef);
+    if (found) return found;
+    const session = await provider.checkoutForPayment(paymentRef);
     if (!session || session.mode !== 'payment' || session.payment_ref !== paymentRef) return null;
     const applied = await this.checkoutCompleted(undefined, session);
-    this.deps.log?.warn('a refund or dispute came before its checkout was applied; the checkout was applied first', {
-      event: eventId,
-      session: session.id,
-      outcome: applied.result,
-      reason: applied.reason,
-    });
+    // Ignored checkouts say why themselves; a duplicate is a purchase recorded before payments were (nothing to find).
+    if (applied.result === 'applied') {
+      this.deps.log?.warn('a refund or dispute came before its checkout was applied; the checkout was applied first', { event: eventId, session: session.id, account_id: applied.account_id });
+    }
     return this.deps.store.purchaseForPayment(paymentRef);
   }
 

@@ -12,7 +12,7 @@ const purchase = (p: Partial<Purchase> = {}): Purchase => ({
   paid_minor: 10_000,
   ...p,
 });
-const refund = (amount_minor: number, payment_amount_minor: number | null = 10_000): SizedReversal => ({ kind: 'refund', payment_ref: 'pi_1', reference: 'ch_1', amount_minor, payment_amount_minor });
+const refund = (refunded_minor: number, payment_amount_minor: number | null = 10_000): SizedReversal => ({ kind: 'refund', payment_ref: 'pi_1', reference: 'ch_1', refunded_minor, payment_amount_minor });
 
 describe('reversePurchase', () => {
   it('takes back the share given back, rounded down (never more than was bought)', () => {

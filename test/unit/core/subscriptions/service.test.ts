@@ -2,7 +2,7 @@ import { type Account, newAccount } from '../../../../functions/core/accounts/ac
 import type { AccountRepository, PlanRepository } from '../../../../functions/core/accounts/ports';
 import { creditPacks } from '../../../../functions/core/billing/packs';
 import { planCatalogue } from '../../../../functions/core/billing/plans';
-import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, PaymentEvent, PaymentProvider, PaymentReversal, Purchase, ReversalWrite } from '../../../../functions/core/subscriptions/ports';
+import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, LostDispute, PaymentEvent, PaymentProvider, Purchase, RefundChange, ReversalWrite } from '../../../../functions/core/subscriptions/ports';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 
 const now = new Date('2026-11-21T12:00:00Z');
@@ -102,13 +102,16 @@ const packEvent = (id = 'evt_1'): PaymentEvent => ({
   session: { id: 'cs_1', mode: 'payment', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: null, payment_ref: 'pi_1', amount_paid_minor: 10_000 },
 });
 
-const reversalEvent = (id: string, reversal: Partial<PaymentReversal>): PaymentEvent => ({
+/** A refund event of charge ch_1 (paid with pi_1): it names the charge, not what its refunds add up to. */
+const refundEvent = (id: string, changes: Partial<RefundChange> = {}, type = 'charge.refunded'): PaymentEvent => ({
   id,
-  type: reversal.kind === 'dispute_lost' ? 'charge.dispute.closed' : 'charge.refunded',
+  type,
   created: now.toISOString(),
   kind: 'payment_reversed',
-  reversal: { kind: 'refund', payment_ref: 'pi_1', reference: 'ch_1', amount_minor: 10_000, payment_amount_minor: 10_000, ...reversal },
+  reversal: { kind: 'refund', payment_ref: 'pi_1', reference: 'ch_1', payment_amount_minor: type === 'charge.refunded' ? 10_000 : null, ...changes },
 });
+
+const disputeEvent = (id: string, dispute: LostDispute): PaymentEvent => ({ id, type: 'charge.dispute.closed', created: now.toISOString(), kind: 'payment_reversed', reversal: dispute });
 
 describe('SubscriptionService: refunds and lost disputes of a credit pack', () => {
   /** A 100 USD pack paid 100.00 USD (pi_1), with `spent` USD of it charged since. */
@@ -120,10 +123,10 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     return ctx;
   }
   const credits = (ctx: Awaited<ReturnType<typeof bought>>) => ctx.accounts.get('a1')!.credits_micros;
-  /** A refund event for charge ch_1 reporting `reported`, while the provider's refunded total is `now`. */
-  const refund = (ctx: ReturnType<typeof setup>, eventId: string, now: number, reported: number | null = now) => {
-    ctx.refunded.set('ch_1', now);
-    return ctx.service.handleEvent(reversalEvent(eventId, { amount_minor: reported }));
+  /** A refund event of charge ch_1 (`type`), the provider's refunded total of ch_1 being `total` when it is applied. */
+  const refund = (ctx: ReturnType<typeof setup>, eventId: string, total: number, type?: string) => {
+    ctx.refunded.set('ch_1', total);
+    return ctx.service.handleEvent(refundEvent(eventId, {}, type));
   };
 
   it('takes back the refunded share of the credits, once per refunded total, whatever order the events come in', async () => {
@@ -134,8 +137,8 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     // The refunded total: a second refund of 25.00 is a total of 50.00.
     expect(await refund(ctx, 'evt_r2', 5_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(50_000_000);
-    // An older event (reporting a smaller total) arriving late: the total now is what counts, and it is not new.
-    expect(await refund(ctx, 'evt_r_old', 5_000, 2_500)).toEqual({ result: 'ignored', reason: 'already_reversed', account_id: 'a1' });
+    // An older event arriving late: the total now is what counts, and it is not new.
+    expect(await refund(ctx, 'evt_r_old', 5_000)).toEqual({ result: 'ignored', reason: 'already_reversed', account_id: 'a1' });
     expect(credits(ctx)).toBe(50_000_000);
     expect(await refund(ctx, 'evt_r3', 10_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(0);
@@ -158,10 +161,10 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     const ctx = await bought();
     await refund(ctx, 'evt_r', 4_000);
     expect(credits(ctx)).toBe(60_000_000);
-    const lost = { kind: 'dispute_lost' as const, reference: 'dp_1', amount_minor: 10_000, payment_amount_minor: null };
-    expect(await ctx.service.handleEvent(reversalEvent('evt_d', lost))).toEqual({ result: 'applied', account_id: 'a1' });
+    const lost: LostDispute = { kind: 'dispute_lost', payment_ref: 'pi_1', reference: 'dp_1', amount_minor: 10_000, payment_amount_minor: null };
+    expect(await ctx.service.handleEvent(disputeEvent('evt_d', lost))).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(0);
-    expect(await ctx.service.handleEvent(reversalEvent('evt_d_copy', lost))).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(await ctx.service.handleEvent(disputeEvent('evt_d_copy', lost))).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
     expect(ctx.store.payments.get('pi_1')!.purchase.reversal).toMatchObject({ revoked_micros: 100_000_000, disputes_lost: { dp_1: 10_000 } });
   });
 
@@ -182,7 +185,7 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     expect(await refund(ctx, 'evt_early_refund', 2_500)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(asked).toEqual(['pi_1']);
     expect(credits(ctx)).toBe(75_000_000);
-    expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/before its checkout was applied/), expect.objectContaining({ session: 'cs_1', outcome: 'applied' }));
+    expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/before its checkout was applied/), expect.objectContaining({ session: 'cs_1', account_id: 'a1' }));
     // The checkout's own event, delivered at last: one purchase per session, nothing credited twice.
     expect(await ctx.service.handleEvent(packEvent('evt_late_checkout'))).toEqual({ result: 'duplicate', account_id: 'a1' });
     expect(credits(ctx)).toBe(75_000_000);
@@ -192,17 +195,17 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     expect(asked).toEqual(['pi_1']);
   });
 
-  it('gives back the credits a refund took when the refund fails, once, and never what was spent', async () => {
+  it('gives back the credits a refund took when the refund fails, once', async () => {
     const ctx = await bought();
     expect(await refund(ctx, 'evt_refunded', 6_000)).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(40_000_000);
-    // charge.refund.updated says no amount: the total now (one of two refunds failed) is asked of the provider.
-    expect(await refund(ctx, 'evt_refund_failed', 1_000, null)).toEqual({ result: 'applied', account_id: 'a1' });
+    // refund.failed: the total now (one of two refunds failed) is asked of the provider.
+    expect(await refund(ctx, 'evt_refund_failed', 1_000, 'refund.failed')).toEqual({ result: 'applied', account_id: 'a1' });
     expect(credits(ctx)).toBe(90_000_000);
     expect(ctx.log.warn).toHaveBeenCalledWith(expect.stringMatching(/refund failed/), expect.objectContaining({ restore_micros: 50_000_000 }));
-    expect(await refund(ctx, 'evt_refund_failed', 1_000, null)).toEqual({ result: 'duplicate' });
+    expect(await refund(ctx, 'evt_refund_failed', 1_000, 'refund.failed')).toEqual({ result: 'duplicate' });
     // The charge.refunded event from before the failure, delivered late, takes nothing again.
-    expect(await refund(ctx, 'evt_refunded_late', 1_000, 6_000)).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
+    expect(await refund(ctx, 'evt_refunded_late', 1_000)).toMatchObject({ result: 'ignored', reason: 'already_reversed' });
     expect(credits(ctx)).toBe(90_000_000);
   });
 
@@ -212,22 +215,32 @@ describe('SubscriptionService: refunds and lost disputes of a credit pack', () =
     const bare = setup(null);
     bare.store.payments.set('pi_1', ctx.store.payments.get('pi_1')!);
     bare.accounts.set('a1', ctx.accounts.get('a1')!);
-    await expect(bare.service.handleEvent(reversalEvent('evt_r', { amount_minor: 5_000 }))).rejects.toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED' });
+    await expect(bare.service.handleEvent(refundEvent('evt_r'))).rejects.toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED' });
     expect(bare.accounts.get('a1')!.credits_micros).toBe(100_000_000);
+    // Also before its checkout was applied: settling it as "not a pack" would lose it once the checkout is credited.
+    await expect(setup(null).service.handleEvent(refundEvent('evt_early'))).rejects.toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED' });
   });
 
   it('asks which checkout a payment paid, and ignores refunds of payments no pack checkout paid', async () => {
-    const subscriptionCheckout = { id: 'cs_sub', mode: 'subscription', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: 'sub_1', payment_ref: null, amount_paid_minor: 1_900 };
-    const ctx = setup({ checkoutForPayment: async (ref) => (ref === 'pi_sub' ? subscriptionCheckout : null) });
-    expect(await ctx.service.handleEvent(reversalEvent('evt_invoice_refund', { payment_ref: 'pi_invoice' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
-    expect(await ctx.service.handleEvent(reversalEvent('evt_sub_refund', { payment_ref: 'pi_sub' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    const { session } = packEvent() as Extract<PaymentEvent, { kind: 'checkout_completed' }>;
+    const checkouts: Record<string, typeof session> = {
+      // A subscription's checkout (its first invoice's payment), and a pack checkout that names another payment.
+      pi_sub: { ...session, id: 'cs_sub', mode: 'subscription', subscription_id: 'sub_1', payment_ref: 'pi_sub' },
+      pi_other: { ...session, id: 'cs_other', payment_ref: 'pi_elsewhere' },
+    };
+    const asked: string[] = [];
+    const ctx = setup({ checkoutForPayment: async (ref) => (asked.push(ref), checkouts[ref] ?? null) });
+    for (const payment_ref of ['pi_invoice', 'pi_sub', 'pi_other']) {
+      expect(await ctx.service.handleEvent(refundEvent(`evt_${payment_ref}`, { payment_ref }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    }
+    expect(asked).toEqual(['pi_invoice', 'pi_sub', 'pi_other']);
     expect(ctx.accounts.get('a1')).toMatchObject({ credits_micros: 0, plan_id: null });
   });
 
   it('ignores refunds of payments that bought no pack, and disputes that were not lost', async () => {
     const ctx = await bought();
-    expect(await ctx.service.handleEvent(reversalEvent('evt_sub_refund', { payment_ref: 'pi_invoice' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
-    expect(await ctx.service.handleEvent(reversalEvent('evt_no_pi', { payment_ref: null }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    expect(await ctx.service.handleEvent(refundEvent('evt_sub_refund', { payment_ref: 'pi_invoice' }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
+    expect(await ctx.service.handleEvent(refundEvent('evt_no_pi', { payment_ref: null }))).toEqual({ result: 'ignored', reason: 'not_a_credit_purchase' });
     const won: PaymentEvent = { id: 'evt_won', type: 'charge.dispute.closed', created: now.toISOString(), kind: 'dispute_settled', status: 'won' };
     expect(await ctx.service.handleEvent(won)).toEqual({ result: 'ignored', reason: 'dispute_not_lost' });
     expect(credits(ctx)).toBe(100_000_000);
