@@ -80,6 +80,8 @@ export class LocalQueue<T> implements MessageQueue<T> {
   private readonly delivering = new Map<string, Stored>();
   /** Deliveries the last process did not finish, held until start() has recovered them (recoverUnfinished). */
   private readonly unfinished = new Map<string, Stored>();
+  /** Nothing is delivered while unfinished deliveries are recovered: one recovered later must not undo a new claim. */
+  private recovering = false;
   /** Waits asked for by the handler for messages being delivered (ChangeMessageVisibility), by receipt handle. */
   private readonly requestedDelays = new Map<string, number>();
 
@@ -102,7 +104,17 @@ export class LocalQueue<T> implements MessageQueue<T> {
   /** Starts delivering (a queue made `paused` holds its messages until the service it feeds is ready). */
   start(): void {
     this.started = true;
-    void Promise.all([...this.unfinished.values()].map((message) => this.recover(message))).then(() => this.pump());
+    if (this.unfinished.size === 0) {
+      setImmediate(() => this.pump());
+      return;
+    }
+    this.recovering = true;
+    Promise.all([...this.unfinished.values()].map((message) => this.recover(message)))
+      .catch((err) => this.opts.log?.(`queue ${this.opts.name}: recovering unfinished deliveries failed`, err))
+      .finally(() => {
+        this.recovering = false;
+        this.pump();
+      });
   }
 
   private async recover(message: Stored): Promise<void> {
@@ -174,7 +186,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
   }
 
   private pump() {
-    while (this.started && !this.stopped && this.inFlight < this.opts.concurrency && this.waiting.length > 0) {
+    while (this.started && !this.recovering && !this.stopped && this.inFlight < this.opts.concurrency && this.waiting.length > 0) {
       const message = this.waiting.shift()!;
       this.inFlight++;
       message.receiveCount++;

@@ -53,9 +53,9 @@ describe('LocalQueue across a crash', () => {
 });
 
 describe('LocalQueue recovery of unfinished deliveries', () => {
-  /** A state file as a process that died while delivering `{n: 1}` leaves it (visible again only in an hour). */
-  function crashedState(dir: string) {
-    writeFileSync(path.join(dir, 'work.json'), JSON.stringify([{ id: 'm1', body: '{"n":1}', receiveCount: 1, sentAt: Date.now(), visibleAt: Date.now() + 3_600_000 }]));
+  /** A state file as a process that died while delivering `{n: 1}` leaves it (visible again in `visibleInMs`). */
+  function crashedState(dir: string, visibleInMs = 3_600_000) {
+    writeFileSync(path.join(dir, 'work.json'), JSON.stringify([{ id: 'm1', body: '{"n":1}', receiveCount: 1, sentAt: Date.now(), visibleAt: Date.now() + visibleInMs }]));
   }
 
   it('releases what the dead delivery held, then delivers it again at start, not after its timeout', async () => {
@@ -86,15 +86,10 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     }
   });
 
-  it('waits for the timeout as before when the recovery fails, and keeps the message across a stop before it', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
-    dirs.push(dir);
-    crashedState(dir);
-    const log: string[] = [];
-    const delivered: string[] = [];
-    const failing = new LocalQueue<{ n: number }>({
+  const failingQueue = (dir: string, delivered: { afterMs: number; body: string }[], log: string[], started = Date.now()) =>
+    new LocalQueue<{ n: number }>({
       name: 'work',
-      handler: async (event) => void delivered.push(event.Records[0].body),
+      handler: async (event) => void delivered.push({ afterMs: Date.now() - started, body: event.Records[0].body }),
       recoverUnfinished: async () => {
         throw new Error('table unavailable');
       },
@@ -105,11 +100,65 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
       persistDir: dir,
       log: (m) => void log.push(m),
     });
+
+  it('waits for the timeout as before when the recovery fails', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    crashedState(dir, 300);
+    const log: string[] = [];
+    const delivered: { afterMs: number; body: string }[] = [];
+    const q = failingQueue(dir, delivered, log);
+    try {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(delivered).toEqual([]);
+      expect(log).toEqual([expect.stringMatching(/could not release what unfinished message m1 held/)]);
+      await q.drained();
+      expect(delivered).toEqual([{ afterMs: expect.any(Number), body: '{"n":1}' }]);
+      expect(delivered[0].afterMs).toBeGreaterThanOrEqual(250);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  it('keeps a message whose recovery failed across a stop', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    crashedState(dir);
+    const q = failingQueue(dir, [], []);
     await new Promise((r) => setTimeout(r, 50));
-    expect(delivered).toEqual([]);
-    expect(log).toEqual([expect.stringMatching(/could not release what unfinished message m1 held/)]);
-    await failing.stop();
+    await q.stop();
     expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([expect.objectContaining({ id: 'm1', body: '{"n":1}' })]);
+  });
+
+  it('delivers nothing, not even a message sent meanwhile, until every unfinished delivery is recovered', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    crashedState(dir);
+    const order: string[] = [];
+    let finishRecovery!: () => void;
+    const q = new LocalQueue<{ n: number }>({
+      name: 'work',
+      handler: async (event) => void order.push(`deliver ${event.Records[0].body}`),
+      recoverUnfinished: () => new Promise<void>((resolve) => (finishRecovery = () => (order.push('recovered'), resolve()))),
+      concurrency: 2,
+      maxReceiveCount: 3,
+      retryDelayMs: 10,
+      timeoutMs: 100,
+      persistDir: dir,
+      paused: true,
+    });
+    try {
+      q.start();
+      await q.send({ n: 2 });
+      await new Promise((r) => setTimeout(r, 50));
+      expect(order).toEqual([]);
+      finishRecovery();
+      await q.drained();
+      expect(order.slice(0, 1)).toEqual(['recovered']);
+      expect(order.slice(1).sort()).toEqual(['deliver {"n":1}', 'deliver {"n":2}']);
+    } finally {
+      await q.stop();
+    }
   });
 });
 
