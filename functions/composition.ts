@@ -142,8 +142,9 @@ function intEnv(name: string, fallback: number): number {
  */
 function stripeApiPort(v: string | undefined): number | undefined {
   if (!v) return undefined;
-  const port = Number(v);
-  if (Number.isInteger(port) && port > 0 && port < 65_536) return port;
+  // Digits only: Number() would also read "0x50", "1e3" or " 80 ".
+  const port = /^\d{1,5}$/.test(v) ? Number(v) : NaN;
+  if (port > 0 && port < 65_536) return port;
   throw new Error(`STRIPE_API_PORT must be a port number (1-65535), not ${JSON.stringify(v)}`);
 }
 

@@ -301,7 +301,7 @@ describe('POST /bulkjob refusals', () => {
     const refused = await post('/bulkjob', { s3_key });
     const { error } = await refused.json();
     expect([refused.status, error.code, error.details.s3_key]).toEqual([404, 'UPLOAD_NOT_FOUND', s3_key]);
-    expect(error.message).toMatch(/upload from POST \/pdf\/upload-url, not from POST \/bulkjob\/upload-url/);
+    expect(error.message).toMatch(/this s3_key was not issued by POST \/bulkjob\/upload-url/);
     expect(await stack.services.blobs.head(s3_key)).toMatchObject({ size_bytes: 5 });
   });
 

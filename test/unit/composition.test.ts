@@ -12,6 +12,6 @@ describe('configFromEnv', () => {
     expect(configFromEnv({ STRIPE_API_PORT: '', STRIPE_API_PROTOCOL: '' }).stripe).toMatchObject({ apiPort: undefined, apiProtocol: undefined });
     expect(() => configFromEnv({ STRIPE_API_PROTOCOL: 'ftp' })).toThrow(/STRIPE_API_PROTOCOL must be http or https, not "ftp"/);
     expect(() => configFromEnv({ STRIPE_API_PORT: 'twelve' })).toThrow(/STRIPE_API_PORT must be a port number/);
-    expect(() => configFromEnv({ STRIPE_API_PORT: '70000' })).toThrow(/STRIPE_API_PORT/);
+    for (const port of ['70000', '0', '0x50', '1e3', ' 80 ', '-1']) expect(() => configFromEnv({ STRIPE_API_PORT: port })).toThrow(/STRIPE_API_PORT/);
   });
 });

@@ -69,10 +69,8 @@ export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accoun
     }
     throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: no upload exists at this s3_key. Use the s3_key returned by POST ${route}.`, details);
   }
-  const kind = key.split('/')[2];
-  if (kind !== refusal.kind) {
-    const issuer = Object.hasOwn(UPLOAD_KINDS, kind) ? `POST ${UPLOAD_KINDS[kind as UploadKind].route}` : 'another route';
-    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: this s3_key is an upload from ${issuer}, not from POST ${route}. Upload it with POST ${route} and send that s3_key.`, details);
+  if (key.split('/')[2] !== refusal.kind) {
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: this s3_key was not issued by POST ${route}, so nothing was uploaded there for this input. Upload it with POST ${route} and send the s3_key it returns.`, details);
   }
   const issued = uploadIssuedAt(key);
   const head = issued ? await deps.blobs.head(key) : null;

@@ -7,6 +7,7 @@
  * refused before any PDF is read.
  */
 import { ServiceError } from '../errors';
+import { shownValue } from '../validation/shown';
 
 export const MAX_RANGE_PARTS = 500;
 
@@ -27,7 +28,7 @@ export interface ParsedRange {
 export type RangeContext = Record<string, unknown>;
 
 function invalid(token: string, why: string, context: RangeContext): ServiceError {
-  return new ServiceError('INVALID_PAGE_RANGE', `Page range part "${token}" is not valid: ${why}. Use pages like "3", ranges like "1-3" or open ranges like "8-end", separated by commas.`, {
+  return new ServiceError('INVALID_PAGE_RANGE', `Page range part ${shownValue(token)} is not valid: ${why}. Use pages like "3", ranges like "1-3" or open ranges like "8-end", separated by commas.`, {
     ...context,
     token,
   });
@@ -46,7 +47,7 @@ function page(token: string, raw: string, context: RangeContext): Page {
   if (t === '') throw invalid(token, 'a page number is missing', context);
   if (/^[+-]/.test(t)) throw invalid(token, 'page numbers cannot be negative or signed', context);
   if (/[.,eE]/.test(t) && /^[\d.eE+-]+$/.test(t)) throw invalid(token, 'page numbers are whole numbers', context);
-  if (!PAGE.test(t)) throw invalid(token, `"${t}" is not a page number`, context);
+  if (!PAGE.test(t)) throw invalid(token, `${shownValue(t)} is not a page number`, context);
   const digits = t.replace(/^0+/, '');
   if (digits === '') throw invalid(token, 'pages are numbered from 1', context);
   const n = Number(digits);

@@ -241,7 +241,7 @@ function splitRefusal(split: unknown, context: Record<string, unknown>): Refuser
     const field = issue.path[1];
     if (field === undefined || field === 'mode') {
       if (split !== undefined && split !== null && !isJsonObject(split)) {
-        const got = Array.isArray(split) ? 'an array' : typeof split === 'string' ? `the string "${split.slice(0, 40)}"` : `a ${typeof split}`;
+        const got = typeof split === 'string' ? `the string ${shownValue(split, 40)}` : typeof split === 'number' || typeof split === 'boolean' ? `a ${typeof split}` : shownValue(split);
         return splitNotAnObject('split', got, isSplitMode(split) ? split : null, context);
       }
       const mode = isJsonObject(split) ? split.mode : undefined;

@@ -10,6 +10,7 @@ const DISPLAY_CONTROL = new RegExp(`[${DISPLAY_CONTROLS}]`, 'gu');
 export function shownValue(value: unknown, max = 60): string {
   if (typeof value !== 'string') {
     if (value === null) return 'null';
+    if (value === undefined) return 'nothing';
     if (Array.isArray(value)) return 'an array';
     return typeof value === 'object' ? 'an object' : typeof value === 'number' && !Number.isFinite(value) ? 'a number out of range' : JSON.stringify(value);
   }

@@ -98,6 +98,13 @@ describe('page ranges', () => {
     expect(err.details).toMatchObject({ token: '2', max_parts: MAX_RANGE_PARTS });
   });
 
+  it('quotes the part it refuses escaped and cut short in the message, and as sent in details.token', () => {
+    const err = refusal(() => parsePageRange(`1,2\u202e3-x${'y'.repeat(200)}`));
+    expect(err.message).toMatch(/^Page range part "2\\u202e3-xy+…" is not valid/);
+    expect(err.message.length).toBeLessThan(400);
+    expect(err.details).toMatchObject({ token: `2\u202e3-x${'y'.repeat(200)}` });
+  });
+
   it('takes any run of digits as a page number: one past every document is PAGE_OUT_OF_RANGE, not a syntax error', () => {
     const huge = '9999999999999999999999';
     for (const [text, token] of [

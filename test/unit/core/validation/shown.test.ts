@@ -14,6 +14,6 @@ describe('shownValue', () => {
   });
 
   it('names values that are not strings by their kind', () => {
-    expect([shownValue({}), shownValue([1]), shownValue(null), shownValue(5), shownValue(true), shownValue(Infinity)]).toEqual(['an object', 'an array', 'null', '5', 'true', 'a number out of range']);
+    expect([shownValue({}), shownValue([1]), shownValue(null), shownValue(undefined), shownValue(5), shownValue(true), shownValue(Infinity)]).toEqual(['an object', 'an array', 'null', 'nothing', '5', 'true', 'a number out of range']);
   });
 });
