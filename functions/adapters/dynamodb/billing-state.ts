@@ -132,29 +132,23 @@ export class DynamoBillingStateStore implements BillingStateStore {
         },
       },
     ];
-    if (write.restore_micros > 0) {
+    // Credits given back for a failed refund, or taken for a refund only while the balance covers them (never negative).
+    const change =
+      write.restore_micros > 0
+        ? { condition: 'attribute_exists(pk)', update: 'credits_micros + :amount', amount: write.restore_micros }
+        : write.debit_micros > 0
+          ? { condition: 'attribute_exists(pk) AND credits_micros >= :amount', update: 'credits_micros - :amount', amount: write.debit_micros }
+          : null;
+    if (change) {
       items.push({
         kind: 'account',
         op: {
           Update: {
             TableName: table,
             Key: keys.account(write.account_id),
-            ConditionExpression: 'attribute_exists(pk)',
-            UpdateExpression: 'SET credits_micros = credits_micros + :restore, updated_at = :at',
-            ExpressionAttributeValues: { ':restore': write.restore_micros, ':at': at.toISOString() },
-          },
-        },
-      });
-    } else if (write.debit_micros > 0) {
-      items.push({
-        kind: 'account',
-        op: {
-          Update: {
-            TableName: table,
-            Key: keys.account(write.account_id),
-            ConditionExpression: 'attribute_exists(pk) AND credits_micros >= :debit',
-            UpdateExpression: 'SET credits_micros = credits_micros - :debit, updated_at = :at',
-            ExpressionAttributeValues: { ':debit': write.debit_micros, ':at': at.toISOString() },
+            ConditionExpression: change.condition,
+            UpdateExpression: `SET credits_micros = ${change.update}, updated_at = :at`,
+            ExpressionAttributeValues: { ':amount': change.amount, ':at': at.toISOString() },
           },
         },
       });

@@ -2,7 +2,7 @@ import fs, { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
-import { LocalQueue, LocalRedelivery } from '../../../../local/emulators/queue';
+import { LocalQueue, type LocalQueueOptions, LocalRedelivery } from '../../../../local/emulators/queue';
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -58,20 +58,18 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     writeFileSync(path.join(dir, 'work.json'), JSON.stringify([{ id: 'm1', body: '{"n":1}', receiveCount: 1, sentAt: Date.now(), visibleAt: Date.now() + visibleInMs }]));
   }
 
+  /** A queue over `dir` (a 100 ms handler timeout) that recovers unfinished deliveries with `recoverUnfinished`. */
+  const recoveringQueue = (dir: string, opts: Pick<LocalQueueOptions, 'handler' | 'recoverUnfinished'> & Partial<LocalQueueOptions>) =>
+    new LocalQueue<{ n: number }>({ name: 'work', concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: 100, persistDir: dir, ...opts });
+
   it('releases what the dead delivery held, then delivers it again at start, not after its timeout', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
     dirs.push(dir);
     crashedState(dir);
     const order: string[] = [];
-    const q = new LocalQueue<{ n: number }>({
-      name: 'work',
+    const q = recoveringQueue(dir, {
       handler: async (event) => void order.push(`deliver ${event.Records[0].body} #${event.Records[0].attributes.ApproximateReceiveCount}`),
       recoverUnfinished: async (body) => void order.push(`recover ${JSON.stringify(body)}`),
-      concurrency: 1,
-      maxReceiveCount: 3,
-      retryDelayMs: 10,
-      timeoutMs: 100,
-      persistDir: dir,
       paused: true,
     });
     try {
@@ -87,17 +85,11 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
   });
 
   const failingQueue = (dir: string, delivered: { afterMs: number; body: string }[], log: string[], started = Date.now()) =>
-    new LocalQueue<{ n: number }>({
-      name: 'work',
+    recoveringQueue(dir, {
       handler: async (event) => void delivered.push({ afterMs: Date.now() - started, body: event.Records[0].body }),
       recoverUnfinished: async () => {
         throw new Error('table unavailable');
       },
-      concurrency: 1,
-      maxReceiveCount: 3,
-      retryDelayMs: 10,
-      timeoutMs: 100,
-      persistDir: dir,
       log: (m) => void log.push(m),
     });
 
@@ -136,15 +128,10 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     crashedState(dir);
     const order: string[] = [];
     let finishRecovery!: () => void;
-    const q = new LocalQueue<{ n: number }>({
-      name: 'work',
+    const q = recoveringQueue(dir, {
       handler: async (event) => void order.push(`deliver ${event.Records[0].body}`),
       recoverUnfinished: () => new Promise<void>((resolve) => (finishRecovery = () => (order.push('recovered'), resolve()))),
       concurrency: 2,
-      maxReceiveCount: 3,
-      retryDelayMs: 10,
-      timeoutMs: 100,
-      persistDir: dir,
       paused: true,
     });
     try {
