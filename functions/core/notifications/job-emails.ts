@@ -12,7 +12,9 @@ export function wantsJobEmail(account: Account, job: Job): boolean {
 }
 
 export function jobReadyEmail(account: Account, job: Job, link: string | null): MailMessage {
-  const lines = [`Your PDF job ${job.job_id} is ready (${job.pages} page${job.pages === 1 ? '' : 's'}).`, link ? `Download it within the hour: ${link}` : `Fetch a download link with GET /jobs/${job.job_id}/download.`, 'The file is kept for 30 days.'];
+  // The signed link lasts an hour; mail is often read later, so the way to a fresh one is always given too.
+  const fresh = `GET /jobs/${job.job_id}/download gives a new download link whenever you need one; the file is kept for 30 days.`;
+  const lines = [`Your PDF job ${job.job_id} is ready (${job.pages} page${job.pages === 1 ? '' : 's'}).`, ...(link ? [`Download it within the hour: ${link}`] : []), fresh];
   return {
     to: account.email,
     subject: `Your PDF is ready (${job.job_id})`,
