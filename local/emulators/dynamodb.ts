@@ -14,6 +14,7 @@
 import { EventEmitter, once } from 'node:events';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
@@ -23,6 +24,35 @@ import { writeFileAtomic } from '../files';
 // dynalite ships no types.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const dynalite = require('dynalite') as (opts: Record<string, unknown>) => http.Server;
+// dynalite's own LevelDB binding, to see whether its store can be opened before dynalite opens it.
+const { Level } = createRequire(require.resolve('dynalite'))('level') as { Level: new (dir: string) => { open(): Promise<void>; close(): Promise<void> } };
+
+/** How long a start waits for another process to let go of the store (one killed a moment ago may still hold it). */
+const STORE_LOCK_WAIT_MS = 15_000;
+
+/**
+ * Waits until no other process holds the LevelDB store in `dir`. dynalite opens it lazily and, when it is locked,
+ * throws "Database is closed" from a callback at the first request, killing the process; here the start waits for a
+ * process that is still exiting (a restart right after a crash or a kill), or says which directory is in use.
+ */
+async function waitForFreeStore(dir: string, waitMs = STORE_LOCK_WAIT_MS): Promise<void> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    const db = new Level(dir);
+    try {
+      await db.open();
+      await db.close();
+      return;
+    } catch (err) {
+      const locked = (err as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED';
+      if (!locked) throw err;
+      if (Date.now() >= until) {
+        throw new Error(`The table store in ${dir} is in use by another process (another \`npm start\` on the same DATA_DIR?). Stop it, or start this one with another DATA_DIR.`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+}
 
 type Json = Record<string, any>;
 interface Reply {
@@ -78,7 +108,8 @@ export interface LocalDynamo {
   stop(): Promise<void>;
 }
 
-export async function startLocalDynamo(opts: { dataDir?: string; port?: number; tableName: string }): Promise<LocalDynamo> {
+export async function startLocalDynamo(opts: { dataDir?: string; port?: number; tableName: string; storeLockWaitMs?: number }): Promise<LocalDynamo> {
+  if (opts.dataDir) await waitForFreeStore(opts.dataDir, opts.storeLockWaitMs);
   const backend = dynalite({ path: opts.dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   // Requests that need no shim go straight to dynalite's own request handler, without a second HTTP hop.
   const dynaliteHandler = backend.listeners('request')[0] as http.RequestListener;

@@ -24,8 +24,10 @@ async function startService(dataDir: string): Promise<{ npm: ChildProcess; baseU
 }
 
 /** What a crash does: every process of the service is gone at once, with nothing written on the way out. */
-function crash(npm: ChildProcess) {
-  if (npm.pid) for (const pid of [npm.pid, ...descendants(npm.pid)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+function crash(npm: ChildProcess): number[] {
+  const pids = npm.pid ? [npm.pid, ...descendants(npm.pid)] : [];
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  return pids;
 }
 
 /**
@@ -60,8 +62,10 @@ describe('a crash of the local service', () => {
       if (status !== 'processing') await new Promise((r) => setTimeout(r, 25));
     }
     expect(status).toBe('processing');
-    crash(first.npm);
+    const killed = crash(first.npm);
     npm = undefined;
+    // The restart comes after the crash (a killed process can take a moment to go; the start would wait for its store).
+    for (let i = 0; i < 100 && killed.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
 
     stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1' } });
     const deadline = Date.now() + 60_000;
@@ -82,5 +86,5 @@ describe('a crash of the local service', () => {
       after = await (await call(stack.baseUrl, 'GET', `/jobs/${next.job_id}`)).json();
     }
     expect(after.status).toBe('completed');
-  }, 150_000);
+  }, 240_000);
 });

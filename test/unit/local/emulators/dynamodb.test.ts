@@ -22,6 +22,23 @@ afterAll(async () => {
 });
 
 describe('local DynamoDB start-up', () => {
+  it('waits for another holder of its store to let go (a process still exiting), and says which DATA_DIR is in use if it does not', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ddb-locked-'));
+    const holder = await startLocalDynamo({ dataDir: dir, tableName: 'locked-test' });
+    try {
+      // dynalite used to throw "Database is closed" from a callback at the first request, killing the process.
+      await expect(startLocalDynamo({ dataDir: dir, tableName: 'locked-test', storeLockWaitMs: 300 })).rejects.toThrow(/in use by another process .*another DATA_DIR/);
+      const waiting = startLocalDynamo({ dataDir: dir, tableName: 'locked-test', storeLockWaitMs: 10_000 });
+      await new Promise((r) => setTimeout(r, 400));
+      await holder.stop();
+      const next = await waiting;
+      await next.stop();
+    } finally {
+      await holder.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers only once its table is ACTIVE (dynalite creates tables asynchronously)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'ddb-startup-'));
     const fresh = await startLocalDynamo({ dataDir: dir, tableName: 'startup-test' });
