@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { LONGJOB_RENDER_SLOT_KIND, abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, releaseDeadWorker, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import { LONGJOB_RENDER_SLOT_KIND, type LongJobWorkerDeps, abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, releaseDeadWorker, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import type { Clock } from '../../../../functions/core/clock';
 import { type Job, newJob } from '../../../../functions/core/jobs/job';
+import type { Mailer } from '../../../../functions/core/notifications/ports';
 import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { RendererStoppedError, RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
@@ -53,19 +55,31 @@ async function queueLongJob(w: ReturnType<typeof memoryWorld>, jobId: string, no
   return job;
 }
 
+/** A clock the test moves by hand. */
+function handClock(start = '2026-11-22T10:00:00Z') {
+  let t = Date.parse(start);
+  return { now: () => new Date(t), advance: (ms: number) => (t += ms) };
+}
+
+/** The render worker's dependencies over `w`, charging on `clock` (the world's own unless the test moves time). */
+function workerDeps(w: ReturnType<typeof memoryWorld>, renderer: FakeRenderer, opts: { clock?: Clock; mailer?: Mailer; share?: LongJobWorkerDeps['share'] } = {}) {
+  const clock = opts.clock ?? w.clock;
+  const mailer: Mailer = opts.mailer ?? { send: async () => undefined };
+  return { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer, share: opts.share };
+}
+
 describe('releaseDeadWorker', () => {
   it('gives up a dead worker\'s lease and slot, so the message delivered again renders the job at once with what is left of its 15 minutes', async () => {
     const w = memoryWorld();
-    let t = Date.parse('2026-11-22T10:00:00Z');
-    const clock = { now: () => new Date(t) };
+    const clock = handClock();
     await queueLongJob(w, 'job_dead', clock.now());
     // The dead worker's claim: processing since 10:00, its lease and its slot good until 10:15:30.
     const job = (await w.jobs.get('job_dead'))!;
-    await w.jobs.put({ ...job, status: 'processing', started_at: clock.now().toISOString(), lease_until: new Date(t + 930_000).toISOString() });
+    await w.jobs.put({ ...job, status: 'processing', started_at: clock.now().toISOString(), lease_until: new Date(clock.now().getTime() + 930_000).toISOString() });
     expect(await w.slots.acquire({ accountId: job.account_id, kind: LONGJOB_RENDER_SLOT_KIND, jobId: 'job_dead', holder: 'dead', max: 1, now: clock.now(), leaseSeconds: 930 })).toBe(true);
-    t += 20_000;
+    clock.advance(20_000);
     const renderer = new FakeRenderer();
-    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined }, share: { rendersPerAccount: 1 } };
+    const deps = workerDeps(w, renderer, { clock, share: { rendersPerAccount: 1 } });
     // Without the release, the message delivered again finds the job held (a duplicate, as far as anyone can tell).
     expect(await processLongJob(deps, { job_id: 'job_dead' }, 900_000)).toBe('skipped');
 
@@ -83,8 +97,7 @@ describe('processLongJob under at-least-once delivery', () => {
   /** Two deliveries of one job: the first worker stalls past its lease, the second claims the job and completes it. */
   it("a worker whose lease ran out fails late without overwriting the job another worker completed (or its input)", async () => {
     const w = memoryWorld();
-    let t = Date.parse('2026-11-22T10:00:00Z');
-    const clock = { now: () => new Date(t) };
+    const clock = handClock();
     await queueLongJob(w, 'job_late', clock.now());
 
     let releaseFirst!: () => void;
@@ -100,12 +113,12 @@ describe('processLongJob under at-least-once delivery', () => {
     // The first worker's document fails late (over the page limit), after the second took over and finished.
     renderer.behave = (req) => (req === renderer.calls[0] ? { pages: 500 } : {});
     const mails: unknown[] = [];
-    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: unknown) => void mails.push(m) } };
+    const deps = workerDeps(w, renderer, { clock, mailer: { send: async (m) => void mails.push(m) } });
 
     const first = processLongJob(deps, { job_id: 'job_late' }, 1000);
     // The first worker has claimed the job and is printing it.
     await firstAtRenderer;
-    t += 120_000; // past the first worker's lease (timeout + 60 s)
+    clock.advance(120_000); // past the first worker's lease (timeout + 60 s)
     expect(await processLongJob(deps, { job_id: 'job_late' }, 1000)).toBe('completed');
     releaseFirst();
     expect(await first).toBe('skipped');
@@ -123,9 +136,8 @@ describe('processLongJob under at-least-once delivery', () => {
     renderer.behave = () => {
       throw new RendererStoppedError();
     };
-    let t = Date.parse('2026-11-22T10:00:00Z');
-    const clock = { now: () => new Date(t) };
-    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
+    const clock = handClock();
+    const deps = workerDeps(w, renderer, { clock });
 
     await expect(processLongJob(deps, { job_id: 'job_stop' }, 1000)).rejects.toBeInstanceOf(RendererStoppedError);
     const stored = (await w.jobs.get('job_stop'))!;
@@ -133,7 +145,7 @@ describe('processLongJob under at-least-once delivery', () => {
     expect(Date.parse(stored.lease_until!)).toBeLessThanOrEqual(clock.now().getTime());
     expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
     // The next delivery (a moment later) takes it over at once and prints it.
-    t += 1000;
+    clock.advance(1000);
     renderer.behave = () => ({});
     expect(await processLongJob(deps, { job_id: 'job_stop' }, 1000)).toBe('completed');
   });
@@ -146,7 +158,7 @@ describe('processLongJob under at-least-once delivery', () => {
     renderer.behave = () => {
       throw new TooManyPagesError(50_000);
     };
-    const deps = { ...w, billing: new Billing(w.accounts, w.chargeStore, w.clock), renderer, queue: { send: async () => undefined }, mailer: { send: async () => undefined } };
+    const deps = workerDeps(w, renderer);
 
     expect(await processLongJob(deps, { job_id: 'job_bomb' }, 1000)).toBe('failed');
     const stored = (await w.jobs.get('job_bomb'))!;
@@ -444,17 +456,16 @@ describe('a render worker killed mid-render (no catch runs)', () => {
 
   async function world() {
     const w = memoryWorld();
-    let t = Date.parse('2026-11-22T10:00:00Z');
-    const clock = { now: () => new Date(t) };
+    const clock = handClock();
     await queueLongJob(w, 'job_killed', clock.now());
     const renderer = new FakeRenderer();
     const mails: { to: string; subject: string }[] = [];
-    const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer: { send: async (m: { to: string; subject: string }) => void mails.push(m) } };
+    const deps = workerDeps(w, renderer, { clock, mailer: { send: async (m) => void mails.push(m) } });
     const sent: unknown[] = [];
     const sweep = () =>
       // As functions/workers/jobs/start-sweep.ts wires it: no blob store (the sweeper may not touch the bucket).
       sendUnsentStarts({ jobs: w.jobs, renderQueue: { send: async (m) => void sent.push(m) }, workflows: w.workflows, clock, endAbandoned: (j) => endAbandonedLongJob({ jobs: w.jobs, clock, accounts: w.accounts, mailer: deps.mailer }, j, LIMIT_MS) });
-    return { w, deps, renderer, mails, sent, sweep, advance: (ms: number) => (t += ms), clock };
+    return { w, deps, renderer, mails, sent, sweep, advance: (ms: number) => clock.advance(ms), clock };
   }
 
   /** The worker claims the job and is printing it when its process is killed: its promise never settles. */
