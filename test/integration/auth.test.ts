@@ -1,3 +1,4 @@
+import { createPrivateKey, createSign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { DeleteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
@@ -111,6 +112,21 @@ describe('credentials', () => {
     const foreign = await exportJWK(privateKey);
     await expect401(await stack.request('GET', '/me', { token: await token({ key: foreign, kid: 'unknown-kid' }) }));
     await expect401(await stack.request('GET', '/me', { token: await token({ key: foreign }) }));
+  });
+
+  it('refuses a well-signed token Cognito would not issue: no expiry, a ten-year lifetime, a crit header', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const key = await importJWK(signingJwk, 'RS256');
+    const base = { email: user.email, token_use: 'id', sub: user.account_id, iss: LOCAL_ISSUER, aud: LOCAL_CLIENT_ID, iat: now };
+    const forever = await new SignJWT(base).setProtectedHeader({ alg: 'RS256', kid: signingJwk.kid }).sign(key);
+    await expect401(await stack.request('GET', '/me', { token: forever }), undefined, 'invalid_token');
+    const tenYears = await new SignJWT({ ...base, exp: now + 10 * 365 * 86400 }).setProtectedHeader({ alg: 'RS256', kid: signingJwk.kid }).sign(key);
+    await expect401(await stack.request('GET', '/me', { token: tenYears }), undefined, 'invalid_token');
+    // jose will not write a crit it does not understand: signed by hand.
+    const signingInput = `${b64url({ alg: 'RS256', kid: signingJwk.kid, crit: ['x-ext'], 'x-ext': 1 })}.${b64url({ ...base, exp: now + 600 })}`;
+    const signature = createSign('RSA-SHA256').update(signingInput).sign(createPrivateKey({ key: signingJwk as never, format: 'jwk' })).toString('base64url');
+    await expect401(await stack.request('GET', '/me', { token: `${signingInput}.${signature}` }), undefined, 'invalid_token');
+    expect((await stack.request('GET', '/me', { token: await token() })).status).toBe(200);
   });
 
   it('answers 403 ACCOUNT_NOT_FOUND for a valid token without an account', async () => {
