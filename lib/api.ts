@@ -84,7 +84,12 @@ export class Api extends Construct {
       this.restApi.addGatewayResponse(`Gw${def.type}`, {
         type: apigw.ResponseType.of(def.type),
         statusCode: def.status ? String(def.status) : undefined,
-        responseHeaders: { 'Access-Control-Allow-Origin': "'*'", 'Content-Type': "'application/json'" },
+        responseHeaders: {
+          'Access-Control-Allow-Origin': "'*'",
+          'Content-Type': "'application/json'",
+          // Static values are single-quoted in a gateway response's header mapping.
+          ...Object.fromEntries(Object.entries(def.headers ?? {}).map(([name, value]) => [name, `'${value}'`])),
+        },
         templates: { 'application/json': template(def) },
       });
     }

@@ -62,8 +62,8 @@ const CORS = {
   'Access-Control-Expose-Headers': EXPOSED_HEADERS.join(', '),
 };
 
-function sendJson(res: http.ServerResponse, status: number, body: unknown, requestId: string) {
-  send(res, status, { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...CORS }, JSON.stringify(body));
+function sendJson(res: http.ServerResponse, status: number, body: unknown, requestId: string, headers: Record<string, string> = {}) {
+  send(res, status, { 'Content-Type': 'application/json', 'X-Request-Id': requestId, ...CORS, ...headers }, JSON.stringify(body));
 }
 
 /** The status a gateway response answers with; DEFAULT_4XX/5XX have none of their own in API Gateway (they keep the failure's). */
@@ -76,7 +76,7 @@ function sendGatewayResponse(res: http.ServerResponse, type: GatewayResponseType
   const def = gatewayResponse(type);
   const fill = (text: string) => text.replace(/^\$authorizer\.(\w+)$/, (_, key) => String(authorizerContext[key] ?? ''));
   const details = Object.fromEntries(Object.entries(def.details ?? {}).map(([key, text]) => [key, fill(text)]));
-  sendJson(res, gatewayResponseStatus(type), { error: { code: fill(def.code), message: fill(def.message), details } }, requestId);
+  sendJson(res, gatewayResponseStatus(type), { error: { code: fill(def.code), message: fill(def.message), details } }, requestId, def.headers);
 }
 
 /**

@@ -24,12 +24,20 @@ export interface GatewayResponseDef {
   message: string;
   /** `details` keys and their (template) values; none means `details: {}`. */
   details?: Record<string, string>;
+  /** Fixed response headers beside Content-Type and CORS. */
+  headers?: Record<string, string>;
 }
+
+/**
+ * A 401 names the scheme that would work (RFC 9110 §11.6.1): a bearer credential, a `pk_…` key or an ID token.
+ * Without an error code, as RFC 6750 asks when the request may have carried no credential at all.
+ */
+export const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="api"' } as const;
 
 export const GATEWAY_RESPONSES: GatewayResponseDef[] = [
   // The authorizer denies with a reason in its context; a refused credential is a 401, as the spec says.
-  { type: 'ACCESS_DENIED', status: 401, code: '$authorizer.error_code', message: '$authorizer.error_message', details: { reason: '$authorizer.error_reason' } },
-  { type: 'UNAUTHORIZED', status: 401, code: 'UNAUTHORIZED', message: 'Missing or invalid credential.' },
+  { type: 'ACCESS_DENIED', status: 401, code: '$authorizer.error_code', message: '$authorizer.error_message', details: { reason: '$authorizer.error_reason' }, headers: CHALLENGE },
+  { type: 'UNAUTHORIZED', status: 401, code: 'UNAUTHORIZED', message: 'Missing or invalid credential.', headers: CHALLENGE },
   { type: 'MISSING_AUTHENTICATION_TOKEN', status: 404, code: 'NOT_FOUND', message: 'No such route. Check the method and path against the API reference.' },
   { type: 'RESOURCE_NOT_FOUND', status: 404, code: 'NOT_FOUND', message: 'No such route. Check the method and path against the API reference.' },
   { type: 'REQUEST_TOO_LARGE', status: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request is over 6 MB. Send large inputs through an upload URL instead.' },

@@ -38,6 +38,8 @@ async function token(overrides: { claims?: Record<string, unknown>; iss?: string
 
 async function expect401(res: Response, message?: RegExp, reason?: string) {
   expect(res.status).toBe(401);
+  // Every refusal of a credential names the scheme that would work.
+  expect(res.headers.get('www-authenticate')).toBe('Bearer realm="api"');
   const { error } = await res.json();
   expect(error.code).toBe('UNAUTHORIZED');
   expect(typeof error.message).toBe('string');
