@@ -145,9 +145,7 @@ export class MemoryChargeStore implements ChargeStore {
     if (stored && stored.status !== 'queued' && stored.status !== 'processing') return 'job_finished';
     this.ledger.set(key, { ...charge, bucket, created_at: at.toISOString() });
     this.accounts.accounts.set(a.account_id, {
-      ...a,
-      credits_micros: bucket === 'credits' ? a.credits_micros - charge.amount_micros : a.credits_micros,
-      free_credits_micros: bucket === 'free_credits' ? a.free_credits_micros - charge.amount_micros : a.free_credits_micros,
+      ...afterDebit(a, bucket, charge.amount_micros),
       total_pdf_count: a.total_pdf_count + charge.pdf_count,
       total_amount_micros: a.total_amount_micros + charge.amount_micros,
     });

@@ -49,12 +49,15 @@ describe('commitWholeJob (rule 3 for jobs that charge after they run)', () => {
   });
 
   it('follows the bucket order: one bucket covers each charge', async () => {
-    // 3 PDFs of allowance plus 3.5 of credits: 6 charges fit, not 6.5.
-    const w = world({ allowance: 3 * PRICE, credits: 3.5 * PRICE });
+    // 2.5 PDFs of allowance plus 3.5 of credits: 2 + 3 = 5 charges fit, though the 6 PDFs pooled would pay for 6.
+    const w = world({ allowance: 2.5 * PRICE, credits: 3.5 * PRICE });
     await w.running('job_a');
-    await w.commit('job_a', 4);
-    expect((await rejection(w.commit('job_b', 3))).code).toBe('INSUFFICIENT_CREDITS');
-    await w.commit('job_b', 2);
+    expect((await rejection(w.commit('job_a', 6))).code).toBe('INSUFFICIENT_CREDITS');
+    await w.commit('job_a', 5);
+    // Half a PDF is left in each bucket: neither covers job_b's one charge (pooled, they would).
+    const err = await rejection(w.commit('job_b', 1));
+    expect(err.details).toMatchObject({ running_jobs: ['job_a'], committed_to_running_jobs: 0.05 });
+    expect(err.code).toBe('INSUFFICIENT_CREDITS');
   });
 
   it('two checks at the same moment cannot both pass on the same balance', async () => {
