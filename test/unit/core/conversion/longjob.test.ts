@@ -144,6 +144,7 @@ describe('processLongJob under at-least-once delivery', () => {
     expect(stored.status).toBe('processing');
     expect(Date.parse(stored.lease_until!)).toBeLessThanOrEqual(clock.now().getTime());
     expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(0);
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
     // The next delivery (a moment later) takes it over at once and prints it.
     clock.advance(1000);
     renderer.behave = () => ({});

@@ -72,7 +72,7 @@ describe('runQuickJob time limit', () => {
       { account: world.account, plan: world.plan, mode: 'html', store: true, spentMs: 29_000, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
     );
     expect(result.job.status).toBe('completed');
-    expect(await credits()).toBeLessThan(before);
+    expect(await credits()).toBe(before - world.plan.price_per_pdf_micros);
   });
 
   it('neither charges nor keeps a PDF finished after the caller was answered (a gateway timeout)', async () => {

@@ -99,7 +99,10 @@ describe('merge', () => {
     const link = annots(0)[0];
     expect((link.get(PDFName.of('Dest')) as PDFArray).get(0)).toBe(pages[2].ref);
     const [web, note] = annots(1);
-    expect(web.get(PDFName.of('A'))).toBeDefined();
+    const action = r.resolve(web.get(PDFName.of('A')));
+    expect(action).toBeInstanceOf(PDFDict);
+    expect((action as PDFDict).get(PDFName.of('S'))).toBe(PDFName.of('URI'));
+    expect(textOf(r.resolve((action as PDFDict).get(PDFName.of('URI'))))).toBe('https://example.com/');
     expect(note.get(PDFName.of('Subtype'))).toBe(PDFName.of('Text'));
     expect(note.get(PDFName.of('P'))).toBe(pages[1].ref);
     expect(r.catalog.get(PDFName.of('Outlines'))).toBeUndefined();

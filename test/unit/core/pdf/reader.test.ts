@@ -1,10 +1,10 @@
 import { deflateSync } from 'node:zlib';
-import { PDFDict, PDFName, PDFRef } from 'pdf-lib';
+import { PDFArray, PDFDict, PDFName, PDFRef } from 'pdf-lib';
 import { refusal, thrownBy } from '../../../support/errors';
 import { MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
 import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
-import { PdfReader } from '../../../../functions/core/pdf/reader';
+import { PdfReader, numberOf } from '../../../../functions/core/pdf/reader';
 import { Deadline, PdfDeadlineExceeded, PdfProblem } from '../../../../functions/core/pdf/errors';
 import {
   NOT_A_PDF,
@@ -50,7 +50,9 @@ describe('PdfReader', () => {
       const r = PdfReader.open(await simplePdf(3, { objectStreams }));
       expect(r.encrypted).toBe(false);
       expect(r.pages()).toHaveLength(3);
-      expect(r.pages()[0].mediaBox).toBeDefined();
+      const box = r.resolve(r.pages()[0].mediaBox);
+      expect(box).toBeInstanceOf(PDFArray);
+      expect((box as PDFArray).asArray().map((n) => numberOf(r.resolve(n)))).toEqual([0, 0, 595, 842]); // simplePdf's A4 page
     }
   });
 
