@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { Account } from '../core/accounts/account';
 import type { Principal } from '../core/auth/authenticate';
+import { type Clock, systemClock } from '../core/clock';
 import { invalidParameter } from '../core/errors';
 import { parseJsonText } from '../core/validation';
 import { type Services, readyServices } from '../composition';
@@ -54,11 +55,12 @@ function decodeBody(event: APIGatewayProxyEvent): Buffer {
 /** Strict UTF-8 (a byte-order mark is dropped). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
-export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: Services): HttpRequest {
+/** `clock` reads the time `sinceReceivedMs` counts to (tests set it). */
+export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: Services, clock: Clock = systemClock): HttpRequest {
   const body = decodeBody(event);
   let parsed: { value: unknown } | null = null;
   const epoch = event.requestContext?.requestTimeEpoch;
-  const receivedAt = typeof epoch === 'number' && Number.isFinite(epoch) ? epoch : Date.now();
+  const receivedAt = typeof epoch === 'number' && Number.isFinite(epoch) ? epoch : clock.now().getTime();
   return {
     event,
     route,
@@ -90,7 +92,7 @@ export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: 
       }
       return parsed.value;
     },
-    sinceReceivedMs: () => Math.max(0, Date.now() - receivedAt),
+    sinceReceivedMs: () => Math.max(0, clock.now().getTime() - receivedAt),
   };
 }
 

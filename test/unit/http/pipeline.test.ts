@@ -59,10 +59,17 @@ describe('buildRequest', () => {
   });
 
   it('tells how long ago the gateway received the request, and 0 without its time', () => {
-    const received = buildRequest({ ...event, requestContext: { requestId: 'r', requestTimeEpoch: Date.now() - 5_000 } } as unknown as APIGatewayProxyEvent, routeById('me.get'), {} as Services);
-    expect(received.sinceReceivedMs()).toBeGreaterThanOrEqual(5_000);
-    expect(received.sinceReceivedMs()).toBeLessThan(6_000);
-    expect(buildRequest(event, routeById('me.get'), {} as Services).sinceReceivedMs()).toBeLessThan(1_000);
+    let now = Date.parse('2026-11-22T10:00:05Z');
+    const clock = { now: () => new Date(now) };
+    const stamped = { ...event, requestContext: { requestId: 'r', requestTimeEpoch: Date.parse('2026-11-22T10:00:00Z') } } as unknown as APIGatewayProxyEvent;
+    const received = buildRequest(stamped, routeById('me.get'), {} as Services, clock);
+    expect(received.sinceReceivedMs()).toBe(5_000);
+    // Without the gateway's time it counts from when the request was built.
+    const unstamped = buildRequest(event, routeById('me.get'), {} as Services, clock);
+    expect(unstamped.sinceReceivedMs()).toBe(0);
+    now += 250;
+    expect(received.sinceReceivedMs()).toBe(5_250);
+    expect(unstamped.sinceReceivedMs()).toBe(250);
   });
 });
 

@@ -2,6 +2,7 @@ import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlem
 import { newUlid } from '../../../../functions/core/ids';
 import { listJobFiles } from '../../../../functions/core/jobs/file-access';
 import { objectKey } from '../../../../functions/core/jobs/storage-layout';
+import { JOB_LIMITS } from '../../../../functions/core/pdf/limits';
 import {
   type PdfJobDeps,
   markProcessing,
@@ -300,7 +301,12 @@ describe('background merge/split jobs', () => {
     const w = memoryWorld();
     const big = await simplePdf(200);
     const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, big) }], split: { mode: 'each_page' } });
-    await processPdfJob(deps(w, 0.0001), { job_id });
+    // The job started its whole time limit ago (a task retried late): the deadline has passed, however fast the machine.
+    let now = w.clock.now().getTime();
+    const clock = { now: () => new Date(now) };
+    await markProcessing({ ...deps(w), clock }, { job_id });
+    now += JOB_LIMITS.timeoutSeconds * 1000;
+    expect(await processPdfJob({ ...deps(w), clock }, { job_id })).toEqual({ job_id, status: 'failed' });
     expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PDFOP_TIMEOUT', timeout_occurred: true });
     expect(w.chargeStore.ledger.size).toBe(0);
   });

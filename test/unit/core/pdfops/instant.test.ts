@@ -108,9 +108,10 @@ describe('instant merge/split', () => {
 
   it('runs out of time as 408 PDFOP_TIMEOUT, recorded as a timed-out job, not charged', async () => {
     const w = memoryWorld();
-    const err = await rejection(runInstantOp(deps(w, 0.0001), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true) }));
+    // The request took its 25 s before the operation: the deadline has passed, however fast the machine.
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge(true), spentMs: 25_000 }));
     expect(err.code).toBe('PDFOP_TIMEOUT');
-    expect(err.details).toMatchObject({ timeout_seconds: 0.0001, job_id: expect.any(String) });
+    expect(err.details).toMatchObject({ timeout_seconds: 25, job_id: expect.any(String) });
     expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'PDFOP_TIMEOUT' });
     // A merge/split job that fails, timeouts included, is job.failed (job.timeout is never delivered).
     expect(w.jobs.events.map((e) => e.payload)).toEqual([expect.objectContaining({ event: 'job.failed', job_id: err.details.job_id, status: 'timeout', error_code: 'PDFOP_TIMEOUT', failed_at: expect.any(String) })]);
@@ -128,9 +129,10 @@ describe('instant merge/split', () => {
 
   it('runs out of time while reading the inputs as 408 PDFOP_TIMEOUT too, with a timed-out job and no charge', async () => {
     const w = memoryWorld();
+    // Enough objects that reading looks at the clock (every 256 lookups); the deadline has passed before it starts.
     const many = await simplePdf(2000);
-    const err = await rejection(runInstantOp(deps(w, 0.001), { account: w.account, plan: w.plan, operation: 'split', request: split(many) }));
-    expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 0.001, suggestion: 'use_pdf_jobs_endpoint' } });
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(many), spentMs: 25_000 }));
+    expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 25, suggestion: 'use_pdf_jobs_endpoint' } });
     const job = await w.jobs.get(err.details.job_id as string);
     // Stopped before its pages were counted: the plan was never made.
     expect(job).toMatchObject({ status: 'timeout', operation: 'split', split_mode: 'every_n', input_files: 1, error_code: 'PDFOP_TIMEOUT' });
@@ -141,12 +143,15 @@ describe('instant merge/split', () => {
   it('runs out of time while storing the outputs as 408 PDFOP_TIMEOUT, removing what it stored and charging nothing', async () => {
     const w = memoryWorld();
     const put = w.blobs.put.bind(w.blobs);
-    // Slow storage: the three files and the ZIP take longer than the limit, producing them does not.
+    // The deadline's clock (Date.now) stands still except in storage, where each file takes 150 ms: the three files
+    // take longer than the limit, producing them does not, on any machine.
+    let now = Date.now();
+    const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
     w.blobs.put = async (...args: Parameters<typeof put>) => {
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      now += 150;
       return put(...args);
     };
-    const err = await rejection(runInstantOp(deps(w, 0.4), { account: w.account, plan: w.plan, operation: 'split', request: split(six) }));
+    const err = await rejection(runInstantOp(deps(w, 0.4), { account: w.account, plan: w.plan, operation: 'split', request: split(six) }).finally(() => clock.mockRestore()));
     expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { timeout_seconds: 0.4, suggestion: 'use_pdf_jobs_endpoint' } });
     expect(await w.jobs.get(err.details.job_id as string)).toMatchObject({ status: 'timeout', error_code: 'PDFOP_TIMEOUT', input_pages: 6, output_count: 3 });
     expect(await w.files.list(err.details.job_id as string)).toEqual([]);

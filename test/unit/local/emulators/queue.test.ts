@@ -11,6 +11,25 @@ function queue(dir: string, handler: (event: SQSEvent) => Promise<void>, opts: {
   return new LocalQueue<{ n: number }>({ name: 'work', handler, concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: opts.timeoutMs ?? 100, inFlightMarginMs: opts.inFlightMarginMs ?? 100, persistDir: dir });
 }
 
+/**
+ * Resolves once a fresh queue has delivered a message sent now. Pumps run on setImmediate, in order, so by then every
+ * pump the queues under test had scheduled has run: a check that they delivered nothing is not merely early.
+ */
+async function anotherQueueDelivered(): Promise<void> {
+  let delivered!: () => void;
+  const done = new Promise<void>((resolve) => (delivered = resolve));
+  const control = new LocalQueue<{ n: number }>({ name: 'control', handler: async () => delivered(), concurrency: 1, maxReceiveCount: 1, retryDelayMs: 10, timeoutMs: 100 });
+  try {
+    await control.send({ n: 0 });
+    await done;
+  } finally {
+    await control.stop();
+  }
+}
+
+/** Timers fire by a millisecond clock of their own: Date.now() may read one millisecond short of a time they waited for. */
+const TIMER_SLACK_MS = 1;
+
 describe('LocalQueue across a crash', () => {
   it('keeps a message whose delivery never finished, and gives it again once its handler would have timed out', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
@@ -32,17 +51,16 @@ describe('LocalQueue across a crash', () => {
       expect(stored).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 1, visibleAt: expect.any(Number) })]);
 
       // A new process on the same directory: nothing before the visibility deadline, then one delivery.
-      const seen: { afterMs: number; body: string; receives: string }[] = [];
-      const started = Date.now();
+      const seen: { at: number; body: string; receives: string }[] = [];
       restarted = queue(dir, async (event) => {
         const [record] = event.Records;
-        seen.push({ afterMs: Date.now() - started, body: record.body, receives: record.attributes.ApproximateReceiveCount });
+        seen.push({ at: Date.now(), body: record.body, receives: record.attributes.ApproximateReceiveCount });
       });
-      await new Promise((r) => setTimeout(r, 60));
+      await anotherQueueDelivered();
       expect(seen).toEqual([]);
       await restarted.drained();
-      expect(seen).toEqual([{ afterMs: expect.any(Number), body: '{"n":1}', receives: '2' }]);
-      expect(seen[0].afterMs).toBeGreaterThanOrEqual(100);
+      expect(seen).toEqual([{ at: expect.any(Number), body: '{"n":1}', receives: '2' }]);
+      expect(seen[0].at).toBeGreaterThanOrEqual(stored[0].visibleAt - TIMER_SLACK_MS);
       expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([]);
     } finally {
       await restarted?.stop();
@@ -54,8 +72,10 @@ describe('LocalQueue across a crash', () => {
 
 describe('LocalQueue recovery of unfinished deliveries', () => {
   /** A state file as a process that died while delivering `{n: 1}` leaves it (visible again in `visibleInMs`). */
-  function crashedState(dir: string, visibleInMs = 3_600_000) {
-    writeFileSync(path.join(dir, 'work.json'), JSON.stringify([{ id: 'm1', body: '{"n":1}', receiveCount: 1, sentAt: Date.now(), visibleAt: Date.now() + visibleInMs }]));
+  function crashedState(dir: string, visibleInMs = 3_600_000): number {
+    const visibleAt = Date.now() + visibleInMs;
+    writeFileSync(path.join(dir, 'work.json'), JSON.stringify([{ id: 'm1', body: '{"n":1}', receiveCount: 1, sentAt: Date.now(), visibleAt }]));
+    return visibleAt;
   }
 
   /** A queue over `dir` (a 100 ms handler timeout) that recovers unfinished deliveries with `recoverUnfinished`. */
@@ -74,7 +94,7 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     });
     try {
       // Nothing happens before start(): the services the recovery uses are not set up yet.
-      await new Promise((r) => setTimeout(r, 30));
+      await anotherQueueDelivered();
       expect(order).toEqual([]);
       q.start();
       await q.drained();
@@ -84,9 +104,9 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     }
   });
 
-  const failingQueue = (dir: string, delivered: { afterMs: number; body: string }[], log: string[], started = Date.now()) =>
+  const failingQueue = (dir: string, delivered: { at: number; body: string }[], log: string[]) =>
     recoveringQueue(dir, {
-      handler: async (event) => void delivered.push({ afterMs: Date.now() - started, body: event.Records[0].body }),
+      handler: async (event) => void delivered.push({ at: Date.now(), body: event.Records[0].body }),
       recoverUnfinished: async () => {
         throw new Error('table unavailable');
       },
@@ -96,17 +116,17 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
   it('waits for the timeout as before when the recovery fails', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
     dirs.push(dir);
-    crashedState(dir, 300);
+    const visibleAt = crashedState(dir, 300);
     const log: string[] = [];
-    const delivered: { afterMs: number; body: string }[] = [];
+    const delivered: { at: number; body: string }[] = [];
     const q = failingQueue(dir, delivered, log);
     try {
-      await new Promise((r) => setTimeout(r, 100));
-      expect(delivered).toEqual([]);
+      await anotherQueueDelivered();
       expect(log).toEqual([expect.stringMatching(/could not release what unfinished message m1 held/)]);
+      expect(delivered).toEqual([]);
       await q.drained();
-      expect(delivered).toEqual([{ afterMs: expect.any(Number), body: '{"n":1}' }]);
-      expect(delivered[0].afterMs).toBeGreaterThanOrEqual(250);
+      expect(delivered).toEqual([{ at: expect.any(Number), body: '{"n":1}' }]);
+      expect(delivered[0].at).toBeGreaterThanOrEqual(visibleAt - TIMER_SLACK_MS);
     } finally {
       await q.stop();
     }
@@ -116,8 +136,11 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
     dirs.push(dir);
     crashedState(dir);
-    const q = failingQueue(dir, [], []);
-    await new Promise((r) => setTimeout(r, 50));
+    const log: string[] = [];
+    const q = failingQueue(dir, [], log);
+    await anotherQueueDelivered();
+    // The recovery has failed before the stop.
+    expect(log).toEqual([expect.stringMatching(/could not release what unfinished message m1 held/)]);
     await q.stop();
     expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([expect.objectContaining({ id: 'm1', body: '{"n":1}' })]);
   });
@@ -137,7 +160,8 @@ describe('LocalQueue recovery of unfinished deliveries', () => {
     try {
       q.start();
       await q.send({ n: 2 });
-      await new Promise((r) => setTimeout(r, 50));
+      await anotherQueueDelivered();
+      expect(finishRecovery).toBeDefined(); // the recovery is under way
       expect(order).toEqual([]);
       finishRecovery();
       await q.drained();
@@ -173,24 +197,29 @@ describe('LocalQueue redelivery (ChangeMessageVisibility)', () => {
           return { batchItemFailures: [] };
         },
       });
+    /** The wait between the two deliveries, and the delays of the timers the queue set meanwhile. */
     const gap = async (retryDelayMs: number, askMs: number) => {
       arrivals.length = 0;
       const q = make(retryDelayMs, askMs);
       queues.set('work', q as LocalQueue<unknown>);
+      const timers = jest.spyOn(global, 'setTimeout');
       try {
         await q.send({ n: 1 });
         await q.drained();
-        return arrivals[1] - arrivals[0];
+        return { waited: arrivals[1] - arrivals[0], timers: timers.mock.calls.map(([, ms]) => ms) };
       } finally {
+        timers.mockRestore();
         await q.stop();
       }
     };
     // Asked for 50 ms of a queue that would wait 2 s: 50 ms.
-    expect(await gap(2_000, 50)).toBeLessThan(1_000);
+    const asked = await gap(2_000, 50);
+    expect(asked.timers).toEqual([50]);
+    expect(asked.waited).toBeGreaterThanOrEqual(50 - TIMER_SLACK_MS);
     // Asked for 5 s of a queue that waits 100 ms: 100 ms.
     const capped = await gap(100, 5_000);
-    expect(capped).toBeGreaterThanOrEqual(90);
-    expect(capped).toBeLessThan(1_000);
+    expect(capped.timers).toEqual([100]);
+    expect(capped.waited).toBeGreaterThanOrEqual(100 - TIMER_SLACK_MS);
     await expect(redelivery.after({ eventSourceARN: 'arn:aws:sqs:local:000000000000:nowhere', receiptHandle: 'x#1' }, 1)).rejects.toThrow('no local queue');
   });
 });
@@ -199,17 +228,17 @@ describe('LocalQueue delayed sends (SQS DelaySeconds)', () => {
   it('delivers a message sent with a delay no sooner than asked, as a first delivery, and keeps it across a stop', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
     dirs.push(dir);
-    const seen: { afterMs: number; receives: string }[] = [];
-    const started = Date.now();
-    const delayed = queue(dir, async (event) => void seen.push({ afterMs: Date.now() - started, receives: event.Records[0].attributes.ApproximateReceiveCount }));
+    const seen: { at: number; receives: string }[] = [];
+    const delayed = queue(dir, async (event) => void seen.push({ at: Date.now(), receives: event.Records[0].attributes.ApproximateReceiveCount }));
     try {
       await delayed.send({ n: 1 }, { delaySeconds: 0.2 });
-      await new Promise((r) => setTimeout(r, 50));
+      await anotherQueueDelivered();
       expect(seen).toEqual([]);
-      expect(JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'))).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 0 })]);
+      const kept = JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'));
+      expect(kept).toEqual([expect.objectContaining({ body: '{"n":1}', receiveCount: 0, sentAt: expect.any(Number) })]);
       await delayed.drained();
-      expect(seen).toEqual([{ afterMs: expect.any(Number), receives: '1' }]);
-      expect(seen[0].afterMs).toBeGreaterThanOrEqual(190);
+      expect(seen).toEqual([{ at: expect.any(Number), receives: '1' }]);
+      expect(seen[0].at).toBeGreaterThanOrEqual(kept[0].sentAt + 200 - TIMER_SLACK_MS);
     } finally {
       await delayed.stop();
     }
@@ -268,7 +297,7 @@ describe('LocalQueue state file', () => {
     const seen: string[] = [];
     const second = new LocalQueue<{ n: number }>({ name: 'work', handler: async (e) => void seen.push(e.Records[0].body), concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: 100, persistDir: dir, paused: true });
     try {
-      await new Promise((r) => setTimeout(r, 50));
+      await anotherQueueDelivered();
       expect(seen).toEqual([]);
       second.start();
       await second.drained();
