@@ -234,6 +234,12 @@ describe('CDK app', () => {
       ResponseType: 'ACCESS_DENIED',
       StatusCode: '401',
       ResponseTemplates: { 'application/json': Match.stringLikeRegexp('"details":\\{"reason":"\\$context\\.authorizer\\.error_reason"\\}') },
+      // A static header value is quoted in the mapping.
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': `'Bearer realm="api"'` }),
+    });
+    template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', {
+      ResponseType: 'UNAUTHORIZED',
+      ResponseParameters: Match.objectLike({ 'gatewayresponse.header.WWW-Authenticate': `'Bearer realm="api"'` }),
     });
     for (const [type, status] of [['MISSING_AUTHENTICATION_TOKEN', '404'], ['REQUEST_TOO_LARGE', '413'], ['THROTTLED', '429'], ['DEFAULT_5XX', undefined]]) {
       template.hasResourceProperties('AWS::ApiGateway::GatewayResponse', { ResponseType: type, ...(status ? { StatusCode: status } : {}) });
