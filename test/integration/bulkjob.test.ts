@@ -8,6 +8,7 @@ import { readPdf } from '../support/pdf';
 import { type TestServer, httpServer } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 import { type RawEntry, noise, rawZip, ratioEntry, unzip } from '../support/zips';
+import { expectQuarterHour } from '../support/links';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -106,7 +107,7 @@ describe('POST /bulkjob/upload-url', () => {
     });
     // Size and type are signed headers (S3 refuses a PUT with others; the local s3rver does not check them).
     expect(body.upload_url).toContain('content-length%3Bcontent-type');
-    expect(Math.round((Date.parse(body.expires_at) - Date.now()) / 60_000)).toBe(15);
+    expectQuarterHour(res, body);
   });
 
   it('refuses sizes over the plan limit (400 BULK_ZIP_TOO_LARGE) and missing sizes; applies the plan gates', async () => {

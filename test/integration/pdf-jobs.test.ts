@@ -4,6 +4,7 @@ import { keys } from '../../functions/adapters/dynamodb/schema';
 import { readPdf } from '../support/pdf';
 import { encryptedPdf, simplePdf, truncated } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { expectQuarterHour } from '../support/links';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -65,7 +66,7 @@ describe('POST /pdf/upload-url', () => {
       required_headers: { 'Content-Type': 'application/pdf' },
     });
     expect(body.upload_url).toContain('content-length%3Bcontent-type');
-    expect(Math.round((Date.parse(body.expires_at) - Date.now()) / 60_000)).toBe(15);
+    expectQuarterHour(res, body);
   });
 
   it('refuses sizes over 150 MB and missing sizes', async () => {

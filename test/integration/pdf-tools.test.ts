@@ -15,6 +15,7 @@ import {
   zeroPagePdf,
 } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { expectHourLink } from '../support/links';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -116,7 +117,7 @@ describe('POST /pdf/merge', () => {
     const body = await res.json();
     expect(body).toMatchObject({ operation: 'pdf_merge', status: 'completed', input_pages: 5, output_count: 1, zip_url: null, warnings: [] });
     expect(body.outputs).toEqual([{ index: 0, name: 'merged.pdf', pages: 3, page_range: '1-3', size_bytes: expect.any(Number), warnings: [], download_url: expect.stringMatching(/^http/) }]);
-    expect(Date.parse(body.download_url_expires_at) - Date.now()).toBeGreaterThan(3500_000);
+    expectHourLink(body.outputs[0].download_url, body.download_url_expires_at, await (await get(`/jobs/${body.job_id}`)).json());
     const file = await fetch(body.outputs[0].download_url);
     expect((await readPdf(new Uint8Array(await file.arrayBuffer()))).map((p) => p.text)).toEqual(['A page 2', 'B page 1', 'B page 2']);
 

@@ -1,11 +1,14 @@
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
+import { expectHourLink } from '../support/links';
 
 let stack: TestStack;
 let user: TestAccount;
+/** While set, the service's clock stands still at this moment (it runs with the system's otherwise). */
+let pinned: Date | undefined;
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({}, { clock: { now: () => (pinned ? new Date(pinned) : new Date()) } });
   user = await stack.account({ credits_usd: 5 });
 });
 afterAll(() => stack?.stop());
@@ -170,18 +173,14 @@ describe('POST /quickjob with store: true', () => {
     const body = await res.json();
     expect(body).toMatchObject({ pages: 1, truncated: false });
     expect(body.job_id).toMatch(/^job_/);
-    const expiresIn = Date.parse(body.download_url_expires_at) - Date.now();
-    expect(expiresIn).toBeGreaterThan(3500_000);
-    expect(expiresIn).toBeLessThanOrEqual(3600_000);
     const download = await fetch(body.download_url);
     expect(download.status).toBe(200);
     expect(Buffer.from(await download.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
 
     const job = await (await stack.request('GET', `/jobs/${body.job_id}`, { key: user.api_key })).json();
+    expectHourLink(body.download_url, body.download_url_expires_at, job);
     expect(job.s3_url).toEqual(expect.stringContaining(body.job_id));
-    const linkExpiresIn = Date.parse(job.s3_url_expires_at) - Date.now();
-    expect(linkExpiresIn).toBeGreaterThan(3500_000);
-    expect(linkExpiresIn).toBeLessThanOrEqual(3600_000);
+    expectHourLink(job.s3_url, job.s3_url_expires_at, job);
   });
 });
 
@@ -279,12 +278,18 @@ describe('POST /quickjob refusals', () => {
 
   it('answers 403 INSUFFICIENT_CREDITS with the spec details and records nothing charged', async () => {
     const broke = await stack.account({ credits_usd: 0 });
+    const billing = async () => (await (await stack.request('GET', '/accounts/me/billing', { token: broke.id_token })).json()).billing;
+    const before = await billing();
     const res = await quick({ input_type: 'html', html: '<p>x</p>' }, broke.api_key);
     expect(res.status).toBe(403);
     expect((await res.json()).error).toMatchObject({
       code: 'INSUFFICIENT_CREDITS',
       details: { current_balance: 0, required_amount: 0.01, subscription_credits_remaining: 0, action_required: 'purchase_credits' },
     });
+    // Nothing charged: every balance as it was, no PDF counted, nothing spent.
+    const after = await billing();
+    expect(after).toEqual(before);
+    expect(after).toMatchObject({ credits_balance: 0, free_credits_remaining: 0, total_pdf_count: 0, total_amount: 0 });
   });
 });
 
@@ -306,20 +311,23 @@ describe('plans gate conversions', () => {
 
   it('answers 403 RATE_LIMIT_EXCEEDED with retry_after past the plan limit', async () => {
     const a = await stack.account({ plan_id: 'limited', credits_usd: 1 });
-    // The window is the calendar minute: start early in one, so that the three requests share it.
-    if (new Date().getUTCSeconds() > 50) await new Promise((r) => setTimeout(r, (61 - new Date().getUTCSeconds()) * 1000));
-    const minute = new Date().toISOString().slice(0, 16);
+    // The window is the calendar minute of the service's clock: held still, the three requests share one.
+    const now = new Date();
+    pinned = now;
     const statuses: number[] = [];
     let refusal: any;
-    for (let i = 0; i < 3; i++) {
-      const res = await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key);
-      statuses.push(res.status);
-      if (res.status === 403) refusal = (await res.json()).error;
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key);
+        statuses.push(res.status);
+        if (res.status === 403) refusal = (await res.json()).error;
+      }
+    } finally {
+      pinned = undefined;
     }
-    expect(new Date().toISOString().slice(0, 16)).toBe(minute);
     expect(statuses).toEqual([200, 200, 403]);
     expect(refusal.code).toBe('RATE_LIMIT_EXCEEDED');
-    expect(refusal.details.retry_after).toBeGreaterThanOrEqual(1);
-    expect(refusal.details.retry_after).toBeLessThanOrEqual(60);
+    // The rest of that minute, at least a second.
+    expect(refusal.details.retry_after).toBe(Math.max(1, 60 - now.getUTCSeconds()));
   });
 });
