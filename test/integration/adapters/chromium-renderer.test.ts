@@ -202,9 +202,32 @@ describe('ChromiumRenderer', () => {
   });
 
   it('renders documents concurrently, each in its own context', async () => {
-    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => render(`<title>t${i}</title><p>doc ${i}</p>`)));
-    const texts = await Promise.all(results.map(async (r) => (await readPdf(r.pdf))[0].text));
-    expect(texts).toEqual(Array.from({ length: 8 }, (_, i) => `doc ${i}`));
+    // Counts documents holding a page at once (the calls go through unchanged), and the contexts they print in.
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const contexts = new Set<string>();
+    const withPage = browser.withPage.bind(browser);
+    const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, placement) =>
+      withPage(async (page) => {
+        contexts.add(page.browserContextId);
+        mostInFlight = Math.max(mostInFlight, ++inFlight);
+        try {
+          return await work(page);
+        } finally {
+          inFlight--;
+        }
+      }, placement),
+    );
+    try {
+      const results = await Promise.all(Array.from({ length: 8 }, (_, i) => render(`<title>t${i}</title><p>doc ${i}</p>`)));
+      const texts = await Promise.all(results.map(async (r) => (await readPdf(r.pdf))[0].text));
+      expect(texts).toEqual(Array.from({ length: 8 }, (_, i) => `doc ${i}`));
+    } finally {
+      spy.mockRestore();
+    }
+    // One document at a time would have printed the same PDFs.
+    expect(mostInFlight).toBeGreaterThan(1);
+    expect(contexts.size).toBe(8);
   });
 
   it('fails a document whose renderer crashes, and keeps working', async () => {
@@ -270,10 +293,19 @@ describe('ChromiumRenderer', () => {
     // A crash is still a crash, not a document that closed itself.
     const crashing = browser.withPage(async (page) => {
       page.session.send('Page.crash').catch(() => undefined);
-      await Promise.race([page.crashed, new Promise((r) => setTimeout(r, 5000))]).catch(() => undefined);
-      return page.closedItself(500);
+      // The crash must have happened (and been reported) for the answer below to be about a crash.
+      let timer: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([
+        page.crashed.then(
+          () => 'resolved',
+          () => 'crashed',
+        ),
+        new Promise((r) => (timer = setTimeout(() => r('no crash reported'), 5000))),
+      ]);
+      clearTimeout(timer);
+      return { outcome, closedItself: await page.closedItself(500) };
     });
-    expect(await crashing).toBe(false);
+    expect(await crashing).toEqual({ outcome: 'crashed', closedItself: false });
     expect((await render('<p>fine</p>')).pages).toBe(1);
   });
 
