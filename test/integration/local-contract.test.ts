@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
 import { alive, descendants } from '../support/processes';
+import { type TestServer, httpServer } from '../support/servers';
 
 describe('local contract', () => {
   it('keeps accounts, keys and jobs under DATA_DIR across a restart', async () => {
@@ -111,8 +112,19 @@ describe('local contract', () => {
   it('`npm start` prints its URL once and stops, Chromium included, when the npm process is signalled', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-npm-start-'));
     let npm: ChildProcess | undefined;
+    // The slow document calls here as it starts; the answer waits until the test lets it go (see below).
+    let called!: () => void;
+    const printing = new Promise<void>((resolve) => (called = resolve));
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    let signal: TestServer | undefined;
     try {
-      npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, PORT: '0', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+      signal = await httpServer((_req, res) => {
+        called();
+        void answered.then(() => res.writeHead(200, { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'text/plain' }).end('go'));
+      });
+      const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, ALLOW_PRIVATE_TARGETS: `127.0.0.1:${signal.port}` };
+      npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       npm.stdout!.on('data', (chunk) => (out += chunk));
       const baseUrl = await new Promise<string>((resolve, reject) => {
@@ -132,16 +144,21 @@ describe('local contract', () => {
       expect(tree.length).toBeGreaterThan(3); // sh or tsx, node, Chromium's processes
 
       // A document being printed when the signal arrives is still answered: Chromium closes after it, not under it.
+      // It is loaded in Chromium and waiting on its synchronous call to the test's server when the signal is sent.
+      const script = `const x = new XMLHttpRequest(); x.open('GET', 'http://127.0.0.1:${signal.port}/printing', false); x.send();
+        const t = Date.now(); while (Date.now() - t < 1500) {}`;
       const slow = fetch(`${baseUrl}/quickjob`, {
         method: 'POST',
         headers: { 'X-API-Key': account.api_key, 'Content-Type': 'application/json' },
-        body: JSON.stringify({ input_type: 'html', html: '<p>slow</p><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>' }),
+        body: JSON.stringify({ input_type: 'html', html: `<p>slow</p><script>${script}</script>` }),
       });
-      await new Promise((r) => setTimeout(r, 400));
+      await Promise.race([printing, slow.then(() => Promise.reject(new Error('the slow document was answered without calling the test server')))]);
       npm.kill('SIGTERM');
-      const answered = await slow;
-      expect(answered.status).toBe(200);
-      expect(Buffer.from(await answered.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+      answer();
+      const done = await slow;
+      expect(done.status).toBe(200);
+      expect(Buffer.from(await done.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+      expect(signal.hits).toEqual(['/printing']);
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline && tree.some(alive)) await new Promise((r) => setTimeout(r, 200));
       expect(tree.filter(alive)).toEqual([]);
@@ -149,6 +166,8 @@ describe('local contract', () => {
     } finally {
       // Whatever is left (a failed assertion above) must not outlive the test.
       if (npm?.pid) for (const pid of [npm.pid, ...descendants(npm.pid)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      answer();
+      await signal?.close();
       rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);

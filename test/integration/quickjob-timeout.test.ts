@@ -1,3 +1,4 @@
+import { ChromiumBrowser } from '../../functions/adapters/chromium/browser';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -13,9 +14,8 @@ afterAll(() => stack?.stop());
 describe('quick job time limit', () => {
   it('answers 408 QUICKJOB_TIMEOUT, records a timeout job, charges nothing, and keeps serving', async () => {
     const before = (await stack.services.accounts.get(user.account_id))!.credits_micros;
-    const started = Date.now();
+    // That the 3 s limit ended it (not some other, longer one) is what timeout_seconds below says.
     const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>spin</p><script>for(;;){}</script>' } });
-    expect(Date.now() - started).toBeLessThan(15_000);
     expect(res.status).toBe(408);
     const { error } = await res.json();
     expect(error).toMatchObject({ code: 'QUICKJOB_TIMEOUT', details: { timeout_seconds: 3, suggestion: 'use_longjob_endpoint' } });
@@ -42,23 +42,40 @@ describe('long-job submission time limit', () => {
 describe('printing slots shared between accounts', () => {
   let shared: TestStack;
   beforeAll(async () => {
-    shared = await startTestStack({ QUICKJOB_TIMEOUT_SECONDS: '10' });
+    // Three printing slots (the default on two cores), whatever the machine: six documents are more than they hold.
+    shared = await startTestStack({ QUICKJOB_TIMEOUT_SECONDS: '10', RENDER_MAX_CONCURRENT: '3' });
   });
   afterAll(() => shared?.stop());
 
   it("lets another account's document print at once while one account's spinning documents hold every slot", async () => {
     const [hog, other] = [await shared.account({ credits_usd: 1 }), await shared.account({ credits_usd: 1 })];
+    // Watches the browser's pages (calls go through unchanged): the hog's documents that asked for one, and those
+    // that got one (a page is handed over with a printing slot).
+    let hogAsked = 0;
+    let hogPrinting = 0;
+    const withPage = ChromiumBrowser.prototype.withPage;
+    const spy = jest.spyOn(ChromiumBrowser.prototype, 'withPage').mockImplementation(function (this: ChromiumBrowser, work, placement) {
+      const mine = placement?.tenant === hog.account_id;
+      if (mine) hogAsked++;
+      return withPage.call(this, (page) => (mine && hogPrinting++, work(page)), placement);
+    });
     const finished: string[] = [];
-    const spinning = Array.from({ length: 6 }, (_, i) =>
-      shared.request('POST', '/quickjob', { key: hog.api_key, json: { input_type: 'html', html: `<p>spin ${i}</p><script>for(;;){}</script>` } }).then((res) => {
-        finished.push(`hog ${res.status}`);
-      }),
-    );
-    // Time for the six to reach the renderer: three print (spinning), three wait for a slot.
-    await new Promise((r) => setTimeout(r, 1500));
-    const res = await shared.request('POST', '/quickjob', { key: other.api_key, json: { input_type: 'html', html: '<p>meanwhile</p>' } });
-    finished.push(`other ${res.status}`);
-    await Promise.all(spinning);
+    try {
+      const spinning = Array.from({ length: 6 }, (_, i) =>
+        shared.request('POST', '/quickjob', { key: hog.api_key, json: { input_type: 'html', html: `<p>spin ${i}</p><script>for(;;){}</script>` } }).then((res) => {
+          finished.push(`hog ${res.status}`);
+        }),
+      );
+      // The six reach the renderer: three print (spinning), three wait for a slot.
+      for (const until = Date.now() + 9_000; !(hogAsked === 6 && hogPrinting === 3) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 10));
+      // The moment the test is about: had the wait run out, the other account's document would come at some other point.
+      expect({ hogAsked, hogPrinting }).toEqual({ hogAsked: 6, hogPrinting: 3 });
+      const res = await shared.request('POST', '/quickjob', { key: other.api_key, json: { input_type: 'html', html: '<p>meanwhile</p>' } });
+      finished.push(`other ${res.status}`);
+      await Promise.all(spinning);
+    } finally {
+      spy.mockRestore();
+    }
     // Answered before any spinning document reached its limit; first come, first served would have made it wait for one.
     expect(finished).toEqual(['other 200', ...Array(6).fill('hog 408')]);
   });

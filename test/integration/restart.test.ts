@@ -30,10 +30,24 @@ describe('a restart of the local service', () => {
     // Each file keeps its page busy for a moment, so the stop lands while files are still printing.
     const busy = (i: number) => `<p>file ${i}</p><script>const t = Date.now(); while (Date.now() - t < 1200) {}</script>`;
     const zip = rawZip([0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: busy(i) })));
+    // Watches the renderer port (calls go through unchanged): documents that got a printing slot and started.
+    let printing = 0;
+    const render = stack.services.renderer.render.bind(stack.services.renderer);
+    const spy = jest.spyOn(stack.services.renderer, 'render').mockImplementation((request) => {
+      const shouldStart = request.shouldStart;
+      return render(shouldStart ? { ...request, shouldStart: async () => (await shouldStart()) && ++printing > 0 } : request);
+    });
     const accepted = await call('POST', '/bulkjob', api_key, { zip_base64: zip.toString('base64') });
     expect(accepted.status).toBe(202);
     const { job_id } = await accepted.json();
-    for (let i = 0; i < 200 && (await (await call('GET', `/jobs/${job_id}`, api_key)).json()).status !== 'processing'; i++) await new Promise((r) => setTimeout(r, 25));
+    for (let i = 0; i < 1000 && printing === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    const { status } = await (await call('GET', `/jobs/${job_id}`, api_key)).json();
+    // The moment the test is about: the workflow is printing with files still to record. Had the wait run out, or
+    // every file been printed already, the stop would interrupt no printing and the restart would resume nothing.
+    expect(printing).toBeGreaterThan(0);
+    expect(status).toBe('processing');
+    expect((await stack.services.jobFiles.list(job_id)).length).toBeLessThan(4);
+    spy.mockRestore();
 
     await stack.stop();
     stack = undefined;

@@ -1,5 +1,6 @@
 import { parseLongJobRequest, processLongJob, submitLongJob } from '../../functions/core/conversion/longjob';
 import type { Renderer } from '../../functions/core/render/ports';
+import { handler as sweep } from '../../functions/workers/jobs/start-sweep';
 import { type TestStack, jobEventNames, startTestStack } from '../support/stack';
 
 /**
@@ -29,9 +30,11 @@ describe('the start sweeper', () => {
     const [job] = (await svc.jobs.list({ accountId: account_id, limit: 1 })).jobs;
     expect(job.status).toBe('queued');
 
-    // A minute on, the sweeper leaves it to its (maybe slow) submitter.
+    // A minute on, the sweeper leaves it to its (maybe slow) submitter. A pass of it (what the schedule runs) has
+    // certainly run with that clock once this one has, and anything it sent has been rendered once the queue drains.
     ahead = 1;
-    await new Promise((r) => setTimeout(r, 600));
+    await sweep();
+    await stack.queues.get('render')!.drained();
     expect((await svc.jobs.get(job.job_id))!.status).toBe('queued');
 
     ahead = 3;
@@ -71,7 +74,7 @@ describe('the start sweeper', () => {
 
     // Within its 15 minutes (and the lease's minute) the sweeper leaves it alone.
     ahead = 15;
-    await new Promise((r) => setTimeout(r, 600));
+    await sweep(); // a whole pass with that clock (ending a job happens within it)
     expect(await job()).toMatchObject({ status: 'processing' });
 
     ahead = 19;
