@@ -117,6 +117,10 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   backend.listen(0, '127.0.0.1');
   await once(backend, 'listening');
   const lock = new Mutex();
+  // Set by stop(): later calls are refused, and the store closes once the calls already in dynalite have answered.
+  let closing = false;
+  let inFlight = 0;
+  const drained: (() => void)[] = [];
   const keySchemas = new Map<string, string[]>();
   // Beside dynalite's directory, not in it (that one is LevelDB's).
   const journal = opts.dataDir ? path.join(path.dirname(path.resolve(opts.dataDir)), `${path.basename(opts.dataDir)}-${TRANSACTION_JOURNAL}`) : null;
@@ -126,8 +130,11 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
    * (dynalite checks their presence, not the signature).
    */
   function call(target: string, payload: Json | string, auth: Record<string, string>): Promise<Reply> {
+    // dynalite throws "Database is closed" from a callback once its store is shut, which would end the process.
+    if (closing) return Promise.resolve({ ...errorReply('InternalServerError', 'The local DynamoDB has stopped.'), status: 500 });
     const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
-    return new Promise((resolve) => {
+    inFlight++;
+    return new Promise<Reply>((resolve) => {
       const req = Object.assign(new EventEmitter(), {
         method: 'POST',
         url: '/',
@@ -144,6 +151,8 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
         req.emit('data', Buffer.from(body));
         req.emit('end');
       });
+    }).finally(() => {
+      if (--inFlight === 0) for (const resolve of drained.splice(0)) resolve();
     });
   }
 
@@ -165,8 +174,9 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   }
 
   async function restore(table: string, key: Json, before: Json | undefined, auth: Record<string, string>) {
-    if (before) await call('PutItem', { TableName: table, Item: before }, auth);
-    else await call('DeleteItem', { TableName: table, Key: key }, auth);
+    const res = before ? await call('PutItem', { TableName: table, Item: before }, auth) : await call('DeleteItem', { TableName: table, Key: key }, auth);
+    // Not put back: the journal must stay for the next start, so the failure goes up.
+    if (res.status !== 200) throw Object.assign(new Error('restore failed'), { reply: res });
   }
 
   /** Puts every item of an interrupted transaction back as it was before it (idempotent), then drops the journal. */
@@ -335,6 +345,11 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     endpoint,
     requestHandler: requestHandler as unknown as LocalDynamo['requestHandler'],
     async stop() {
+      // A transaction under way finishes first (it holds the lock); reads in dynalite answer.
+      await lock.run(async () => {
+        closing = true;
+      });
+      if (inFlight > 0) await new Promise<void>((resolve) => drained.push(resolve));
       proxy.closeAllConnections();
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await new Promise<void>((resolve) => backend.close(() => resolve()));
