@@ -70,6 +70,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 /** How long a stop waits for running workflow executions before it aborts them (the next start resumes them). */
 const WORKFLOW_STOP_GRACE_MS = 10_000;
 
+/** How long a stop waits for task handlers of aborted executions, once the services they use are closing. */
+const TASK_SETTLE_MS = 10_000;
+
 /** Long jobs rendering at once locally (the render queue's worker concurrency): each holds a printing slot for its whole run. */
 const LOCAL_RENDER_WORKERS = 2;
 
@@ -130,7 +133,12 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     journalDir: path.join(dataDir, 'workflows'),
     retryIntervalMs: env.LOCAL_SFN_RETRY_MS !== undefined && env.LOCAL_SFN_RETRY_MS !== '' ? Number(env.LOCAL_SFN_RETRY_MS) : undefined,
   });
-  started.push(() => workflows.stop());
+  // Runs after the services close (newest first): a task handler an aborted execution left running fails fast once
+  // Chromium is gone, and writes what it writes before the table and bucket close under it.
+  started.push(async () => {
+    await workflows.stop();
+    if (!(await workflows.tasksSettled(TASK_SETTLE_MS))) createLogger().warn(`workflow task handlers still running ${TASK_SETTLE_MS / 1000} s after the stop; their writes will fail`);
+  });
   // A render the last process was in the middle of died with it: its lease and slot are released at start, and the
   // job is taken over at once (see releaseDeadWorker). Set once the services exist; used when the queues start.
   let services!: Services;

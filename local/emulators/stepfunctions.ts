@@ -73,6 +73,11 @@ export function localDefinition(def: WorkflowDef, rootDir = ROOT): Record<string
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly machines = new Map<string, Machine>();
   private readonly running = new Map<string, { abort: () => void; done: Promise<void> }>();
+  /**
+   * Task handlers still running. Aborting an execution does not stop the handler it was waiting for (a Lambda runs
+   * to its end too): a stop waits for them before the services they use close.
+   */
+  private readonly tasks = new Set<Promise<unknown>>();
   private stopped = false;
   /** Set once stop() aborts what is left: those executions keep their journal records. */
   private aborting = false;
@@ -102,8 +107,14 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const retryIntervalOverrides: Record<string, number> = {};
     for (const [state, task] of Object.entries(def.tasks)) {
       // A JSON round trip, as across the Lambda boundary: handlers never share objects with the runner.
-      taskResourceLocalHandlers[state] = async (taskInput) =>
-        JSON.parse(JSON.stringify((await loadHandler<TaskHandler>(task.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, (task.timeoutSeconds ?? 60) * 1000))) ?? null));
+      taskResourceLocalHandlers[state] = (taskInput) => {
+        // aws-local-stepfunctions ends a retry's wait when the execution is aborted and runs the task again at once,
+        // then its Catch: after a stop, no handler runs again (the next start resumes the execution).
+        if (this.aborting) return Promise.reject(new Error(`the local workflow runner stopped; ${def.name} execution ${name} resumes at the next start`));
+        return this.tracked(async () =>
+          JSON.parse(JSON.stringify((await loadHandler<TaskHandler>(task.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, (task.timeoutSeconds ?? 60) * 1000))) ?? null)),
+        );
+      };
       if (this.opts.retryIntervalMs !== undefined) retryIntervalOverrides[state] = this.opts.retryIntervalMs;
     }
     const execution = this.machine(def).run(input as never, {
@@ -140,6 +151,35 @@ export class LocalWorkflowRunner implements WorkflowStarter {
       await loadHandler<TaskHandler>(recorder.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(event, lambdaContext(`${def.name}-${FAILURE_RECORDER}`, (recorder.timeoutSeconds ?? 60) * 1000));
     } catch (recordErr) {
       this.opts.log.error(`workflow ${def.name} execution ${name}: recording its ending failed`, recordErr);
+    }
+  }
+
+  private tracked<T>(run: () => Promise<T>): Promise<T> {
+    const call = run();
+    const settled = call.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tasks.add(settled);
+    void settled.finally(() => this.tasks.delete(settled));
+    return call;
+  }
+
+  /**
+   * Resolves once no task handler is running (those of aborted executions included), or after `maxMs`. Answers
+   * whether they all ended.
+   */
+  async tasksSettled(maxMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), maxMs)));
+    const settled = (async () => {
+      while (this.tasks.size > 0) await Promise.all([...this.tasks]);
+      return true as const;
+    })();
+    try {
+      return await Promise.race([settled, timedOut]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

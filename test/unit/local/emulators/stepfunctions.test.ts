@@ -98,6 +98,32 @@ describe('local Step Functions runner across a stop or a crash', () => {
   });
 });
 
+describe('local Step Functions runner: task handlers of aborted executions', () => {
+  it('tells when the handler an aborted execution was waiting for has ended (it runs on, as a Lambda would)', async () => {
+    gate.open = false;
+    const gated = fixtureRunner('gated', { Gated: 'gated' });
+    await gated.start('gated', { id: 'abandoned' }, { name: 'abandoned' });
+    while (!calls.some((c) => c.task === 'gated' && c.input.id === 'abandoned')) await new Promise((r) => setImmediate(r));
+    await gated.stop(0);
+    // Aborted, yet its handler still waits at the gate.
+    expect(await gated.tasksSettled(50)).toBe(false);
+    gate.open = true;
+    expect(await gated.tasksSettled(5_000)).toBe(true);
+    expect(await gated.tasksSettled(0)).toBe(true);
+  });
+
+  it('runs no task handler of an execution once a stop aborted it (the library retried it at once, then ran its Catch)', async () => {
+    const stopping = fixtureRunner('retry', { Flaky: 'flaky', Recover: 'recover' });
+    await stopping.start('retry', { id: 'stopped-mid-retry', failTimes: 5 }, { name: 'stopped-mid-retry' });
+    const callsOf = () => calls.filter((c) => c.input?.id === 'stopped-mid-retry').map((c) => c.task);
+    // The first attempt failed; the retry waits its 5 s when the stop comes.
+    while (callsOf().length === 0) await new Promise((r) => setImmediate(r));
+    await stopping.stop(0);
+    expect(await stopping.tasksSettled(1_000)).toBe(true);
+    expect(callsOf()).toEqual(['flaky']);
+  });
+});
+
 describe('local Step Functions runner: an execution that ends without reaching its failure recorder', () => {
   const timed = fixtureRunner('slow', { Sleepy: 'sleepy', RecordFailure: 'ended' });
   afterAll(() => timed.stop());
