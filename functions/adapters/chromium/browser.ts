@@ -527,5 +527,9 @@ export class ChromiumBrowser {
     this.discardReady();
     await Promise.allSettled(pending);
     if (instance) await (await instance).browser.close().catch(() => undefined);
+    // Documents in flight may be waiting on their page for what will never come now (an event, the network going
+    // quiet, a bundle file): they end now, as RendererStoppedError (see withPage), not at their own time limits.
+    for (const fail of this.crashHandlers.values()) fail();
+    this.crashHandlers.clear();
   }
 }

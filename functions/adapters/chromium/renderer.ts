@@ -131,7 +131,7 @@ function closedItself(): ServiceError {
  * Resolves true once no request has been in flight for `quietMs`, or false when `maxMs` passes first.
  * Requests are followed through the Network domain, which must be enabled before the document is set.
  */
-function networkIdle(session: CDPSession, inFlight: Set<string>, quietMs: number, maxMs: number): Promise<boolean> {
+function networkIdle(session: CDPSession, inFlight: Set<string>, quietMs: number, maxMs: number, gone: Promise<unknown>): Promise<boolean> {
   return new Promise((resolve) => {
     const started = Date.now();
     let quietSince = inFlight.size === 0 ? Date.now() : 0;
@@ -147,6 +147,11 @@ function networkIdle(session: CDPSession, inFlight: Set<string>, quietMs: number
         resolve(false);
       }
     }, Math.max(5, Math.min(50, quietMs / 4)));
+    // A page that crashed or whose browser closed never goes quiet: the watch ends with it rather than at maxMs.
+    gone.catch(() => {
+      clearInterval(tick);
+      resolve(false);
+    });
   });
 }
 
@@ -235,11 +240,16 @@ export class ChromiumRenderer implements Renderer {
               const budget = Math.max(0, Math.min(maxMs, deadline - started));
               let capTimer: NodeJS.Timeout | undefined;
               const cap = new Promise<false>((resolve) => (capTimer = setTimeout(() => resolve(false), budget)));
-              const didLoad = await Promise.race([loaded.then(() => true), cap]);
-              clearTimeout(capTimer);
+              let didLoad: boolean;
+              try {
+                // A page that is gone never loads: its crash (or the closed browser) ends the wait, not the cap.
+                didLoad = await Promise.race([loaded.then(() => true), cap, crashed]);
+              } finally {
+                clearTimeout(capTimer);
+              }
               loaded.catch(() => undefined);
               // Waiting for quiet costs no CPU, so the page gives its printing slot to another document meanwhile.
-              renderTimeout = !didLoad || !(await page.whileIdle(() => networkIdle(session, inFlight, quietMs, Math.max(0, budget - (Date.now() - started)))));
+              renderTimeout = !didLoad || !(await page.whileIdle(() => networkIdle(session, inFlight, quietMs, Math.max(0, budget - (Date.now() - started)), crashed)));
             } else {
               facts = loadedFacts((await loaded)?.result?.value);
             }

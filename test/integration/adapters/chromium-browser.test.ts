@@ -21,6 +21,70 @@ describe('ChromiumBrowser shutdown', () => {
     expect(await browser.processId()).toBeUndefined();
   });
 
+  it('ends a document waiting on its page when the browser is closed, as stopped rather than at its own limit', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 2, executablePath: process.env.CHROMIUM_PATH });
+    let asked!: () => void;
+    const assetAsked = new Promise<void>((resolve) => (asked = resolve));
+    // The document's stylesheet is read from its bundle, and that read never answers: the page waits on its load.
+    const waiting = new ChromiumRenderer(browser).render({
+      html: '<link rel="stylesheet" href="style.css"><p>x</p>',
+      options,
+      // Its own limit comes before its network budget runs out: left waiting, it would end as a render timeout.
+      timeoutMs: 6_000,
+      networkIdle: { quietMs: 100, maxMs: 12_000 },
+      bundle: {
+        documentPath: 'doc.html',
+        read: async (path) => {
+          if (path === 'doc.html') return Buffer.from('<link rel="stylesheet" href="style.css"><p>x</p>');
+          asked();
+          return new Promise<Buffer | null>(() => undefined);
+        },
+        size: () => 10,
+      },
+    });
+    waiting.catch(() => undefined);
+    await assetAsked;
+    await browser.close();
+    // Before, it waited out its time limit and failed as the document's render timeout (in a stopping local stack, a
+    // bulk task that outlived the stop).
+    await expect(waiting).rejects.toBeInstanceOf(RendererStoppedError);
+  }, 30_000);
+
+  it('leaves no timer of a bundle document behind when the browser closes while its script runs', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 2, executablePath: process.env.CHROMIUM_PATH });
+    // Every timer set meanwhile (calls go through unchanged): a cleared or fired one is marked destroyed.
+    const made: NodeJS.Timeout[] = [];
+    const spies = (['setTimeout', 'setInterval'] as const).map((fn) => {
+      const real = global[fn];
+      return jest.spyOn(global, fn).mockImplementation(((...args: Parameters<typeof setTimeout>) => {
+        const timer = (real as typeof setTimeout)(...args);
+        made.push(timer);
+        return timer;
+      }) as never);
+    });
+    const html = '<p>busy</p><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>';
+    let started!: () => void;
+    const printing = new Promise<void>((resolve) => (started = resolve));
+    const waiting = new ChromiumRenderer(browser).render({
+      html,
+      options,
+      timeoutMs: 15_000,
+      networkIdle: { quietMs: 100, maxMs: 12_000 },
+      shouldStart: async () => (started(), true),
+      bundle: { documentPath: 'doc.html', read: async (path) => (path === 'doc.html' ? Buffer.from(html) : null), size: () => 10 },
+    });
+    waiting.catch(() => undefined);
+    await printing;
+    await new Promise((r) => setTimeout(r, 300));
+    await browser.close();
+    await expect(waiting).rejects.toBeInstanceOf(RendererStoppedError);
+    await new Promise((resolve) => setImmediate(resolve));
+    for (const spy of spies) spy.mockRestore();
+    // The load cap and the network watch ran on for their whole budget and kept a stopped process alive.
+    const left = made.filter((t) => !(t as unknown as { _destroyed: boolean })._destroyed);
+    expect(left.map((t) => (t as unknown as { _idleTimeout: number })._idleTimeout)).toEqual([]);
+  }, 30_000);
+
   it('launches no Chromium for a document that asks for a page after the browser is closed', async () => {
     const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
     await browser.close();
