@@ -128,8 +128,9 @@ function closedItself(): ServiceError {
 }
 
 /**
- * Resolves true once no request has been in flight for `quietMs`, or false when `maxMs` passes first.
- * Requests are followed through the Network domain, which must be enabled before the document is set.
+ * Resolves true once no request has been in flight for `quietMs`, or false when `maxMs` passes first or the page is
+ * `gone` (it rejects on a crash or when the browser closes). Requests are followed through the Network domain, which
+ * must be enabled before the document is set.
  */
 function networkIdle(session: CDPSession, inFlight: Set<string>, quietMs: number, maxMs: number, gone: Promise<unknown>): Promise<boolean> {
   return new Promise((resolve) => {
