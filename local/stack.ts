@@ -238,15 +238,17 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
       // its own time limit, so the wait is bounded).
       server.close();
       const answered = answering === 0 ? Promise.resolve() : new Promise<void>((resolve) => allAnswered.push(resolve));
-      // Work in flight ends before the services it uses close (stopping them again below is a no-op). Executions still
-      // running after the grace are aborted and resumed by the next start.
-      for (const q of queues.values()) await q.stop();
-      await workflows.stop(env.LOCAL_WORKFLOW_STOP_GRACE_MS ? Number(env.LOCAL_WORKFLOW_STOP_GRACE_MS) : WORKFLOW_STOP_GRACE_MS);
+      // Requests being answered first: a submission in flight still queues its job or starts its workflow (stopped
+      // first, they refused it and the job failed), and what it queued waits for the next start.
       let timer: NodeJS.Timeout | undefined;
       const answerMs = ((services.config.quickjobTimeoutSeconds ?? QUICKJOB_TIMEOUT_SECONDS) + 5) * 1000;
       await Promise.race([answered, new Promise((resolve) => (timer = setTimeout(resolve, answerMs)))]);
       clearTimeout(timer);
       server.closeAllConnections();
+      // Work in flight ends before the services it uses close (stopping them again below is a no-op). Executions still
+      // running after the grace are aborted and resumed by the next start.
+      for (const q of queues.values()) await q.stop();
+      await workflows.stop(env.LOCAL_WORKFLOW_STOP_GRACE_MS ? Number(env.LOCAL_WORKFLOW_STOP_GRACE_MS) : WORKFLOW_STOP_GRACE_MS);
       await stopNewestFirst(started);
     },
   };

@@ -62,6 +62,34 @@ describe('a restart of the local service', () => {
     expect((await stack.services.accounts.get(account_id))!.credits_micros).toBe(before - 4 * plan.price_per_pdf_micros);
   }, 90_000);
 
+  it('answers a submission still in flight when the stop comes, and keeps its job for the next start', async () => {
+    stack ??= await startLocalStack({ port: 0, dataDir, env });
+    const created = await fetch(`${stack.baseUrl}/_local/accounts`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ credits_usd: 1 }) });
+    const { api_key } = await created.json();
+    // The submission counts the pages first (a busy script makes that take a moment): the stop lands during it.
+    let counting!: () => void;
+    const submitting = new Promise<void>((resolve) => (counting = resolve));
+    const render = stack.services.renderer.render.bind(stack.services.renderer);
+    const spy = jest.spyOn(stack.services.renderer, 'render').mockImplementation((request) => (counting(), render(request)));
+    const submitted = call('POST', '/longjob', api_key, { input_type: 'html', html: '<p>late</p><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>' });
+    await submitting;
+    const stopped = stack.stop();
+    const res = await submitted;
+    spy.mockRestore();
+    await stopped;
+    // Before, the queue stopped ahead of the answers and refused the job: a 500, and the job failed.
+    expect(res.status).toBe(202);
+    const { job_id } = await res.json();
+
+    stack = await startLocalStack({ port: 0, dataDir, env });
+    let job: { status: string } = { status: 'queued' };
+    for (let i = 0; i < 600 && (job.status === 'queued' || job.status === 'processing'); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await (await call('GET', `/jobs/${job_id}`, api_key)).json();
+    }
+    expect(job.status).toBe('completed');
+  }, 120_000);
+
   it('keeps the links it handed out working: local S3 comes back on its port', async () => {
     stack ??= await startLocalStack({ port: 0, dataDir, env });
     const created = await fetch(`${stack.baseUrl}/_local/accounts`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ credits_usd: 1 }) });
