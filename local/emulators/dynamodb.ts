@@ -121,6 +121,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   let closing = false;
   let inFlight = 0;
   const drained: (() => void)[] = [];
+  const stoppedReply = (): Reply => ({ ...errorReply('InternalServerError', 'The local DynamoDB has stopped.'), status: 500 });
   const keySchemas = new Map<string, string[]>();
   // Beside dynalite's directory, not in it (that one is LevelDB's).
   const journal = opts.dataDir ? path.join(path.dirname(path.resolve(opts.dataDir)), `${path.basename(opts.dataDir)}-${TRANSACTION_JOURNAL}`) : null;
@@ -131,7 +132,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
    */
   function call(target: string, payload: Json | string, auth: Record<string, string>): Promise<Reply> {
     // dynalite throws "Database is closed" from a callback once its store is shut, which would end the process.
-    if (closing) return Promise.resolve({ ...errorReply('InternalServerError', 'The local DynamoDB has stopped.'), status: 500 });
+    if (closing) return Promise.resolve(stoppedReply());
     const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
     inFlight++;
     return new Promise<Reply>((resolve) => {
@@ -291,10 +292,29 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
 
   await recoverJournal();
 
+  function send(res: http.ServerResponse, reply: Reply) {
+    res.writeHead(reply.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'local', 'content-length': Buffer.byteLength(reply.body) });
+    res.end(reply.body);
+  }
+  /** A loopback request handed to dynalite as it is, counted like an in-process call so that a stop waits for it. */
+  function passThrough(req: http.IncomingMessage, res: http.ServerResponse) {
+    if (closing) return send(res, stoppedReply());
+    inFlight++;
+    let counted = true;
+    const done = () => {
+      if (!counted) return;
+      counted = false;
+      if (--inFlight === 0) for (const resolve of drained.splice(0)) resolve();
+    };
+    res.once('finish', done);
+    res.once('close', done);
+    dynaliteHandler(req, res);
+  }
+
   const proxy = http.createServer((req, res) => {
     const target = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
     if (target !== 'TransactWriteItems' && target !== 'TransactGetItems') {
-      if (!SINGLE_WRITES.has(target)) return dynaliteHandler(req, res);
+      if (!SINGLE_WRITES.has(target)) return passThrough(req, res);
       // Single-item writes queue behind transactions so a transaction is isolated from them.
       lock
         .run(
@@ -302,7 +322,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
             new Promise<void>((resolve) => {
               res.once('finish', resolve);
               res.once('close', resolve);
-              dynaliteHandler(req, res);
+              passThrough(req, res);
             }),
         )
         .catch(() => undefined);
@@ -311,9 +331,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', async () => {
-      const reply = await transaction(target, Buffer.concat(chunks).toString('utf8'), authHeaders(req.headers));
-      res.writeHead(reply.status, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'local', 'content-length': Buffer.byteLength(reply.body) });
-      res.end(reply.body);
+      send(res, await transaction(target, Buffer.concat(chunks).toString('utf8'), authHeaders(req.headers)));
     });
   });
   proxy.keepAliveTimeout = 60_000;
