@@ -32,7 +32,7 @@ export interface GatewayResponseDef {
  * A 401 names the scheme that would work (RFC 9110 §11.6.1): a bearer credential, a `pk_…` key or an ID token.
  * Without an error code, as RFC 6750 asks when the request may have carried no credential at all.
  */
-export const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="api"' } as const;
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="api"' } as const;
 
 export const GATEWAY_RESPONSES: GatewayResponseDef[] = [
   // The authorizer denies with a reason in its context; a refused credential is a 401, as the spec says.

@@ -32,7 +32,7 @@ function isCanonicalCompactJws(token: string): boolean {
  * issue, and a header without parameters that name other keys or extensions (RFC 7515 says a `crit` the verifier
  * does not understand must be refused).
  */
-export function assertCognitoShape(header: Record<string, unknown>, payload: Record<string, unknown>, nowSeconds: number): void {
+function assertCognitoShape(header: Record<string, unknown>, payload: Record<string, unknown>, nowSeconds: number): void {
   const foreign = FOREIGN_HEADER_PARAMETERS.find((name) => name in header);
   if (foreign) throw new Error(`header parameter ${foreign} is not accepted`);
   const { exp, iat } = payload;
