@@ -1,34 +1,9 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type LocalStack, startLocalStack } from '../../local/stack';
-import { alive, descendants } from '../support/processes';
-
-/** `npm start` in its own process, on its own data dir; resolves to its base URL once it prints it. */
-async function startService(dataDir: string): Promise<{ npm: ChildProcess; baseUrl: string }> {
-  const npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, PORT: '0', DATA_DIR: dataDir, RENDER_PREWARM: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`npm start printed no URL: ${out}`)), 60_000);
-    npm.stdout!.on('data', (chunk) => {
-      out += chunk;
-      const m = /^PDF service listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-  return { npm, baseUrl };
-}
-
-/** What a crash does: every process of the service is gone at once, with nothing written on the way out. */
-function crash(npm: ChildProcess): number[] {
-  const pids = npm.pid ? [npm.pid, ...descendants(npm.pid)] : [];
-  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
-  return pids;
-}
+import { alive, killTree, startNpmService } from '../support/processes';
 
 /**
  * A crash of the local service (SIGKILL, out of memory) while a long job renders. The process that held the job's
@@ -40,13 +15,13 @@ describe('a crash of the local service', () => {
   let npm: ChildProcess | undefined;
   let stack: LocalStack | undefined;
   afterAll(async () => {
-    if (npm) crash(npm);
+    if (npm) killTree(npm);
     await stack?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('renders a long job again after the restart, charges it once, and frees its account to render the next', async () => {
-    const first = await startService(dataDir);
+    const first = await startNpmService({ DATA_DIR: dataDir, RENDER_PREWARM: '1' });
     npm = first.npm;
     const account = await (await fetch(`${first.baseUrl}/_local/accounts`, { method: 'POST', body: '{"credits_usd":1}' })).json();
     const call = (baseUrl: string, method: string, route: string, json?: unknown) =>
@@ -62,7 +37,7 @@ describe('a crash of the local service', () => {
       if (status !== 'processing') await new Promise((r) => setTimeout(r, 25));
     }
     expect(status).toBe('processing');
-    const killed = crash(first.npm);
+    const killed = killTree(first.npm);
     npm = undefined;
     // The restart comes after the crash (a killed process can take a moment to go; the start would wait for its store).
     for (let i = 0; i < 100 && killed.some(alive); i++) await new Promise((r) => setTimeout(r, 100));

@@ -1,4 +1,6 @@
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 
 /** A process's state letter and parent from /proc/<pid>/stat, or null once it is gone. */
 function statOf(pid: number): { state: string; parent: number } | null {
@@ -30,4 +32,45 @@ export function descendants(root: number): number[] {
 export function alive(pid: number): boolean {
   const stat = statOf(pid);
   return stat !== null && stat.state !== 'Z';
+}
+
+export interface NpmService {
+  npm: ChildProcess;
+  baseUrl: string;
+  /** What the service wrote to stderr so far. */
+  errors(): string;
+  /** Resolves with npm's exit code once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/** `npm start` in its own process, as a user runs it; resolves once it prints its URL. */
+export async function startNpmService(env: NodeJS.ProcessEnv): Promise<NpmService> {
+  const npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env: { ...process.env, PORT: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+  let out = '';
+  let errors = '';
+  npm.stderr!.on('data', (chunk) => (errors += chunk));
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`npm start printed no URL: ${out}${errors}`)), 60_000);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`npm start exited (${code}) before printing its URL: ${out}${errors}`));
+    });
+    npm.stdout!.on('data', (chunk) => {
+      out += chunk;
+      const m = /^PDF service listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  return { npm, baseUrl, errors: () => errors, exited };
+}
+
+/** What a crash does: every process of the service is gone at once, with nothing written on the way out. */
+export function killTree(child: ChildProcess): number[] {
+  const pids = child.pid ? [child.pid, ...descendants(child.pid)] : [];
+  for (const pid of pids) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  return pids;
 }
