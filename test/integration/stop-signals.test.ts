@@ -78,13 +78,25 @@ describe('stopping npm start while a long job renders', () => {
     expect(tree.filter(alive)).toEqual([]);
   }
 
-  it('exits at once on a second signal, and the next start renders the job', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-stop-twice-'));
+  /** A service printing a held long job is stopped by `stop`; then every process is gone and the next start renders the job. */
+  async function stopWhileRendering(name: string, env: NodeJS.ProcessEnv, stop: (service: NpmService) => Promise<void>) {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), `pdfsvc-${name}-`));
     let service: NpmService | undefined;
     try {
-      service = await startNpmService({ DATA_DIR: dataDir, ALLOW_PRIVATE_TARGETS: `127.0.0.1:${server.port}`, RENDER_PREWARM: '1' });
+      service = await startNpmService({ DATA_DIR: dataDir, ALLOW_PRIVATE_TARGETS: `127.0.0.1:${server.port}`, RENDER_PREWARM: '1', ...env });
       const { account, jobId } = await submitHeldJob(service);
       const tree = [service.npm.pid!, ...descendants(service.npm.pid!)];
+      await stop(service);
+      await expectAllGone(tree);
+      await expectRenderedAfterRestart(dataDir, account, jobId);
+    } finally {
+      if (service) killTree(service.npm);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  it('exits at once on a second signal, and the next start renders the job', async () => {
+    await stopWhileRendering('stop-twice', {}, async (service) => {
       service.npm.kill('SIGTERM');
       for (let i = 0; i < 100 && !service.errors().includes('SIGTERM: stopping'); i++) await new Promise((r) => setTimeout(r, 50));
       expect(service.errors()).toContain('SIGTERM: stopping');
@@ -95,31 +107,16 @@ describe('stopping npm start while a long job renders', () => {
       expect(await service.exited).toBe(1);
       expect(service.errors()).toContain('SIGTERM again: exiting now');
       expect(service.errors()).not.toContain('still stopping');
-      await expectAllGone(tree);
-      await expectRenderedAfterRestart(dataDir, account, jobId);
-    } finally {
-      if (service) killTree(service.npm);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   }, 180_000);
 
   it('exits when the stop takes longer than LOCAL_STOP_TIMEOUT_MS, and the next start renders the job', async () => {
-    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-stop-limit-'));
-    let service: NpmService | undefined;
-    try {
-      service = await startNpmService({ DATA_DIR: dataDir, ALLOW_PRIVATE_TARGETS: `127.0.0.1:${server.port}`, RENDER_PREWARM: '1', LOCAL_STOP_TIMEOUT_MS: '2000' });
-      const { account, jobId } = await submitHeldJob(service);
-      const tree = [service.npm.pid!, ...descendants(service.npm.pid!)];
+    await stopWhileRendering('stop-limit', { LOCAL_STOP_TIMEOUT_MS: '2000' }, async (service) => {
       service.npm.kill('SIGTERM');
       expect(await service.exited).toBe(1);
       expect(service.errors()).toContain('SIGTERM: stopping (requests and work in flight finish, for up to 2 s; signal again to exit at once)');
       expect(service.errors()).toContain('still stopping after 2 s: exiting now; the next start takes over the work still in flight');
-      await expectAllGone(tree);
-      await expectRenderedAfterRestart(dataDir, account, jobId);
-    } finally {
-      if (service) killTree(service.npm);
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    });
   }, 180_000);
 
   it('refuses to start with a stop limit that is not a number of milliseconds', async () => {
