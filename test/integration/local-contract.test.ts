@@ -1,10 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
-import { alive, descendants } from '../support/processes';
+import { alive, descendants, killTree, startNpmService } from '../support/processes';
 import { type TestServer, httpServer } from '../support/servers';
 
 describe('local contract', () => {
@@ -123,20 +123,9 @@ describe('local contract', () => {
         called();
         void answered.then(() => res.writeHead(200, { 'Access-Control-Allow-Origin': '*', 'Content-Type': 'text/plain' }).end('go'));
       });
-      const env = { ...process.env, PORT: '0', DATA_DIR: dataDir, ALLOW_PRIVATE_TARGETS: `127.0.0.1:${signal.port}` };
-      npm = spawn('npm', ['start'], { cwd: path.join(__dirname, '../..'), env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      npm.stdout!.on('data', (chunk) => (out += chunk));
-      const baseUrl = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`npm start printed no URL: ${out}`)), 60_000);
-        npm!.stdout!.on('data', () => {
-          const m = /^PDF service listening on (http:\/\/127\.0\.0\.1:\d+)$/m.exec(out);
-          if (m) {
-            clearTimeout(timer);
-            resolve(m[1]);
-          }
-        });
-      });
+      const service = await startNpmService({ DATA_DIR: dataDir, ALLOW_PRIVATE_TARGETS: `127.0.0.1:${signal.port}` });
+      npm = service.npm;
+      const { baseUrl } = service;
       const account = await (await fetch(`${baseUrl}/_local/accounts`, { method: 'POST', body: '{"credits_usd":1}' })).json();
       const pdf = await fetch(`${baseUrl}/quickjob`, { method: 'POST', headers: { 'X-API-Key': account.api_key, 'Content-Type': 'application/json' }, body: JSON.stringify({ input_type: 'html', html: '<p>x</p>' }) });
       expect(pdf.status).toBe(200);
@@ -173,10 +162,12 @@ describe('local contract', () => {
       const deadline = Date.now() + 20_000;
       while (Date.now() < deadline && tree.some(alive)) await new Promise((r) => setTimeout(r, 200));
       expect(tree.filter(alive)).toEqual([]);
-      expect(out.match(/listening on/g)).toHaveLength(1);
+      // A stop that finished: status 0 (a forced or failed one is 1).
+      expect(await service.exited).toBe(0);
+      expect(service.output().match(/listening on/g)).toHaveLength(1);
     } finally {
       // Whatever is left (a failed assertion above) must not outlive the test.
-      if (npm?.pid) for (const pid of [npm.pid, ...descendants(npm.pid)]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      if (npm) killTree(npm);
       answer();
       await signal?.close();
       rmSync(dataDir, { recursive: true, force: true });

@@ -37,6 +37,8 @@ export function alive(pid: number): boolean {
 export interface NpmService {
   npm: ChildProcess;
   baseUrl: string;
+  /** What the service wrote to stdout so far. */
+  output(): string;
   /** What the service wrote to stderr so far. */
   errors(): string;
   /** Resolves with npm's exit code once it has exited. */
@@ -65,7 +67,7 @@ export async function startNpmService(env: NodeJS.ProcessEnv): Promise<NpmServic
       }
     });
   });
-  return { npm, baseUrl, errors: () => errors, exited };
+  return { npm, baseUrl, output: () => out, errors: () => errors, exited };
 }
 
 /** What a crash does: every process of the service is gone at once, with nothing written on the way out. */
