@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { type Subscription, type SubscriptionStatus, newAccount } from '../functions/core/accounts/account';
+import { SUBSCRIPTION_STATUSES, type Subscription, newAccount } from '../functions/core/accounts/account';
 import { createApiKey } from '../functions/core/auth/manage-keys';
 import { PENDING_PLAN_ID, PRICE_PER_PDF_MICROS, STANDARD_PLAN_ID } from '../functions/core/billing/plans';
 import { usdToMicros } from '../functions/core/billing/money';
@@ -18,7 +18,6 @@ export interface LocalRouteResult {
   body: unknown;
 }
 
-const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'paused', 'canceled'] as const satisfies readonly SubscriptionStatus[];
 const DAY_MS = 86_400_000;
 
 /** Amounts are held as integer micro-USD: past a billion USD they would no longer be exact integers. */

@@ -59,6 +59,12 @@ export function codesByStatus(): Record<number, readonly string[]> {
   return statuses;
 }
 
+/**
+ * Every code an error answer can carry: the handlers answer only these (a code not in the map is answered as 500
+ * INTERNAL_SERVER_ERROR), and the gateway's own answers (gateway-responses.ts, the local gateway) use them too.
+ */
+export const ERROR_CODES: readonly string[] = Object.keys(STATUS_BY_CODE);
+
 export function statusForCode(code: string): number | undefined {
   return STATUS_BY_CODE[code];
 }

@@ -1,6 +1,8 @@
 import type { Micros } from '../billing/money';
 
-export type SubscriptionStatus = 'active' | 'trialing' | 'past_due' | 'paused' | 'canceled';
+/** The five subscription statuses of document 1 (the provider's others are mapped onto them). */
+export const SUBSCRIPTION_STATUSES = ['active', 'trialing', 'past_due', 'paused', 'canceled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 export interface ScheduledChange {
   action: 'cancel' | 'pause' | 'downgrade';

@@ -35,7 +35,7 @@ export const jobListQuerySchema = z.object({
     .enum(['true', 'false'])
     .optional()
     .transform((value) => (value === undefined ? undefined : value === 'true'))
-    .meta({ description: 'true lists only jobs whose output was truncated, false only the others. Default: all.' }),
+    .meta({ description: 'Compatibility only: every new job has truncated false (pageRanges chooses pages, it never cuts a document short), so true lists no new job and false lists them all. Default: all.' }),
   month: z.string().regex(MONTH).optional().meta({ description: 'Lists only jobs created in this month (UTC), as YYYY-MM, e.g. 2026-11. Default: all.' }),
   next_token: z
     .string()

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { pdfOptionsSchema } from '../../core/render/options';
 import { type RouteDef, ROUTES } from '../../routes';
 import { codesByStatus } from '../errors';
+import { GATEWAY_RESPONSES, gatewayResponse } from '../gateway-responses';
 import { REQUEST_SCHEMAS, type RequestSchemas } from './requests';
-import { RESPONSE_SCHEMAS, errorBodySchema, webhookPayloadSchema } from './responses';
+import { ERROR_DETAILS, errorBodySchema, successSchema, webhookPayloadSchema } from './responses';
 
 type Json = Record<string, unknown>;
 
@@ -62,17 +63,16 @@ const ROUTE_ERROR_STATUSES: Record<string, number[]> = {
   'pdf.inspect': [402, 404, 422],
   'pdf.uploadUrl': [402],
   'pdf.jobs': [402, 404, 409],
-  'webhooks.create': [409],
-  'webhooks.update': [409],
 };
 
 /**
- * Every error status a route can answer: bad input, throttling and failures everywhere; credentials where it needs
- * one; 404 where the path names a resource; 413 for bodies; then the route's own (ROUTE_ERROR_STATUSES). Routes not
- * built yet add 501. The test stack checks every answer against this list (RESPONSE_CONTRACT=strict).
+ * Every error status a route can answer: bad input, throttling and failures everywhere, and 504 (in AWS, API Gateway
+ * stops waiting for any route's function: GATEWAY_ONLY_STATUSES); credentials where it needs one; 404 where the path
+ * names a resource; 413 for bodies; then the route's own (ROUTE_ERROR_STATUSES). Routes not built yet add 501. The
+ * test stack checks every answer against this list (RESPONSE_CONTRACT=strict).
  */
 export function errorStatuses(route: RouteDef): number[] {
-  const statuses = new Set([400, 429, 500]);
+  const statuses = new Set([400, 429, 500, ...GATEWAY_ONLY_STATUSES]);
   if (route.access !== 'none') [401, 403].forEach((s) => statuses.add(s));
   if (route.path.includes('{')) statuses.add(404);
   if (route.method === 'POST' || route.method === 'PUT') statuses.add(413);
@@ -85,35 +85,104 @@ function errorResponses(route: RouteDef): Record<string, Json> {
   return Object.fromEntries(errorStatuses(route).map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
 }
 
+/** Statuses only API Gateway answers (gateway-responses.ts), on any route: never a handler, never the local gateway. */
+const GATEWAY_ONLY_STATUSES = [504] as const;
+
+/**
+ * The codes each error status carries: the handlers' map (errors.ts) and the gateway's own answers with a fixed status
+ * and code (gateway-responses.ts; the authorizer's refusals fill in UNAUTHORIZED). Per status, not per operation: the
+ * codes are thrown by domain code shared between routes, so a per-operation list could only be kept by hand.
+ */
+export function documentedCodesByStatus(): Record<number, string[]> {
+  const out: Record<number, string[]> = {};
+  for (const [status, codes] of Object.entries(codesByStatus())) out[Number(status)] = [...codes];
+  for (const def of GATEWAY_RESPONSES) {
+    if (def.status === undefined || def.code.startsWith('$')) continue;
+    const codes = (out[def.status] ??= []);
+    if (!codes.includes(def.code)) codes.push(def.code);
+  }
+  return out;
+}
+
+/** What a status means beyond its codes, where that needs saying. */
+const STATUS_NOTES: Record<number, string> = {
+  401: 'A missing or refused credential, answered by the gateway before any function runs.',
+  504:
+    `AWS only (the local service never answers it): API Gateway stopped waiting for the function (its integration timeout, ` +
+    `29 s unless raised), with code ${gatewayResponse('INTEGRATION_TIMEOUT').code}. The function may still finish what it started ` +
+    '(a quick job past its limit is not charged). Retry with backoff, or use an asynchronous route.',
+};
+
+/** Headers every answer (REQUEST_ID) or every 401 (the challenge) carries: components.headers. */
+const RESPONSE_HEADERS: Record<string, Json> = {
+  'X-Request-Id': {
+    description:
+      "The request's id (API Gateway's request id); quote it to support. On every answer of the service's functions and of the local " +
+      "gateway. In AWS, API Gateway's own answers (a refused credential, no such route, a body over 6 MB, throttling, 504) carry the same id as x-amzn-RequestId instead.",
+    schema: { type: 'string' },
+  },
+  'WWW-Authenticate': {
+    description: 'The scheme that works (RFC 9110): Authorization: Bearer with an API key (pk_…) or an ID token; X-API-Key works too.',
+    schema: { type: 'string', enum: [gatewayResponse('UNAUTHORIZED').headers!['WWW-Authenticate']] },
+  },
+};
+const REQUEST_ID = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
+
+/** A response header: what it says, and the zod schema of its value (the contract check holds answers to it). */
+export interface HeaderDoc {
+  description: string;
+  schema: z.ZodType;
+}
+
+const jobIdHeader = (description: string): HeaderDoc => ({ description, schema: z.string().min(1) });
+const pagesHeader: HeaderDoc = { description: 'Pages in the PDF, an integer in text.', schema: z.string().regex(/^[0-9]+$/) };
+
 /** Routes whose success is the PDF itself (unless stored), with the headers that describe it. */
-const PDF_RESPONSE_HEADERS: Record<string, Record<string, string>> = {
+export const PDF_RESPONSE_HEADERS: Record<string, Record<string, HeaderDoc>> = {
   'quickjob.create': {
-    'Content-Disposition': 'inline; filename=<job_id>.pdf',
-    'X-PDF-Pages': 'Pages in the PDF.',
-    'X-PDF-Truncated': 'true when pageRanges cut the document.',
-    'X-Job-Id': 'The job that made it (GET /jobs/{job_id}).',
+    'Content-Disposition': { description: 'inline; filename=<job_id>.pdf', schema: z.string() },
+    'X-PDF-Pages': pagesHeader,
+    'X-PDF-Truncated': {
+      description: 'Always "false": kept for compatibility (document 1); pageRanges chooses pages, it never cuts a document short.',
+      schema: z.enum(['true', 'false']),
+    },
+    'X-Job-Id': jobIdHeader('The job that made it (GET /jobs/{job_id}).'),
   },
   'pdf.merge': {
-    'Content-Disposition': 'attachment, with the output file name (ASCII and UTF-8 forms).',
-    'X-PDF-Pages': 'Pages in the PDF.',
-    'X-PDF-Output-Count': 'Always 1 for a PDF body.',
-    'X-PDF-Warnings': 'Comma-separated warnings (e.g. BOOKMARKS_NOT_PRESERVED), empty when none.',
-    'X-Job-Id': 'The job that made it.',
+    'Content-Disposition': { description: 'attachment, with the output file name (ASCII and UTF-8 forms).', schema: z.string() },
+    'X-PDF-Pages': pagesHeader,
+    'X-PDF-Output-Count': { description: 'Always 1 for a PDF body.', schema: z.literal('1') },
+    'X-PDF-Warnings': { description: 'Comma-separated warnings (e.g. BOOKMARKS_NOT_PRESERVED), empty when none. Also on a stored result.', schema: z.string() },
+    'X-Job-Id': jobIdHeader('The job that made it. Also on a stored result.'),
   },
 };
 PDF_RESPONSE_HEADERS['pdf.split'] = PDF_RESPONSE_HEADERS['pdf.merge'];
 
-function successBody(route: RouteDef, components: Record<string, Json>): Json {
-  const schema = RESPONSE_SCHEMAS[route.id];
-  if (!schema) return { description: 'Success (see the README for the body of this route).' };
+function headerObject({ description, schema }: HeaderDoc): Json {
+  const { $schema: _, ...json } = z.toJSONSchema(schema, { target: 'draft-2020-12' }) as Json;
+  return { description, schema: json };
+}
+
+function successBody(route: RouteDef, status: number, components: Record<string, Json>): Json {
+  const schema = successSchema(route.id, status);
+  if (!schema) return { description: 'Success (see the README for the body of this route).', headers: REQUEST_ID };
   const json = { 'application/json': { schema: openApiSchema(schema, components, 'output') } };
   const pdfHeaders = PDF_RESPONSE_HEADERS[route.id];
-  if (!pdfHeaders) return { description: 'Success.', content: json };
+  if (!pdfHeaders) return { description: 'Success.', headers: REQUEST_ID, content: json };
   return {
     description: 'Success: the PDF itself, or JSON with a download link when it was stored (store: true, several files, or too large to return).',
-    headers: Object.fromEntries(Object.entries(pdfHeaders).map(([name, description]) => [name, { description, schema: { type: 'string' } }])),
+    headers: { ...Object.fromEntries(Object.entries(pdfHeaders).map(([name, header]) => [name, headerObject(header)])), ...REQUEST_ID },
     content: { 'application/pdf': { schema: { type: 'string', contentMediaType: 'application/pdf' } }, ...json },
   };
+}
+
+/** The error envelope's `details` per code (ERROR_DETAILS), as JSON Schema conditionals on `code`. */
+function withDetailsByCode(errorSchema: Json, components: Record<string, Json>): void {
+  const error = (errorSchema.properties as Record<string, Json>).error;
+  error.allOf = Object.entries(ERROR_DETAILS).map(([code, details]) => ({
+    if: { properties: { code: { const: code } }, required: ['code'] },
+    then: { properties: { details: openApiSchema(details, components, 'output') } },
+  }));
 }
 
 /** One query parameter per property of the route's query schema, with its description and whether it is required. */
@@ -153,7 +222,7 @@ function operation(route: RouteDef, components: Record<string, Json>): Json {
     ...(built ? {} : { description: 'Not built yet: answers 501 NOT_IMPLEMENTED.', 'x-implemented': false }),
     ...(body ? { requestBody: body } : {}),
     responses: {
-      ...(built ? Object.fromEntries(successStatuses(route).map((status) => [status, successBody(route, components)])) : {}),
+      ...(built ? Object.fromEntries(successStatuses(route).map((status) => [status, successBody(route, status, components)])) : {}),
       ...errorResponses(route),
     },
   };
@@ -183,11 +252,18 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
   for (const route of routes) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route, schemas);
 
   const errorSchema = openApiSchema(errorBodySchema, schemas, 'output');
+  withDetailsByCode(schemas.Error, schemas);
   const errorResponses: Record<string, Json> = {};
-  for (const [status, codes] of Object.entries(codesByStatus())) {
+  for (const [status, codes] of Object.entries(documentedCodesByStatus())) {
+    const note = STATUS_NOTES[Number(status)];
     errorResponses[`Error${status}`] = {
-      description: `Codes: ${codes.join(', ')}.`,
-      content: { 'application/json': { schema: errorSchema } },
+      description: `Codes: ${codes.join(', ')} (every code of this status in the API; an operation answers those that apply to it).${note ? ` ${note}` : ''}`,
+      headers: { ...REQUEST_ID, ...(status === '401' ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {}) },
+      content: {
+        'application/json': {
+          schema: { allOf: [errorSchema, { type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } }] },
+        },
+      },
     };
   }
 
@@ -227,6 +303,7 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
         IdToken: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A Cognito ID token of the dashboard.' },
       },
       responses: errorResponses,
+      headers: RESPONSE_HEADERS,
       schemas: {
         ...schemas,
         PdfOptions: openApiSchema(pdfOptionsSchema, schemas, 'input'),

@@ -9,6 +9,16 @@ import { json, pdf } from '../../../functions/http/responses';
 import { BODILESS_WRITES, REQUEST_SCHEMAS } from '../../../functions/http/openapi/requests';
 import { createWebhookBodySchema } from '../../../functions/core/webhooks/requests';
 import { quickjobBodySchema } from '../../../functions/core/conversion/request';
+import { ERROR_CODES, toHttpError } from '../../../functions/http/errors';
+import { GATEWAY_RESPONSES } from '../../../functions/http/gateway-responses';
+import { ERROR_DETAILS } from '../../../functions/http/openapi/responses';
+import { RETRY_DELAYS_MS } from '../../../functions/core/webhooks/delivery';
+import { newAccount } from '../../../functions/core/accounts/account';
+import { STANDARD_PLAN_ID, planCatalogue } from '../../../functions/core/billing/plans';
+import { insufficientCredits } from '../../../functions/core/billing/charging';
+import { requireConversionType } from '../../../functions/core/accounts/entitlements';
+import { assertWithinDocument, parsePageRange } from '../../../functions/core/pdf/page-ranges';
+import type { ServiceError } from '../../../functions/core/errors';
 
 type Json = Record<string, any>;
 const doc = openApiDocument() as Json;
@@ -173,7 +183,7 @@ describe('the response contract (RESPONSE_CONTRACT=strict)', () => {
     const quick = doc.paths['/quickjob'].post.responses;
     expect(Object.keys(quick)).toEqual(expect.arrayContaining(['200', '402', '408', '422']));
     expect(quick['200'].content).toHaveProperty(['application/pdf']);
-    expect(Object.keys(quick['200'].headers)).toEqual(['Content-Disposition', 'X-PDF-Pages', 'X-PDF-Truncated', 'X-Job-Id']);
+    expect(Object.keys(quick['200'].headers)).toEqual(['Content-Disposition', 'X-PDF-Pages', 'X-PDF-Truncated', 'X-Job-Id', 'X-Request-Id']);
     expect(Object.keys(doc.paths['/jobs/{job_id}/cancel'].post.responses)).toEqual(expect.arrayContaining(['200', '202', '409']));
     const index = doc.paths['/jobs/{job_id}/files/{file_index}/download'].get.parameters.find((p: any) => p.name === 'file_index');
     expect(index.schema).toEqual({ type: 'integer', minimum: 0 });
@@ -183,5 +193,196 @@ describe('the response contract (RESPONSE_CONTRACT=strict)', () => {
   it('leaves PDF answers and routes without a documented body alone', () => {
     expect(contractViolation(routeById('quickjob.create'), pdf(new Uint8Array([37, 80, 68, 70]), {}))).toBeNull();
     expect(contractViolation(routeById('stripe.webhook'), json(200, { anything: true }))).toBeNull();
+  });
+});
+
+/** The schema a $ref points at (one level). */
+function resolve(node: Json): Json {
+  return node.$ref ? node.$ref.replace(/^#\//, '').split('/').reduce((n: Json, k: string) => n[k], doc) : node;
+}
+
+/** The body schema of one operation's response (JSON). */
+function jsonBody(path: string, method: string, status: string): Json {
+  return resolve(doc.paths[path][method].responses[status].content['application/json'].schema);
+}
+
+describe('PDF answer headers', () => {
+  it('says X-PDF-Truncated is always false (compatibility), with typed values for the page and truncation headers', () => {
+    const headers = doc.paths['/quickjob'].post.responses['200'].headers;
+    expect(headers['X-PDF-Truncated'].description).toMatch(/always "false"/i);
+    expect(headers['X-PDF-Truncated'].description).not.toMatch(/when pageRanges cut/);
+    expect(headers['X-PDF-Truncated'].schema).toEqual({ type: 'string', enum: ['true', 'false'] });
+    expect(headers['X-PDF-Pages'].schema).toEqual({ type: 'string', pattern: '^[0-9]+$' });
+    expect(doc.paths['/pdf/merge'].post.responses['200'].headers['X-PDF-Pages'].schema).toEqual({ type: 'string', pattern: '^[0-9]+$' });
+    const truncated = doc.paths['/jobs'].get.parameters.find((p: Json) => p.name === 'truncated');
+    expect(truncated.description).toMatch(/compatibility/i);
+    expect(truncated.description).not.toMatch(/whose output was truncated/);
+  });
+
+  it('holds PDF answers to those header schemas', () => {
+    const quick = routeById('quickjob.create');
+    const ok = { 'Content-Disposition': 'inline; filename=job_1.pdf', 'X-PDF-Pages': '3', 'X-PDF-Truncated': 'false', 'X-Job-Id': 'job_1' };
+    expect(contractViolation(quick, pdf(new Uint8Array([37]), ok))).toBeNull();
+    expect(contractViolation(quick, pdf(new Uint8Array([37]), { ...ok, 'X-PDF-Pages': 'three' }))).toMatch(/X-PDF-Pages/);
+    expect(contractViolation(quick, pdf(new Uint8Array([37]), { ...ok, 'X-PDF-Truncated': 'no' }))).toMatch(/X-PDF-Truncated/);
+  });
+});
+
+describe('error codes in the OpenAPI document', () => {
+  const all = [...new Set(Object.values(codesByStatus()).flat())].sort();
+
+  it('gives Error.code an enum of every code the service answers, derived from the error map', () => {
+    const code = resolve(doc.components.schemas.Error.properties.error.properties.code);
+    expect([...code.enum].sort()).toEqual(all);
+    expect([...ERROR_CODES].sort()).toEqual(all);
+    // The gateway's own answers (AWS and local) use codes of the same list.
+    for (const def of GATEWAY_RESPONSES) if (!def.code.startsWith('$')) expect(all).toContain(def.code);
+    expect(all).toEqual(expect.arrayContaining(['REQUEST_TIMEOUT', 'UNAUTHORIZED', 'NOT_FOUND']));
+  });
+
+  it('lists, per status, exactly the codes of that status as a machine-readable enum', () => {
+    for (const [status, codes] of Object.entries(codesByStatus())) {
+      const schema = doc.components.responses[`Error${status}`].content['application/json'].schema;
+      expect(schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Error' });
+      expect([status, schema.allOf[1].properties.error.properties.code.enum]).toEqual([status, [...codes]]);
+      expect(doc.components.responses[`Error${status}`].description).toMatch(/every code of this status in the API/);
+    }
+  });
+
+  it('documents the details the spec names, per code, as the service sends them', () => {
+    const required: Record<string, string[]> = {
+      INSUFFICIENT_CREDITS: ['current_balance', 'required_amount', 'subscription_credits_remaining', 'action_required'],
+      QUICKJOB_TIMEOUT: ['job_id', 'timeout_seconds', 'suggestion'],
+      RATE_LIMIT_EXCEEDED: ['retry_after'],
+      CONVERSION_TYPE_NOT_ENABLED: ['enabled_types'],
+      WEBHOOK_LIMIT_EXCEEDED: ['plan_id', 'plan_type', 'current_count', 'max_allowed', 'upgrade_required'],
+      INVALID_PAGE_RANGE: ['token'],
+      PAGE_OUT_OF_RANGE: ['total_pages'],
+      URL_FETCH_HTTP_ERROR: ['status_code'],
+    };
+    const conditionals = doc.components.schemas.Error.properties.error.allOf as Json[];
+    for (const [code, fields] of Object.entries(required)) {
+      const rule = conditionals.find((c) => c.if.properties.code.const === code);
+      expect([code, rule !== undefined]).toEqual([code, true]);
+      const details = resolve(rule!.then.properties.details);
+      expect([code, details.required]).toEqual([code, expect.arrayContaining(fields)]);
+    }
+  });
+
+  it('holds refusals built by the service to those details', () => {
+    const now = new Date('2026-11-22T10:00:00Z');
+    const account = newAccount({ account_id: 'acc_1', email: 'a@example.com', plan_id: STANDARD_PLAN_ID, now });
+    const plan = { ...planCatalogue()[0], enabled_conversion_types: ['html' as const] };
+    const thrown = (f: () => unknown) => {
+      try {
+        f();
+      } catch (err) {
+        return err as ServiceError;
+      }
+      throw new Error('no refusal');
+    };
+    const refusals = [
+      insufficientCredits(account, 10_000, now),
+      thrown(() => requireConversionType(plan, 'url')),
+      thrown(() => parsePageRange('1,0')),
+      thrown(() => assertWithinDocument(parsePageRange('2-9'), 3)),
+    ];
+    for (const err of refusals) {
+      expect([err.code, ERROR_DETAILS[err.code].safeParse(err.details).success]).toEqual([err.code, true]);
+      expect(contractViolation(routeById('pdf.merge'), json(toHttpError(err, 'req_1').status, toHttpError(err, 'req_1').body))).toBeNull();
+    }
+  });
+
+  it('refuses an answer whose details leave out what its code documents, or whose code its status does not list', () => {
+    const merge = routeById('pdf.merge');
+    expect(contractViolation(merge, json(403, { error: { code: 'INSUFFICIENT_CREDITS', message: 'No.', details: {} } }))).toMatch(/details\.current_balance/);
+    expect(contractViolation(merge, json(400, { error: { code: 'INVALID_PAGE_RANGE', message: 'No.', details: { token: 0 } } }))).toMatch(/details\.token/);
+    expect(contractViolation(merge, json(400, { error: { code: 'NO_SUCH_CODE', message: 'No.', details: {} } }))).toMatch(/error\.code/);
+    expect(contractViolation(merge, json(400, { error: { code: 'JOB_NOT_READY', message: 'No.', details: {} } }))).toMatch(/code JOB_NOT_READY, which that status does not list/);
+  });
+});
+
+describe('success bodies as tight as the service answers them', () => {
+  it('always sends page_range, size_bytes and a download link for each stored merge/split output', () => {
+    const item = resolve(jsonBody('/pdf/merge', 'post', '200').properties.outputs.items);
+    expect(item.required).toEqual(expect.arrayContaining(['page_range', 'size_bytes', 'download_url']));
+    expect(item.properties.page_range.type).toBe('string');
+    expect(item.properties.download_url.type).toBe('string');
+    const stored = {
+      job_id: 'job_1', operation: 'pdf_split', status: 'completed', input_pages: 4, output_count: 1,
+      outputs: [{ index: 0, name: 'a-001.pdf', pages: 2, page_range: '1-2', size_bytes: 10, warnings: [], download_url: 'https://s3.example.com/a' }],
+      zip_url: null, download_url_expires_at: '2026-11-22T11:00:00.000Z', warnings: [],
+    };
+    const split = routeById('pdf.split');
+    expect(contractViolation(split, json(200, stored))).toBeNull();
+    expect(contractViolation(split, json(200, { ...stored, outputs: [{ ...stored.outputs[0], download_url: null }] }))).toMatch(/download_url/);
+  });
+
+  it('gives the subscription the five statuses of the spec', () => {
+    const status = doc.components.schemas.BillingSummary.properties.subscription.anyOf.map(resolve).find((s: Json) => s.type === 'object').properties.status;
+    expect(status.enum).toEqual(['active', 'trialing', 'past_due', 'paused', 'canceled']);
+  });
+
+  it('bounds retry_count by the retries made and gives every delivery its job', () => {
+    const delivery = doc.components.schemas.WebhookDelivery;
+    expect(delivery.properties.retry_count).toMatchObject({ minimum: 0, maximum: RETRY_DELAYS_MS.length });
+    expect(RETRY_DELAYS_MS.length).toBe(3);
+    expect(delivery.properties.job_id.type).toBe('string');
+  });
+
+  it('has the mail merge job fields and the reserved job.timeout payload fields', () => {
+    expect(Object.keys(doc.components.schemas.Job.properties)).toEqual(
+      expect.arrayContaining(['campaign_name', 'valid_row_count', 'sent_count', 'failed_count', 'rejected_count', 'unconfirmed_count', 'skipped_count', 'report_available']),
+    );
+    expect(doc.components.schemas.Job.properties.report_available.type).toBe('boolean');
+    expect(doc.components.schemas.WebhookPayload.properties).toMatchObject({ timeout_seconds: { type: 'integer' }, timeout_at: { format: 'date-time' } });
+  });
+
+  it('ties a cancel\'s 200 to cancelled and its 202 to processing', () => {
+    expect(jsonBody('/jobs/{job_id}/cancel', 'post', '200').properties.status.const).toBe('cancelled');
+    expect(jsonBody('/jobs/{job_id}/cancel', 'post', '202').properties.status.const).toBe('processing');
+    const cancel = routeById('jobs.cancel');
+    const body = { job_id: 'job_1', cancel_requested: true, message: 'x' };
+    expect(contractViolation(cancel, json(200, { ...body, status: 'cancelled' }))).toBeNull();
+    expect(contractViolation(cancel, json(200, { ...body, status: 'processing' }))).toMatch(/status/);
+    expect(contractViolation(cancel, json(202, { ...body, status: 'cancelled' }))).toMatch(/status/);
+  });
+
+  it('describes its own document (GET /openapi.json) as an object', () => {
+    const schema = jsonBody('/openapi.json', 'get', '200');
+    expect(schema.type).toBe('object');
+    expect(schema.required).toEqual(expect.arrayContaining(['openapi', 'info', 'paths']));
+    expect(contractViolation(routeById('openapi.get'), json(200, doc))).toBeNull();
+  });
+});
+
+describe('statuses and headers every answer can have', () => {
+  const operations = ROUTES.map((route) => [route, doc.paths[route.path][route.method.toLowerCase()]] as const);
+
+  it('lists 409 on webhook routes only where a webhook error maps to it (none does)', () => {
+    expect(Object.keys(doc.paths['/accounts/me/webhooks'].post.responses)).not.toContain('409');
+    expect(Object.keys(doc.paths['/accounts/me/webhooks/{webhook_id}'].put.responses)).not.toContain('409');
+    expect(Object.keys(doc.paths['/jobs/{job_id}/cancel'].post.responses)).toContain('409');
+  });
+
+  it("lists API Gateway's 504 on every operation (each is a Lambda behind the integration timeout)", () => {
+    for (const [route, op] of operations) expect([route.id, op.responses['504']]).toEqual([route.id, { $ref: '#/components/responses/Error504' }]);
+    const timeout = GATEWAY_RESPONSES.find((g) => g.type === 'INTEGRATION_TIMEOUT')!;
+    expect(timeout.status).toBe(504);
+    expect(doc.components.responses.Error504.description).toMatch(/integration timeout/);
+    expect(doc.components.responses.Error504.content['application/json'].schema.allOf[1].properties.error.properties.code.enum).toEqual([timeout.code]);
+  });
+
+  it('documents WWW-Authenticate on 401 and X-Request-Id on every answer', () => {
+    const challenge = GATEWAY_RESPONSES.find((g) => g.type === 'UNAUTHORIZED')!.headers!['WWW-Authenticate'];
+    expect(doc.components.responses.Error401.headers['WWW-Authenticate']).toEqual({ $ref: '#/components/headers/WWW-Authenticate' });
+    expect(doc.components.headers['WWW-Authenticate'].schema.enum).toEqual([challenge]);
+    for (const response of Object.values(doc.components.responses as Json)) expect(response.headers['X-Request-Id']).toEqual({ $ref: '#/components/headers/X-Request-Id' });
+    for (const [route, op] of operations) {
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        const headers = resolve(response).headers;
+        expect([route.id, status, headers?.['X-Request-Id']]).toEqual([route.id, status, { $ref: '#/components/headers/X-Request-Id' }]);
+      }
+    }
   });
 });
