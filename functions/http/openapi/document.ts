@@ -66,13 +66,14 @@ const ROUTE_ERROR_STATUSES: Record<string, number[]> = {
 };
 
 /**
- * Every error status a route can answer: bad input, throttling and failures everywhere, and 504 (in AWS, API Gateway
- * stops waiting for any route's function: GATEWAY_ONLY_STATUSES); credentials where it needs one; 404 where the path
- * names a resource; 413 for bodies; then the route's own (ROUTE_ERROR_STATUSES). Routes not built yet add 501. The
- * test stack checks every answer against this list (RESPONSE_CONTRACT=strict).
+ * Every error status a route can answer: bad input, a request that arrives too slowly, throttling and failures
+ * everywhere, and in AWS API Gateway's own 502 and 504 for any route's function (AWS_GATEWAY_STATUSES); credentials
+ * where it needs one; 404 where the path names a resource; 413 for bodies; then the route's own
+ * (ROUTE_ERROR_STATUSES). Routes not built yet add 501. The test stack checks every answer against this list
+ * (RESPONSE_CONTRACT=strict).
  */
 export function errorStatuses(route: RouteDef): number[] {
-  const statuses = new Set([400, 429, 500, ...GATEWAY_ONLY_STATUSES]);
+  const statuses = new Set([400, 408, 429, 500, ...AWS_GATEWAY_STATUSES]);
   if (route.access !== 'none') [401, 403].forEach((s) => statuses.add(s));
   if (route.path.includes('{')) statuses.add(404);
   if (route.method === 'POST' || route.method === 'PUT') statuses.add(413);
@@ -85,8 +86,11 @@ function errorResponses(route: RouteDef): Record<string, Json> {
   return Object.fromEntries(errorStatuses(route).map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
 }
 
-/** Statuses only API Gateway answers (gateway-responses.ts), on any route: never a handler, never the local gateway. */
-const GATEWAY_ONLY_STATUSES = [504] as const;
+/**
+ * Statuses API Gateway answers for any route's function in AWS (gateway-responses.ts): 502 when the function failed
+ * without answering (it crashed or ran out of time), 504 when the gateway stopped waiting for it.
+ */
+const AWS_GATEWAY_STATUSES = [502, 504] as const;
 
 /**
  * The codes each error status carries: the handlers' map (errors.ts) and the gateway's own answers with a fixed status
@@ -96,17 +100,25 @@ const GATEWAY_ONLY_STATUSES = [504] as const;
 export function documentedCodesByStatus(): Record<number, string[]> {
   const out: Record<number, string[]> = {};
   for (const [status, codes] of Object.entries(codesByStatus())) out[Number(status)] = [...codes];
-  for (const def of GATEWAY_RESPONSES) {
-    if (def.status === undefined || def.code.startsWith('$')) continue;
-    const codes = (out[def.status] ??= []);
-    if (!codes.includes(def.code)) codes.push(def.code);
-  }
+  const add = (status: number, code: string) => {
+    const codes = (out[status] ??= []);
+    if (!codes.includes(code)) codes.push(code);
+  };
+  for (const def of GATEWAY_RESPONSES) if (def.status !== undefined && !def.code.startsWith('$')) add(def.status, def.code);
+  // A function that failed without answering: API Gateway's 502, in its default 5xx envelope.
+  add(502, gatewayResponse('DEFAULT_5XX').code);
   return out;
 }
 
 /** What a status means beyond its codes, where that needs saying. */
 const STATUS_NOTES: Record<number, string> = {
   401: 'A missing or refused credential, answered by the gateway before any function runs.',
+  408:
+    'Besides the operation\'s own time limits: REQUEST_TIMEOUT when the request itself did not arrive in time (the local gateway; ' +
+    'API Gateway cuts slow clients off itself). Send the whole request at once, then retry.',
+  502:
+    `Besides payment provider failures: in AWS, ${gatewayResponse('DEFAULT_5XX').code} when the route's function failed without ` +
+    'answering (it crashed or ran out of time). Retry with backoff.',
   504:
     `AWS only (the local service never answers it): API Gateway stopped waiting for the function (its integration timeout, ` +
     `29 s unless raised), with code ${gatewayResponse('INTEGRATION_TIMEOUT').code}. The function may still finish what it started ` +

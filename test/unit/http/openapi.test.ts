@@ -1,5 +1,5 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { openApiDocument } from '../../../functions/http/openapi/document';
+import { documentedCodesByStatus, openApiDocument } from '../../../functions/http/openapi/document';
 import { codesByStatus } from '../../../functions/http/errors';
 import { PDF_OPTION_KEYS } from '../../../functions/core/render/options';
 import { ROUTES, routeById } from '../../../functions/routes';
@@ -241,7 +241,11 @@ describe('error codes in the OpenAPI document', () => {
   });
 
   it('lists, per status, exactly the codes of that status as a machine-readable enum', () => {
-    for (const [status, codes] of Object.entries(codesByStatus())) {
+    const handlers = codesByStatus();
+    // API Gateway answers a function that failed without answering with 502 in its default 5xx envelope.
+    expect(documentedCodesByStatus()[502]).toEqual([...handlers[502], 'INTERNAL_SERVER_ERROR']);
+    for (const [status, codes] of Object.entries(documentedCodesByStatus())) {
+      expect([status, codes]).toEqual([status, expect.arrayContaining([...(handlers[Number(status)] ?? [])])]);
       const schema = doc.components.responses[`Error${status}`].content['application/json'].schema;
       expect(schema.allOf[0]).toEqual({ $ref: '#/components/schemas/Error' });
       expect([status, schema.allOf[1].properties.error.properties.code.enum]).toEqual([status, [...codes]]);
@@ -365,8 +369,12 @@ describe('statuses and headers every answer can have', () => {
     expect(Object.keys(doc.paths['/jobs/{job_id}/cancel'].post.responses)).toContain('409');
   });
 
-  it("lists API Gateway's 504 on every operation (each is a Lambda behind the integration timeout)", () => {
-    for (const [route, op] of operations) expect([route.id, op.responses['504']]).toEqual([route.id, { $ref: '#/components/responses/Error504' }]);
+  it("lists API Gateway's 502 and 504 and a slow request's 408 on every operation (each is a Lambda behind the gateway)", () => {
+    for (const [route, op] of operations) {
+      for (const status of ['408', '502', '504']) expect([route.id, op.responses[status]]).toEqual([route.id, { $ref: `#/components/responses/Error${status}` }]);
+    }
+    expect(doc.components.responses.Error408.description).toMatch(/REQUEST_TIMEOUT when the request itself did not arrive in time/);
+    expect(doc.components.responses.Error502.description).toMatch(/INTERNAL_SERVER_ERROR when the route's function failed without answering/);
     const timeout = GATEWAY_RESPONSES.find((g) => g.type === 'INTEGRATION_TIMEOUT')!;
     expect(timeout.status).toBe(504);
     expect(doc.components.responses.Error504.description).toMatch(/integration timeout/);
