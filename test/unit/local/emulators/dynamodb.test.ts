@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
 
 const TABLE = 'emulator-test';
@@ -217,5 +218,50 @@ describe.each([
       ),
     ).rejects.toMatchObject({ name: 'ValidationException' });
     await client.send(new DeleteCommand({ TableName: TABLE, Key: key('same') }));
+  });
+});
+
+describe('local DynamoDB cursors', () => {
+  // The LevelDB store dynalite uses keeps every open cursor attached to it until the cursor closes.
+  const levelRequire = createRequire(createRequire(require.resolve('dynalite')).resolve('level'));
+  const { AbstractLevel } = createRequire(levelRequire.resolve('classic-level'))('abstract-level') as {
+    AbstractLevel: { prototype: { attachResource(r: object): void; detachResource(r: object): void } };
+  };
+
+  it('closes the cursor of every Query and Scan once it is answered (they stayed open until the process ended)', async () => {
+    const client = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, requestHandler: dynamo.requestHandler }),
+    );
+    clients.push(client);
+    for (let i = 0; i < 12; i++) await client.send(new PutCommand({ TableName: TABLE, Item: { pk: 'CURSORS', sk: `ITEM#${String(i).padStart(2, '0')}` } }));
+    const open = new Set<object>();
+    let attached = 0;
+    const originalAttach = AbstractLevel.prototype.attachResource;
+    const originalDetach = AbstractLevel.prototype.detachResource;
+    AbstractLevel.prototype.attachResource = function (resource) {
+      attached++;
+      open.add(resource);
+      return originalAttach.call(this, resource);
+    };
+    AbstractLevel.prototype.detachResource = function (resource) {
+      open.delete(resource);
+      return originalDetach.call(this, resource);
+    };
+    try {
+      for (let i = 0; i < 20; i++) {
+        const page = await client.send(new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'CURSORS' }, Limit: 5 }));
+        expect(page.Items).toHaveLength(5);
+        const all = await client.send(new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'CURSORS' } }));
+        expect(all.Items).toHaveLength(12);
+        await client.send(new ScanCommand({ TableName: TABLE, Limit: 3 }));
+      }
+      expect(attached).toBeGreaterThanOrEqual(60);
+      // A cursor closes a moment after its answer (the stream ends, then closes it).
+      for (let i = 0; i < 50 && open.size > 0; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(open.size).toBe(0);
+    } finally {
+      AbstractLevel.prototype.attachResource = originalAttach;
+      AbstractLevel.prototype.detachResource = originalDetach;
+    }
   });
 });
