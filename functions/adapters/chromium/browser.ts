@@ -421,13 +421,19 @@ export class ChromiumBrowser {
    * With a `tenant` (the account the document is printed for), printing slots are shared fairly between tenants
    * (see FairSlots): one account's documents cannot keep another's waiting.
    */
-  async withPage<T>(work: (page: PreparedPage) => Promise<T>, placement: { scope?: string; tenant?: string } = {}): Promise<T> {
+  async withPage<T>(
+    work: (page: PreparedPage) => Promise<T>,
+    placement: { scope?: string; tenant?: string; beforePage?: () => void | Promise<void> } = {},
+  ): Promise<T> {
     const { scope, tenant } = placement;
     let release = await this.slots.acquire(tenant);
     let finished = false;
     let page: PooledPage | undefined;
     this.memoryWatch?.documentOpened();
     try {
+      // A document given up while it waited for its slot (timed out, called off) throws here, before it uses a page:
+      // taking one would cost a fresh browser context for nothing, while others wait behind it.
+      await placement.beforePage?.();
       page = scope ? this.unpark(scope) : undefined;
       if (!page) {
         const next = this.ready.shift();

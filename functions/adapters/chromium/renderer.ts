@@ -200,9 +200,6 @@ export class ChromiumRenderer implements Renderer {
         this.browser.withPage(async (page) => {
           const { frameId, crashed, tooManyWorkers } = page;
           const session = boundedBy(page.session, deadline);
-          if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
-          // The caller may have called the work off while it waited for the slot (a cancelled bulk job).
-          if (request.shouldStart && !(await request.shouldStart())) throw new RenderNotStartedError();
           // A page reused within its scope has counted earlier documents' refusals already.
           const blockedBefore = page.blockedRequests();
           const listeners: [string, (e: unknown) => void][] = [];
@@ -290,7 +287,15 @@ export class ChromiumRenderer implements Renderer {
           });
           // Leaving withPage disposes the context (unless it is kept for the scope), which stops a page still running after the deadline.
           return Promise.race([run, crashed, tooManyWorkers, timeout]);
-        }, { scope: request.bundle?.scope, tenant: request.tenant }),
+        }, {
+          scope: request.bundle?.scope,
+          tenant: request.tenant,
+          beforePage: async () => {
+            if (Date.now() >= deadline) throw new RenderTimeoutError(request.timeoutMs); // gave up while queued
+            // The caller may have called the work off while it waited for the slot (a cancelled bulk job).
+            if (request.shouldStart && !(await request.shouldStart())) throw new RenderNotStartedError();
+          },
+        }),
       ]);
     } finally {
       clearTimeout(timer);

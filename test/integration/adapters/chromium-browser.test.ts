@@ -1,7 +1,7 @@
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
-import { RendererStoppedError } from '../../../functions/core/render/ports';
+import { RenderNotStartedError, RenderTimeoutError, RendererStoppedError } from '../../../functions/core/render/ports';
 
 const options = parsePdfOptions({});
 
@@ -91,4 +91,31 @@ describe('ChromiumBrowser shutdown', () => {
     await expect(new ChromiumRenderer(browser).render({ html: '<p>late</p>', options, timeoutMs: 20_000 })).rejects.toBeInstanceOf(RendererStoppedError);
     expect(await browser.processId()).toBeUndefined();
   });
+});
+
+describe('ChromiumBrowser slots', () => {
+  it('takes no page for a document given up while it waited for its slot (timed out or called off)', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
+    const prepare = jest.spyOn(browser as unknown as { prepare(): Promise<unknown> }, 'prepare');
+    try {
+      const renderer = new ChromiumRenderer(browser);
+      await renderer.render({ html: '<p>warm</p>', options, timeoutMs: 20_000 });
+      prepare.mockClear();
+      // The one slot is busy for a while; two documents wait behind it: one past its limit, one called off.
+      const busy = renderer.render({ html: '<p>busy</p><script>const t = Date.now(); while (Date.now() - t < 1500) {}</script>', options, timeoutMs: 20_000 });
+      const late = renderer.render({ html: '<p>late</p>', options, timeoutMs: 300 });
+      let asked = false;
+      const calledOff = renderer.render({ html: '<p>off</p>', options, timeoutMs: 20_000, shouldStart: async () => ((asked = true), false) });
+      const next = renderer.render({ html: '<p>next</p>', options, timeoutMs: 20_000 });
+      await expect(late).rejects.toBeInstanceOf(RenderTimeoutError);
+      await expect(calledOff).rejects.toBeInstanceOf(RenderNotStartedError);
+      expect(asked).toBe(true);
+      expect((await busy).pages).toBe(1);
+      expect((await next).pages).toBe(1);
+      // Pages for the busy and the next document only (each of the others used to take a fresh context for nothing).
+      expect(prepare).toHaveBeenCalledTimes(2);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
 });
