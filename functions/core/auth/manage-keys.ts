@@ -24,6 +24,7 @@ export function presentApiKey(record: ApiKeyRecord) {
 export const createApiKeyBodySchema = z.object({
   name: optional(labelSchema(MAX_NAME_LENGTH)).meta({
     description: `A label shown in key listings: ${labelRule(MAX_NAME_LENGTH)}. Default (absent or null): "${DEFAULT_KEY_NAME}".`,
+    default: DEFAULT_KEY_NAME,
   }),
 });
 

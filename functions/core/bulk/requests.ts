@@ -105,7 +105,7 @@ export const bundleTypeSchema = z
   .enum(['html', 'markdown'])
   .nullish()
   .transform((type): BundleType => type ?? 'html')
-  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default (absent or null): "html".' });
+  .meta({ description: '"html" converts .html and .htm files, "markdown" .md and .markdown files; other files are assets. Default (absent or null): "html".', default: 'html' });
 
 function bundleTypeRefusal(value: unknown): ServiceError {
   return new ServiceError('INVALID_BUNDLE_TYPE', 'bundle_type must be "html" (converts .html and .htm files) or "markdown" (.md and .markdown); leave it out for "html".', {
@@ -202,7 +202,15 @@ export const bulkJobJsonBodySchema = z
     const sent = (['s3_key', 'zip_base64', 'files'] as const).filter((k) => present(body[k]) && !(k !== 's3_key' && empty(body[k])));
     if (sent.length !== 1) refuse(ctx, noInput(sent.length), { rank: 0.5 });
     checkOptions(body, ctx, 1.5);
-  }, EVEN_AFTER_FIELD_ERRORS);
+  }, EVEN_AFTER_FIELD_ERRORS)
+  .meta({
+    // Exactly one input (INVALID_BULK_INPUT): an empty ZIP or list of files counts as none.
+    oneOf: [
+      { required: ['s3_key'], properties: { s3_key: { type: 'string' } } },
+      { required: ['zip_base64'], properties: { zip_base64: { type: 'string', minLength: 1 } } },
+      { required: ['files'], properties: { files: { type: 'array', minItems: 1 } } },
+    ],
+  });
 
 const bulkRefusals = {
   bundle_type: bundleTypeRefusal,
@@ -277,7 +285,7 @@ export const bulkJobFormSchema = z
     files: z
       .array(z.custom<BulkFormFile>((v) => isJsonObject(v) && Buffer.isBuffer(v.data)).meta({ type: 'string', format: 'binary', description: 'A file of the bundle.' } as Record<string, unknown>))
       .max(BULK_LIMITS.entries)
-      .meta({ description: `The bundle's files (the field repeated; "files[]" is accepted too), up to 4 MB in total and ${BULK_LIMITS.entries} files.` }),
+      .meta({ description: `The bundle's files (the field repeated; "files[]" is accepted too), up to 4 MB in total and ${BULK_LIMITS.entries} files.`, minItems: 1 }),
     s3_key: notInForm('s3_key'),
     zip_base64: notInForm('zip_base64'),
   })

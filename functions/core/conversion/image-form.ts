@@ -69,7 +69,7 @@ export const quickjobImageFormSchema = z
       .refine((text) => text === 'true' || text === 'false' || text === '')
       .transform((text) => text === 'true')
       .optional()
-      .meta({ description: '"true" stores the PDF and answers JSON with a one-hour download link instead of the PDF. Default "false".', enum: ['true', 'false'] }),
+      .meta({ description: '"true" stores the PDF and answers JSON with a one-hour download link instead of the PDF. Default "false".', enum: ['true', 'false'], default: 'false' }),
   })
   .meta({ description: 'Image input: PNG and JPEG files to one PDF, one page per image.' });
 

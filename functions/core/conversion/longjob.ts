@@ -21,7 +21,7 @@ import { markdownToHtml } from '../render/markdown';
 import { type PdfOptions, pdfOptionsSchema } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
 import { RendererStoppedError, RenderTimeoutError, type Renderer, type RenderResult, TooManyPagesError } from '../render/ports';
-import { type Refuser, optional, parseRequest } from '../validation';
+import { type Refuser, optional, parseRequest, schemaRef } from '../validation';
 import { conversionFields, conversionRefusals, parseTextOptions, withContentRules } from './request';
 
 export const LONGJOB_MAX_PAGES = 100;
@@ -57,8 +57,11 @@ export const longjobBodySchema = withContentRules(
       input_type: z.enum(['html', 'markdown']).meta({ description: 'What is converted: html or markdown (URLs and images go to /quickjob).' }),
       html: conversionFields.html,
       markdown: conversionFields.markdown,
-      options: optional(pdfOptionsSchema.loose()).meta({ description: 'PDF options, as for quickjob HTML/Markdown (absent or null: the defaults).' }),
-      store: conversionFields.store.meta({ description: 'Accepted for symmetry with /quickjob and ignored: a long job always keeps its PDF. When sent, a boolean.' }),
+      options: optional(pdfOptionsSchema.loose()).meta({
+        description: 'PDF options, as for quickjob HTML/Markdown (absent or null: the defaults).',
+        anyOf: [schemaRef('PdfOptions'), { type: 'null' }],
+      }),
+      store: optional(z.boolean()).meta({ description: 'Accepted for symmetry with /quickjob and ignored: a long job always keeps its PDF. When sent, a boolean.' }),
       email_notification: optional(z.boolean()).meta({
         description: "false skips the ready/failed email for this job; absent or null follows the account's settings (true cannot switch on emails turned off there).",
       }),

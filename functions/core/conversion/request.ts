@@ -5,7 +5,7 @@ import { contentMismatch } from '../render/content-sniffer';
 import { imageOptionsSchema, parseImageOptions } from '../render/images';
 import { MARKDOWN_DEFAULT_MARGIN } from '../render/markdown';
 import { type PdfOptions, parsePdfOptions, pdfOptionsSchema } from '../render/options';
-import { EVEN_AFTER_FIELD_ERRORS, type Refuser, optional, parseRequest, refuse } from '../validation';
+import { EVEN_AFTER_FIELD_ERRORS, type Refuser, optional, parseRequest, refuse, schemaRef } from '../validation';
 
 /** Inline content (HTML or Markdown) may be up to 5 MB. */
 export const MAX_CONTENT_BYTES = 5 * 1024 * 1024;
@@ -80,9 +80,12 @@ export const conversionFields = {
       format: 'uri',
     }),
   options: optional(z.union([pdfOptionsSchema.loose(), imageOptionsSchema.loose()])).meta({
-    description: 'PDF options (absent or null: the defaults). A URL that serves an image takes the image options (format, margin, landscape, width, height, fit) instead.',
+    description:
+      'PDF options (absent or null: the defaults); HTML and Markdown take exactly these. A URL is read either way until it is fetched: a URL that serves an image takes the image options (format, margin, landscape, width, height, fit) instead.',
+    // The loose readings accept any object here; the content rules then read it as input_type uses it (see the body's oneOf).
+    anyOf: [schemaRef('PdfOptions'), schemaRef('ImageOptions'), { type: 'null' }],
   }),
-  store: optional(z.boolean()).meta({ description: 'true stores the PDF and answers JSON with a one-hour download link instead of the PDF. Default false.' }),
+  store: optional(z.boolean()).meta({ description: 'true stores the PDF and answers JSON with a one-hour download link instead of the PDF. Default false.', default: false }),
 };
 
 /*
@@ -155,12 +158,29 @@ function checkOptions(ctx: z.RefinementCtx, rank: number, read: () => unknown): 
 }
 
 /**
+ * The content rules as the OpenAPI document states them: one branch per input type, with its content field required
+ * (not blank; https for a URL), the other content fields absent or null, and the options as that type reads them.
+ * Emptiness is exact; size (bytes, not characters) and content sniffing are checked by the service only.
+ */
+function contentBranch(type: ContentField): Record<string, unknown> {
+  const others = Object.fromEntries(CONTENT_FIELDS.filter((field) => field !== type).map((field) => [field, { type: 'null' }]));
+  const content = type === 'url' ? { type: 'string', pattern: String.raw`^\s*[hH][tT][tT][pP][sS]:` } : { type: 'string', pattern: String.raw`\S`, maxLength: MAX_CONTENT_BYTES };
+  const options = type === 'url' ? [schemaRef('PdfOptions'), schemaRef('ImageOptions')] : [schemaRef('PdfOptions')];
+  return {
+    properties: { input_type: { const: type }, ...others, [type]: content, options: { anyOf: [...options, { type: 'null' }] } },
+    required: ['input_type', type],
+  };
+}
+
+/**
  * Adds the content rules to a conversion body's object schema (which must hold every content field it refuses:
  * as a field, or by being loose). They run even when a field failed, so they guard every type they read.
  */
 export function withContentRules<T extends z.ZodObject<{ input_type: z.ZodEnum }>>(schema: T): T {
   const rules: RuleContext = { types: schema.shape.input_type.options, optionsRank: Object.keys(schema.shape).indexOf('options') - 0.5 };
-  return schema.superRefine((body, ctx) => contentRules(body as Record<string, unknown>, ctx, rules), EVEN_AFTER_FIELD_ERRORS);
+  return schema
+    .superRefine((body, ctx) => contentRules(body as Record<string, unknown>, ctx, rules), EVEN_AFTER_FIELD_ERRORS)
+    .meta({ oneOf: rules.types.map((type) => contentBranch(type as ContentField)) });
 }
 
 /** Route quickjob.create, application/json: HTML, Markdown or URL input. */

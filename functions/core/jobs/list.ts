@@ -28,7 +28,7 @@ const MONTH = /^\d{4}-(0[1-9]|1[0-2])$/;
 export const jobListQuerySchema = z.object({
   limit: queryInteger(1, MAX_LIST_LIMIT)
     .optional()
-    .meta({ description: `Jobs per page, a whole number from 1 to ${MAX_LIST_LIMIT}. Default ${DEFAULT_LIST_LIMIT}.` }),
+    .meta({ description: `Jobs per page, a whole number from 1 to ${MAX_LIST_LIMIT}. Default ${DEFAULT_LIST_LIMIT}.`, default: DEFAULT_LIST_LIMIT }),
   status: z.enum(JOB_STATUSES).optional().meta({ description: 'Lists only jobs in this status. Default: all.' }),
   job_type: z.enum(JOB_TYPES).optional().meta({ description: 'Lists only jobs of this type. Default: all.' }),
   truncated: z

@@ -114,6 +114,7 @@ export const filenamePatternSchema = optional(
       'Names of the output files. Tokens: {basename} (the input name without .pdf), {index} (1-based), {index:03} (zero-padded to 3 digits; ' +
       `{index:0N} for N digits), {pages} (the output's page range). ".pdf" is added when missing; unsafe characters become "_"; ` +
       `duplicates get -2, -3. Default "${DEFAULT_SPLIT_PATTERN}"; at most 255 characters.`,
+    default: DEFAULT_SPLIT_PATTERN,
   });
 
 /** Validates a `filename_pattern` value on its own (absent or null: the default). */

@@ -124,11 +124,12 @@ export const storeSchema = optional(z.union([z.boolean(), z.enum(['true', 'false
   .transform((value) => value === true || value === 'true')
   .meta({
     description: 'true: keep the result and answer JSON with download links (outputs kept 7 days) instead of the PDF itself. Default false.',
+    default: false,
   });
 
 const storeFormSchema = optional(z.enum(['true', 'false']))
   .transform((value) => value === 'true')
-  .meta({ description: '"true": keep the result and answer JSON with download links (outputs kept 7 days) instead of the PDF itself. Default "false".' });
+  .meta({ description: '"true": keep the result and answer JSON with download links (outputs kept 7 days) instead of the PDF itself. Default "false".', default: 'false' });
 
 const optionalText = (max: number, description: string) =>
   optional(z.string().max(max))
@@ -138,7 +139,7 @@ const optionalText = (max: number, description: string) =>
 /** `options` of a merge: absent or null for none; unknown keys are ignored. */
 export const mergeOptionsSchema = optional(
   z.object({
-    output_filename: optionalText(200, 'Name of the merged file, default "merged"; ".pdf" is added and unsafe characters become "_". At most 200 characters.'),
+    output_filename: optionalText(200, 'Name of the merged file, default "merged"; ".pdf" is added and unsafe characters become "_". At most 200 characters.').meta({ default: 'merged' }),
     title: optionalText(1000, "Title written into the merged PDF's metadata. At most 1000 characters."),
   }),
 )
@@ -328,6 +329,11 @@ function mergeCountProblem(count: number, limits: PdfToolLimits): ServiceError |
   return undefined;
 }
 
+/** The document's statement of `mergeCountProblem`. */
+function mergeCountBounds(limits: PdfToolLimits): { minItems: number; maxItems: number } {
+  return { minItems: limits.minMergeFiles, maxItems: limits.maxMergeFiles };
+}
+
 /** The file count of a merge, checked before anything else in the request. */
 function mergeCount(limits: PdfToolLimits) {
   return (items: unknown, ctx: z.RefinementCtx) => {
@@ -391,11 +397,12 @@ export const mergeJsonBodySchema = z.object({
       const problem = Array.isArray(items) ? firstMergeInputProblem(items, ctx.issues, INSTANT_LIMITS) : undefined;
       if (problem) refuse(ctx, problem, { rank: -1 });
     }, EVEN_AFTER_FIELD_ERRORS)
+    // A missing list is read as an empty one, so that it gets the count's refusal (MISSING_PDFS): required all the same.
     .prefault([])
-    .meta({ description: 'The PDFs to merge, 2 to 20, in this order; 4 MB decoded in total (larger: POST /pdf/jobs).' }),
+    .meta({ description: 'The PDFs to merge, 2 to 20, in this order; 4 MB decoded in total (larger: POST /pdf/jobs).', ...mergeCountBounds(INSTANT_LIMITS) }),
   options: mergeOptionsSchema,
   store: storeSchema,
-});
+}).meta({ required: ['inputs'] });
 
 /** POST /pdf/merge as multipart/form-data: the fields as the multipart parser yields them. */
 export const mergeFormSchema = z
@@ -415,7 +422,7 @@ export const mergeFormSchema = z
         // Named after the file that took the total over the limit.
         if (over) refuse(ctx, tooLarge(total, INSTANT_LIMITS, { ...over, file_count: files.length }));
       })
-      .meta({ description: 'The PDFs to merge, 2 to 20, in this order (the field repeated; "files[]" is accepted too); 4 MB in total.' }),
+      .meta({ description: 'The PDFs to merge, 2 to 20, in this order (the field repeated; "files[]" is accepted too); 4 MB in total.', ...mergeCountBounds(INSTANT_LIMITS) }),
     // Far above any file count the form can carry; bounded so that zod never reads half a million entries.
     page_ranges: jsonFormField(z.array(pageRangeSchema.nullable()).max(MAX_PAGE_RANGES_ENTRIES).optional(), (why) => invalidParameter('page_ranges', `The "page_ranges" field is not valid JSON (${why}).`), { rank: -2 }).meta({
       description: 'JSON array with one entry per file: a page range such as "1-3,8-end", or null for all pages, e.g. ["3,1", null]. Default: all pages of every file.',
@@ -505,13 +512,14 @@ export const splitFormSchema = z.object({
       if (size === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: 0 }));
       if (size > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(size, INSTANT_LIMITS, { filename, input_index: 0 }));
     })
-    .meta({ description: 'The PDF to split: exactly one file (4 MB, 500 pages).' }),
+    .meta({ description: 'The PDF to split: exactly one file (4 MB, 500 pages).', minItems: 1, maxItems: 1 }),
   split: jsonFormField(splitModeSchema, splitFieldNotJson, { rank: -2 }).meta({
     description: 'JSON object: how to split, as in the JSON body, e.g. {"mode": "ranges", "ranges": ["1-3", "4-end"]}. Required.',
   }),
   options: jsonFormField(splitOptionsSchema, optionsNotJson, { rank: -1 }).meta({ description: 'JSON object with filename_pattern (as in the JSON body), e.g. {"filename_pattern": "{basename} {pages}.pdf"}.' }),
   store: storeFormSchema,
-});
+  // A missing split reaches its own refusal (INVALID_SPLIT_MODE) through the JSON field's reading: required all the same.
+}).meta({ required: ['file', 'split'] });
 
 export type SplitForm = FormFields<typeof splitFormSchema>;
 
@@ -586,8 +594,9 @@ const jobInputFields = {
   s3_key: z.string().min(1).meta({ description: 'The s3_key returned by POST /pdf/upload-url, after the PUT of the file.' }),
 };
 
-function jobInputs<T extends z.ZodType>(input: T, count: (items: unknown, ctx: z.RefinementCtx) => void, description: string) {
-  return z.array(input).superRefine(count, EVEN_AFTER_FIELD_ERRORS).prefault([]).meta({ description });
+/** A job's inputs; a missing list is read as an empty one so that it gets the count's refusal (required all the same). */
+function jobInputs<T extends z.ZodType>(input: T, count: (items: unknown, ctx: z.RefinementCtx) => void, meta: { description: string; minItems: number; maxItems: number }) {
+  return z.array(input).superRefine(count, EVEN_AFTER_FIELD_ERRORS).prefault([]).meta(meta);
 }
 
 function splitCountProblem(count: number): ServiceError | undefined {
@@ -612,18 +621,18 @@ export const pdfJobBodySchema = z.discriminatedUnion('operation', [
           const problem = Array.isArray(items) ? mergeCountProblem(items.length, JOB_LIMITS) : undefined;
           if (problem) refuse(ctx, problem, { rank: -1 });
         },
-        'The uploaded PDFs to merge, 2 to 100, in this order; 150 MB in total.',
+        { description: 'The uploaded PDFs to merge, 2 to 100, in this order; 150 MB in total.', ...mergeCountBounds(JOB_LIMITS) },
       ),
       options: mergeOptionsSchema,
     })
-    .meta({ description: 'A background merge.' }),
+    .meta({ description: 'A background merge.', required: ['operation', 'inputs'] }),
   z
     .object({
       operation: z.literal('split').meta({ description: 'split: the one input into several PDFs.' }),
       inputs: jobInputs(
         z.object({ ...jobInputFields, pages: optional(z.null()).meta({ description: 'Not used by a split: choose pages with split.mode "extract".' }) }),
         splitJobCount,
-        'The uploaded PDF to split: exactly one (150 MB, 5000 pages).',
+        { description: 'The uploaded PDF to split: exactly one (150 MB, 5000 pages).', minItems: 1, maxItems: 1 },
       ),
       split: jobSplitModeSchema,
       options: splitOptionsSchema,
@@ -634,7 +643,7 @@ export const pdfJobBodySchema = z.discriminatedUnion('operation', [
         refuse(ctx, invalidParameter('options', 'options: expected an object.'), { rank: -0.5 });
       }
     }, EVEN_AFTER_FIELD_ERRORS)
-    .meta({ description: 'A background split.' }),
+    .meta({ description: 'A background split.', required: ['operation', 'inputs', 'split'] }),
 ]);
 
 /** POST /pdf/jobs body. Page ranges and split settings are checked now; page numbers once the files are read. */

@@ -187,16 +187,19 @@ const page = pdfOptionsSchema.shape;
 export const imageOptionsSchema = z
   .object({
     format: page.format,
-    margin: page.margin.meta({ description: 'Page margins by side (top, right, bottom, left), each a length such as "10mm". Default 10mm on every side.' }),
+    margin: page.margin.meta({ description: 'Page margins by side (top, right, bottom, left), each a length such as "10mm". Default 10mm on every side.', default: { ...IMAGE_MARGIN } }),
     landscape: page.landscape,
     width: page.width,
     height: page.height,
     fit: z
       .enum(FITS)
       .optional()
-      .meta({ description: 'How each image fills the printable area: contain (default: whole image, kept in proportion), cover (fills it, cropped), fill (stretched) or none (natural size, centred).' }),
+      .meta({
+        description: 'How each image fills the printable area: contain (default: whole image, kept in proportion), cover (fills it, cropped), fill (stretched) or none (natural size, centred).',
+        default: 'contain',
+      }),
   })
-  .meta({ description: 'Image options: one page per image. Unknown keys are ignored.' });
+  .meta({ id: 'ImageOptions', description: 'Image options: one page per image. Unknown keys are ignored.' });
 
 /** Image options: format (A4), margin (10 mm on every side), fit (contain), landscape; other keys are ignored. */
 export function parseImageOptions(raw: unknown): ImageOptions {

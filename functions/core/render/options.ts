@@ -33,9 +33,18 @@ export function lengthToInches(value: string | number): number | null {
 }
 
 const LENGTH_HINT = 'a length with its unit, such as "10mm", "0.5in", "1cm" or "20px"';
+
+/**
+ * LENGTH as the OpenAPI document states it (JSON Schema patterns take no flags, so the units' case is spelled out):
+ * a number with a unit, or a zero without one. A unit test holds it to `lengthToInches`.
+ */
+export const LENGTH_PATTERN = String.raw`^\s*(?:(?:\d+(?:\.\d+)?|\.\d+)\s*(?:[pP][xX]|[iI][nN]|[cC][mM]|[mM][mM])|0+(?:\.0+)?|\.0+)\s*$`;
+
 const length = z
   .union([z.string(), z.number()], { error: `expected ${LENGTH_HINT}` })
-  .refine((v) => lengthToInches(v) !== null, { message: `expected ${LENGTH_HINT}` });
+  .refine((v) => lengthToInches(v) !== null, { message: `expected ${LENGTH_HINT}` })
+  // The document: what the refinement lets through (a string with a unit, a zero string, or the number 0).
+  .meta({ anyOf: [{ type: 'string', pattern: LENGTH_PATTERN }, { type: 'number', const: 0 }] });
 
 /** One part of Chromium's page-range syntax ("1-5, 8, 11-13"; open ends "3-", "-2"), already trimmed. */
 const RANGE_PART = /^(?:\d+(?:\s*-\s*\d*)?|-\s*\d+)$/;
@@ -126,6 +135,10 @@ export function pageSpans(text: string): [number, number][] | null {
 }
 
 const FORMAT_HINT = 'expected a paper format (A0 to A6, Letter, Legal, Tabloid, Ledger), or null together with width/height';
+/** The paper formats as a flagless JSON Schema pattern: "a4" → "[aA]4". */
+const FORMAT_PATTERN = `^(?:${Object.keys(PAPER_FORMATS)
+  .map((name) => [...name].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join(''))
+  .join('|')})$`;
 
 const side = (name: string) => length.optional().meta({ description: `The ${name} margin: ${LENGTH_HINT}.` });
 
@@ -139,10 +152,12 @@ export const pdfOptionsSchema = z
       .union([z.string(), z.null()], { error: FORMAT_HINT })
       // Own keys only: `in` would also accept "constructor" or "__proto__" (and print a paper without a size).
       .refine((v) => v === null || Object.hasOwn(PAPER_FORMATS, v.toLowerCase()), { message: FORMAT_HINT })
+      .meta({ anyOf: [{ type: 'string', pattern: FORMAT_PATTERN }, { type: 'null' }] })
       .optional()
       .meta({
         description:
           'Paper format, case-insensitive: A0–A6, Letter, Legal, Tabloid or Ledger. Default A4. A set format wins over width/height, so send null with width and height for a custom size.',
+        default: 'A4',
       }),
     margin: z
       .object({ top: side('top'), right: side('right'), bottom: side('bottom'), left: side('left') })
@@ -152,10 +167,10 @@ export const pdfOptionsSchema = z
         description:
           'Page margins by side (top, right, bottom, left; other keys are refused). Default 0, Markdown 18mm/16mm; with displayHeaderFooter an unset top or bottom is 15mm. They must leave room for content.',
       }),
-    printBackground: z.boolean().optional().meta({ description: 'Print background colours and images. Default true.' }),
-    scale: z.number().min(0.1).max(2).optional().meta({ description: 'Zoom of the page rendering, 0.1 to 2. Default 1.' }),
-    landscape: z.boolean().optional().meta({ description: 'Print in landscape orientation. Default false.' }),
-    preferCSSPageSize: z.boolean().optional().meta({ description: "Let the page's CSS @page size win over format/width/height. Default false." }),
+    printBackground: z.boolean().optional().meta({ description: 'Print background colours and images. Default true.', default: true }),
+    scale: z.number().min(0.1).max(2).optional().meta({ description: 'Zoom of the page rendering, 0.1 to 2. Default 1.', default: 1 }),
+    landscape: z.boolean().optional().meta({ description: 'Print in landscape orientation. Default false.', default: false }),
+    preferCSSPageSize: z.boolean().optional().meta({ description: "Let the page's CSS @page size win over format/width/height. Default false.", default: false }),
     width: length.optional().meta({ description: `Custom paper width (only with format: null): ${LENGTH_HINT}. Default the A4 width.` }),
     height: length.optional().meta({ description: `Custom paper height (only with format: null): ${LENGTH_HINT}. Default the A4 height.` }),
     pageRanges: z
@@ -170,7 +185,10 @@ export const pdfOptionsSchema = z
     displayHeaderFooter: z
       .boolean()
       .optional()
-      .meta({ description: 'Print headerTemplate and footerTemplate. Default false; when true, the default header shows the date and title and the default footer "page / pages".' }),
+      .meta({
+        description: 'Print headerTemplate and footerTemplate. Default false; when true, the default header shows the date and title and the default footer "page / pages".',
+        default: false,
+      }),
     headerTemplate: z
       .string()
       .max(TEMPLATE_MAX)
@@ -186,7 +204,7 @@ export const pdfOptionsSchema = z
       .optional()
       .meta({ description: `HTML of the footer, up to ${TEMPLATE_MAX} characters; the same classes and rules as headerTemplate. Default "page / pages"; an empty string prints no footer.` }),
   })
-  .meta({ description: 'PDF options. Unknown keys are ignored.' });
+  .meta({ id: 'PdfOptions', description: 'PDF options. Unknown keys are ignored.' });
 
 export type PdfOptionsInput = z.infer<typeof pdfOptionsSchema>;
 

@@ -152,6 +152,14 @@ export function issueUnder<I extends AnyIssue>(issues: readonly I[], ...path: Pr
   return issues.find((issue) => path.every((key, n) => issue.path?.[n] === key));
 }
 
+/**
+ * A reference, inside `.meta()`, to a schema named with `.meta({ id })` (the OpenAPI document keeps it under
+ * components.schemas): for document keywords that restate what a refinement checks, such as a body's per-type options.
+ */
+export function schemaRef(id: 'PdfOptions' | 'ImageOptions'): { $ref: string } {
+  return { $ref: `#/$defs/${id}` };
+}
+
 /** A field that may be left out or sent as null (both mean "use the default"). */
 export function optional<T extends z.ZodType>(schema: T) {
   return schema.nullish().transform((value) => value ?? undefined);

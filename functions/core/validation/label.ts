@@ -11,6 +11,15 @@ export function labelRule(maxLength: number): string {
 }
 
 /**
+ * The label rule as the OpenAPI document states it (flagless, so without \p classes): white space around text that
+ * starts and ends with a non-space character and has no control or text-direction character (white space such as a
+ * trailing line break is trimmed off, not refused). Not stated: names only of other invisible characters (U+200B…)
+ * and half surrogate pairs are refused too, and the length counts the trimmed text.
+ */
+const BARRED = String.raw`\u0000-\u001f\u007f-\u009f` + DISPLAY_CONTROLS;
+export const LABEL_PATTERN = String.raw`^\s*[^\s${BARRED}](?:[^${BARRED}]*[^\s${BARRED}])?\s*$`;
+
+/**
  * A name a user gives something (an API key, a webhook), shown back in listings and the dashboard: trimmed, then 1 to
  * `maxLength` characters, well-formed Unicode (half a surrogate pair is not text, and DynamoDB refuses it), no control
  * characters (they garble listings), no text-direction controls (`prod\u202E` would display as another name), and not
@@ -22,5 +31,6 @@ export function labelSchema(maxLength: number) {
     .trim()
     .min(1)
     .max(maxLength)
-    .refine((label) => !NOT_ALLOWED.test(label) && VISIBLE.test(label));
+    .refine((label) => !NOT_ALLOWED.test(label) && VISIBLE.test(label))
+    .meta({ pattern: LABEL_PATTERN });
 }

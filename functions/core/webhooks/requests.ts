@@ -161,10 +161,12 @@ function createWebhookBody(guard?: UrlChecker) {
     name: optional(nameSchema).meta({
       description: `A label for the webhook: ${labelRule(MAX_NAME_LENGTH)}. Default (absent or null): the URL's host name.`,
     }),
-    events: optional(eventsSchema).meta({ description: `${EVENTS_DESCRIPTION} Default (absent or null): ["job.completed"].` }),
-    is_active: optional(z.boolean()).meta({ description: 'Whether events are delivered; false pauses the webhook. Default (absent or null): true.' }),
+    events: optional(eventsSchema).meta({ description: `${EVENTS_DESCRIPTION} Default (absent or null): ["job.completed"].`, default: [...DEFAULT_EVENTS] }),
+    is_active: optional(z.boolean()).meta({ description: 'Whether events are delivered; false pauses the webhook. Default (absent or null): true.', default: true }),
   });
 }
+
+const UPDATABLE_FIELDS = ['name', 'url', 'events', 'is_active'] as const;
 
 /** Body of PUT /accounts/me/webhooks/{webhook_id}: any of the fields, at least one; null is refused. */
 function updateWebhookBody(guard?: UrlChecker) {
@@ -180,7 +182,12 @@ function updateWebhookBody(guard?: UrlChecker) {
     .superRefine((body, ctx) => {
       if (Object.values(body).every((value) => value === undefined)) refuse(ctx, invalidParameter('body', 'Send at least one of name, url, events, is_active.'));
     })
-    .meta({ description: 'Send at least one of the fields; the others stay as they are. null is refused (leave the field out instead).' });
+    .meta({
+      description: 'Send at least one of the fields; the others stay as they are. null is refused (leave the field out instead).',
+      // At least one of the fields (other keys are ignored, so they do not count).
+      minProperties: 1,
+      anyOf: UPDATABLE_FIELDS.map((field) => ({ required: [field] })),
+    });
 }
 
 /** The documented bodies (the URL's host rules run when a request is parsed: they need the network guard). */
@@ -227,6 +234,7 @@ export function parseUpdateWebhook(body: unknown, guard: UrlChecker): Partial<Cr
 export const rotateSecretBodySchema = z.object({
   grace_period_seconds: optional(z.number().int().min(0).max(MAX_GRACE_SECONDS)).meta({
     description: `How long the old secret keeps signing deliveries (a second v1 signature), in whole seconds from 0 (revoke it now) to ${MAX_GRACE_SECONDS} (7 days). Default (absent or null): ${DEFAULT_GRACE_SECONDS} (1 day).`,
+    default: DEFAULT_GRACE_SECONDS,
   }),
 });
 
@@ -250,7 +258,7 @@ export function parseRotation(body: unknown): { graceSeconds: number } {
 
 const limitQuery = queryInteger(1, MAX_PAGE_SIZE)
   .optional()
-  .meta({ description: `Rows per page, a whole number from 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.` });
+  .meta({ description: `Rows per page, a whole number from 1 to ${MAX_PAGE_SIZE}. Default ${DEFAULT_PAGE_SIZE}.`, default: DEFAULT_PAGE_SIZE });
 
 const nextTokenQuery = z
   .string()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { imageOptionsSchema } from '../../core/render/images';
 import { pdfOptionsSchema } from '../../core/render/options';
 import { type RouteDef, ROUTES } from '../../routes';
 import { codesByStatus } from '../errors';
@@ -14,17 +15,23 @@ const STANDARD_FORMATS = new Set(['date-time', 'date', 'time', 'duration', 'emai
 
 /**
  * A zod schema as an OpenAPI schema: named parts (`.meta({ id })`) move to components.schemas and are referenced
- * from there; zod's implementation details (the date-time regex, safe-integer bounds) are left out.
+ * from there; zod's implementation details (the date-time regex, safe-integer bounds) are left out. A request's
+ * defaults are the ones `.meta({ default })` states: zod drops them from schemas that transform (`optional()`),
+ * and documents a prefault as a default even where the schema refuses that value (an empty list of inputs).
  */
 export function openApiSchema(schema: z.ZodType, components: Record<string, Json>, io: 'input' | 'output'): Json {
   const converted = z.toJSONSchema(schema, {
     io,
     unrepresentable: 'any',
-    override: ({ jsonSchema }) => {
+    override: ({ zodSchema, jsonSchema }) => {
       if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
       // zod names some checks as formats no OpenAPI tool knows (startsWith → "starts_with"); the pattern says it.
       if (typeof jsonSchema.format === 'string' && !STANDARD_FORMATS.has(jsonSchema.format)) delete jsonSchema.format;
       for (const bound of ['minimum', 'maximum'] as const) if (SAFE_INTEGER_BOUNDS.has(jsonSchema[bound] as number)) delete jsonSchema[bound];
+      if (io !== 'input') return;
+      const meta = z.globalRegistry.get(zodSchema);
+      if (meta && 'default' in meta) jsonSchema.default = meta.default;
+      else if ('default' in jsonSchema && !z.safeParse(zodSchema, jsonSchema.default).success) delete jsonSchema.default;
     },
   }) as Json;
   const text = JSON.stringify(converted).replaceAll('"#/$defs/', '"#/components/schemas/');
@@ -254,6 +261,12 @@ export function successStatuses(route: RouteDef): number[] {
   return route.handler === null ? [] : (SUCCESS_STATUSES[route.id] ?? [200]);
 }
 
+/** The components' schemas with the named option schemas (PdfOptions, ImageOptions), which request bodies reference. */
+function namedOptions(schemas: Record<string, Json>): Record<string, Json> {
+  for (const named of [pdfOptionsSchema, imageOptionsSchema]) openApiSchema(named, schemas, 'input');
+  return schemas;
+}
+
 /**
  * This API as an OpenAPI 3.1 document, built from the route table (paths, credentials, what is not built yet),
  * the error map (every code under its status) and the zod options schema, so it cannot drift from them.
@@ -316,10 +329,7 @@ export function openApiDocument(routes: readonly RouteDef[] = ROUTES): Json {
       },
       responses: errorResponses,
       headers: RESPONSE_HEADERS,
-      schemas: {
-        ...schemas,
-        PdfOptions: openApiSchema(pdfOptionsSchema, schemas, 'input'),
-      },
+      schemas: namedOptions(schemas),
     },
   };
 }

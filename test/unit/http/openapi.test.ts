@@ -8,7 +8,15 @@ import { contractViolation } from '../../../functions/http/openapi/contract';
 import { json, pdf } from '../../../functions/http/responses';
 import { BODILESS_WRITES, REQUEST_SCHEMAS } from '../../../functions/http/openapi/requests';
 import { createWebhookBodySchema } from '../../../functions/core/webhooks/requests';
-import { quickjobBodySchema } from '../../../functions/core/conversion/request';
+import { parseJsonConversion, quickjobBodySchema } from '../../../functions/core/conversion/request';
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { ServiceError } from '../../../functions/core/errors';
+import { validateUrl } from '../../../functions/core/conversion/url-input';
+import { parseLongJobRequest } from '../../../functions/core/conversion/longjob';
+import { parseBulkJson } from '../../../functions/core/bulk/requests';
+import { parseMergeRequest, parsePdfJobRequest, parseSplitRequest } from '../../../functions/core/pdfops/requests';
+import { parseCreateWebhook, parseUpdateWebhook } from '../../../functions/core/webhooks/requests';
 import { ERROR_CODES, toHttpError } from '../../../functions/http/errors';
 import { GATEWAY_RESPONSES } from '../../../functions/http/gateway-responses';
 import { ERROR_DETAILS } from '../../../functions/http/openapi/responses';
@@ -18,7 +26,6 @@ import { STANDARD_PLAN_ID, planCatalogue } from '../../../functions/core/billing
 import { insufficientCredits } from '../../../functions/core/billing/charging';
 import { requireConversionType } from '../../../functions/core/accounts/entitlements';
 import { assertWithinDocument, parsePageRange } from '../../../functions/core/pdf/page-ranges';
-import type { ServiceError } from '../../../functions/core/errors';
 
 type Json = Record<string, any>;
 const doc = openApiDocument() as Json;
@@ -391,6 +398,157 @@ describe('statuses and headers every answer can have', () => {
         const headers = resolve(response).headers;
         expect([route.id, status, headers?.['X-Request-Id']]).toEqual([route.id, status, { $ref: '#/components/headers/X-Request-Id' }]);
       }
+    }
+  });
+});
+
+/*
+ * The document's request schemas against the service: each body the service refuses (parsed by the route's own
+ * parser, with its spec code) is refused by the published schema too, and the README's bodies pass both.
+ */
+describe('request schemas in the OpenAPI document, held to what the service enforces', () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true, logger: false });
+  addFormats(ajv);
+  ajv.addFormat('binary', true);
+  ajv.addSchema(openApiDocument() as object, 'openapi.json');
+  const pointer = (...parts: string[]) => parts.map((p) => encodeURIComponent(p.replaceAll('~', '~0').replaceAll('/', '~1'))).join('/');
+  const validators = new Map<string, ValidateFunction>();
+  /** The published schema of a route's body, as a validator. */
+  function documented(path: string, method: string, media = 'application/json'): ValidateFunction {
+    const ref = `openapi.json#/${pointer('paths', path, method, 'requestBody', 'content', media, 'schema')}`;
+    if (!validators.has(ref)) validators.set(ref, ajv.compile({ $ref: ref }));
+    return validators.get(ref)!;
+  }
+  /** The spec code the service refuses with, or null when it accepts. */
+  function refusal(parse: () => unknown): string | null {
+    try {
+      parse();
+      return null;
+    } catch (err) {
+      if (err instanceof ServiceError) return err.code;
+      throw err;
+    }
+  }
+
+  const guard = { checkLiteral: () => ({ allowed: true as const }) };
+  const pdf = 'JVBERi0xLjQK';
+  const pdfFile = { filename: 'a.pdf', data: new Uint8Array(Buffer.from('%PDF-1.4\n')) };
+  const job = (n: number) => Array.from({ length: n }, (_, i) => ({ s3_key: `uploads/acc/pdf/${i}.pdf` }));
+  const inline = (n: number) => Array.from({ length: n }, () => ({ pdf_base64: pdf }));
+  const html = { input_type: 'html', html: '<p>Hello</p>' };
+
+  type Route = { path: string; method: string; media?: string; parse: (body: any) => unknown; doc?: (body: any) => unknown };
+  const ROUTES_UNDER_TEST: Record<string, Route> = {
+    quickjob: { path: '/quickjob', method: 'post', parse: parseJsonConversion },
+    quickjobUrl: { path: '/quickjob', method: 'post', parse: (body) => validateUrl((parseJsonConversion(body) as { url: string }).url, guard as never) },
+    longjob: { path: '/longjob', method: 'post', parse: parseLongJobRequest },
+    bulkjob: { path: '/bulkjob', method: 'post', parse: parseBulkJson },
+    merge: { path: '/pdf/merge', method: 'post', parse: (json) => parseMergeRequest({ json }) },
+    splitForm: {
+      path: '/pdf/split',
+      method: 'post',
+      media: 'multipart/form-data',
+      parse: (form) => parseSplitRequest({ form: { ...form, file: [pdfFile] } }),
+      doc: (form) => ({ ...form, file: ['%PDF-1.4'] }),
+    },
+    pdfJobs: { path: '/pdf/jobs', method: 'post', parse: parsePdfJobRequest },
+    webhookCreate: { path: '/accounts/me/webhooks', method: 'post', parse: (body) => parseCreateWebhook(body, guard) },
+    webhookUpdate: { path: '/accounts/me/webhooks/{webhook_id}', method: 'put', parse: (body) => parseUpdateWebhook(body, guard) },
+  };
+
+  const REFUSED: [string, keyof typeof ROUTES_UNDER_TEST, unknown, string][] = [
+    // 1. lengths: a unit, or zero
+    ['a margin as a number other than 0', 'quickjob', { ...html, options: { margin: { top: 10 } } }, 'INVALID_PARAMETER'],
+    ['a length without its unit', 'quickjob', { ...html, options: { format: null, width: '100', height: '150mm' } }, 'INVALID_PARAMETER'],
+    ['a length in an unknown unit', 'longjob', { input_type: 'markdown', markdown: '# Notes', options: { margin: { left: '12pt' } } }, 'INVALID_PARAMETER'],
+    ['a bulk paper height as a number', 'bulkjob', { s3_key: 'uploads/acc/bulk/x.zip', options: { format: null, height: 5 } }, 'INVALID_PARAMETER'],
+    ['a paper format that does not exist', 'quickjob', { ...html, options: { format: 'B5' } }, 'INVALID_PARAMETER'],
+    // 2. quickjob options: HTML and Markdown take the PDF options only
+    ['HTML with options.scale as a string', 'quickjob', { ...html, options: { scale: '1' } }, 'INVALID_PARAMETER'],
+    ['Markdown with options.printBackground as a string', 'quickjob', { input_type: 'markdown', markdown: '# Notes', options: { printBackground: 'yes' } }, 'INVALID_PARAMETER'],
+    // 3. required fields
+    ['quickjob html without its html', 'quickjob', { input_type: 'html' }, 'MISSING_CONTENT_FIELD'],
+    ['quickjob url without its url', 'quickjob', { input_type: 'url' }, 'MISSING_URL'],
+    ['quickjob html with blank html', 'quickjob', { input_type: 'html', html: '  \n ' }, 'EMPTY_CONTENT_FIELD'],
+    ['quickjob with both html and markdown', 'quickjob', { ...html, markdown: '# Notes' }, 'CONFLICTING_FIELDS'],
+    ['quickjob markdown sent in html', 'quickjob', { input_type: 'markdown', html: '<p>Hello</p>' }, 'WRONG_FIELD_PROVIDED'],
+    ['quickjob url that is not https', 'quickjobUrl', { input_type: 'url', url: 'http://example.com/' }, 'INVALID_URL'],
+    ['longjob markdown without its markdown', 'longjob', { input_type: 'markdown' }, 'MISSING_CONTENT_FIELD'],
+    ['longjob with a url', 'longjob', { ...html, url: 'https://example.com/' }, 'WRONG_FIELD_PROVIDED'],
+    ['a PDF job merge without inputs', 'pdfJobs', { operation: 'merge' }, 'MISSING_PDFS'],
+    ['a PDF job merge of one input', 'pdfJobs', { operation: 'merge', inputs: job(1) }, 'MISSING_PDFS'],
+    ['a PDF job merge of 101 inputs', 'pdfJobs', { operation: 'merge', inputs: job(101) }, 'TOO_MANY_FILES'],
+    ['a PDF job split without inputs', 'pdfJobs', { operation: 'split', split: { mode: 'each_page' } }, 'MISSING_PDF'],
+    ['a PDF job split of two inputs', 'pdfJobs', { operation: 'split', inputs: job(2), split: { mode: 'each_page' } }, 'TOO_MANY_FILES'],
+    ['a JSON merge without inputs', 'merge', {}, 'MISSING_PDFS'],
+    ['a JSON merge of one input', 'merge', { inputs: inline(1) }, 'MISSING_PDFS'],
+    ['a JSON merge of 21 inputs', 'merge', { inputs: inline(21) }, 'TOO_MANY_FILES'],
+    ['a multipart split without split', 'splitForm', {}, 'INVALID_SPLIT_MODE'],
+    ['a bulk job without an input', 'bulkjob', { bundle_type: 'html' }, 'INVALID_BULK_INPUT'],
+    ['a bulk job with two inputs', 'bulkjob', { s3_key: 'uploads/acc/bulk/x.zip', zip_base64: 'UEsFBgAAAAAAAAAAAAAAAAAAAAAAAA==' }, 'INVALID_BULK_INPUT'],
+    ['a bulk job whose only input is an empty list of files', 'bulkjob', { files: [] }, 'INVALID_BULK_INPUT'],
+    ['an empty webhook update', 'webhookUpdate', {}, 'INVALID_PARAMETER'],
+    ['a webhook update of unknown fields only', 'webhookUpdate', { colour: 'blue' }, 'INVALID_PARAMETER'],
+    ['a webhook renamed to spaces', 'webhookUpdate', { name: '   ' }, 'INVALID_PARAMETER'],
+    ['a webhook named with a control character', 'webhookCreate', { url: 'https://hooks.example.com/pdf', name: 'ci\u0007build' }, 'INVALID_PARAMETER'],
+  ];
+
+  it.each(REFUSED)('refuses %s, as the service does', (_, routeName, body, code) => {
+    const route = ROUTES_UNDER_TEST[routeName];
+    expect(refusal(() => route.parse(body))).toBe(code);
+    const validate = documented(route.path, route.method, route.media);
+    expect(validate(route.doc ? route.doc(body) : body)).toBe(false);
+  });
+
+  const ACCEPTED: [string, keyof typeof ROUTES_UNDER_TEST, unknown][] = [
+    ['the README invoice', 'quickjob', { input_type: 'html', html: '<title>Invoice</title><h1>Invoice 42</h1>', options: { format: 'Letter', margin: { top: '20mm', bottom: '20mm' }, displayHeaderFooter: true } }],
+    ['the README Markdown, stored', 'quickjob', { input_type: 'markdown', markdown: '---\ntitle: Notes\n---\n# Notes', store: true }],
+    ['the README label size', 'quickjob', { input_type: 'html', html: '<p>label</p>', options: { format: null, width: '100mm', height: '150mm' } }],
+    ['lengths in any case, a zero string and the number 0', 'quickjob', { ...html, options: { margin: { top: '0.5IN', right: ' 1.5 Cm ', bottom: '0', left: 0 } } }],
+    ['null for every unused field', 'quickjob', { ...html, markdown: null, url: null, options: null, store: null }],
+    ['unknown option keys (ignored)', 'quickjob', { ...html, options: { format: 'a4', fit: 'cover', colour: 'blue' } }],
+    ['the README URL', 'quickjobUrl', { input_type: 'url', url: 'https://example.com/', options: { format: 'Letter' } }],
+    ['a URL with image options', 'quickjobUrl', { input_type: 'url', url: 'https://example.com/photo.png', options: { fit: 'cover', margin: { top: '5mm' } } }],
+    // Read either way until fetched: the image reading ignores scale, so the service takes this up front.
+    ['a URL with options only an image can use', 'quickjobUrl', { input_type: 'url', url: 'https://example.com/photo.png', options: { scale: '1' } }],
+    ['the README long job', 'longjob', { input_type: 'markdown', markdown: '# Annual report\n\n…', email_notification: false }],
+    ['the README bulk job', 'bulkjob', { s3_key: 'uploads/acc/bulk/x.zip', bundle_type: 'html', options: { format: 'A4' } }],
+    ['a bulk job of files, with an empty ZIP (none)', 'bulkjob', { files: [{ path: 'index.html', content_base64: 'PHA+SGk8L3A+' }], zip_base64: '' }],
+    ['the README JSON merge', 'merge', { inputs: [{ pdf_base64: pdf, filename: 'a.pdf', pages: '3,1' }, { pdf_base64: pdf, filename: 'b.pdf' }], store: true }],
+    ['the README split', 'splitForm', { split: '{"mode":"ranges","ranges":["1-3","4-end"]}', options: '{"filename_pattern":"{basename}-part{index}.pdf"}' }],
+    ['the README PDF job', 'pdfJobs', { operation: 'split', inputs: [{ s3_key: 'uploads/acc/pdf/big.pdf', filename: 'big.pdf' }], split: { mode: 'every_n', every_n: 50 } }],
+    ['a PDF job merge of two', 'pdfJobs', { operation: 'merge', inputs: job(2) }],
+    ['the README webhook', 'webhookCreate', { name: 'orders', url: 'https://hooks.example.com/pdf', events: ['job.completed', 'job.failed'] }],
+    ['a name with white space around it', 'webhookCreate', { name: '  orders ci \n', url: 'https://hooks.example.com/pdf' }],
+    ['the README webhook update', 'webhookUpdate', { is_active: false }],
+  ];
+
+  it.each(ACCEPTED)('accepts %s, as the service does', (_, routeName, body) => {
+    const route = ROUTES_UNDER_TEST[routeName];
+    expect(refusal(() => route.parse(body))).toBeNull();
+    const validate = documented(route.path, route.method, route.media);
+    expect([validate(route.doc ? route.doc(body) : body), validate.errors]).toEqual([true, null]);
+  });
+
+  it('documents no default the service refuses, and the defaults it applies', () => {
+    const defaults: [string, unknown][] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${at}/${i}`));
+      if (!node || typeof node !== 'object') return;
+      if ('default' in node) defaults.push([at, (node as Json).default]);
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+    };
+    walk(doc.paths, '#/paths');
+    expect(defaults.filter(([, value]) => Array.isArray(value) && value.length === 0)).toEqual([]);
+    const schemas = doc.components.schemas;
+    expect(schemas.PdfOptions.properties).toMatchObject({ format: { default: 'A4' }, printBackground: { default: true }, scale: { default: 1 } });
+    expect(schemas.ImageOptions.properties).toMatchObject({ fit: { default: 'contain' }, margin: { default: { top: '10mm', right: '10mm', bottom: '10mm', left: '10mm' } } });
+    const body = (path: string, method = 'post') => doc.paths[path][method].requestBody.content['application/json'].schema;
+    expect(body('/bulkjob').properties.bundle_type.default).toBe('html');
+    expect(body('/accounts/me/webhooks').properties).toMatchObject({ events: { default: ['job.completed'] }, is_active: { default: true } });
+    expect(body('/accounts/me/webhooks/{webhook_id}/rotate-secret').properties.grace_period_seconds.default).toBe(86400);
+    for (const path of ['/jobs', '/accounts/me/webhooks']) {
+      expect(doc.paths[path].get.parameters.find((p: Json) => p.name === 'limit').schema.default).toBe(50);
     }
   });
 });

@@ -127,7 +127,10 @@ describe('image options and layout', () => {
   });
 
   it('describes every image option for the OpenAPI document', () => {
-    const schema = z.toJSONSchema(imageOptionsSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    // Named (ImageOptions): the quickjob body references it.
+    const json = z.toJSONSchema(imageOptionsSchema, { io: 'input', unrepresentable: 'any' }) as { $ref: string; $defs: Record<string, { properties: Record<string, { description?: string }> }> };
+    expect(json.$ref).toBe('#/$defs/ImageOptions');
+    const schema = json.$defs.ImageOptions;
     expect(Object.keys(schema.properties)).toEqual(['format', 'margin', 'landscape', 'width', 'height', 'fit']);
     expect(schema.properties.margin.description).toContain('10mm');
     for (const [name, field] of Object.entries(schema.properties)) expect([name, typeof field.description]).toEqual([name, 'string']);

@@ -1,6 +1,6 @@
 import { runIsolated } from '../../../support/hang-guard';
 import { z } from 'zod';
-import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_IN, PAPER_FORMATS, lengthToInches, parsePdfOptions, pdfOptionsSchema } from '../../../../functions/core/render/options';
+import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_IN, LENGTH_PATTERN, PAPER_FORMATS, lengthToInches, parsePdfOptions, pdfOptionsSchema } from '../../../../functions/core/render/options';
 import { refusal } from '../../../support/errors';
 
 
@@ -125,7 +125,10 @@ describe('parsePdfOptions', () => {
   });
 
   it('describes every option for the OpenAPI document', () => {
-    const schema = z.toJSONSchema(pdfOptionsSchema, { io: 'input', unrepresentable: 'any' }) as { properties: Record<string, { description?: string }> };
+    // Named (PdfOptions): request bodies reference it.
+    const json = z.toJSONSchema(pdfOptionsSchema, { io: 'input', unrepresentable: 'any' }) as { $ref: string; $defs: Record<string, { properties: Record<string, { description?: string }> }> };
+    expect(json.$ref).toBe('#/$defs/PdfOptions');
+    const schema = json.$defs.PdfOptions;
     for (const [name, field] of Object.entries(schema.properties)) expect([name, typeof field.description]).toEqual([name, 'string']);
   });
 
@@ -158,5 +161,16 @@ describe('lengthToInches', () => {
     expect(lengthToInches('25.4mm')).toBeCloseTo(1);
     expect([lengthToInches(0), lengthToInches('0'), lengthToInches('0.0')]).toEqual([0, 0, 0]);
     for (const bad of [96, '48', '10', '-1mm', '1pt', '', 'mm']) expect(lengthToInches(bad)).toBeNull();
+  });
+});
+
+describe('LENGTH_PATTERN (the OpenAPI document\'s statement of a length)', () => {
+  it('accepts exactly the strings lengthToInches reads', () => {
+    const samples = [
+      '10mm', '10 mm', ' 0.5in ', '.5IN', '1Cm', '20pX', '0', '00', '0.0', '.0', ' 0 ', '0mm', '1.25mm',
+      '10', '1.5', '.5', '0.', '10pt', '10 m m', '-1mm', '+1mm', '1e2mm', '1,5mm', 'mm', '', ' ', '1mm1', '1..5mm', '\t2in\n',
+    ];
+    const pattern = new RegExp(LENGTH_PATTERN);
+    for (const sample of samples) expect([sample, pattern.test(sample)]).toEqual([sample, lengthToInches(sample) !== null]);
   });
 });

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../../functions/core/errors';
 import { base64Text, decodeBase64Text, decodedLength, isJsonObject, issueAt, issueUnder, optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
+import { LABEL_PATTERN } from '../../../../functions/core/validation/label';
+import { labelSchema } from '../../../../functions/core/validation';
 
 function refusal(run: () => unknown): ServiceError {
   try {
@@ -115,5 +117,16 @@ describe('parseRequest', () => {
 
   it('a JSON object is neither null nor an array', () => {
     expect([{}, [], null, 'x'].map(isJsonObject)).toEqual([true, false, false, false]);
+  });
+});
+
+describe('LABEL_PATTERN (the OpenAPI document\'s statement of a label)', () => {
+  it('agrees with labelSchema, but for names only of invisible characters and half surrogate pairs', () => {
+    const label = labelSchema(100);
+    const pattern = new RegExp(LABEL_PATTERN);
+    const samples = ['orders', ' orders ', 'ci build', 'ci\n', '\tci', 'a', 'é', '', '   ', '\n', 'ci\u0007', 'c\ni', 'prod\u202e', '\u2066x', 'a\u0085b', 'a\u00a0b', '\u00a0a\u00a0'];
+    for (const sample of samples) expect([sample, pattern.test(sample)]).toEqual([sample, label.safeParse(sample).success]);
+    // Not stated by the pattern (no \\p classes without flags): refused by the service, accepted by the document.
+    for (const sample of ['\u200b', 'a\ud800']) expect([pattern.test(sample), label.safeParse(sample).success]).toEqual([true, false]);
   });
 });
