@@ -9,7 +9,7 @@ import { assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
-import { startJobWorkflow } from '../workflows/start-job';
+import { jobWritten, startJobWorkflow } from '../workflows/start-job';
 import { ownUpload } from '../jobs/uploads';
 import { newId } from '../ids';
 import { type Job, newJob } from '../jobs/job';
@@ -111,9 +111,12 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
     staged.push(bulkKeys.request(account.account_id, jobId));
     await deps.jobs.put(job, [], { via: 'workflow', workflow: BULK_WORKFLOW });
   } catch (err) {
-    await Promise.all(staged.map((k) => deps.blobs.delete(k).catch(() => undefined)));
-    await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });
-    throw err;
+    if (!(await jobWritten(deps.jobs, jobId))) {
+      await Promise.all(staged.map((k) => deps.blobs.delete(k).catch(() => undefined)));
+      await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });
+      throw err;
+    }
+    deps.log?.(`the write of job ${jobId} went through although it failed; the job goes on`, err);
   }
   await startJobWorkflow(deps, BULK_WORKFLOW, job, () => failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.', {}, { keepUpload: true }));
   return {

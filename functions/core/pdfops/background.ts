@@ -30,7 +30,7 @@ import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { TransientTaskError } from '../workflows/ports';
-import { startJobWorkflow } from '../workflows/start-job';
+import { jobWritten, startJobWorkflow } from '../workflows/start-job';
 import { isJsonObject, parseRequest } from '../validation';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopCompletedEvent, pdfopFailedEvent, pdfopKeys, storedOutput, successRow, zipName } from './results';
@@ -115,9 +115,13 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
     await deps.blobs.put(requestKey, Buffer.from(JSON.stringify(request)), 'application/json');
     await deps.jobs.put(job, [], { via: 'workflow', workflow: PDFOP_WORKFLOW });
   } catch (err) {
-    await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
-    await deps.commitments.release(account.account_id, jobId).catch((e) => deps.log?.(`releasing the commitment of job ${jobId}`, e));
-    throw err;
+    if (!(await jobWritten(deps.jobs, jobId))) {
+      await deps.blobs.delete(requestKey).catch(() => undefined);
+      await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
+      await deps.commitments.release(account.account_id, jobId).catch((e) => deps.log?.(`releasing the commitment of job ${jobId}`, e));
+      throw err;
+    }
+    deps.log?.(`the write of job ${jobId} went through although it failed; the job goes on`, err);
   }
   await startJobWorkflow(deps, PDFOP_WORKFLOW, job, () => finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null, { keepUploads: true }));
   return {

@@ -58,6 +58,34 @@ describe('a bulk job from submission to its end', () => {
     expect(credits(w)).toBe(before);
   });
 
+  it('answers with the job when its queued write went through but the reply was lost, and runs it', async () => {
+    const w = bulkWorld();
+    const put = w.jobs.put.bind(w.jobs);
+    w.jobs.put = async (...args: Parameters<typeof put>) => {
+      await put(...args);
+      w.jobs.put = put;
+      throw new Error('socket hang up');
+    };
+    const res = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    // Answered 500 before, with no job id, and the job the start sweeper found ended failed.
+    expect(res).toMatchObject({ status: 'queued', job_type: 'bulk' });
+    expect(w.workflows.started).toEqual([{ workflow: 'bulk', input: { job_id: res.job_id, account_id: w.account.account_id } }]);
+    const { job } = await run(w, res.job_id);
+    expect(job).toMatchObject({ status: 'completed', success_count: 1 });
+    expect(charges(w, res.job_id)).toHaveLength(1);
+  });
+
+  it('undoes a submission whose job was not written: staged inputs deleted, slot freed', async () => {
+    const w = bulkWorld();
+    w.jobs.put = async () => {
+      throw new Error('throttled');
+    };
+    await expect(submit(w, [{ name: 'a.html', data: page(1) }])).rejects.toThrow('throttled');
+    expect([...w.blobs.objects.keys()]).toEqual([]);
+    expect(w.slots.held.size).toBe(0);
+    expect(w.workflows.started).toEqual([]);
+  });
+
   it('keeps an uploaded ZIP when the workflow cannot start, so the same s3_key can be submitted again', async () => {
     const w = bulkWorld();
     const key = bulkKeys.upload(w.account.account_id);

@@ -129,6 +129,37 @@ describe('background merge/split jobs', () => {
     expect([...w.blobs.objects.keys()]).toEqual([key]);
   });
 
+  it('answers with the job when its queued write went through but the reply was lost (it runs either way)', async () => {
+    const w = memoryWorld();
+    const put = w.jobs.put.bind(w.jobs);
+    w.jobs.put = async (...args: Parameters<typeof put>) => {
+      await put(...args);
+      throw new Error('socket hang up');
+    };
+    const key = await upload(w, three);
+    const res = await submit(w, { operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } });
+    // Answered 500 before, with no job id: the start sweeper then ran the job, charged, outside its slot and commitment.
+    expect(res).toMatchObject({ status: 'queued', job_type: 'pdfop' });
+    expect(await w.jobs.get(res.job_id)).toMatchObject({ status: 'queued' });
+    expect(w.workflows.started).toEqual([{ workflow: 'pdfop', input: { job_id: res.job_id, account_id: 'acct1' } }]);
+    expect(w.slots.held.size).toBe(1);
+    expect(Object.keys((await w.accounts.get('acct1'))!.commitments ?? {})).toEqual([res.job_id]);
+  });
+
+  it('undoes a submission whose job was not written: no stored request, slot and commitment freed', async () => {
+    const w = memoryWorld();
+    w.jobs.put = async () => {
+      throw new Error('throttled');
+    };
+    const key = await upload(w, three);
+    await expect(submit(w, { operation: 'split', inputs: [{ s3_key: key }], split: { mode: 'each_page' } })).rejects.toThrow('throttled');
+    // Were the job written after all, it would find no request and fail without a charge.
+    expect([...w.blobs.objects.keys()]).toEqual([key]);
+    expect(w.slots.held.size).toBe(0);
+    expect((await w.accounts.get('acct1'))!.commitments ?? {}).toEqual({});
+    expect(w.workflows.started).toEqual([]);
+  });
+
   it('processes a job: every file stored, rows, job.completed with the spec fields, one charge, uploads deleted, slot freed', async () => {
     const w = memoryWorld();
     const key = await upload(w, three);
