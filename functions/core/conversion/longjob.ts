@@ -248,7 +248,16 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
     const claimed: Job = { ...job, status: 'processing', started_at: job.started_at ?? at.toISOString(), lease_until: new Date(at.getTime() + leaseMs).toISOString() };
     const firstStart = job.status === 'queued';
     // The claim watches itself: if this worker dies without a word, the start sweeper ends the job once the lease is over.
-    const claimedIt = await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, at)] : [], now.toISOString(), { via: 'render-queue' });
+    let claimedIt: boolean;
+    try {
+      claimedIt = await deps.jobs.putIf(claimed, ['queued'], firstStart ? [jobEvent('job.processing', claimed, at)] : [], now.toISOString(), { via: 'render-queue' });
+    } catch (err) {
+      // The claim may have gone through with its reply lost: its lease is given back (nothing happens if it did not
+      // go through), so the message delivered again takes the job at once, rather than finding it held until the
+      // lease ran out and the start sweeper ended it as a timeout.
+      await deps.jobs.putIfLeaseHeld({ ...claimed, lease_until: now.toISOString() }, claimed.lease_until!).catch(() => undefined);
+      throw err;
+    }
     if (!claimedIt) return 'skipped';
     try {
       const outcome = await runClaimed(deps, job, claimed, budgetMs, limitMs);

@@ -129,6 +129,31 @@ describe('processLongJob under at-least-once delivery', () => {
     expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros - w.plan.price_per_pdf_micros);
   });
 
+  it('gives back the lease of a claim whose reply was lost, so the message delivered again renders the job at once', async () => {
+    const w = memoryWorld();
+    await queueLongJob(w, 'job_lost', w.clock.now());
+    const clock = handClock();
+    const renderer = new FakeRenderer();
+    const deps = workerDeps(w, renderer, { clock });
+    const putIf = w.jobs.putIf.bind(w.jobs);
+    w.jobs.putIf = async (...args: Parameters<typeof putIf>) => {
+      await putIf(...args);
+      w.jobs.putIf = putIf;
+      throw new Error('socket hang up');
+    };
+    await expect(processLongJob(deps, { job_id: 'job_lost' }, 1000)).rejects.toThrow('socket hang up');
+    // The claim went through: processing, under a lease already over.
+    const held = (await w.jobs.get('job_lost'))!;
+    expect(held.status).toBe('processing');
+    expect(Date.parse(held.lease_until!)).toBeLessThanOrEqual(clock.now().getTime());
+    expect(renderer.calls).toHaveLength(0);
+    // Before, the next delivery found it held ('skipped') and the job waited for its lease, then ended as a timeout.
+    clock.advance(1000);
+    expect(await processLongJob(deps, { job_id: 'job_lost' }, 1000)).toBe('completed');
+    expect(w.jobs.events.filter((e) => e.event === 'job.processing')).toHaveLength(1);
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros - w.plan.price_per_pdf_micros);
+  });
+
   it('gives a job the stopping service cut short back to the queue (its lease returned), neither failed nor charged', async () => {
     const w = memoryWorld();
     await queueLongJob(w, 'job_stop', w.clock.now());
