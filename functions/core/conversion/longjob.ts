@@ -12,7 +12,7 @@ import { FINISHED_STATUSES, type Job, type JobStatus, completed, failed, newJob,
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
 import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
-import { confirmStartSent } from '../jobs/starts';
+import { confirmStartSent, jobWritten } from '../jobs/starts';
 import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
 import { redactUrl } from '../net/redact-url';
 import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../notifications/job-emails';
@@ -167,7 +167,15 @@ export async function submitLongJob(
   const document: StoredDocument = { html, options: request.options };
   await deps.blobs.put(inputKey, Buffer.from(JSON.stringify(document)), 'application/json');
   // The start is recorded with the job: if this process dies before the message is sent, the start sweeper sends it.
-  await deps.jobs.put(job, [jobEvent('job.queued', job, now)], { via: 'render-queue' });
+  try {
+    await deps.jobs.put(job, [jobEvent('job.queued', job, now)], { via: 'render-queue' });
+  } catch (err) {
+    if (!(await jobWritten(deps.jobs, jobId))) {
+      await deps.blobs.delete(inputKey).catch(() => undefined);
+      throw err;
+    }
+    deps.log?.(`the write of job ${jobId} went through although it failed; the job goes on`, err);
+  }
   try {
     await deps.queue.send({ job_id: jobId });
   } catch (err) {

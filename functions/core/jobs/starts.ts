@@ -24,6 +24,20 @@ export interface UnsentStart {
   start: JobStart;
 }
 
+/**
+ * Whether a job whose queued write (with its start) failed was written all the same (the reply was lost, not the
+ * write): then the submission goes on and answers with the job. Unknown counts as not written: the caller deletes
+ * what it stored for the job and frees what it held, so that a job written after all finds no input and fails
+ * without a charge, instead of running for a client that was told 500.
+ */
+export async function jobWritten(jobs: Pick<JobRepository, 'get'>, jobId: string): Promise<boolean> {
+  try {
+    return (await jobs.get(jobId)) !== null;
+  } catch {
+    return false;
+  }
+}
+
 export interface JobStartDeps {
   jobs: Pick<JobRepository, 'get' | 'startSent' | 'unsentStarts'>;
   renderQueue: MessageQueue<RenderJobMessage>;

@@ -23,16 +23,3 @@ export async function startJobWorkflow(
   }
   await confirmStartSent(deps, job.job_id);
 }
-
-/**
- * Whether a job whose queued write failed was written all the same (the reply was lost, not the write): then the
- * submission goes on and answers with the job. Unknown counts as not written: the caller undoes what it staged, and
- * deletes the stored request, so that a job written after all finds none and fails without a charge.
- */
-export async function jobWritten(jobs: Pick<WorkflowJobDeps['jobs'], 'get'>, jobId: string): Promise<boolean> {
-  try {
-    return (await jobs.get(jobId)) !== null;
-  } catch {
-    return false;
-  }
-}

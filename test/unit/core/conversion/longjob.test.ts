@@ -255,6 +255,40 @@ describe('submitLongJob time limit', () => {
     expect(world.jobs.jobs.size).toBe(0);
   });
 
+  /** A submission whose job write fails: after writing (`lost reply`) or without writing (`refused`). */
+  async function submitWithFailingWrite(how: 'lost reply' | 'refused') {
+    const world = memoryWorld(5);
+    const put = world.jobs.put.bind(world.jobs);
+    world.jobs.put = async (...args: Parameters<typeof put>) => {
+      world.jobs.put = put;
+      if (how === 'lost reply') await put(...args);
+      throw new Error(how);
+    };
+    const sent: unknown[] = [];
+    const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7'), pages: 2, blockedRequests: 0, renderTimeout: false }) };
+    const result = submitLongJob(
+      { jobs: world.jobs, blobs: world.blobs, renderer, queue: { send: async (m: unknown) => void sent.push(m) }, clock: world.clock },
+      { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }) },
+    );
+    return { world, sent, result };
+  }
+
+  it('answers with the job when its queued write went through but the reply was lost (the start sweeper would run it)', async () => {
+    const { world, sent, result } = await submitWithFailingWrite('lost reply');
+    const job = await result;
+    // Answered 500 before, with no job id, while the start sweeper queued the job and it was rendered and charged.
+    expect(await world.jobs.get(job.job_id)).toMatchObject({ status: 'queued' });
+    expect(sent).toEqual([{ job_id: job.job_id }]);
+  });
+
+  it('deletes the stored document when the job was not written, so one written after all fails uncharged', async () => {
+    const { world, sent, result } = await submitWithFailingWrite('refused');
+    await expect(result).rejects.toThrow('refused');
+    expect([...world.blobs.objects.keys()]).toEqual([]);
+    expect(world.jobs.jobs.size).toBe(0);
+    expect(sent).toEqual([]);
+  });
+
   it('records the counted pages on the queued job, so GET /jobs/{id} shows them while it waits', async () => {
     const { world, result } = submit(0);
     const job = await result;
