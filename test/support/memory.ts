@@ -230,6 +230,10 @@ export class MemorySlots implements JobSlots {
       this.leases.delete(k);
     }
   }
+  async holders(i: { accountId: string; kind: string; now: Date }) {
+    const live = [...this.held].filter(([k]) => k.startsWith(`${i.accountId}#${i.kind}#`) && this.leases.get(k)!.until >= i.now.getTime());
+    return [...new Set(live.map(([, jobId]) => jobId))];
+  }
 }
 
 export class RecordingWorkflows implements WorkflowStarter {

@@ -56,6 +56,11 @@ export class DynamoJobSlots implements JobSlots {
     }
   }
 
+  async holders(input: { accountId: string; kind: string; now: Date }): Promise<string[]> {
+    const live = (await this.slotsOf(input.accountId, input.kind)).filter((i) => String(i.lease_until) >= input.now.toISOString());
+    return [...new Set(live.map((i) => String(i.job_id)))];
+  }
+
   private async slotsOf(accountId: string, kind: string): Promise<Record<string, unknown>[]> {
     const { Items } = await this.db.doc.send(
       new QueryCommand({

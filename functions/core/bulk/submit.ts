@@ -10,6 +10,7 @@ import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
 import { startJobWorkflow } from '../workflows/start-job';
+import { acquireSlot } from '../jobs/slots';
 import { jobWritten } from '../jobs/starts';
 import { ownUpload } from '../jobs/uploads';
 import { newId } from '../ids';
@@ -83,7 +84,7 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
   assertCanCover(account, plan.price_per_pdf_micros, now);
 
   const jobId = newId('job');
-  const acquired = await deps.slots.acquire({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
+  const acquired = await acquireSlot(deps, { accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
   if (!acquired) {
     throw new ServiceError('BULK_JOB_ALREADY_ACTIVE', `${BULK_LIMITS.activeJobs} bulk jobs are already queued or running for this account. Wait for one to finish (GET /jobs/{job_id}) or cancel one, then retry.`, {
       max_active_jobs: BULK_LIMITS.activeJobs,

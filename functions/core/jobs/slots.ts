@@ -1,3 +1,6 @@
+import { FINISHED_STATUSES } from './job';
+import type { JobRepository } from './ports';
+
 /**
  * Running-job slots: "at most N jobs of a kind running per account" (2 merge/split jobs; 2 bulk jobs)
  * without a counter that could drift. A job takes a free slot when it is accepted and gives it back when it
@@ -14,4 +17,26 @@ export interface JobSlots {
    * late release by an attempt whose lease ran out leaves the slot of the attempt that took over alone.
    */
   release(input: { accountId: string; kind: string; jobId: string; holder?: string }): Promise<void>;
+  /** The jobs holding a slot of `kind` under a lease not over at `now`. */
+  holders(input: { accountId: string; kind: string; now: Date }): Promise<string[]>;
+}
+
+type AcquireInput = Parameters<JobSlots['acquire']>[0];
+
+/**
+ * Takes a slot as `JobSlots.acquire` does; when every slot is held, first gives back those of jobs that have finished
+ * and tries once more. A finished job's release can fail (storage trouble: it is not retried once the job has ended),
+ * and its slot then stayed held until its lease ran out, hours for a bulk job, refusing the account's submissions.
+ * A holder whose job is not written yet (a submission in progress) keeps its slot.
+ */
+export async function acquireSlot(deps: { slots: JobSlots; jobs: Pick<JobRepository, 'get'> }, input: AcquireInput): Promise<boolean> {
+  if (await deps.slots.acquire(input)) return true;
+  let freed = false;
+  for (const jobId of await deps.slots.holders({ accountId: input.accountId, kind: input.kind, now: input.now })) {
+    const job = await deps.jobs.get(jobId);
+    if (!job || !FINISHED_STATUSES.has(job.status)) continue;
+    await deps.slots.release({ accountId: input.accountId, kind: input.kind, jobId });
+    freed = true;
+  }
+  return freed && deps.slots.acquire(input);
 }

@@ -31,6 +31,7 @@ import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
+import { acquireSlot } from '../jobs/slots';
 import { jobWritten } from '../jobs/starts';
 import { isJsonObject, parseRequest } from '../validation';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
@@ -88,7 +89,7 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
   assertCanCover(account, maxOperationCharge(plan), now);
 
   const jobId = newId('job');
-  const acquired = await deps.slots.acquire({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId, max: MAX_ACTIVE_PDF_JOBS, now, leaseSeconds: PDF_JOB_LEASE_SECONDS });
+  const acquired = await acquireSlot(deps, { accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId, max: MAX_ACTIVE_PDF_JOBS, now, leaseSeconds: PDF_JOB_LEASE_SECONDS });
   if (!acquired) {
     throw new ServiceError('PDF_JOB_ALREADY_ACTIVE', `${MAX_ACTIVE_PDF_JOBS} merge/split jobs are already running for this account. Wait for one to finish (GET /jobs/{job_id}), then retry.`, {
       max_active_jobs: MAX_ACTIVE_PDF_JOBS,

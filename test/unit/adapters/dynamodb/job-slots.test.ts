@@ -38,6 +38,16 @@ describe('DynamoJobSlots', () => {
     expect(await table.slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_other', max: 1, now: new Date(now.getTime() + 62_000), leaseSeconds: 60 })).toBe(true);
   });
 
+  it('names the jobs holding a slot under a live lease, per account and kind', async () => {
+    await take('acct_n', 'job_n1');
+    await take('acct_n', 'job_n2', new Date(now.getTime() - 59_000));
+    await take('acct_n', 'job_other_kind', now, 'bulk');
+    await take('acct_m', 'job_other_account');
+    expect((await table.slots.holders({ accountId: 'acct_n', kind: 'render', now })).sort()).toEqual(['job_n1', 'job_n2']);
+    // job_n2's lease ran out a second ago.
+    expect(await table.slots.holders({ accountId: 'acct_n', kind: 'render', now: new Date(now.getTime() + 2_000) })).toEqual(['job_n1']);
+  });
+
   it('never hands out more than `max` slots to acquisitions at the same moment', async () => {
     const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => take('acct_burst', `job_b${i}`)));
     expect(outcomes.filter(Boolean)).toHaveLength(2);

@@ -454,7 +454,7 @@ describe('submitLongJob time limit', () => {
       let now = Date.parse('2026-01-01T00:00:00.000Z');
       const acquire = w.slots.acquire.bind(w.slots);
       // Taking the slot takes a while (another job's release is still on its way).
-      const slots = { acquire: async (input: Parameters<typeof acquire>[0]) => ((now += 250), acquire(input)), release: w.slots.release.bind(w.slots) };
+      const slots = { acquire: async (input: Parameters<typeof acquire>[0]) => ((now += 250), acquire(input)), release: w.slots.release.bind(w.slots), holders: w.slots.holders.bind(w.slots) };
       await queued(w, 'job_waited');
       const run = processLongJob({ ...deps, slots, clock: { now: () => new Date(now) } }, { job_id: 'job_waited' }, 1000);
       await nextRender();
