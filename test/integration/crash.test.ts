@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type LocalStack, startLocalStack } from '../../local/stack';
-import { alive, killTree, startNpmService } from '../support/processes';
+import { killTree, startNpmService, stillAlive } from '../support/processes';
 
 /**
  * A crash of the local service (SIGKILL, out of memory) while a long job renders. The process that held the job's
@@ -40,7 +40,7 @@ describe('a crash of the local service', () => {
     const killed = killTree(first.npm);
     npm = undefined;
     // The restart comes after the crash (a killed process can take a moment to go; the start would wait for its store).
-    for (let i = 0; i < 100 && killed.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
+    await stillAlive(killed, 10_000);
 
     stack = await startLocalStack({ port: 0, dataDir, env: { RENDER_PREWARM: '1' } });
     const deadline = Date.now() + 60_000;

@@ -4,7 +4,7 @@ import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
-import { alive, descendants, killTree, startNpmService } from '../support/processes';
+import { descendants, killTree, startNpmService, stillAlive } from '../support/processes';
 import { type TestServer, httpServer } from '../support/servers';
 
 describe('local contract', () => {
@@ -159,9 +159,7 @@ describe('local contract', () => {
       expect(done.status).toBe(200);
       expect(Buffer.from(await done.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
       expect(signal.hits).toEqual(['/printing']);
-      const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && tree.some(alive)) await new Promise((r) => setTimeout(r, 200));
-      expect(tree.filter(alive)).toEqual([]);
+      expect(await stillAlive(tree)).toEqual([]);
       // A stop that finished: status 0 (a forced or failed one is 1).
       expect(await service.exited).toBe(0);
       expect(service.output().match(/listening on/g)).toHaveLength(1);

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startLocalStack } from '../../local/stack';
-import { type NpmService, alive, descendants, killTree, startNpmService } from '../support/processes';
+import { type NpmService, alive, descendants, killTree, startNpmService, stillAlive } from '../support/processes';
 import { type TestServer, httpServer } from '../support/servers';
 
 /**
@@ -73,11 +73,6 @@ describe('stopping npm start while a long job renders', () => {
     }
   }
 
-  async function expectAllGone(tree: number[]) {
-    for (let i = 0; i < 100 && tree.some(alive); i++) await new Promise((r) => setTimeout(r, 100));
-    expect(tree.filter(alive)).toEqual([]);
-  }
-
   /** A service printing a held long job is stopped by `stop`; then every process is gone and the next start renders the job. */
   async function stopWhileRendering(name: string, env: NodeJS.ProcessEnv, stop: (service: NpmService) => Promise<void>) {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), `pdfsvc-${name}-`));
@@ -87,7 +82,7 @@ describe('stopping npm start while a long job renders', () => {
       const { account, jobId } = await submitHeldJob(service);
       const tree = [service.npm.pid!, ...descendants(service.npm.pid!)];
       await stop(service);
-      await expectAllGone(tree);
+      expect(await stillAlive(tree)).toEqual([]);
       await expectRenderedAfterRestart(dataDir, account, jobId);
     } finally {
       if (service) killTree(service.npm);

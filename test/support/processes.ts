@@ -28,6 +28,13 @@ export function descendants(root: number): number[] {
   return [...parentOf.keys()].filter(below);
 }
 
+/** The processes of `pids` still alive once they have all gone or `maxMs` has passed (a process may take a moment to exit). */
+export async function stillAlive(pids: number[], maxMs = 20_000): Promise<number[]> {
+  const until = Date.now() + maxMs;
+  while (Date.now() < until && pids.some(alive)) await new Promise((r) => setTimeout(r, 100));
+  return pids.filter(alive);
+}
+
 /** True while the process exists and has not exited (a zombie has). */
 export function alive(pid: number): boolean {
   const stat = statOf(pid);
