@@ -32,11 +32,12 @@ export interface RouteDef {
  *  `stripe:webhook`: gets the Stripe webhook signing secret (only the Stripe webhook route).
  *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
  *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs.
+ *  `workflow:watch`: may read the status of their executions (DescribeExecution; the start sweeper's watch).
  *  `queue:<name>`: may send to that queue of functions/queues.ts and gets its URL (`queue:webhooks`: functions
  *  that write outbox events announce them to the webhook dispatcher).
  *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
 export type Permission =
-  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start'
+  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start' | 'workflow:watch'
   | 'queue:render' | 'queue:webhooks' | 'webhook:secrets' | 'pagination';
 
 const r = (

@@ -30,13 +30,15 @@ export const SCHEDULES: readonly ScheduleDef[] = [
   {
     // Queued jobs whose start (render-queue message, workflow execution) was never sent — the writer died in
     // between — are started again after two minutes; long jobs whose render worker was killed mid-render are ended
-    // as timeouts (job.failed, the failure email) two minutes after its lease ran out; see core/jobs/starts.ts.
+    // as timeouts (job.failed, the failure email) two minutes after its lease ran out; bulk and merge/split jobs
+    // whose execution ended without finishing them are ended by their workflow's failure recorder (which reads and
+    // deletes what the job staged in the bucket); see core/jobs/starts.ts.
     name: 'start-sweep',
     handler: 'workers/jobs/start-sweep#handler',
     everyMinutes: 1,
     profile: 'light',
     timeoutSeconds: 60,
-    permissions: ['table:read', 'table:write', 'queue:render', 'workflow:start', 'queue:webhooks'],
+    permissions: ['table:read', 'table:write', 'bucket:read', 'bucket:delete', 'queue:render', 'workflow:start', 'workflow:watch', 'queue:webhooks'],
     sendsMail: true,
   },
 ];

@@ -53,6 +53,14 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
       'Action::s3:DeleteObject*': 'CDK grantDelete for the declared bucket:delete permission: s3:DeleteObject* is DeleteObject and DeleteObjectVersion/Tagging.',
       [objects]: objectsReason,
     },
+    // CDK's grantExecution names a state machine's executions by the machine's name, taken from its ARN.
+    'workflow:watch': Object.fromEntries(
+      Object.values(stack.workflows).map((machine) => {
+        const id = Stack.of(machine).resolve((machine.node.defaultChild as CfnElement).logicalId);
+        const executions = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${id}"}]}]}:*`;
+        return [`Resource::${executions}`, 'Execution names are the job ids, made at run time; the role may only describe executions of this state machine (the start sweeper\'s watch on bulk and merge/split jobs).'];
+      }),
+    ),
   };
   for (const [role, permissions] of stack.functions.roleGrants) {
     const findings: Record<string, string> = Object.assign({}, ...permissions.map((p) => grantWildcards[p] ?? {}));

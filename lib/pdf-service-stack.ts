@@ -195,7 +195,8 @@ export class PdfServiceStack extends Stack {
 
   /**
    * One state machine per workflow (ASL from statemachines/, a Lambda per Task state); functions whose route
-   * declares `workflow:start` may start them and get their ARNs as WORKFLOW_ARN_<NAME>.
+   * declares `workflow:start` may start them and get their ARNs as WORKFLOW_ARN_<NAME>; `workflow:watch` may read
+   * the status of their executions.
    */
   private addWorkflows() {
     for (const wf of WORKFLOWS) {
@@ -226,6 +227,9 @@ export class PdfServiceStack extends Stack {
         machine.grantStartExecution(fn);
         fn.addEnvironment(workflowArnVariable(name), machine.stateMachineArn);
       }
+    }
+    for (const fn of this.functions.withPermission('workflow:watch')) {
+      for (const machine of Object.values(this.workflows)) machine.grantExecution(fn, 'states:DescribeExecution');
     }
   }
 

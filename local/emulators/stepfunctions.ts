@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'aws-lambda';
 import type { ExecutionEndedEvent } from '../../functions/core/workflows/ended';
-import type { WorkflowStarter } from '../../functions/core/workflows/ports';
+import type { ExecutionStatus, WorkflowStarter } from '../../functions/core/workflows/ports';
 import type { Logger } from '../../functions/logger';
 import { FAILURE_RECORDER, type WorkflowDef } from '../../functions/workflows';
 import { readJsonFile, writeFileAtomic } from '../files';
@@ -70,6 +70,10 @@ export function localDefinition(def: WorkflowDef, rootDir = ROOT): Record<string
   return JSON.parse(text);
 }
 
+function localExecutionArn(workflow: string, name: string): string {
+  return `arn:aws:states:us-east-1:000000000000:execution:${workflow}:${name}`;
+}
+
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly machines = new Map<string, Machine>();
   private readonly running = new Map<string, { abort: () => void; done: Promise<void> }>();
@@ -100,7 +104,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const def = this.opts.workflows.find((w) => w.name === workflow);
     if (!def) throw new Error(`no workflow named ${workflow}`);
     const name = opts.name ?? `${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
-    const executionId = `arn:aws:states:us-east-1:000000000000:execution:${workflow}:${name}`;
+    const executionId = localExecutionArn(workflow, name);
     if (this.running.has(executionId)) return { executionId };
 
     const taskResourceLocalHandlers: Record<string, (i: unknown) => Promise<unknown>> = {};
@@ -139,6 +143,10 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     this.running.set(executionId, { abort: execution.abort, done });
     void done.finally(() => this.running.delete(executionId));
     return { executionId };
+  }
+
+  async status(workflow: string, name: string): Promise<ExecutionStatus | null> {
+    return this.running.has(localExecutionArn(workflow, name)) ? 'RUNNING' : null;
   }
 
   private async reportEnding(def: WorkflowDef, name: string, input: Record<string, unknown>, err: unknown) {

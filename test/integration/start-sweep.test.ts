@@ -1,6 +1,10 @@
 import { parseLongJobRequest, processLongJob, submitLongJob } from '../../functions/core/conversion/longjob';
+import { markProcessing, submitPdfJob } from '../../functions/core/pdfops/background';
+import { parsePdfJobRequest } from '../../functions/core/pdfops/requests';
 import type { Renderer } from '../../functions/core/render/ports';
+import { pdfJobDeps } from '../../functions/job-deps';
 import { handler as sweep } from '../../functions/workers/jobs/start-sweep';
+import { simplePdf } from '../support/pdf-fixtures';
 import { type TestStack, jobEventNames, startTestStack } from '../support/stack';
 
 /**
@@ -86,5 +90,57 @@ describe('the start sweeper', () => {
     expect(seen).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: expect.stringContaining('nothing was charged') });
     expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros);
     expect(await jobEventNames(stack, job_id)).toEqual(['job.queued', 'job.processing', 'job.failed']);
+  }, 60_000);
+
+  it('ends, uncharged and announced, a merge job whose workflow execution ended without recording its failure, freeing its slot', async () => {
+    ahead = 0;
+    const { api_key, account_id } = await stack.account({ credits_usd: 1 });
+    const svc = stack.services;
+    const account = (await svc.accounts.get(account_id))!;
+    const plan = (await svc.plans.get(account.plan_id!))!;
+    const upload = async () => {
+      const bytes = await simplePdf(2);
+      const up = await (await stack.request('POST', '/pdf/upload-url', { key: api_key, json: { content_length_bytes: bytes.length } })).json();
+      expect((await fetch(up.upload_url, { method: 'PUT', headers: up.required_headers, body: Uint8Array.from(bytes) })).status).toBe(200);
+      return up.s3_key as string;
+    };
+    const merge = async () => ({ operation: 'merge', inputs: [{ s3_key: await upload(), filename: 'a.pdf' }, { s3_key: await upload(), filename: 'b.pdf' }] });
+    // Two jobs (the most an account may run at once) whose executions start and then fail while the table cannot be
+    // written: the first state marked each job processing, and neither the Catch's RecordFailure nor the report of
+    // the execution's end got through. No local execution runs them (this test played their first state).
+    const lost = { start: async () => ({ executionId: 'lost' }), status: async () => null };
+    const deps = { ...pdfJobDeps(svc), workflows: lost };
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const { job_id } = await submitPdfJob(deps, { account, plan, request: parsePdfJobRequest(await merge()) });
+      await markProcessing(deps, { job_id, account_id });
+      ids.push(job_id);
+    }
+    const job = async (id: string) => (await stack.request('GET', `/jobs/${id}`, { key: api_key })).json();
+    const submit = async () => stack.request('POST', '/pdf/jobs', { key: api_key, json: await merge() });
+    expect(await job(ids[0])).toMatchObject({ status: 'processing' });
+    expect((await (await submit()).json()).error.code).toBe('PDF_JOB_ALREADY_ACTIVE');
+
+    // The sweeper looks after ten minutes (and its two of grace), not before.
+    ahead = 11;
+    await sweep();
+    expect(await job(ids[0])).toMatchObject({ status: 'processing' });
+
+    ahead = 13;
+    await sweep();
+    for (const id of ids) {
+      expect(await job(id)).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR', error_message: expect.stringContaining('nothing was charged') });
+      expect(await jobEventNames(stack, id)).toEqual(['job.failed']);
+    }
+    expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros);
+    expect((await svc.jobs.unsentStarts(new Date(Date.now() + 86_400_000).toISOString(), 100)).map((s) => s.job_id)).not.toEqual(expect.arrayContaining([ids[0]]));
+    // Their slots and credit commitments are free again: a new job runs and is charged.
+    ahead = 0;
+    const res = await submit();
+    expect(res.status).toBe(202);
+    const { job_id } = await res.json();
+    await stack.workflows.idle();
+    expect(await job(job_id)).toMatchObject({ status: 'completed' });
+    expect((await svc.accounts.get(account_id))!.credits_micros).toBeLessThan(account.credits_micros);
   }, 60_000);
 });

@@ -11,7 +11,7 @@ import type { Job } from '../../functions/core/jobs/job';
 import type { BlobStore, JobListQuery, JobRepository } from '../../functions/core/jobs/ports';
 import type { JobSlots } from '../../functions/core/jobs/slots';
 import type { JobStart, UnsentStart } from '../../functions/core/jobs/starts';
-import type { WorkflowStarter } from '../../functions/core/workflows/ports';
+import type { ExecutionStatus, WorkflowStarter } from '../../functions/core/workflows/ports';
 
 export class MemoryJobs implements JobRepository {
   jobs = new Map<string, Job>();
@@ -32,6 +32,12 @@ export class MemoryJobs implements JobRepository {
   async startSent(jobId: string, due?: string) {
     const record = this.starts.get(jobId);
     if (due === undefined || (record && (record.due_at ?? record.created_at) === due)) this.starts.delete(jobId);
+  }
+  async watchStart(jobId: string, from: string, until: string) {
+    const record = this.starts.get(jobId);
+    if (!record || (record.due_at ?? record.created_at) !== from) return false;
+    this.starts.set(jobId, { ...record, due_at: until });
+    return true;
   }
   async unsentStarts(before: string, limit: number) {
     const due = (s: UnsentStart) => s.due_at ?? s.created_at;
@@ -241,11 +247,17 @@ export class RecordingWorkflows implements WorkflowStarter {
   /** The execution name asked for by each start, in order. */
   names: (string | undefined)[] = [];
   fail: Error | null = null;
+  /** Each execution's status by name (a start makes it RUNNING); none: null. */
+  statuses = new Map<string, ExecutionStatus>();
   async start(workflow: string, input: Record<string, unknown>, opts?: { name?: string }) {
     if (this.fail) throw this.fail;
     this.started.push({ workflow, input });
     this.names.push(opts?.name);
+    if (opts?.name && !this.statuses.has(opts.name)) this.statuses.set(opts.name, 'RUNNING');
     return { executionId: `exec-${this.started.length}` };
+  }
+  async status(_workflow: string, name: string) {
+    return this.statuses.get(name) ?? null;
   }
 }
 

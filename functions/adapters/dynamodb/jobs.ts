@@ -1,4 +1,4 @@
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
@@ -84,6 +84,24 @@ export class DynamoJobRepository implements JobRepository {
     } catch (err) {
       // Gone already, or re-armed by a later claim: either way not ours to remove.
       if (!isConditionalCheckFailed(err)) throw err;
+    }
+  }
+
+  async watchStart(jobId: string, from: string, until: string): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.jobStart(jobId),
+          UpdateExpression: 'SET due_at = :until, gsi1sk = :sk',
+          ConditionExpression: 'due_at = :from OR (attribute_not_exists(due_at) AND created_at = :from)',
+          ExpressionAttributeValues: { ':from': from, ':until': until, ':sk': `${until}#${jobId}` },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return false;
+      throw err;
     }
   }
 

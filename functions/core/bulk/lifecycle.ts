@@ -30,6 +30,8 @@ export async function releaseJob(deps: Deps, job: Job, { keepUpload = false }: {
   await deps.slots.release({ accountId: job.account_id, kind: BULK_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
   // A commitment left behind would only be dropped at another job's check (which looks the job up first).
   await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
+  // The start sweeper's watch on the execution is over (left behind, the sweeper drops it at its next look).
+  await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
   const { account_id: acct, job_id: id } = job;
   const index = await loadIndex(deps.blobs, acct, id).catch(() => null);
   const keys = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];

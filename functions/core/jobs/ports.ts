@@ -27,6 +27,11 @@ export interface JobRepository {
    * `due`, only the record due then: one a later claim re-armed stays.
    */
   startSent(jobId: string, due?: string): Promise<void>;
+  /**
+   * The job's start record due at `from` is due again at `until`: a workflow-run job's watch, looked at again then.
+   * False when there is none due at `from` (the job ended and its record went, or another writer re-armed it).
+   */
+  watchStart(jobId: string, from: string, until: string): Promise<boolean>;
   /** Starts recorded before `before` and not confirmed yet, oldest first, at most `limit`. */
   unsentStarts(before: string, limit: number): Promise<UnsentStart[]>;
   /**

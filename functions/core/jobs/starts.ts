@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { mapBounded } from '../concurrency';
-import type { WorkflowStarter } from '../workflows/ports';
+import type { ExecutionStatus, WorkflowStarter } from '../workflows/ports';
 import type { Job } from './job';
 import type { JobRepository } from './ports';
 import type { MessageQueue, RenderJobMessage } from './queue';
@@ -12,14 +12,15 @@ import type { MessageQueue, RenderJobMessage } from './queue';
 export type JobStart = { via: 'render-queue' } | { via: 'workflow'; workflow: string };
 
 /**
- * A start recorded with its job and not yet confirmed as sent (see `JobRepository.put`), or the watch a worker's
- * claim puts on a job it renders (`JobRepository.putIf` with `watch`): due at the end of the claim's lease.
+ * A start recorded with its job and not yet confirmed as sent (see `JobRepository.put`), or a watch on a job that
+ * started: the one a worker's claim puts on a long job it renders (`JobRepository.putIf` with `watch`), due at the end
+ * of the claim's lease; the one a workflow-run job keeps while its execution runs (`watchWorkflowJob`).
  */
 export interface UnsentStart {
   job_id: string;
   account_id: string;
   created_at: string;
-  /** When the sweeper looks at it: the job's creation for a start, the claim's lease end for a watch (absent: created_at). */
+  /** When the sweeper looks at it: the job's creation for a start, the claim's lease end or the next look for a watch (absent: created_at). */
   due_at?: string;
   start: JobStart;
 }
@@ -39,7 +40,7 @@ export async function jobWritten(jobs: Pick<JobRepository, 'get'>, jobId: string
 }
 
 export interface JobStartDeps {
-  jobs: Pick<JobRepository, 'get' | 'startSent' | 'unsentStarts'>;
+  jobs: Pick<JobRepository, 'get' | 'startSent' | 'unsentStarts' | 'watchStart'>;
   renderQueue: MessageQueue<RenderJobMessage>;
   workflows: WorkflowStarter;
   clock: Clock;
@@ -48,6 +49,11 @@ export interface JobStartDeps {
    * (killed for memory, or at its time limit). True when this call ended it.
    */
   endAbandoned?: (job: Job) => Promise<boolean>;
+  /**
+   * Ends a workflow-run job whose execution ended (`status`; null: none found) without finishing it, as the workflow's
+   * failure recorder does; it leaves a job that finished meanwhile as it is.
+   */
+  endStranded: (job: Job, workflow: string, status: ExecutionStatus | null) => Promise<void>;
   log?: (message: string, err?: unknown) => void;
 }
 
@@ -71,6 +77,28 @@ export async function confirmStartSent(
   await deps.jobs.startSent(jobId, due).catch((err) => deps.log?.(`could not confirm the start of job ${jobId} (the start sweeper will)`, err));
 }
 
+/** How often the sweeper asks whether a workflow-run job's execution still runs. */
+export const WORKFLOW_WATCH_SECONDS = 600;
+
+/**
+ * A workflow-run job's start record, once its execution started, stays as a watch: every ten minutes the sweeper asks
+ * whether the execution still runs, and ends the job if it ended without finishing it. That happens when a task fails
+ * while the table cannot be written (a long outage): its RecordFailure state fails too, and so does the report of the
+ * execution's end, and the job would stay processing with its slot and credit commitment held for good. A failure
+ * here is only logged: the record stays due at `from`, and the sweeper's look then re-arms it.
+ */
+export async function watchWorkflowJob(
+  deps: { jobs: Pick<JobRepository, 'watchStart'>; clock: Clock; log?: (message: string, err?: unknown) => void },
+  jobId: string,
+  from: string,
+): Promise<void> {
+  await deps.jobs.watchStart(jobId, from, nextWorkflowLook(deps.clock)).catch((err) => deps.log?.(`could not watch the workflow of job ${jobId} (the start sweeper will)`, err));
+}
+
+function nextWorkflowLook(clock: Clock): string {
+  return new Date(clock.now().getTime() + WORKFLOW_WATCH_SECONDS * 1000).toISOString();
+}
+
 /** A start unconfirmed for this long was lost (the writer died between storing the job and sending its start). */
 export const UNSENT_START_GRACE_SECONDS = 120;
 const SWEEP_LIMIT = 100;
@@ -86,16 +114,22 @@ const SWEEP_IN_FLIGHT = 4;
  * the job still processing under the expired lease, the worker died without a word (the process was killed), and
  * `endAbandoned` ends the job — otherwise it would wait for the queue to deliver its message again, which in AWS
  * takes the visibility timeout (90 minutes). A job whose worker holds a live lease (a new claim) keeps its watch.
+ *
+ * A workflow-run job's record stays while its execution runs (`watchWorkflowJob`); see `sweepWorkflowJob`.
  */
-export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<{ sent: number; cleared: number; ended: number; failed: number }> {
+export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<SweepResult> {
   const now = deps.clock.now();
   const before = new Date(now.getTime() - (opts.graceSeconds ?? UNSENT_START_GRACE_SECONDS) * 1000).toISOString();
   const unsent = await deps.jobs.unsentStarts(before, opts.limit ?? SWEEP_LIMIT);
-  const result = { sent: 0, cleared: 0, ended: 0, failed: 0 };
+  const result: SweepResult = { sent: 0, watched: 0, cleared: 0, ended: 0, failed: 0 };
   await mapBounded(unsent, SWEEP_IN_FLIGHT, async (entry) => {
     try {
       const job = await deps.jobs.get(entry.job_id);
-      if (job?.status === 'queued') {
+      if (job && (job.status === 'queued' || job.status === 'processing') && entry.start.via === 'workflow') {
+        const outcome = await sweepWorkflowJob(deps, job, entry, entry.start.workflow);
+        result[outcome]++;
+        if (outcome !== 'ended') return; // re-armed: the record stays
+      } else if (job?.status === 'queued') {
         await sendJobStart(deps, job, entry.start);
         deps.log?.(`job ${entry.job_id} was stored but never started (${entry.start.via}); started it now`);
         result.sent++;
@@ -115,4 +149,42 @@ export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?
     }
   });
   return result;
+}
+
+export interface SweepResult {
+  /** Queued jobs whose start was sent again. */
+  sent: number;
+  /** Workflow-run jobs whose execution still runs: looked at again later. */
+  watched: number;
+  /** Records of jobs that went on or ended: dropped. */
+  cleared: number;
+  /** Jobs ended here: a long job whose worker died, a workflow-run job whose execution ended without finishing it. */
+  ended: number;
+  /** Records that could not be dealt with now: kept for the next run. */
+  failed: number;
+}
+
+/**
+ * A queued or processing workflow-run job whose record is due: its execution still runs (looked at again later), has
+ * not started (a queued job whose start was never confirmed: started now, as every start is named after its job), or
+ * ended without finishing the job, which is then ended as its failure recorder would.
+ */
+async function sweepWorkflowJob(deps: JobStartDeps, job: Job, entry: UnsentStart, workflow: string): Promise<'sent' | 'watched' | 'ended'> {
+  const due = entry.due_at ?? entry.created_at;
+  const status = await deps.workflows.status(workflow, job.job_id);
+  if (status === 'RUNNING' || status === 'PENDING_REDRIVE') {
+    await deps.jobs.watchStart(job.job_id, due, nextWorkflowLook(deps.clock));
+    return 'watched';
+  }
+  // A watch (not the start as written) means the start was sent: a missing execution (the local runner forgets ended
+  // ones) then ended too. In AWS a start repeated after its execution ended would not run again.
+  if (status === null && job.status === 'queued' && due === entry.created_at) {
+    await sendJobStart(deps, job, entry.start);
+    deps.log?.(`job ${job.job_id} was stored but never started (${workflow} workflow); started it now`);
+    await deps.jobs.watchStart(job.job_id, due, nextWorkflowLook(deps.clock));
+    return 'sent';
+  }
+  await deps.endStranded(job, workflow, status);
+  deps.log?.(`job ${job.job_id} was still ${job.status} after its ${workflow} execution ended (${status ?? 'not found'}); ended it`);
+  return 'ended';
 }

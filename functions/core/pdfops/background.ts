@@ -154,6 +154,8 @@ async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | n
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: PDFOP_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
   await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
+  // The start sweeper's watch on the execution is over (left behind, the sweeper drops it at its next look).
+  await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
   // A job that never started keeps its uploads: the caller retries with the same s3_keys.
   const inputs = keepUploads ? [] : (request?.inputs ?? []);
   const keys = new Set(inputs.map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));

@@ -51,3 +51,12 @@ export function failureTaskInput(input: FailureTaskInput | ExecutionEndedEvent):
   const name = status === 'TIMED_OUT' ? 'States.Timeout' : (error ?? `States.${status}`);
   return { job_id: jobId, ...(typeof accountId === 'string' ? { account_id: accountId } : {}), error: { Error: name, ...(cause ? { Cause: cause } : {}) } };
 }
+
+/**
+ * The failure recorder's input for a job that its execution left unfinished when it ended with `status` (null: no
+ * execution found), as the start sweeper's watch finds it (core/jobs/starts.ts).
+ */
+export function strandedJobFailure(job: { job_id: string; account_id: string }, status: string | null): FailureTaskInput {
+  const input = JSON.stringify({ job_id: job.job_id, account_id: job.account_id });
+  return failureTaskInput({ detail: { status: status ?? 'FAILED', input, cause: 'The workflow execution ended without recording the outcome of its job.' } })!;
+}

@@ -1,3 +1,6 @@
+/** Step Functions' statuses of an execution. */
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'TIMED_OUT' | 'ABORTED' | 'PENDING_REDRIVE';
+
 /**
  * Workflows are Step Functions state machines defined by the ASL files in statemachines/ (see
  * functions/workflows.ts). Domain code starts one by name; in AWS that is StartExecution, locally the same
@@ -9,6 +12,11 @@ export interface WorkflowStarter {
    * the same name is not a second execution).
    */
   start(workflow: string, input: Record<string, unknown>, opts?: { name?: string }): Promise<{ executionId: string }>;
+  /**
+   * The status of `workflow`'s execution named `name` (DescribeExecution), null when there is none. The local runner
+   * keeps no history: it answers RUNNING or null.
+   */
+  status(workflow: string, name: string): Promise<ExecutionStatus | null>;
 }
 
 /** Raised by task handlers for failures worth retrying (the ASL's Retry matches this error name). */

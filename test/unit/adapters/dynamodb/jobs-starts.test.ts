@@ -57,6 +57,27 @@ describe('DynamoJobRepository: unsent starts', () => {
     expect((await table.jobs.unsentStarts(at(41).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
   });
 
+  it('moves a workflow job\'s record on as its watch, only from the due time it read, never bringing back one removed', async () => {
+    const job = queued('job_01V5', 0);
+    await table.jobs.put(job, [], { via: 'workflow', workflow: 'pdfop' });
+    expect(await table.jobs.watchStart(job.job_id, at(0).toISOString(), at(10).toISOString())).toBe(true);
+    expect((await table.jobs.unsentStarts(at(9).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+    expect((await table.jobs.unsentStarts(at(11).toISOString(), 10)).find((s) => s.job_id === job.job_id)).toEqual({
+      job_id: job.job_id,
+      account_id: 'acct1',
+      created_at: at(0).toISOString(),
+      due_at: at(10).toISOString(),
+      start: { via: 'workflow', workflow: 'pdfop' },
+    });
+    // Another look moved it on meanwhile: this one's write does nothing.
+    expect(await table.jobs.watchStart(job.job_id, at(0).toISOString(), at(30).toISOString())).toBe(false);
+    expect((await table.jobs.unsentStarts(at(11).toISOString(), 10)).find((s) => s.job_id === job.job_id)?.due_at).toBe(at(10).toISOString());
+    // The job ended and its record went: a late look does not write it again.
+    await table.jobs.startSent(job.job_id);
+    expect(await table.jobs.watchStart(job.job_id, at(10).toISOString(), at(20).toISOString())).toBe(false);
+    expect((await table.jobs.unsentStarts(at(59).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+  });
+
   it('writes over an expired lease alone when no status is given, and refuses to write with no condition at all', async () => {
     const job = { ...queued('job_01X2', 0), status: 'processing' as const, lease_until: at(5).toISOString() };
     await table.jobs.put(job);

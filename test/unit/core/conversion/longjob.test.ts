@@ -523,8 +523,17 @@ describe('a render worker killed mid-render (no catch runs)', () => {
     const deps = workerDeps(w, renderer, { clock, mailer: { send: async (m) => void mails.push(m) } });
     const sent: unknown[] = [];
     const sweep = () =>
-      // As functions/workers/jobs/start-sweep.ts wires it: no blob store (the sweeper may not touch the bucket).
-      sendUnsentStarts({ jobs: w.jobs, renderQueue: { send: async (m) => void sent.push(m) }, workflows: w.workflows, clock, endAbandoned: (j) => endAbandonedLongJob({ jobs: w.jobs, clock, accounts: w.accounts, mailer: deps.mailer }, j, LIMIT_MS) });
+      // As functions/workers/jobs/start-sweep.ts wires it: a long job is ended without the blob store.
+      sendUnsentStarts({
+        jobs: w.jobs,
+        renderQueue: { send: async (m) => void sent.push(m) },
+        workflows: w.workflows,
+        clock,
+        endAbandoned: (j) => endAbandonedLongJob({ jobs: w.jobs, clock, accounts: w.accounts, mailer: deps.mailer }, j, LIMIT_MS),
+        endStranded: async () => {
+          throw new Error('a long job has no workflow');
+        },
+      });
     return { w, deps, renderer, mails, sent, sweep, advance: (ms: number) => clock.advance(ms), clock };
   }
 
@@ -551,7 +560,7 @@ describe('a render worker killed mid-render (no catch runs)', () => {
     expect((await x.w.jobs.get('job_killed'))!.status).toBe('processing');
 
     x.advance(61_000);
-    expect(await x.sweep()).toEqual({ sent: 0, cleared: 0, ended: 1, failed: 0 });
+    expect(await x.sweep()).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 1, failed: 0 });
     expect(await x.w.jobs.get('job_killed')).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', lease_until: null, error_message: expect.stringContaining('15 minutes') });
     expect(x.w.jobs.events.filter((e) => e.event === 'job.failed').map((e) => e.payload.job_id)).toEqual(['job_killed']);
     expect(x.mails.map((m) => m.subject)).toEqual([expect.stringContaining('job_killed')]);

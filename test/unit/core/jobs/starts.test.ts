@@ -1,4 +1,5 @@
-import { newJob } from '../../../../functions/core/jobs/job';
+import { type Job, newJob } from '../../../../functions/core/jobs/job';
+import type { ExecutionStatus } from '../../../../functions/core/workflows/ports';
 import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
 import type { RenderJobMessage } from '../../../../functions/core/jobs/queue';
 import { MemoryJobs, RecordingWorkflows } from '../../../support/memory';
@@ -10,30 +11,35 @@ function world(minutesLater: number) {
   const sent: RenderJobMessage[] = [];
   const workflows = new RecordingWorkflows();
   const log = jest.fn();
-  const deps = { jobs, renderQueue: { send: async (m: RenderJobMessage) => void sent.push(m) }, workflows, clock: { now: () => new Date(written.getTime() + minutesLater * 60_000) }, log };
+  const endStranded = jest.fn(async (_job: Job, _workflow: string, _status: ExecutionStatus | null) => undefined);
+  const now = new Date(written.getTime() + minutesLater * 60_000);
+  const deps = { jobs, renderQueue: { send: async (m: RenderJobMessage) => void sent.push(m) }, workflows, clock: { now: () => now }, endStranded, log };
   const store = (id: string, status: 'queued' | 'processing' | 'failed', start: Parameters<MemoryJobs['put']>[2], type: 'long' | 'bulk' = 'long') =>
     jobs.put(newJob({ job_id: id, account_id: 'acct1', job_type: type, status, now: written }), [], start);
-  return { jobs, sent, workflows, log, deps, store };
+  /** The time `minutes` from the sweeper's now. */
+  const at = (minutes: number) => new Date(now.getTime() + minutes * 60_000).toISOString();
+  return { jobs, sent, workflows, log, endStranded, deps, store, at };
 }
 
 describe('sendUnsentStarts (the start sweeper)', () => {
-  it('starts again a job still queued two minutes after its start was recorded and never confirmed, and drops the record', async () => {
+  it('starts again a job still queued two minutes after its start was recorded and never confirmed: drops a long job\'s record, watches a workflow', async () => {
     const w = world(2.5);
     await w.store('job_long', 'queued', { via: 'render-queue' });
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 2, cleared: 0, ended: 0, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 2, watched: 0, cleared: 0, ended: 0, failed: 0 });
     expect(w.sent).toEqual([{ job_id: 'job_long' }]);
     // The execution is named after the job: a start that did go out after all is not run twice.
     expect(w.workflows.started).toEqual([{ workflow: 'bulk', input: { job_id: 'job_bulk', account_id: 'acct1' } }]);
     expect(w.workflows.names).toEqual(['job_bulk']);
-    expect(w.jobs.starts.size).toBe(0);
+    expect([...w.jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_bulk', due_at: w.at(10) })]);
+    expect(w.endStranded).not.toHaveBeenCalled();
     expect(w.log).toHaveBeenCalledWith(expect.stringContaining('job_long'));
   });
 
   it('leaves younger records alone: their writer may still be sending', async () => {
     const w = world(1.5);
     await w.store('job_long', 'queued', { via: 'render-queue' });
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, cleared: 0, ended: 0, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 0 });
     expect(w.sent).toEqual([]);
     expect(w.jobs.starts.size).toBe(1);
   });
@@ -44,7 +50,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.store('job_failed', 'failed', { via: 'workflow', workflow: 'pdfop' });
     await w.jobs.put(newJob({ job_id: 'job_gone', account_id: 'acct1', job_type: 'long', status: 'queued', now: written }), [], { via: 'render-queue' });
     w.jobs.jobs.delete('job_gone');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, cleared: 3, ended: 0, failed: 0 });
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 3, ended: 0, failed: 0 });
     expect([w.sent, w.workflows.started, w.jobs.starts.size]).toEqual([[], [], 0]);
   });
 
@@ -57,7 +63,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.jobs.put({ ...newJob({ job_id: 'job_dead', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: lease(-5) }, [], { via: 'render-queue' });
     await w.jobs.put({ ...newJob({ job_id: 'job_held', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: lease(-5) }, [], { via: 'render-queue' });
     w.jobs.jobs.set('job_held', { ...w.jobs.jobs.get('job_held')!, lease_until: lease(10) });
-    expect(await sendUnsentStarts({ ...w.deps, endAbandoned })).toEqual({ sent: 0, cleared: 0, ended: 1, failed: 0 });
+    expect(await sendUnsentStarts({ ...w.deps, endAbandoned })).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 1, failed: 0 });
     expect(endAbandoned).toHaveBeenCalledTimes(1);
     expect(endAbandoned).toHaveBeenCalledWith(expect.objectContaining({ job_id: 'job_dead' }));
     expect([...w.jobs.starts.keys()]).toEqual(['job_held']);
@@ -69,11 +75,77 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
     await w.store('job_long', 'queued', { via: 'render-queue' });
     w.workflows.fail = new Error('throttled');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, cleared: 0, ended: 0, failed: 1 });
-    expect([...w.jobs.starts.keys()]).toEqual(['job_bulk']);
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 1 });
+    expect([...w.jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_bulk', due_at: written.toISOString() })]);
     expect(w.log).toHaveBeenCalledWith(expect.stringContaining('job_bulk'), w.workflows.fail);
     w.workflows.fail = null;
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, cleared: 0, ended: 0, failed: 0 });
-    expect(w.jobs.starts.size).toBe(0);
+    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 0 });
+    expect([...w.jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_bulk', due_at: w.at(10) })]);
+  });
+
+  describe('workflow-run jobs (bulk, merge/split)', () => {
+    /** A job whose workflow started, its record a watch due `dueMinutes` from the sweeper's now. */
+    async function watched(w: ReturnType<typeof world>, id: string, status: 'queued' | 'processing', dueMinutes: number) {
+      await w.store(id, status, { via: 'workflow', workflow: 'pdfop' }, 'bulk');
+      expect(await w.jobs.watchStart(id, written.toISOString(), w.at(dueMinutes))).toBe(true);
+    }
+
+    it('looks again in ten minutes while the execution runs (also one a restart resumed), and leaves watches not due yet', async () => {
+      const w = world(30);
+      await watched(w, 'job_running', 'processing', -3);
+      await watched(w, 'job_young', 'processing', -1);
+      w.workflows.statuses.set('job_running', 'RUNNING');
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 1, cleared: 0, ended: 0, failed: 0 });
+      expect(w.jobs.starts.get('job_running')).toMatchObject({ due_at: w.at(10) });
+      expect(w.jobs.starts.get('job_young')).toMatchObject({ due_at: w.at(-1) });
+      expect([w.endStranded.mock.calls, w.workflows.started]).toEqual([[], []]);
+    });
+
+    it('ends, through the workflow\'s failure recorder, a job its execution left unfinished, and drops the record', async () => {
+      const w = world(30);
+      // Failed while the table could not be written: neither its RecordFailure state nor the report of its end got through.
+      await watched(w, 'job_failed', 'processing', -3);
+      w.workflows.statuses.set('job_failed', 'FAILED');
+      // Started (its record is a watch), and no execution is found now: the local runner forgets ended executions.
+      await watched(w, 'job_gone', 'queued', -3);
+      // Never confirmed as started, but its execution exists and has ended (in AWS a repeated start would not run again).
+      await w.store('job_closed', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
+      w.workflows.statuses.set('job_closed', 'TIMED_OUT');
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 3, failed: 0 });
+      const calls = w.endStranded.mock.calls.map(([job, workflow, status]) => [job.job_id, workflow, status]);
+      expect(calls.sort()).toEqual([
+        ['job_closed', 'bulk', 'TIMED_OUT'],
+        ['job_failed', 'pdfop', 'FAILED'],
+        ['job_gone', 'pdfop', null],
+      ]);
+      expect(w.workflows.started).toEqual([]);
+      expect(w.jobs.starts.size).toBe(0);
+      expect(w.log).toHaveBeenCalledWith(expect.stringContaining('job_failed'));
+    });
+
+    it('keeps the record when the job cannot be ended now (the table is still down) or the status cannot be read', async () => {
+      const w = world(30);
+      await watched(w, 'job_failed', 'processing', -3);
+      w.workflows.statuses.set('job_failed', 'FAILED');
+      w.endStranded.mockRejectedValueOnce(new Error('throttled'));
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
+      expect(w.jobs.starts.get('job_failed')).toMatchObject({ due_at: w.at(-3) });
+      w.workflows.status = async () => {
+        throw new Error('throttled');
+      };
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
+      expect(w.endStranded).toHaveBeenCalledTimes(1);
+      expect(w.jobs.starts.size).toBe(1);
+    });
+
+    it('drops the watch of a job that has finished without asking after its execution', async () => {
+      const w = world(30);
+      await watched(w, 'job_done', 'processing', -3);
+      w.jobs.jobs.set('job_done', { ...w.jobs.jobs.get('job_done')!, status: 'completed' });
+      w.workflows.status = jest.fn();
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 1, ended: 0, failed: 0 });
+      expect([w.jobs.starts.size, w.workflows.status]).toEqual([0, expect.any(Function)]);
+      expect(w.workflows.status).not.toHaveBeenCalled();
+    });
   });
 });

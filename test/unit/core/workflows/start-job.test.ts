@@ -3,37 +3,40 @@ import { startJobWorkflow } from '../../../../functions/core/workflows/start-job
 import { newJob } from '../../../../functions/core/jobs/job';
 import { MemoryJobs, RecordingWorkflows } from '../../../support/memory';
 
-const job = { job_id: 'job_1', account_id: 'acct1' };
+const written = new Date('2026-11-22T10:00:00Z');
+const job = { job_id: 'job_1', account_id: 'acct1', created_at: written.toISOString() };
+const clock = { now: () => new Date(written.getTime() + 1000) };
 
 /** The job as the submitter stores it: queued, with its start recorded. */
 async function storedJobs() {
   const jobs = new MemoryJobs();
-  await jobs.put(newJob({ ...job, job_type: 'bulk', status: 'queued', now: new Date('2026-11-22T10:00:00Z') }), [], { via: 'workflow', workflow: 'bulk' });
+  await jobs.put(newJob({ ...job, job_type: 'bulk', status: 'queued', now: written }), [], { via: 'workflow', workflow: 'bulk' });
   return jobs;
 }
 
 describe('startJobWorkflow', () => {
-  it('starts the workflow with the job, named after it, confirms the start and records no failure', async () => {
+  it('starts the workflow with the job, named after it, makes the start its watch (next look in ten minutes) and records no failure', async () => {
     const workflows = new RecordingWorkflows();
     const jobs = await storedJobs();
     const recordFailure = jest.fn(async () => undefined);
-    await startJobWorkflow({ workflows, jobs }, 'bulk', job, recordFailure);
+    await startJobWorkflow({ workflows, jobs, clock }, 'bulk', job, recordFailure);
     expect(workflows.started).toEqual([{ workflow: 'bulk', input: { job_id: 'job_1', account_id: 'acct1' } }]);
     expect(workflows.names).toEqual(['job_1']);
     expect(recordFailure).not.toHaveBeenCalled();
-    expect(jobs.starts.size).toBe(0);
+    expect([...jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_1', due_at: new Date(clock.now().getTime() + 600_000).toISOString() })]);
   });
 
-  it('a start that cannot be confirmed is only logged: the workflow runs, the sweeper drops the record later', async () => {
+  it('a watch that cannot be written is only logged: the workflow runs, and the sweeper finds the start record as written', async () => {
     const workflows = new RecordingWorkflows();
     const jobs = await storedJobs();
-    jobs.startSent = async () => {
+    jobs.watchStart = async () => {
       throw new Error('throttled');
     };
     const log = jest.fn();
-    await startJobWorkflow({ workflows, jobs, log }, 'bulk', job, async () => undefined);
+    await startJobWorkflow({ workflows, jobs, clock, log }, 'bulk', job, async () => undefined);
     expect(workflows.names).toEqual(['job_1']);
     expect(log).toHaveBeenCalledWith(expect.stringContaining('job_1'), expect.any(Error));
+    expect([...jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_1', due_at: job.created_at })]);
   });
 
   it('records the failure, logs the cause and answers SERVICE_UNAVAILABLE (500) with the job id when it cannot start', async () => {
@@ -41,7 +44,7 @@ describe('startJobWorkflow', () => {
     workflows.fail = new Error('throttled');
     const recordFailure = jest.fn(async () => undefined);
     const log = jest.fn();
-    const err = await startJobWorkflow({ workflows, jobs: await storedJobs(), log }, 'pdfop', job, recordFailure).then(
+    const err = await startJobWorkflow({ workflows, jobs: await storedJobs(), clock, log }, 'pdfop', job, recordFailure).then(
       () => null,
       (e: unknown) => e,
     );

@@ -54,6 +54,20 @@ describe('local Step Functions runner', () => {
     expect(calls.filter((c) => c.input.id === 'dup')).toHaveLength(1);
   });
 
+  it('tells an execution running (RUNNING) from one that has ended or never started (none: it keeps no history)', async () => {
+    const slow = fixtureRunner('retry', { Flaky: 'flaky', Recover: 'recover' }, { retryIntervalMs: 60_000 });
+    try {
+      await slow.start('retry', { id: 'watched', failTimes: 1 }, { name: 'watched' });
+      expect(await slow.status('retry', 'watched')).toBe('RUNNING');
+      expect(await slow.status('retry', 'never')).toBeNull();
+    } finally {
+      await slow.stop(0);
+    }
+    expect(await runner.start('retry', { id: 'quick', failTimes: 0 }, { name: 'quick' })).toBeDefined();
+    await runner.idle();
+    expect(await runner.status('retry', 'quick')).toBeNull();
+  });
+
   it('loads every workflow of the service: each placeholder bound to a task handler, the ASL valid', () => {
     for (const wf of WORKFLOWS) {
       const def = localDefinition(wf);
