@@ -1,5 +1,6 @@
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiKeyRecord, ApiKeyRepository } from '../../core/auth/ports';
+import { writtenAfterAll } from '../../core/lost-replies';
 import { type Dynamo, cancellationCodes, conditional, queryAll, stripKeys } from './client';
 import { type CountedItem, countDown, countUp } from './counts';
 import { GSI1, keys } from './schema';
@@ -87,7 +88,7 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
   }
 
   async delete(accountId: string, apiKeyId: string): Promise<'deleted' | 'not_found' | 'other_account'> {
-    const { Item: owner } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId), ConsistentRead: true }));
+    const owner = await this.ownerOf(apiKeyId);
     if (!owner) return this.deleteUnindexed(accountId, apiKeyId);
     if (owner.account_id !== accountId) return 'other_account';
     try {
@@ -114,8 +115,15 @@ export class DynamoApiKeyRepository implements ApiKeyRepository {
       if (codes?.[0] === 'ConditionalCheckFailed') return 'not_found';
       // An account whose keys predate the count: nothing to count down.
       if (codes?.[2] === 'ConditionalCheckFailed') return this.deleteUncounted(accountId, owner.prefix as string, apiKeyId);
+      // The key was there a moment ago: gone now, the delete went through with its reply lost (or a concurrent revoke
+      // won); either way it is revoked, and a retry would only find it missing.
+      if (await writtenAfterAll(async () => !(await this.ownerOf(apiKeyId)))) return 'deleted';
       throw err;
     }
+  }
+
+  private async ownerOf(apiKeyId: string): Promise<Record<string, unknown> | undefined> {
+    return (await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.apiKeyOwner(apiKeyId), ConsistentRead: true }))).Item;
   }
 
   /** Keys created before the count existed were not counted: a missing count is unknown, not zero. */

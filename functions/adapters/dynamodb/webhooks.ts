@@ -1,5 +1,6 @@
 import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { EventType, OutboxEvent } from '../../core/events/events';
+import { writtenAfterAll } from '../../core/lost-replies';
 import type {
   ClaimResult,
   DeliveryStore,
@@ -124,6 +125,9 @@ export class DynamoWebhookRepository implements WebhookRepository {
       return true;
     } catch (err) {
       if (cancellationCodes(err)?.[0] === 'ConditionalCheckFailed') return false;
+      // Gone now: the delete went through with its reply lost (or a concurrent delete won); either way it is deleted.
+      // Still there, or unknown: the error stands.
+      if (await writtenAfterAll(async () => (await this.get(webhookId)) === null)) return true;
       throw err;
     }
   }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ServiceError, invalidParameter } from '../errors';
 import { newId } from '../ids';
+import { writtenAfterAll } from '../lost-replies';
 import { labelRule, labelSchema, optional, parseRequest } from '../validation';
 import { generateApiKey } from './api-keys';
 import type { ApiKeyRecord, ApiKeyRepository } from './ports';
@@ -50,7 +51,14 @@ export async function createApiKey(repo: ApiKeyRepository, accountId: string, na
     created_at: now.toISOString(),
     last_used_at: null,
   };
-  const outcome = await repo.create(record, MAX_API_KEYS_PER_ACCOUNT);
+  let outcome: Awaited<ReturnType<ApiKeyRepository['create']>>;
+  try {
+    outcome = await repo.create(record, MAX_API_KEYS_PER_ACCOUNT);
+  } catch (err) {
+    // Stored with its reply lost: the key works, and this answer is the only time its plaintext can be shown.
+    if (!(await writtenAfterAll(async () => (await repo.findByPrefix(key.prefix)).some((r) => r.api_key_id === record.api_key_id)))) throw err;
+    outcome = { created: true };
+  }
   if (!outcome.created) {
     throw new ServiceError('API_KEY_LIMIT_EXCEEDED', `An account can hold ${MAX_API_KEYS_PER_ACCOUNT} API keys. Revoke unused keys first.`, {
       current_count: outcome.currentCount,

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
 import { mapBounded } from '../concurrency';
+import { writtenAfterAll } from '../lost-replies';
 import type { ExecutionStatus, WorkflowStarter } from '../workflows/ports';
 import type { Job } from './job';
 import type { JobRepository } from './ports';
@@ -32,11 +33,7 @@ export interface UnsentStart {
  * without a charge, instead of running for a client that was told 500.
  */
 export async function jobWritten(jobs: Pick<JobRepository, 'get'>, jobId: string): Promise<boolean> {
-  try {
-    return (await jobs.get(jobId)) !== null;
-  } catch {
-    return false;
-  }
+  return writtenAfterAll(async () => (await jobs.get(jobId)) !== null);
 }
 
 export interface JobStartDeps {

@@ -4,6 +4,7 @@ import { DEFAULT_MAX_WEBHOOKS, type Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
 import { newId } from '../ids';
+import { writtenAfterAll } from '../lost-replies';
 import type { NetworkGuard } from '../net/guard';
 import type { ScopedPageTokens } from '../validation/page-tokens';
 import type { DeliveryStore, HistoryQuery, WebhookRepository } from './ports';
@@ -61,7 +62,14 @@ export async function createWebhook(deps: WebhookDeps & { secrets: SecretBox }, 
     success_count: 0,
     failure_count: 0,
   };
-  const result = await deps.webhooks.create(webhook, maxAllowed);
+  let result: Awaited<ReturnType<WebhookRepository['create']>>;
+  try {
+    result = await deps.webhooks.create(webhook, maxAllowed);
+  } catch (err) {
+    // Stored with its reply lost: the webhook is live, and this answer is the only time its secret is shown.
+    if (!(await writtenAfterAll(async () => (await deps.webhooks.get(webhookId)) !== null))) throw err;
+    result = { created: true };
+  }
   if (!result.created) {
     const upgrade = (await deps.plans.list()).some((p) => p.active && p.max_webhooks > maxAllowed);
     throw new ServiceError(
