@@ -4,6 +4,7 @@ import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
 import type { OutboxEvent } from '../events/events';
 import type { Job } from '../jobs/job';
+import { readBack } from '../lost-replies';
 import { type Micros, microsToUsd } from './money';
 
 /** Where a charge is taken from, in the order the charging rules try them. */
@@ -198,10 +199,10 @@ export class Billing {
  * After a charge-and-complete write (`charge` with `effects.job`) failed with an unexpected error: whether it
  * committed and only its reply was lost. The write completes the job in the same transaction as the charge, so the
  * job says it: `committed` (completed, and charged), `not_committed` (nothing was charged), or `unknown` when the job
- * cannot be read now, in which case the caller leaves everything as the write left it.
+ * cannot be read now (three tries, see lost-replies.ts), in which case the caller leaves everything as the write left it.
  */
 export async function completionCommitted(jobs: { get(jobId: string): Promise<Job | null> }, jobId: string): Promise<'committed' | 'not_committed' | 'unknown'> {
-  const job = await jobs.get(jobId).catch(() => undefined);
+  const job = await readBack(() => jobs.get(jobId));
   if (job === undefined) return 'unknown';
   return job?.status === 'completed' ? 'committed' : 'not_committed';
 }

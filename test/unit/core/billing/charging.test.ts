@@ -173,7 +173,7 @@ describe('Billing.chargeInOrder', () => {
 describe('chargeCompletion', () => {
   const done = completed(newJob({ job_id: 'job_1', account_id: 'a1', job_type: 'quick', status: 'processing', now }), now, { pages: 1, output: null });
   const unit: Charge = { account_id: 'a1', job_id: 'job_1', unit: 'pdf', operation: 'pdf', amount_micros: cent, pdf_count: 1 };
-  const run = async (failure: Error, stored: 'completed' | 'processing' | 'unreadable') => {
+  const run = async (failure: Error, stored: 'completed' | 'processing' | 'unreadable' | 'unreadable once') => {
     const undone: unknown[] = [];
     const reads: string[] = [];
     const deps = {
@@ -181,8 +181,8 @@ describe('chargeCompletion', () => {
       jobs: {
         get: async (id: string) => {
           reads.push(id);
-          if (stored === 'unreadable') throw new Error('table unavailable');
-          return { ...done, status: stored };
+          if (stored === 'unreadable' || (stored === 'unreadable once' && reads.length === 1)) throw new Error('table unavailable');
+          return { ...done, status: stored === 'unreadable once' ? 'completed' : stored };
         },
       },
     };
@@ -204,8 +204,12 @@ describe('chargeCompletion', () => {
     expect(await run(refusal, 'completed')).toEqual({ outcome: refusal, undone: [refusal], reads: [] });
   });
 
-  it('leaves everything as the write left it when the job cannot be read now', async () => {
+  it('leaves everything as the write left it when the job cannot be read now (three tries)', async () => {
     const lost = new Error('socket hang up');
-    expect(await run(lost, 'unreadable')).toEqual({ outcome: lost, undone: [], reads: ['job_1'] });
+    expect(await run(lost, 'unreadable')).toEqual({ outcome: lost, undone: [], reads: ['job_1', 'job_1', 'job_1'] });
+  });
+
+  it('reads the job again when the first read-back fails too (a double fault): a completed job is done', async () => {
+    expect(await run(new Error('socket hang up'), 'unreadable once')).toEqual({ outcome: 'resolved', undone: [], reads: ['job_1', 'job_1'] });
   });
 });
