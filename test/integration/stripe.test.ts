@@ -351,7 +351,8 @@ describe('subscriptions through Stripe', () => {
 
     // The subscription's own events and its first invoice follow; none of them grants the allowance again.
     await spend(user.account_id, 0.5);
-    expect((await deliver('customer.subscription.created', double.subscriptions.get(sub.id))).body.result).toBe('applied');
+    // The creation event comes after the checkout read the subscription: it is older than what is stored.
+    expect((await deliver('customer.subscription.created', double.subscriptions.get(sub.id))).body).toMatchObject({ result: 'ignored', reason: 'stale_event' });
     const invoice = double.invoice({ customer, subscription: sub.id, price: PRICES.starter, periodStart, periodEnd, billingReason: 'subscription_create' });
     expect((await deliver('invoice.paid', invoice)).body).toMatchObject({ result: 'ignored', reason: 'allowance_already_granted' });
     expect((await billing(user)).subscription_credits_remaining).toBe(19.5);
@@ -580,6 +581,21 @@ describe('subscriptions through Stripe', () => {
     const stale = { ...double.subscriptions.get(sub.id), cancel_at_period_end: false };
     expect((await deliver('customer.subscription.updated', stale, { created: now - 60 })).body).toMatchObject({ result: 'ignored', reason: 'stale_event' });
     expect((await subscription(user)).scheduled_change).toMatchObject({ action: 'cancel' });
+  });
+
+  it('keeps a paid subscription live when its creation event (incomplete) arrives late or stamped the same second as an update', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub } = await subscribe(user);
+    const now = Math.floor(Date.now() / 1000);
+    const created = { ...double.subscriptions.get(sub.id), status: 'incomplete' };
+    // After the checkout (a read of the subscription, no event time): a creation event 10 s older.
+    expect((await deliver('customer.subscription.created', created, { created: now - 10 })).body).toMatchObject({ result: 'ignored', reason: 'stale_event' });
+    expect(await subscription(user)).toMatchObject({ status: 'active', active: true, credits_remaining: 20 });
+    // After an update stamped the same second.
+    expect((await deliver('customer.subscription.updated', double.subscriptions.get(sub.id), { created: now })).body.result).toBe('applied');
+    expect((await deliver('customer.subscription.created', created, { created: now })).body).toMatchObject({ result: 'ignored', reason: 'stale_event' });
+    expect(await subscription(user)).toMatchObject({ status: 'active', active: true, credits_remaining: 20 });
+    expect((await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>x</p>' } })).status).toBe(200);
   });
 
   it('keeps a cancelled subscription cancelled when an older update arrives stamped the same second', async () => {

@@ -102,7 +102,7 @@ export class SubscriptionService {
         const p = event.subscription;
         const accountId = p.account_ref ?? (await this.deps.store.accountForCustomer(p.customer_id));
         if (!accountId) return { result: 'ignored', reason: 'unknown_customer' };
-        return this.applySubscription(accountId, p, { eventId: event.id, eventAt: event.created });
+        return this.applySubscription(accountId, p, { eventId: event.id, eventAt: event.created, creation: event.type === 'customer.subscription.created' });
       }
       case 'invoice_paid':
         return this.invoicePaid(event.id, event.invoice);
@@ -267,7 +267,7 @@ export class SubscriptionService {
    * Applies the provider's view of a subscription to an account: from an event (`eventAt` set), from a
    * completed checkout (`paid`: its first invoice is paid), or from the answer to one of our own API calls.
    */
-  async applySubscription(accountId: string, p: ProviderSubscription, opts: { eventId?: string; eventAt?: string | null; paid?: boolean }): Promise<EventOutcome> {
+  async applySubscription(accountId: string, p: ProviderSubscription, opts: { eventId?: string; eventAt?: string | null; paid?: boolean; creation?: boolean }): Promise<EventOutcome> {
     const catalog = await this.catalog();
     const plan = catalog.forPrice(p.price_id);
     if (!plan) {
@@ -300,6 +300,10 @@ export class SubscriptionService {
       // A cancelled subscription never comes back (the provider makes a new one): a live view of it is an older event,
       // also one stamped the same second as the cancellation (event times have a resolution of one second).
       if (same?.status === 'canceled' && mapProviderStatus(p.status) !== 'canceled') return { ignore: 'stale_event' };
+      // A creation event shows the subscription as it was made (for a checkout: `incomplete`, before its first payment).
+      // Anything stored about the same subscription came from a later event or from a read of it after its checkout
+      // (which carries no event time to compare with), so a late or same-second `created` is older than what is stored.
+      if (same && opts.creation) return { ignore: 'stale_event' };
       if (same && p.period_start < same.period_start) return { ignore: 'stale_event' };
       if (same && opts.eventAt && same.provider?.event_at && opts.eventAt < same.provider.event_at) return { ignore: 'stale_event' };
 
