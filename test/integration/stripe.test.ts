@@ -529,6 +529,31 @@ describe('subscriptions through Stripe', () => {
     expect((await same.json()).change).toBe('unchanged');
   });
 
+  it('makes each change of a back-and-forth within one minute at Stripe (no replay of an earlier change)', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub } = await subscribe(user, PRICES.business);
+    const change = async (price_id: string) => {
+      const res = await stack.request('POST', '/accounts/me/subscription/change', { token: user.id_token, json: { price_id } });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    expect((await change(PRICES.starter)).change).toBe('downgrade_scheduled');
+    expect((await change(PRICES.business)).change).toBe('downgrade_cancelled');
+    const again = await change(PRICES.starter);
+    expect(again.change).toBe('downgrade_scheduled');
+    expect(again.subscription.scheduled_change).toMatchObject({ action: 'downgrade', price_id: PRICES.starter });
+    // What the service shows is what Stripe will bill at renewal.
+    expect(double.subscriptions.get(sub.id).items.data[0].price.id).toBe(PRICES.starter);
+
+    const other = await stack.account({ plan_id: 'pending' });
+    await subscribe(other);
+    for (const [price_id, result] of [[PRICES.business, 'upgraded'], [PRICES.starter, 'downgrade_scheduled'], [PRICES.business, 'downgrade_cancelled']]) {
+      const res = await stack.request('POST', '/accounts/me/subscription/change', { token: other.id_token, json: { price_id } });
+      expect(res.status).toBe(200);
+      expect((await res.json()).change).toBe(result);
+    }
+  });
+
   it('refuses an unknown price, and a change without an active subscription', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const none = await stack.request('POST', '/accounts/me/subscription/change', { token: user.id_token, json: { price_id: PRICES.business } });

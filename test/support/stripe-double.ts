@@ -261,7 +261,8 @@ export class StripeDouble {
 
   private send(res: http.ServerResponse, status: number, body: unknown) {
     const saving = this.keyOf.get(res);
-    if (saving) this.idempotent.set(saving.key, { form: saving.form, status, body });
+    // Stripe replays the answer as it was sent, not the object as it is now.
+    if (saving) this.idempotent.set(saving.key, { form: saving.form, status, body: JSON.parse(JSON.stringify(body)) });
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Request-Id': rid('req'), 'Content-Length': String(Buffer.byteLength(text)) });
     res.end(text);

@@ -418,9 +418,11 @@ export class SubscriptionService {
     const upgrade = target.price_micros > sub.price_micros;
     // The same change asked for twice at once (a double click, a retried request) reaches the provider as one: an
     // upgrade invoices its proration once. The minute in the key lets a change refused for payment be asked again
-    // (the provider keeps a key's first answer, a decline included, for a day).
+    // (the provider keeps a key's first answer, a decline included, for a day). The billing version moves with every
+    // change applied to the account, so going back and forth (down, back up, down again) within one minute is a new
+    // request each time, never the replay of an earlier one (which the provider answers without doing anything).
     const minute = Math.floor(this.deps.clock.now().getTime() / 60_000);
-    const idempotencyKey = `plan-change:${sub.subscription_id}:${billed}:${target.price_id}:${minute}`;
+    const idempotencyKey = `plan-change:${sub.subscription_id}:${billed}:${target.price_id}:v${account.billing_version ?? 0}:${minute}`;
     const p = await provider.changePrice(sub.subscription_id, itemId, target.price_id, upgrade, idempotencyKey);
     await this.applySubscription(account.account_id, p, {});
     const result: ChangeResult = upgrade ? 'upgraded' : target.price_id === sub.price_id ? 'downgrade_cancelled' : 'downgrade_scheduled';
