@@ -11,9 +11,14 @@ export class StripeWebhookVerifier implements PaymentEventVerifier {
 
   async verify(rawBody: Uint8Array, signatureHeader: string | undefined): Promise<PaymentEvent> {
     if (!signatureHeader) throw new InvalidEventSignatureError('The Stripe-Signature header is missing.');
-    // The SDK refuses only old timestamps; one far ahead would stay replayable until then.
-    const stamp = /(?:^|,)\s*t=(\d+)/.exec(signatureHeader);
-    if (stamp && Number(stamp[1]) > Date.now() / 1000 + this.toleranceSeconds) {
+    // The SDK refuses only old timestamps; one far ahead would stay replayable until then. The header is read as the
+    // SDK reads it (comma-separated `key=value`, exact `t`, the last one counting), and any `t` ahead is refused.
+    const stamps = signatureHeader
+      .split(',')
+      .map((item) => item.split('='))
+      .filter(([key]) => key === 't')
+      .map(([, value]) => Number.parseInt(value ?? '', 10));
+    if (stamps.some((t) => t > Date.now() / 1000 + this.toleranceSeconds)) {
       throw new InvalidEventSignatureError(`The signature's timestamp is more than ${this.toleranceSeconds} s ahead of this server's clock.`);
     }
     const Stripe = await stripeSdk();

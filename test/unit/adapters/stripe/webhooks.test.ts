@@ -75,6 +75,10 @@ describe('POST /stripe/webhook: signed events that are not what Stripe documents
       const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) + shift });
       expect(await deliver(payload, signature)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_SIGNATURE' } } });
     }
+    // The SDK verifies against the last `t`: a current one placed first must not hide one far ahead.
+    const ahead = Math.floor(Date.now() / 1000) + 3600;
+    const hidden = `t=${Math.floor(Date.now() / 1000)},${Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: ahead })}`;
+    expect(await deliver(payload, hidden)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_SIGNATURE' } } });
     const soon = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) + 60 });
     expect((await deliver(payload, soon)).status).toBe(200);
     expect(handleEvent).toHaveBeenCalledTimes(1);
