@@ -117,6 +117,15 @@ describe('POST /stripe/webhook: one-off credit packs', () => {
     expect(await stack.services.billingState.eventApplied(updateId)).toBe(true);
   });
 
+  it('applies 30 different checkouts of one account delivered at once, each once, without failing any into retries', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => deliver('checkout.session.completed', double.checkoutSession({ mode: 'payment', accountId: user.account_id, items: [{ price: PRICES.pack10 }] }))),
+    );
+    expect(results.map((r) => `${r.status} ${r.body.result}`)).toEqual(Array(30).fill('200 applied'));
+    expect((await billing(user)).credits_balance).toBe(300);
+  });
+
   it('credits a checkout once, whichever of its events lands (async payment methods)', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const unpaid = double.checkoutSession({ mode: 'payment', accountId: user.account_id, paymentStatus: 'unpaid', items: [{ price: PRICES.pack10 }] });

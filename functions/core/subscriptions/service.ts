@@ -37,6 +37,11 @@ export type ChangeResult = 'upgraded' | 'downgrade_scheduled' | 'downgrade_cance
 type Decision = { ignore: string } | Omit<BillingStateWrite, 'seen' | 'eventId'>;
 
 const MAX_ATTEMPTS = 25;
+/**
+ * A jittered pause before deciding again after a write lost to a concurrent one (another event, a purchase, a charge
+ * spending the allowance): writers of one account spread out instead of retrying in lockstep until the attempts run out.
+ */
+const afterConflict = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(250, 5 * 2 ** attempt)));
 /** The most one checkout may credit (1,000,000 USD). A larger total is refused, never credited or clipped. */
 export const MAX_PURCHASE_MICROS: Micros = 1_000_000 * MICROS_PER_USD;
 /** Invoices that start a period's allowance (not proration invoices of an upgrade, which adds the difference itself). */
@@ -156,6 +161,7 @@ export class SubscriptionService {
         }
         return { result: 'applied', account_id: accountId };
       }
+      await afterConflict(attempt);
     }
     throw new Error(`purchase paid with ${r.payment_ref} kept changing after ${MAX_ATTEMPTS} attempts`);
   }
@@ -340,6 +346,7 @@ export class SubscriptionService {
       const outcome = await this.deps.store.commit(write, this.deps.clock.now());
       if (outcome === 'committed') return { result: 'applied', account_id: accountId };
       if (outcome === 'duplicate') return { result: 'duplicate', account_id: accountId };
+      if (outcome === 'conflict') await afterConflict(attempt);
       if (outcome === 'customer_conflict') {
         this.deps.log?.error('provider customer already belongs to another account', { account_id: accountId, event: eventId });
         // A paid purchase is still credited to the account it was bought for; only the mapping is left alone.
