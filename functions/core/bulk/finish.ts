@@ -213,8 +213,14 @@ export async function recordBulkJobFailure(deps: BulkDeps, input: BulkTaskInput)
   const job = await deps.jobs.get(input.job_id);
   if (!job || job.job_type !== 'bulk') return { job_id: input.job_id, status: 'missing' };
   if (FINISHED_STATUSES.has(job.status)) {
-    // A retry of this step after the job was failed but its refund did not go through.
-    if (job.status === 'failed') await refundFailedJob(deps, job);
+    // A retry of this step (or the start sweeper's call) after the job was failed but its release or refund did not go
+    // through: both again (each is done once), then the sweeper's watch goes. The upload stays: a job failed at its
+    // submission promised to keep it, and uploads expire on their own.
+    if (job.status === 'failed') {
+      await releaseJob(deps, job, { keepUpload: true, keepWatch: true });
+      await refundFailedJob(deps, job);
+      await deps.jobs.startSent(job.job_id).catch((err) => deps.log?.(`ending the watch of bulk job ${job.job_id}`, err));
+    }
     return { job_id: job.job_id, status: job.status };
   }
   const timedOut = input.error?.Error === 'States.Timeout';

@@ -24,14 +24,17 @@ export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Pr
   return raw ? (JSON.parse(raw.toString('utf8')) as StoredBulkRequest) : null;
 }
 
-/** Gives back the slot and the credit commitment and deletes the staged inputs of a job that has ended. Never throws. */
-export async function releaseJob(deps: Deps, job: Job, { keepUpload = false }: { keepUpload?: boolean } = {}): Promise<void> {
+/**
+ * Gives back the slot and the credit commitment and deletes the staged inputs of a job that has ended. Never throws.
+ * `keepWatch`: the start sweeper's watch stays (a failure path drops it itself once its refund went through).
+ */
+export async function releaseJob(deps: Deps, job: Job, { keepUpload = false, keepWatch = false }: { keepUpload?: boolean; keepWatch?: boolean } = {}): Promise<void> {
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of bulk job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: BULK_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
   // A commitment left behind would only be dropped at another job's check (which looks the job up first).
   await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
   // The start sweeper's watch on the execution is over (left behind, the sweeper drops it at its next look).
-  await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
+  if (!keepWatch) await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
   const { account_id: acct, job_id: id } = job;
   const index = await loadIndex(deps.blobs, acct, id).catch(() => null);
   const keys = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];
@@ -53,10 +56,17 @@ export async function failJob(deps: FailDeps, job: Job, code: string, message: s
   const event = jobEvent('bulk.job.failed', final, at, { error_message: message, processed_count: final.processed_count ?? 0 });
   // Only a job still running ends here, and only then are its output and rows removed (one finished meanwhile keeps them).
   if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
-  await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
-  await deps.files.deleteAll(job.job_id);
-  await releaseJob(deps, final, release);
+  // The job has failed: whatever fails below, its slot and commitment are given back, and the start sweeper's watch
+  // stays until the refund went through (the sweeper calls the failure recorder again until then; see
+  // `recordBulkJobFailure`). Dropped first, a refund that failed (or a sweeper stopped at its time limit) was never retried.
+  try {
+    await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
+    await deps.files.deleteAll(job.job_id);
+  } finally {
+    await releaseJob(deps, final, { ...release, keepWatch: true });
+  }
   await refundFailedJob(deps, final);
+  await deps.jobs.startSent(job.job_id).catch((err) => deps.log?.(`ending the watch of bulk job ${job.job_id}`, err));
   return final;
 }
 

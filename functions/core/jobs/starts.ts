@@ -126,6 +126,12 @@ export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?
         const outcome = await sweepWorkflowJob(deps, job, entry, entry.start.workflow);
         result[outcome]++;
         if (outcome !== 'ended') return; // re-armed: the record stays
+      } else if (job && (job.status === 'failed' || job.status === 'timeout') && entry.start.via === 'workflow') {
+        // Failed, and its record still here: its failure path stopped before its end (a refund or a row write that
+        // failed, a recorder stopped at its time limit). The recorder finishes it (each step is done once); until that
+        // goes through, the record stays for the next run.
+        await deps.endStranded(job, entry.start.workflow, null);
+        result.cleared++;
       } else if (job?.status === 'queued') {
         await sendJobStart(deps, job, entry.start);
         deps.log?.(`job ${entry.job_id} was stored but never started (${entry.start.via}); started it now`);

@@ -150,12 +150,12 @@ async function loadRequest(deps: PdfJobDeps, job: Job): Promise<PdfJobRequest | 
 }
 
 /** Releases the slot and the credit commitment and deletes the uploads the job used (and its stored request). Never throws. */
-async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, { keepUploads = false }: { keepUploads?: boolean } = {}) {
+async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, { keepUploads = false, keepWatch = false }: { keepUploads?: boolean; keepWatch?: boolean } = {}) {
   const log = (what: string) => (err: unknown) => deps.log?.(`${what} of job ${job.job_id}`, err);
   await deps.slots.release({ accountId: job.account_id, kind: PDFOP_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
   await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
   // The start sweeper's watch on the execution is over (left behind, the sweeper drops it at its next look).
-  await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
+  if (!keepWatch) await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
   // A job that never started keeps its uploads: the caller retries with the same s3_keys.
   const inputs = keepUploads ? [] : (request?.inputs ?? []);
   const keys = new Set(inputs.map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));
@@ -205,8 +205,14 @@ async function finishFailed(
     if (current && (current.status === 'failed' || current.status === 'timeout')) await clear(current);
     return current ?? final;
   }
-  await clear(final);
-  await releaseJob(deps, final, request, { keepUploads });
+  // Released whatever happens to the rows; the start sweeper's watch stays until the rows are written too (the sweeper
+  // calls the failure recorder again until then). A row write that failed used to skip the release for good.
+  try {
+    await clear(final);
+  } finally {
+    await releaseJob(deps, final, request, { keepUploads, keepWatch: true });
+  }
+  await deps.jobs.startSent(job.job_id).catch((err) => deps.log?.(`ending the watch of job ${job.job_id}`, err));
   return final;
 }
 
@@ -379,7 +385,14 @@ export async function processPdfJob(deps: PdfJobDeps, input: TaskInput): Promise
 export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): Promise<{ job_id: string; status: string }> {
   const job = await deps.jobs.get(input.job_id);
   if (!job) return { job_id: input.job_id, status: 'missing' };
-  if (FINISHED_STATUSES.has(job.status)) return { job_id: job.job_id, status: job.status };
+  if (FINISHED_STATUSES.has(job.status)) {
+    // A retry (or the start sweeper's call) after the job was failed but its failure path stopped half-way: the
+    // release again (done once; the uploads stay, as a job failed at submission promised), then the watch goes.
+    if (job.status === 'failed' || job.status === 'timeout') {
+      await releaseJob(deps, job, null, { keepUploads: true });
+    }
+    return { job_id: job.job_id, status: job.status };
+  }
   const request = await loadRequest(deps, job).catch(() => null);
   const timedOut = input.error?.Error === 'States.Timeout';
   const final = await finishFailed(

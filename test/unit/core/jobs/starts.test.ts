@@ -138,6 +138,23 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       expect(w.jobs.starts.size).toBe(1);
     });
 
+    it('calls the failure recorder again for a failed job whose record is still there (its failure path stopped half-way), and keeps the record until that went through', async () => {
+      const w = world(30);
+      await watched(w, 'job_half', 'processing', -3);
+      w.jobs.jobs.set('job_half', { ...w.jobs.jobs.get('job_half')!, status: 'failed' });
+      w.workflows.status = jest.fn();
+      w.endStranded.mockRejectedValueOnce(new Error('refund throttled'));
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
+      expect(w.jobs.starts.size).toBe(1);
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 1, ended: 0, failed: 0 });
+      expect(w.endStranded.mock.calls.map(([job, workflow, status]) => [job.job_id, workflow, status])).toEqual([
+        ['job_half', 'pdfop', null],
+        ['job_half', 'pdfop', null],
+      ]);
+      expect(w.jobs.starts.size).toBe(0);
+      expect(w.workflows.status).not.toHaveBeenCalled();
+    });
+
     it('drops the watch of a job that has finished without asking after its execution', async () => {
       const w = world(30);
       await watched(w, 'job_done', 'processing', -3);
