@@ -25,23 +25,35 @@ export class MemoryJobs implements JobRepository {
     this.jobs.set(job.job_id, structuredClone(job));
     this.events.push(...events);
     if (start) {
+      this.watches.delete(job.job_id);
       const due = job.status === 'processing' && job.lease_until ? job.lease_until : job.created_at;
       this.starts.set(job.job_id, { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, due_at: due, start });
     }
   }
   async startSent(jobId: string, due?: string) {
     const record = this.starts.get(jobId);
-    if (due === undefined || (record && (record.due_at ?? record.created_at) === due)) this.starts.delete(jobId);
+    if (due === undefined || (record && (record.due_at ?? record.created_at) === due)) {
+      this.starts.delete(jobId);
+      this.watches.delete(jobId);
+    }
   }
+  /** Records moved on by `watchStart` (listed apart, as the DynamoDB adapter keeps them in partitions of their own). */
+  watches = new Set<string>();
   async watchStart(jobId: string, from: string, until: string) {
     const record = this.starts.get(jobId);
     if (!record || (record.due_at ?? record.created_at) !== from) return false;
     this.starts.set(jobId, { ...record, due_at: until });
+    this.watches.add(jobId);
     return true;
   }
   async unsentStarts(before: string, limit: number) {
     const due = (s: UnsentStart) => s.due_at ?? s.created_at;
-    return [...this.starts.values()].filter((s) => due(s) < before).sort((a, b) => (due(a) < due(b) ? -1 : 1)).slice(0, limit);
+    const oldest = (watches: boolean) =>
+      [...this.starts.values()]
+        .filter((s) => this.watches.has(s.job_id) === watches && due(s) < before)
+        .sort((a, b) => (due(a) < due(b) ? -1 : 1))
+        .slice(0, limit);
+    return [...oldest(false), ...oldest(true)];
   }
   async putIf(job: Job, from: Job['status'][], events: OutboxEvent[] = [], leaseExpiredBefore?: string, watch?: JobStart) {
     const current = this.jobs.get(job.job_id);

@@ -93,9 +93,9 @@ export class DynamoJobRepository implements JobRepository {
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.jobStart(jobId),
-          UpdateExpression: 'SET due_at = :until, gsi1sk = :sk',
+          UpdateExpression: 'SET due_at = :until, gsi1pk = :pk, gsi1sk = :sk',
           ConditionExpression: 'due_at = :from OR (attribute_not_exists(due_at) AND created_at = :from)',
-          ExpressionAttributeValues: { ':from': from, ':until': until, ':sk': `${until}#${jobId}` },
+          ExpressionAttributeValues: { ':from': from, ':until': until, ':pk': keys.workflowWatches(shardOf(jobId, START_SHARDS)), ':sk': `${until}#${jobId}` },
         }),
       );
       return true;
@@ -106,6 +106,12 @@ export class DynamoJobRepository implements JobRepository {
   }
 
   async unsentStarts(before: string, limit: number): Promise<UnsentStart[]> {
+    const [starts, watches] = await Promise.all([this.dueIn(keys.unsentStarts, before, limit), this.dueIn(keys.workflowWatches, before, limit)]);
+    return [...starts, ...watches];
+  }
+
+  /** The records of one family of index partitions due before `before`, oldest first across its shards, at most `limit`. */
+  private async dueIn(partition: (shard: number) => string, before: string, limit: number): Promise<UnsentStart[]> {
     const shards = await Promise.all(
       Array.from({ length: START_SHARDS }, async (_, shard) => {
         const { Items = [] } = await this.db.doc.send(
@@ -113,7 +119,7 @@ export class DynamoJobRepository implements JobRepository {
             TableName: this.db.table,
             IndexName: GSI1,
             KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk < :before',
-            ExpressionAttributeValues: { ':pk': keys.unsentStarts(shard), ':before': before },
+            ExpressionAttributeValues: { ':pk': partition(shard), ':before': before },
             ProjectionExpression: 'job_id, account_id, created_at, due_at, #start',
             ExpressionAttributeNames: { '#start': 'start' },
             Limit: limit,

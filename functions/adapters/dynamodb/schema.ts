@@ -78,6 +78,8 @@ export const keys = {
   jobStart: (jobId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: 'START' }),
   /** Unsent starts are listed through a sparse, sharded index, like pending outbox events. */
   unsentStarts: (shard: number) => `STARTS#${shard}`,
+  /** Watches on running workflow jobs, in partitions of their own: however many run, they never hold back a lost start. */
+  workflowWatches: (shard: number) => `WATCHES#${shard}`,
   /** Per-file result rows of a job (GET /jobs/{id}/files), in index order under the job's partition. */
   jobFile: (jobId: string, index: number): ItemKey => ({ pk: `JOB#${jobId}`, sk: `FILE#${String(index).padStart(6, '0')}` }),
   jobFilePrefix: 'FILE#',

@@ -32,7 +32,11 @@ export interface JobRepository {
    * False when there is none due at `from` (the job ended and its record went, or another writer re-armed it).
    */
   watchStart(jobId: string, from: string, until: string): Promise<boolean>;
-  /** Starts recorded before `before` and not confirmed yet, oldest first, at most `limit`. */
+  /**
+   * Records due before `before`, oldest first: at most `limit` starts not confirmed yet (with long jobs' lease
+   * watches), then at most `limit` watches on workflow-run jobs, so that running workflow jobs, however many, never
+   * hold back a lost start.
+   */
   unsentStarts(before: string, limit: number): Promise<UnsentStart[]>;
   /**
    * Writes `job` only if the stored job is still in one of `from` (or is processing with a lease that ran

@@ -69,6 +69,11 @@ describe('DynamoJobRepository: unsent starts', () => {
       due_at: at(10).toISOString(),
       start: { via: 'workflow', workflow: 'pdfop' },
     });
+    // Watches are listed apart from starts, each family up to the limit: a later lost start is not held back by them.
+    // (Earlier tests of this file left older starts behind; this watch is the file's only one.)
+    const [start, ...watches] = await table.jobs.unsentStarts(at(11).toISOString(), 1);
+    expect([start.job_id, start.due_at === start.created_at]).toEqual([expect.not.stringMatching('job_01V5'), true]);
+    expect(watches.map((s) => s.job_id)).toEqual(['job_01V5']);
     // Another look moved it on meanwhile: this one's write does nothing.
     expect(await table.jobs.watchStart(job.job_id, at(0).toISOString(), at(30).toISOString())).toBe(false);
     expect((await table.jobs.unsentStarts(at(11).toISOString(), 10)).find((s) => s.job_id === job.job_id)?.due_at).toBe(at(10).toISOString());

@@ -155,6 +155,18 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       expect(w.workflows.status).not.toHaveBeenCalled();
     });
 
+    it('sends a lost start at its first look, however many older watches on running jobs are due (each family has its own limit)', async () => {
+      const w = world(30);
+      for (let i = 0; i < 150; i++) {
+        await watched(w, `job_run${i}`, 'processing', -20);
+        w.workflows.statuses.set(`job_run${i}`, 'RUNNING');
+      }
+      const lost = newJob({ job_id: 'job_lost', account_id: 'acct1', job_type: 'long', status: 'queued', now: new Date(written.getTime() + 27 * 60_000) });
+      await w.jobs.put(lost, [], { via: 'render-queue' });
+      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, watched: 100, cleared: 0, ended: 0, failed: 0 });
+      expect(w.sent).toEqual([{ job_id: 'job_lost' }]);
+    });
+
     it('drops the watch of a job that has finished without asking after its execution', async () => {
       const w = world(30);
       await watched(w, 'job_done', 'processing', -3);
