@@ -54,8 +54,9 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
   let job = await deps.jobs.get(input.job_id);
   if (!job || job.job_type !== 'bulk') return ended(job);
   if (FINISHED_STATUSES.has(job.status)) {
-    // Cancelled while queued: the cancel released it already; releasing again is harmless.
-    await releaseJob(deps, job);
+    // Cancelled while queued: the cancel released it already; releasing again is harmless. Failed at its submission
+    // (its start seemed to fail, but went through): the caller was told that the upload is kept for a retry.
+    await releaseJob(deps, job, { keepUpload: true });
     return ended(job);
   }
   if (job.status === 'queued') {

@@ -98,6 +98,19 @@ describe('a bulk job from submission to its end', () => {
     await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).resolves.toMatchObject({ status: 'queued' });
   });
 
+  it('keeps that ZIP also when the start went through after all (its reply was lost) and the execution finds its job failed', async () => {
+    const w = bulkWorld();
+    const key = bulkKeys.upload(w.account.account_id);
+    await w.blobs.put(key, rawZip([{ name: 'a.html', data: page(1) }]), 'application/zip');
+    w.workflows.fail = new Error('socket hang up');
+    const request: BulkRequest = { bundle_type: 'html', options, input: { kind: 's3', key } };
+    await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { job_id: expect.any(String) } });
+    const [failed] = [...w.jobs.jobs.values()];
+    const { prepared } = await run(w, failed.job_id);
+    expect(prepared).toMatchObject({ status: 'failed', items: [] });
+    expect([...w.blobs.objects.keys()]).toEqual([key]);
+  });
+
   it('converts every file, charges each once, writes the output ZIP with manifest.json, bulk.job.completed, and cleans up', async () => {
     const w = bulkWorld(1);
     const { job_id } = await submit(w, [{ name: 'style.css', data: 'p{}' }, { name: 'a.html', data: page(1) }, { name: 'docs/b.htm', data: page(2) }]);
