@@ -53,4 +53,30 @@ describe('startJobWorkflow', () => {
     expect(recordFailure).toHaveBeenCalledTimes(1);
     expect(log).toHaveBeenCalledWith(expect.stringContaining('job_1'), workflows.fail);
   });
+
+  it('accepts the job when its failure cannot be recorded either and it is still queued: the start sweeper starts it', async () => {
+    const workflows = new RecordingWorkflows();
+    workflows.fail = new Error('throttled');
+    const jobs = await storedJobs();
+    const log = jest.fn();
+    await startJobWorkflow({ workflows, jobs, clock, log }, 'bulk', job, async () => Promise.reject(new Error('table unavailable')));
+    expect(log).toHaveBeenCalledWith(expect.stringContaining('could not record'), expect.any(Error));
+    // Its start record stays as written, for the sweeper.
+    expect([...jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_1', due_at: job.created_at })]);
+  });
+
+  it('answers SERVICE_UNAVAILABLE when the failure cannot be recorded and the job cannot be read, or reads as failed', async () => {
+    for (const stored of ['unreadable', 'failed'] as const) {
+      const workflows = new RecordingWorkflows();
+      workflows.fail = new Error('throttled');
+      const jobs = await storedJobs();
+      if (stored === 'failed') jobs.jobs.set('job_1', { ...jobs.jobs.get('job_1')!, status: 'failed' });
+      else jobs.get = async () => Promise.reject(new Error('table unavailable'));
+      const err = await startJobWorkflow({ workflows, jobs, clock }, 'bulk', job, async () => Promise.reject(new Error('lost reply'))).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    }
+  });
 });
