@@ -598,11 +598,13 @@ describe('subscriptions through Stripe', () => {
   it('shows a paused collection as a scheduled pause, then paused once a period starts unpaid', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const { sub, periodEnd } = await subscribe(user);
-    const pausing = { ...double.subscriptions.get(sub.id), pause_collection: { behavior: 'void', resumes_at: null } };
-    await deliver('customer.subscription.updated', pausing);
+    // Paused in Stripe (the customer portal): the subscription as Stripe holds it, and the event, say so.
+    const live = double.subscriptions.get(sub.id);
+    live.pause_collection = { behavior: 'void', resumes_at: null };
+    await deliver('customer.subscription.updated', { ...live });
     expect(await subscription(user)).toMatchObject({ status: 'active', active: true, scheduled_change: { action: 'pause', effective_at: periodEnd } });
     const next = double.renew(sub.id, periodEnd, iso(Date.parse(periodEnd) + 30 * DAY));
-    await deliver('customer.subscription.updated', { ...next, pause_collection: { behavior: 'void', resumes_at: null } });
+    await deliver('customer.subscription.updated', { ...next });
     expect(await subscription(user)).toMatchObject({ status: 'paused', active: false, credits_remaining: 0, scheduled_change: null });
   });
 
@@ -630,6 +632,22 @@ describe('subscriptions through Stripe', () => {
     expect((await deliver('customer.subscription.created', created, { created: now })).body).toMatchObject({ result: 'ignored', reason: 'stale_event' });
     expect(await subscription(user)).toMatchObject({ status: 'active', active: true, credits_remaining: 20 });
     expect((await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>x</p>' } })).status).toBe(200);
+  });
+
+  it("applies Stripe's current view of a subscription when an update arrives stamped the same second as the last one applied", async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub } = await subscribe(user);
+    const now = Math.floor(Date.now() / 1000);
+    const live = { ...double.subscriptions.get(sub.id) };
+    // Two updates in one second: the first-made (unpaid) arrives after the later one (paid, active).
+    expect((await deliver('customer.subscription.updated', live, { created: now })).body.result).toBe('applied');
+    const reads = double.requests.filter((r) => r.path === `/v1/subscriptions/${sub.id}`).length;
+    expect((await deliver('customer.subscription.updated', { ...live, status: 'incomplete' }, { created: now })).body.result).toBe('applied');
+    expect(double.requests.filter((r) => r.path === `/v1/subscriptions/${sub.id}`).length).toBe(reads + 1);
+    expect(await subscription(user)).toMatchObject({ status: 'active', active: true, credits_remaining: 20 });
+    // A later second is applied as the event says.
+    expect((await deliver('customer.subscription.updated', { ...live, status: 'past_due' }, { created: now + 1 })).body.result).toBe('applied');
+    expect(await subscription(user)).toMatchObject({ status: 'past_due', active: false });
   });
 
   it('keeps a cancelled subscription cancelled when an older update arrives stamped the same second', async () => {

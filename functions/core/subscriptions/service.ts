@@ -107,7 +107,9 @@ export class SubscriptionService {
         const p = event.subscription;
         const accountId = p.account_ref ?? (await this.deps.store.accountForCustomer(p.customer_id));
         if (!accountId) return { result: 'ignored', reason: 'unknown_customer' };
-        return this.applySubscription(accountId, p, { eventId: event.id, eventAt: event.created, creation: event.type === 'customer.subscription.created' });
+        const creation = event.type === 'customer.subscription.created';
+        const view = creation ? p : await this.untied(accountId, p, event.created);
+        return this.applySubscription(accountId, view, { eventId: event.id, eventAt: event.created, creation });
       }
       case 'invoice_paid':
         return this.invoicePaid(event.id, event.invoice);
@@ -116,6 +118,18 @@ export class SubscriptionService {
       case 'dispute_settled':
         return { result: 'ignored', reason: 'dispute_not_lost' };
     }
+  }
+
+  /**
+   * Event times have a resolution of one second, and events arrive in any order: of two updates of one subscription
+   * stamped the same second, the one arriving later may show the older state. On such a tie the provider's current
+   * view of the subscription is applied instead of the event's.
+   */
+  private async untied(accountId: string, p: ProviderSubscription, eventAt: string): Promise<ProviderSubscription> {
+    const stored = (await this.deps.accounts.get(accountId))?.subscription;
+    if (stored?.subscription_id !== p.id || stored.provider?.event_at !== eventAt) return p;
+    const live = await this.provider().getSubscription(p.id);
+    return { ...live, account_ref: live.account_ref ?? p.account_ref };
   }
 
   /**
