@@ -127,8 +127,9 @@ export class SubscriptionService {
    */
   private async untied(accountId: string, p: ProviderSubscription, eventAt: string): Promise<ProviderSubscription> {
     const stored = (await this.deps.accounts.get(accountId))?.subscription;
-    if (stored?.subscription_id !== p.id || stored.provider?.event_at !== eventAt) return p;
-    const live = await this.provider().getSubscription(p.id);
+    // Without the provider's API (no secret key configured) the event is all there is.
+    if (!this.deps.provider || stored?.subscription_id !== p.id || stored.provider?.event_at !== eventAt) return p;
+    const live = await this.deps.provider.getSubscription(p.id);
     return { ...live, account_ref: live.account_ref ?? p.account_ref };
   }
 
