@@ -75,7 +75,7 @@ export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accoun
   const issued = uploadIssuedAt(key);
   const head = issued ? await deps.blobs.head(key) : null;
   if (!head || deps.clock.now().getTime() - issued!.getTime() > LIFETIME_MS) {
-    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: nothing was uploaded to this s3_key, or the upload expired (uploads are kept one day). Upload it again.`, details);
+    throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: nothing was uploaded to this s3_key, the upload expired (uploads are kept one day), or a job already used it (a job deletes its uploads when it ends). Upload it again.`, details);
   }
   return head;
 }

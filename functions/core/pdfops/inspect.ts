@@ -92,7 +92,7 @@ export async function runInspect(deps: { blobs: BlobStore; clock: Clock }, accou
   if (source.kind === 'upload') {
     await checkUpload(deps, account, source.s3_key, { filename, index: 0 });
     const bytes = await deps.blobs.get(source.s3_key);
-    if (!bytes) throw new ServiceError('UPLOAD_NOT_FOUND', `${filename}: nothing was uploaded to this s3_key.`, { filename, input_index: 0, s3_key: source.s3_key });
+    if (!bytes) throw new ServiceError('UPLOAD_NOT_FOUND', `${filename}: nothing was uploaded to this s3_key, or a job already used it (a job deletes its uploads when it ends). Upload it again.`, { filename, input_index: 0, s3_key: source.s3_key });
     return inspectPdf(bytes, { filename, maxPages: JOB_LIMITS.maxPages, forEdit });
   }
   const bytes = source.bytes;
