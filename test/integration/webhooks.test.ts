@@ -673,6 +673,30 @@ describe('deliveries', () => {
     expect((await api(user, 'POST', `/accounts/me/webhooks/${hook.webhook_id}/rotate-secret`, { grace_period_seconds: 604800 })).status).toBe(200);
   });
 
+  it('serialises rotations made at the same moment: every secret answered signs, and grace 0 revokes the old one for good', async () => {
+    const user = await stack.account();
+    // Two rotations with a grace period: the later one signs now and the earlier one during its grace (none is lost).
+    const both = await createHook(user, { url: hookUrl('/ok/rotate-race') });
+    const answers = await Promise.all([1, 2].map(() => api(user, 'POST', `/accounts/me/webhooks/${both.webhook_id}/rotate-secret`, { grace_period_seconds: 3600 })));
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    const secrets = await Promise.all(answers.map(async (a) => (await a.json()).webhook.secret as string));
+    await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
+    const signed = deliveriesTo('/ok/rotate-race')[0];
+    for (const secret of secrets) expect(verifyWebhookSignature(signed.body, signed.headers['service-signature'] as string, secret)).toBe(true);
+    expect(verifyWebhookSignature(signed.body, signed.headers['service-signature'] as string, both.secret)).toBe(false);
+
+    // grace 0 with a graceful rotation at the same moment: in either order the original secret no longer signs.
+    const revoked = await createHook(user, { url: hookUrl('/ok/rotate-race-0') });
+    const pair = await Promise.all([
+      api(user, 'POST', `/accounts/me/webhooks/${revoked.webhook_id}/rotate-secret`, { grace_period_seconds: 0 }),
+      api(user, 'POST', `/accounts/me/webhooks/${revoked.webhook_id}/rotate-secret`, { grace_period_seconds: 3600 }),
+    ]);
+    expect(pair.map((a) => a.status)).toEqual([200, 200]);
+    await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
+    const after = deliveriesTo('/ok/rotate-race-0')[0];
+    expect(verifyWebhookSignature(after.body, after.headers['service-signature'] as string, revoked.secret)).toBe(false);
+  });
+
   it('turns signing on when an old unsigned webhook is rotated', async () => {
     const user = await stack.account();
     const now = new Date().toISOString();

@@ -79,8 +79,30 @@ export class DynamoWebhookRepository implements WebhookRepository {
     return setFields(this.db, webhookId, changes);
   }
 
-  updateSecrets(webhookId: string, changes: SecretChanges): Promise<Webhook | null> {
-    return setFields(this.db, webhookId, changes);
+  /** Conditional on the secret the rotation read, so two rotations at once cannot interleave (one would lose its secret). */
+  async updateSecrets(webhookId: string, changes: SecretChanges, seenSecret: string | null): Promise<Webhook | null | 'changed'> {
+    const entries = Object.entries(changes);
+    const updated = await conditional(() =>
+      this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.webhook(webhookId),
+          ConditionExpression:
+            seenSecret === null
+              ? 'attribute_exists(pk) AND (attribute_not_exists(secret_sealed) OR attribute_type(secret_sealed, :nullType))'
+              : 'attribute_exists(pk) AND secret_sealed = :seen',
+          UpdateExpression: `SET ${entries.map((_, i) => `#f${i} = :v${i}`).join(', ')}`,
+          ExpressionAttributeNames: Object.fromEntries(entries.map(([k], i) => [`#f${i}`, k])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(entries.map(([, v], i) => [`:v${i}`, v])),
+            ...(seenSecret === null ? { ':nullType': 'NULL' } : { ':seen': seenSecret }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      ),
+    );
+    if (updated?.Attributes) return stripKeys<Webhook>(updated.Attributes);
+    return (await this.get(webhookId)) ? 'changed' : null;
   }
 
   /** Conditioned on the webhook being active and subscribed, so a paused or unsubscribed one is not marked either. */

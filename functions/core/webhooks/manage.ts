@@ -38,6 +38,9 @@ export async function loadOwnWebhook(webhooks: WebhookRepository, accountId: str
   return webhook;
 }
 
+/** Rotations of one webhook that may lose a race to another before answering 409 CONFLICT. */
+const ROTATION_ATTEMPTS = 10;
+
 /** POST /accounts/me/webhooks: 201 with the plaintext secret (shown now and on rotation only). */
 export async function createWebhook(deps: WebhookDeps & { secrets: SecretBox }, account: Account, body: unknown) {
   const request = parseCreateWebhook(body, deps.guard);
@@ -97,19 +100,29 @@ export async function updateWebhook(deps: WebhookDeps, account: Account, webhook
  * two secrets exist at a time: rotating again during a grace period retires the older one at once.
  */
 export async function rotateWebhookSecret(deps: WebhookDeps & { secrets: SecretBox }, account: Account, webhookId: string, body: unknown) {
-  const current = await loadOwnWebhook(deps.webhooks, account.account_id, webhookId);
+  let current = await loadOwnWebhook(deps.webhooks, account.account_id, webhookId);
   const { graceSeconds } = parseRotation(body);
-  const now = deps.clock.now();
-  const secret = newSigningSecret();
-  const keepOld = current.secret_sealed !== null && graceSeconds > 0;
-  const updated = await deps.webhooks.updateSecrets(webhookId, {
-    secret_sealed: deps.secrets.seal(secret, webhookId),
-    previous_secret_sealed: keepOld ? current.secret_sealed : null,
-    previous_secret_expires_at: keepOld ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
-    updated_at: now.toISOString(),
-  });
-  if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} no longer exists. List yours with GET /accounts/me/webhooks or create a new one.`, { webhook_id: webhookId });
-  return presentWebhook(updated, now, secret);
+  // Written only over the secret it was computed from: a rotation that lost a race to another is computed again from
+  // what that one left, as if the two had come one after the other.
+  for (let attempt = 0; attempt < ROTATION_ATTEMPTS; attempt++) {
+    const now = deps.clock.now();
+    const secret = newSigningSecret();
+    const keepOld = current.secret_sealed !== null && graceSeconds > 0;
+    const updated = await deps.webhooks.updateSecrets(
+      webhookId,
+      {
+        secret_sealed: deps.secrets.seal(secret, webhookId),
+        previous_secret_sealed: keepOld ? current.secret_sealed : null,
+        previous_secret_expires_at: keepOld ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
+        updated_at: now.toISOString(),
+      },
+      current.secret_sealed,
+    );
+    if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} no longer exists. List yours with GET /accounts/me/webhooks or create a new one.`, { webhook_id: webhookId });
+    if (updated !== 'changed') return presentWebhook(updated, now, secret);
+    current = await loadOwnWebhook(deps.webhooks, account.account_id, webhookId);
+  }
+  throw new ServiceError('CONFLICT', `Webhook ${webhookId} was rotated by other requests at the same time; retry.`, { webhook_id: webhookId });
 }
 
 /** DELETE /accounts/me/webhooks/{id}. Its delivery records stay visible through GET /jobs/{id}/webhooks/history. */

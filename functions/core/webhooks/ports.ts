@@ -15,7 +15,11 @@ export interface WebhookRepository {
   create(webhook: Webhook, maxAllowed: number): Promise<{ created: true } | { created: false; currentCount: number }>;
   /** Changes only the given fields (counters written by deliveries meanwhile are kept); null when gone. */
   update(webhookId: string, changes: WebhookChanges): Promise<Webhook | null>;
-  updateSecrets(webhookId: string, changes: SecretChanges): Promise<Webhook | null>;
+  /**
+   * Replaces the signing secrets if the current secret is still `seenSecret` (the one the rotation was computed from):
+   * null when the webhook is gone, `changed` when another rotation wrote first (the caller reads it again and retries).
+   */
+  updateSecrets(webhookId: string, changes: SecretChanges, seenSecret: string | null): Promise<Webhook | null | 'changed'>;
   /**
    * The start of a delivery series: sets `last_triggered_at` to `at` on a webhook that is still active and
    * subscribed to `event`, and returns it as stored (read after the write, so its URL and secrets are current).

@@ -70,6 +70,7 @@ const ROUTE_ERROR_STATUSES: Record<string, number[]> = {
   'pdf.inspect': [402, 404, 422],
   'pdf.uploadUrl': [402],
   'pdf.jobs': [402, 404, 409],
+  'webhooks.rotateSecret': [409],
 };
 
 /**
