@@ -529,6 +529,39 @@ describe('cancel', () => {
     }
   }, 90_000);
 
+  it('keeps a cancel answered (202) while Prepare reads the bundle: a refusal found then ends the job cancelled, not failed', async () => {
+    const blobs = stack.services.blobs;
+    const read = blobs.get.bind(blobs);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reached!: () => void;
+    const reading = new Promise<void>((resolve) => (reached = resolve));
+    // Holds Prepare (the job is processing by then) at its read of the ZIP until the cancel has been answered.
+    const spy = jest.spyOn(blobs, 'get').mockImplementation(async (key: string) => {
+      if (key.includes(user.account_id) && key.endsWith('bundle.zip')) {
+        reached();
+        await gate;
+      }
+      return read(key);
+    });
+    try {
+      const before = await credits();
+      const jobId = await submit({ zip_base64: zipB64([{ name: 'notes.txt', data: 'no page here' }]) });
+      await reading;
+      const res = await post(`/jobs/${jobId}/cancel`, undefined);
+      expect(res.status).toBe(202);
+      open();
+      const job = await finished(jobId);
+      expect(job).toMatchObject({ status: 'cancelled', cancel_requested: true, error_code: null, success_count: 0 });
+      expect((await outbox(jobId)).map((e) => e.event)).toEqual(['bulk.job.cancelled']);
+      expect(await credits()).toBe(before);
+      expect(await stack.services.jobSlots.holders({ accountId: user.account_id, kind: 'bulk', now: new Date() })).toEqual([]);
+    } finally {
+      open();
+      spy.mockRestore();
+    }
+  });
+
   it('answers 409 for finished jobs and for job types that cannot be cancelled, 404 for other accounts', async () => {
     const jobId = await submit({ zip_base64: zipB64([{ name: 'a.html', data: '<p>a</p>' }]) });
     await finished(jobId);

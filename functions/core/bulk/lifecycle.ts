@@ -12,7 +12,7 @@ import { STORAGE_CONCURRENCY } from './limits';
 import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
 
 type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'log'>;
-type FailDeps = Deps & Pick<BulkDeps, 'billing'>;
+type FailDeps = Deps & Pick<BulkDeps, 'billing' | 'progress'>;
 
 /** Deletes with a bounded number of requests in flight; failures are logged (the bucket's rules clean up later). */
 async function deleteAll(deps: Deps, keys: string[], what: string): Promise<void> {
@@ -49,13 +49,52 @@ export async function releaseJob(deps: Deps, job: Job, { keepUpload = false, kee
  * Ends a queued or processing job as failed with a job-level code: no output, no rows, nothing charged (files
  * already paid for when a later step failed for good are refunded), `bulk.job.failed`, slot and staged inputs
  * released. Returns the job as it ends up (another writer may have finished it first, e.g. a cancel of a queued job).
+ * The write is conditional on the cancel request it saw (as Finish's is), so a cancel answered 202 meanwhile is never
+ * overwritten: the job keeps `cancel_requested`, and with `honourCancel` (a refusal found before any file was
+ * converted or charged, in Prepare) it ends `cancelled` with `bulk.job.cancelled`, as the 202 promised.
  */
-export async function failJob(deps: FailDeps, job: Job, code: string, message: string, changes: Partial<Job> = {}, release: { keepUpload?: boolean } = {}): Promise<Job> {
-  const at = deps.clock.now();
-  const final = failed(job, at, code, message, { success_count: 0, failure_count: (changes.file_count !== undefined ? changes.file_count : job.file_count) ?? 0, pages_total: 0, output: null, lease_until: null, ...changes });
-  const event = jobEvent('bulk.job.failed', final, at, { error_message: message, processed_count: final.processed_count ?? 0 });
-  // Only a job still running ends here, and only then are its output and rows removed (one finished meanwhile keeps them).
-  if (!(await deps.jobs.putIf(final, ['queued', 'processing'], [event]))) return (await deps.jobs.get(job.job_id)) ?? final;
+export async function failJob(
+  deps: FailDeps,
+  job: Job,
+  code: string,
+  message: string,
+  changes: Partial<Job> = {},
+  { honourCancel = false, ...release }: { keepUpload?: boolean; honourCancel?: boolean } = {},
+): Promise<Job> {
+  let seen = job;
+  let final: Job | null = null;
+  for (let round = 0; round < 3 && !final; round++) {
+    const at = deps.clock.now();
+    const cancelSeen = !!seen.cancel_requested;
+    const ending = { success_count: 0, failure_count: (changes.file_count !== undefined ? changes.file_count : seen.file_count) ?? 0, pages_total: 0, output: null, lease_until: null, ...changes };
+    const next: Job =
+      honourCancel && cancelSeen
+        ? {
+            ...seen,
+            ...ending,
+            status: 'cancelled',
+            completed_at: at.toISOString(),
+            error_code: null,
+            error_message: 'Cancelled on request before any file was converted; nothing was charged.',
+          }
+        : failed(seen, at, code, message, ending);
+    const event =
+      next.status === 'cancelled'
+        ? jobEvent('bulk.job.cancelled', next, at, { processed_count: next.processed_count ?? 0, error_message: next.error_message, files_url: `/jobs/${job.job_id}/files` })
+        : jobEvent('bulk.job.failed', next, at, { error_message: message, processed_count: next.processed_count ?? 0 });
+    // Only a job still running ends here, and only then are its output and rows removed (one finished meanwhile keeps them).
+    const written = seen.status === 'queued' ? await deps.jobs.putIf(next, ['queued'], [event]) : await deps.progress.finishJob(next, [event], cancelSeen);
+    if (written) {
+      final = next;
+      break;
+    }
+    const current = await deps.jobs.get(job.job_id);
+    // Finished by another writer (a cancel of a queued job, a Finish): left as it is.
+    if (!current || (current.status !== 'queued' && current.status !== 'processing')) return current ?? next;
+    // A cancel request landed (or the job moved from queued to processing): decided again from the job as it is now.
+    seen = current;
+  }
+  if (!final) throw new Error(`the failure of bulk job ${job.job_id} kept conflicting with other writes`);
   // The job has failed: whatever fails below, its slot and commitment are given back, and the start sweeper's watch
   // stays until the refund went through (the sweeper calls the failure recorder again until then; see
   // `recordBulkJobFailure`). Dropped first, a refund that failed (or a sweeper stopped at its time limit) was never retried.

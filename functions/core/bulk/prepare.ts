@@ -49,6 +49,9 @@ function tooLargeRow(file: BundleFile): JobFileRow {
   };
 }
 
+/** Prepare's refusals end the job before any file was converted or charged: a cancel answered meanwhile wins. */
+const REFUSAL = { honourCancel: true } as const;
+
 export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Promise<PreparedJob> {
   const ended = (job: Job | null, status?: string): PreparedJob => ({ job_id: input.job_id, account_id: job?.account_id ?? input.account_id ?? '', status: status ?? job?.status ?? 'missing', items: [] });
   let job = await deps.jobs.get(input.job_id);
@@ -71,25 +74,25 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
   let archive: Awaited<ReturnType<typeof inspectArchive>> | null = null;
   try {
     const request = await loadStoredRequest(deps, job);
-    if (!request) return ended(await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.'));
+    if (!request) return ended(await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.', {}, REFUSAL));
     // Refused (402) as the job's failure by the catch below.
     const { plan } = await requireCurrentPlan(deps.plans, await deps.accounts.get(job.account_id));
 
     const zip = await deps.blobs.get(request.zip_key);
-    if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.'));
+    if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.', {}, REFUSAL));
     archive = await inspectArchive(zip);
 
     const convertible = archive.files.filter((f) => isConvertible(f.path, request.bundle_type));
     const extensions = request.bundle_type === 'html' ? '.html or .htm' : '.md or .markdown';
     if (convertible.length === 0) {
-      return ended(await failJob(deps, job, 'BULK_NO_CONVERTIBLE_FILES', `The bundle has no ${extensions} file to convert (bundle_type "${request.bundle_type}"). Check bundle_type and the file extensions.`, { file_count: 0 }));
+      return ended(await failJob(deps, job, 'BULK_NO_CONVERTIBLE_FILES', `The bundle has no ${extensions} file to convert (bundle_type "${request.bundle_type}"). Check bundle_type and the file extensions.`, { file_count: 0 }, REFUSAL));
     }
     const maxFiles = Math.min(BULK_LIMITS.convertibleFiles, plan.max_bulk_pages_per_job);
     if (convertible.length > maxFiles) {
       return ended(
         await failJob(deps, job, 'BULK_FILE_COUNT_EXCEEDED', `The bundle has ${convertible.length} ${extensions} files; a bulk job converts at most ${maxFiles}. Split it into several jobs.`, {
           file_count: convertible.length,
-        }),
+        }, REFUSAL),
       );
     }
 
@@ -107,7 +110,7 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
       return ended(
         await failJob(deps, job, 'INSUFFICIENT_CREDITS', `The balance cannot pay for all ${renderable.length} files of the bundle; nothing was converted or charged. ${err.message}`, {
           file_count: files.length,
-        }),
+        }, REFUSAL),
       );
     }
 
@@ -127,7 +130,7 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
     if (!(await deps.progress.setCounts(job.job_id, counts))) return ended(await deps.jobs.get(job.job_id));
     return { job_id: job.job_id, account_id: job.account_id, status: 'processing', items: renderable.map((f) => f.index) };
   } catch (err) {
-    if (isServiceError(err)) return ended(await failJob(deps, job, err.code, err.message));
+    if (isServiceError(err)) return ended(await failJob(deps, job, err.code, err.message, {}, REFUSAL));
     throw new TransientTaskError(`preparing bulk job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
   } finally {
     if (archive) closeArchive(archive);
