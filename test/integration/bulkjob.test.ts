@@ -5,6 +5,7 @@ import { planCatalogue } from '../../functions/core/billing/plans';
 import { newJob } from '../../functions/core/jobs/job';
 import { png, multipart } from '../support/images';
 import { readPdf } from '../support/pdf';
+import { simplePdf } from '../support/pdf-fixtures';
 import { type TestServer, httpServer } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 import { type RawEntry, noise, rawZip, ratioEntry, unzip } from '../support/zips';
@@ -430,6 +431,41 @@ describe('budgets and per-file results', () => {
     expect((await stack.services.accounts.get(pair.account_id))!.commitments).toEqual({});
     const third = await submit({ zip_base64: zipB64([{ name: 'c.html', data: 'c' }]) }, pair.api_key);
     expect(await finished(third, pair.api_key)).toMatchObject({ status: 'completed' });
+  });
+
+  it('does not count a job\'s commitment again once Finish has charged its files (while it writes the output)', async () => {
+    const acct = await stack.account({ credits_usd: 0.05 }); // 3 PDFs (0.03) and one merge/split job's top band (0.02)
+    const blobs = stack.services.blobs;
+    const putParts = blobs.putParts.bind(blobs);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reached!: () => void;
+    const writing = new Promise<void>((resolve) => (reached = resolve));
+    // Holds Finish at its write of the output ZIP: the files are charged, the job still processing.
+    const spy = jest.spyOn(blobs, 'putParts').mockImplementation(async (key, parts, type) => {
+      if (key.includes(acct.account_id) && key.endsWith('.zip')) {
+        reached();
+        await gate;
+      }
+      return putParts(key, parts, type);
+    });
+    try {
+      const jobId = await submit({ zip_base64: zipB64([1, 2, 3].map((i) => ({ name: `f${i}.html`, data: `<p>${i}</p>` }))) }, acct.api_key);
+      await writing;
+      expect(await credits(acct.account_id)).toBe(20_000);
+      const pdf = await simplePdf(2);
+      const up = await (await post('/pdf/upload-url', { content_length_bytes: pdf.length }, acct.api_key)).json();
+      await fetch(up.upload_url, { method: 'PUT', headers: up.required_headers, body: Uint8Array.from(pdf) });
+      const res = await post('/pdf/jobs', { operation: 'split', inputs: [{ s3_key: up.s3_key, filename: 'a.pdf' }], split: { mode: 'each_page' } }, acct.api_key);
+      // The 0.03 already charged is in the balance: 0.02 is left, all of it free for the merge/split job.
+      expect({ status: res.status, error: (await res.json()).error?.details }).toEqual({ status: 202, error: undefined });
+      open();
+      expect(await finished(jobId, acct.api_key)).toMatchObject({ status: 'completed', success_count: 3 });
+    } finally {
+      open();
+      spy.mockRestore();
+      await stack.workflows.idle();
+    }
   });
 
   it('records FILE_TOO_LARGE, PAGE_LIMIT_EXCEEDED, RENDER_TIMEOUT and RENDER_FAILED per file; a page that never goes idle prints as it stood', async () => {

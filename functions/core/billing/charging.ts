@@ -180,6 +180,11 @@ export class Billing {
     return done;
   }
 
+  /** How many charges of a job made at or after `since` (an ISO time) stand, refunded ones left out. */
+  async chargesSince(accountId: string, jobId: string, since: string): Promise<number> {
+    return (await this.store.chargesOf(accountId, jobId)).filter((entry) => !entry.refunded_at && entry.created_at >= since).length;
+  }
+
   /**
    * Gives back everything a job was charged, each charge once however often this runs: for work that was charged
    * and then did not reach the customer (a bulk job that failed after its files were paid for, a commit whose reply

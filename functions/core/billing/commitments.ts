@@ -4,7 +4,7 @@ import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
 import { FINISHED_STATUSES } from '../jobs/job';
 import type { JobRepository } from '../jobs/ports';
-import { afterDebit, chooseBucket, insufficientCredits } from './charging';
+import { type Billing, afterDebit, chooseBucket, insufficientCredits } from './charging';
 import { type Micros, microsToUsd } from './money';
 
 /**
@@ -77,18 +77,27 @@ function afterCommitments(account: Account, commitments: JobCommitment[], now: D
  * records the job's commitment; otherwise 403 INSUFFICIENT_CREDITS (nothing recorded). Idempotent per job: a retried
  * check replaces the job's own commitment. Commitments of jobs that have ended are dropped on the way.
  */
-export async function commitWholeJob(deps: { accounts: AccountRepository; commitments: CommitmentStore; clock: Clock }, job: WholeJob, isRunning: JobLiveness): Promise<void> {
+export async function commitWholeJob(
+  deps: { accounts: AccountRepository; commitments: CommitmentStore; clock: Clock; billing?: Pick<Billing, 'chargesSince'> },
+  job: WholeJob,
+  isRunning: JobLiveness,
+): Promise<void> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const account = await deps.accounts.get(job.account_id);
     if (!account) throw new ServiceError('ACCOUNT_NOT_FOUND', 'The credential is valid but no account exists for it. Finish sign-up in the dashboard first.');
     const now = deps.clock.now();
     const kept: Record<string, JobCommitment> = {};
+    // What the kept jobs still owe: a running job that has charged some of its commitment already (a bulk Finish charges
+    // its files before it writes the job) has taken that part out of the balance, so it must not be counted twice.
+    const others: JobCommitment[] = [];
     for (const [jobId, c] of Object.entries(account.commitments ?? {})) {
       if (jobId === job.job_id) continue;
       const running = await isRunning(jobId);
-      if (running || (running === null && now.getTime() - Date.parse(c.at) < UNRECORDED_GRACE_MS)) kept[jobId] = c;
+      if (!(running || (running === null && now.getTime() - Date.parse(c.at) < UNRECORDED_GRACE_MS))) continue;
+      kept[jobId] = c;
+      const taken = running && deps.billing ? await deps.billing.chargesSince(job.account_id, jobId, c.at) : 0;
+      if (c.charges - taken > 0) others.push({ ...c, charges: c.charges - taken });
     }
-    const others = Object.values(kept);
     const required = job.charges * job.amount_micros;
     if (!afterCharges(afterCommitments(account, others, now), job.charges, job.amount_micros, now)) {
       const refusal = insufficientCredits(account, required, now);
