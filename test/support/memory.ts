@@ -230,13 +230,13 @@ export class MemorySlots implements JobSlots {
   /** Slot → the job holding it. */
   held = new Map<string, string>();
   /** Slot → the attempt holding it (the job id unless a holder was named) and the end of its lease. */
-  leases = new Map<string, { holder: string; until: number }>();
+  leases = new Map<string, { holder: string; until: number; since: number }>();
   async acquire(i: { accountId: string; kind: string; jobId: string; holder?: string; max: number; now: Date; leaseSeconds: number }) {
     for (let n = 0; n < i.max; n++) {
       const k = `${i.accountId}#${i.kind}#${n}`;
       if (this.held.has(k) && this.leases.get(k)!.until >= i.now.getTime()) continue;
       this.held.set(k, i.jobId);
-      this.leases.set(k, { holder: i.holder ?? i.jobId, until: i.now.getTime() + i.leaseSeconds * 1000 });
+      this.leases.set(k, { holder: i.holder ?? i.jobId, until: i.now.getTime() + i.leaseSeconds * 1000, since: i.now.getTime() });
       return true;
     }
     return false;
@@ -248,8 +248,10 @@ export class MemorySlots implements JobSlots {
       this.leases.delete(k);
     }
   }
-  async holders(i: { accountId: string; kind: string; now: Date }) {
-    const live = [...this.held].filter(([k]) => k.startsWith(`${i.accountId}#${i.kind}#`) && this.leases.get(k)!.until >= i.now.getTime());
+  async holders(i: { accountId: string; kind: string; now: Date; takenBefore?: Date }) {
+    const live = [...this.held].filter(
+      ([k]) => k.startsWith(`${i.accountId}#${i.kind}#`) && this.leases.get(k)!.until >= i.now.getTime() && (!i.takenBefore || this.leases.get(k)!.since < i.takenBefore.getTime()),
+    );
     return [...new Set(live.map(([, jobId]) => jobId))];
   }
 }

@@ -56,8 +56,10 @@ export class DynamoJobSlots implements JobSlots {
     }
   }
 
-  async holders(input: { accountId: string; kind: string; now: Date }): Promise<string[]> {
-    const live = (await this.slotsOf(input.accountId, input.kind)).filter((i) => String(i.lease_until) >= input.now.toISOString());
+  async holders(input: { accountId: string; kind: string; now: Date; takenBefore?: Date }): Promise<string[]> {
+    const live = (await this.slotsOf(input.accountId, input.kind)).filter(
+      (i) => String(i.lease_until) >= input.now.toISOString() && (!input.takenBefore || String(i.acquired_at) < input.takenBefore.toISOString()),
+    );
     return [...new Set(live.map((i) => String(i.job_id)))];
   }
 

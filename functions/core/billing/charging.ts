@@ -227,7 +227,19 @@ export async function chargeCompletion(
 ): Promise<void> {
   try {
     await deps.billing.charge(charge, completion, account);
-  } catch (err) {
+  } catch (first) {
+    let err = first;
+    if (!(first instanceof ServiceError)) {
+      // The outcome is unknown (a reply lost, maybe a read-back that failed too). The charge is exactly-once per
+      // (job, unit), so it is simply made again: it charges now if the first did not commit, and finds the first's
+      // ledger entry (nothing more charged) if it did. Either way the job is then completed and charged once.
+      try {
+        await deps.billing.charge(charge, completion, account);
+        return;
+      } catch (again) {
+        err = again;
+      }
+    }
     // A refusal wrote nothing.
     const outcome = err instanceof ServiceError ? 'not_committed' : await completionCommitted(deps.jobs, completion.job.job_id);
     if (outcome === 'committed') return;

@@ -181,7 +181,14 @@ export async function submitLongJob(
   } catch (err) {
     deps.log?.(`could not queue long job ${jobId}`, err);
     const gaveUp = failed(job, deps.clock.now(), 'SERVICE_UNAVAILABLE', 'The job could not be queued.');
-    await deps.jobs.put(gaveUp, [jobEvent('job.failed', gaveUp, deps.clock.now())]).catch(() => undefined);
+    // Only over the job as it was queued: a send whose reply was lost reached the queue all the same, and a worker
+    // that took the job meanwhile (and may have completed and charged it) must not be overwritten.
+    const ended = await deps.jobs.putIf(gaveUp, ['queued'], [jobEvent('job.failed', gaveUp, deps.clock.now())]).catch(() => null);
+    if (ended === false) {
+      deps.log?.(`the send of job ${jobId} went through although it failed; the job goes on`, err);
+      await confirmStartSent(deps, jobId, job.created_at);
+      return job;
+    }
     await deps.blobs.delete(inputKey).catch(() => undefined);
     throw new ServiceError('SERVICE_UNAVAILABLE', 'The job could not be queued; nothing was charged. Retry in a moment.', { job_id: jobId });
   }
