@@ -42,9 +42,10 @@ describe('startJobWorkflow', () => {
   it('records the failure, logs the cause and answers SERVICE_UNAVAILABLE (500) with the job id when it cannot start', async () => {
     const workflows = new RecordingWorkflows();
     workflows.fail = new Error('throttled');
-    const recordFailure = jest.fn(async () => undefined);
+    const jobs = await storedJobs();
+    const recordFailure = jest.fn(async () => void jobs.jobs.set('job_1', { ...jobs.jobs.get('job_1')!, status: 'failed', error_code: 'SERVICE_UNAVAILABLE' }));
     const log = jest.fn();
-    const err = await startJobWorkflow({ workflows, jobs: await storedJobs(), clock, log }, 'pdfop', job, recordFailure).then(
+    const err = await startJobWorkflow({ workflows, jobs, clock, log }, 'pdfop', job, recordFailure).then(
       () => null,
       (e: unknown) => e,
     );
@@ -65,12 +66,24 @@ describe('startJobWorkflow', () => {
     expect([...jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_1', due_at: job.created_at })]);
   });
 
-  it('answers SERVICE_UNAVAILABLE when the failure cannot be recorded and the job cannot be read, or reads as failed', async () => {
+  it('accepts the job when the start went through with its reply lost and the execution took the job first', async () => {
+    for (const status of ['processing', 'completed', 'failed'] as const) {
+      const workflows = new RecordingWorkflows();
+      workflows.fail = new Error('socket hang up');
+      const jobs = await storedJobs();
+      // The execution ran (and maybe ended) the job; the recorder leaves a job that is no longer queued as it is.
+      jobs.jobs.set('job_1', { ...jobs.jobs.get('job_1')!, status, error_code: status === 'failed' ? 'BULK_NO_CONVERTIBLE_FILES' : null });
+      await expect(startJobWorkflow({ workflows, jobs, clock }, 'bulk', job, async () => undefined)).resolves.toBeUndefined();
+    }
+  });
+
+  it('answers SERVICE_UNAVAILABLE when the failure cannot be recorded and the job cannot be read, or reads as failed by that record', async () => {
     for (const stored of ['unreadable', 'failed'] as const) {
       const workflows = new RecordingWorkflows();
       workflows.fail = new Error('throttled');
       const jobs = await storedJobs();
-      if (stored === 'failed') jobs.jobs.set('job_1', { ...jobs.jobs.get('job_1')!, status: 'failed' });
+      // The record's write went through with its reply lost.
+      if (stored === 'failed') jobs.jobs.set('job_1', { ...jobs.jobs.get('job_1')!, status: 'failed', error_code: 'SERVICE_UNAVAILABLE' });
       else jobs.get = async () => Promise.reject(new Error('table unavailable'));
       const err = await startJobWorkflow({ workflows, jobs, clock }, 'bulk', job, async () => Promise.reject(new Error('lost reply'))).then(
         () => null,
