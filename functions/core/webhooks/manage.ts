@@ -108,16 +108,22 @@ export async function rotateWebhookSecret(deps: WebhookDeps & { secrets: SecretB
     const now = deps.clock.now();
     const secret = newSigningSecret();
     const keepOld = current.secret_sealed !== null && graceSeconds > 0;
-    const updated = await deps.webhooks.updateSecrets(
-      webhookId,
-      {
-        secret_sealed: deps.secrets.seal(secret, webhookId),
-        previous_secret_sealed: keepOld ? current.secret_sealed : null,
-        previous_secret_expires_at: keepOld ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
-        updated_at: now.toISOString(),
-      },
-      current.secret_sealed,
-    );
+    const sealed = deps.secrets.seal(secret, webhookId);
+    const changes = {
+      secret_sealed: sealed,
+      previous_secret_sealed: keepOld ? current.secret_sealed : null,
+      previous_secret_expires_at: keepOld ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
+      updated_at: now.toISOString(),
+    };
+    let updated: Awaited<ReturnType<WebhookRepository['updateSecrets']>>;
+    try {
+      updated = await deps.webhooks.updateSecrets(webhookId, changes, current.secret_sealed);
+    } catch (err) {
+      // Written with its reply lost: the new secret signs already, and this answer is the only time it can be shown.
+      let stored: Webhook | null = null;
+      if (!(await writtenAfterAll(async () => (stored = await deps.webhooks.get(webhookId))?.secret_sealed === sealed))) throw err;
+      updated = stored!;
+    }
     if (!updated) throw new ServiceError('WEBHOOK_NOT_FOUND', `Webhook ${webhookId} no longer exists. List yours with GET /accounts/me/webhooks or create a new one.`, { webhook_id: webhookId });
     if (updated !== 'changed') return presentWebhook(updated, now, secret);
     current = await loadOwnWebhook(deps.webhooks, account.account_id, webhookId);

@@ -1,4 +1,4 @@
-import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoApiKeyRepository } from '../../../../functions/adapters/dynamodb/api-keys';
 import type { Dynamo } from '../../../../functions/adapters/dynamodb/client';
 import { DynamoWebhookRepository } from '../../../../functions/adapters/dynamodb/webhooks';
@@ -7,7 +7,7 @@ import { lookupPrefix } from '../../../../functions/core/auth/api-keys';
 import { createApiKey, revokeApiKey } from '../../../../functions/core/auth/manage-keys';
 import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../../functions/core/net/guard';
-import { createWebhook, deleteWebhook } from '../../../../functions/core/webhooks/manage';
+import { createWebhook, deleteWebhook, rotateWebhookSecret } from '../../../../functions/core/webhooks/manage';
 import { SecretBox } from '../../../../functions/core/webhooks/secret-box';
 import { withLocalTable } from '../../../support/local-table';
 import { MemoryPlans } from '../../../support/memory';
@@ -19,15 +19,17 @@ import { MemoryPlans } from '../../../support/memory';
  */
 type Fault = 'failed' | 'lost' | null;
 const table = withLocalTable('lost-replies', (db) => {
-  const faults: { next: Fault } = { next: null };
+  /** The next write of `on`'s kind (a transaction unless said otherwise) fails as `next` says. */
+  const faults: { next: Fault; on?: typeof UpdateCommand } = { next: null };
   const send = db.doc.send.bind(db.doc) as (command: unknown) => Promise<unknown>;
   const faulty = {
     ...db,
     doc: {
       send: async (command: unknown) => {
         const fault = faults.next;
-        if (!fault || !(command instanceof TransactWriteCommand)) return send(command);
+        if (!fault || !(command instanceof (faults.on ?? TransactWriteCommand))) return send(command);
         faults.next = null;
+        faults.on = undefined;
         if (fault === 'lost') await send(command);
         throw Object.assign(new Error(fault === 'lost' ? 'socket hang up' : 'Rate exceeded'), { name: fault === 'lost' ? 'TimeoutError' : 'ThrottlingException' });
       },
@@ -83,6 +85,19 @@ describe('webhooks with a lost reply', () => {
     table.faults.next = 'failed';
     await expect(createWebhook(deps(), account, body)).rejects.toThrow('Rate exceeded');
     expect((await table.webhooks.listForAccount('acct_hooks')).map((w) => w.webhook_id)).toEqual([shown.webhook_id]);
+  });
+
+  it('shows the new secret of a rotation whose write went through (it signs already), and fails one that was not written', async () => {
+    const d = deps();
+    const { webhook_id } = await createWebhook(d, account, body);
+    Object.assign(table.faults, { next: 'lost', on: UpdateCommand });
+    const rotated = await rotateWebhookSecret(d, account, webhook_id, { grace_period_seconds: 0 });
+    expect(table.faults.next).toBeNull();
+    expect(d.secrets.open((await table.webhooks.get(webhook_id))!.secret_sealed!, webhook_id)).toBe(rotated.secret);
+
+    Object.assign(table.faults, { next: 'failed', on: UpdateCommand });
+    await expect(rotateWebhookSecret(d, account, webhook_id, { grace_period_seconds: 0 })).rejects.toThrow('Rate exceeded');
+    expect(d.secrets.open((await table.webhooks.get(webhook_id))!.secret_sealed!, webhook_id)).toBe(rotated.secret);
   });
 
   it('reports a webhook deleted when the delete went through, and the error when it did not', async () => {
