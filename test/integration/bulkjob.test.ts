@@ -90,6 +90,27 @@ async function upload(zip: Buffer, key = user.api_key): Promise<string> {
   return up.s3_key;
 }
 
+/**
+ * Holds the calls of the blob store's `method` whose key `matches` until `open()`: a step of the workflow paused there,
+ * while the test acts. `reached` resolves when the first such call arrives; `release()` opens and restores.
+ */
+function holdBlobCalls(method: 'get' | 'putParts', matches: (key: string) => boolean) {
+  const blobs = stack.services.blobs as unknown as Record<string, (key: string, ...rest: unknown[]) => Promise<unknown>>;
+  const real = blobs[method].bind(blobs);
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let arrive!: () => void;
+  const reached = new Promise<void>((resolve) => (arrive = resolve));
+  const spy = jest.spyOn(blobs, method).mockImplementation(async (key: string, ...rest: unknown[]) => {
+    if (matches(key)) {
+      arrive();
+      await gate;
+    }
+    return real(key, ...rest);
+  });
+  return { reached, open, release: () => (open(), spy.mockRestore()) };
+}
+
 async function pdfText(bytes: Uint8Array) {
   return (await readPdf(bytes)).map((p) => p.text).join('\n');
 }
@@ -435,23 +456,11 @@ describe('budgets and per-file results', () => {
 
   it('does not count a job\'s commitment again once Finish has charged its files (while it writes the output)', async () => {
     const acct = await stack.account({ credits_usd: 0.05 }); // 3 PDFs (0.03) and one merge/split job's top band (0.02)
-    const blobs = stack.services.blobs;
-    const putParts = blobs.putParts.bind(blobs);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let reached!: () => void;
-    const writing = new Promise<void>((resolve) => (reached = resolve));
     // Holds Finish at its write of the output ZIP: the files are charged, the job still processing.
-    const spy = jest.spyOn(blobs, 'putParts').mockImplementation(async (key, parts, type) => {
-      if (key.includes(acct.account_id) && key.endsWith('.zip')) {
-        reached();
-        await gate;
-      }
-      return putParts(key, parts, type);
-    });
+    const writing = holdBlobCalls('putParts', (key) => key.includes(acct.account_id) && key.endsWith('.zip'));
     try {
       const jobId = await submit({ zip_base64: zipB64([1, 2, 3].map((i) => ({ name: `f${i}.html`, data: `<p>${i}</p>` }))) }, acct.api_key);
-      await writing;
+      await writing.reached;
       expect(await credits(acct.account_id)).toBe(20_000);
       const pdf = await simplePdf(2);
       const up = await (await post('/pdf/upload-url', { content_length_bytes: pdf.length }, acct.api_key)).json();
@@ -459,11 +468,10 @@ describe('budgets and per-file results', () => {
       const res = await post('/pdf/jobs', { operation: 'split', inputs: [{ s3_key: up.s3_key, filename: 'a.pdf' }], split: { mode: 'each_page' } }, acct.api_key);
       // The 0.03 already charged is in the balance: 0.02 is left, all of it free for the merge/split job.
       expect({ status: res.status, error: (await res.json()).error?.details }).toEqual({ status: 202, error: undefined });
-      open();
+      writing.open();
       expect(await finished(jobId, acct.api_key)).toMatchObject({ status: 'completed', success_count: 3 });
     } finally {
-      open();
-      spy.mockRestore();
+      writing.release();
       await stack.workflows.idle();
     }
   });
@@ -566,35 +574,22 @@ describe('cancel', () => {
   }, 90_000);
 
   it('keeps a cancel answered (202) while Prepare reads the bundle: a refusal found then ends the job cancelled, not failed', async () => {
-    const blobs = stack.services.blobs;
-    const read = blobs.get.bind(blobs);
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    let reached!: () => void;
-    const reading = new Promise<void>((resolve) => (reached = resolve));
     // Holds Prepare (the job is processing by then) at its read of the ZIP until the cancel has been answered.
-    const spy = jest.spyOn(blobs, 'get').mockImplementation(async (key: string) => {
-      if (key.includes(user.account_id) && key.endsWith('bundle.zip')) {
-        reached();
-        await gate;
-      }
-      return read(key);
-    });
+    const reading = holdBlobCalls('get', (key) => key.includes(user.account_id) && key.endsWith('bundle.zip'));
     try {
       const before = await credits();
       const jobId = await submit({ zip_base64: zipB64([{ name: 'notes.txt', data: 'no page here' }]) });
-      await reading;
+      await reading.reached;
       const res = await post(`/jobs/${jobId}/cancel`, undefined);
       expect(res.status).toBe(202);
-      open();
+      reading.open();
       const job = await finished(jobId);
       expect(job).toMatchObject({ status: 'cancelled', cancel_requested: true, error_code: null, success_count: 0 });
       expect((await outbox(jobId)).map((e) => e.event)).toEqual(['bulk.job.cancelled']);
       expect(await credits()).toBe(before);
       expect(await stack.services.jobSlots.holders({ accountId: user.account_id, kind: 'bulk', now: new Date() })).toEqual([]);
     } finally {
-      open();
-      spy.mockRestore();
+      reading.release();
     }
   });
 
