@@ -154,10 +154,11 @@ describe('ChromiumRenderer', () => {
       await cappedRenderer.render({ html: '<p>warm</p>', options, timeoutMs: 20_000 });
       const pid = await capped.processId();
       // ~1.5 GB of Blob data, in small pieces so that the renderer itself stays small: the data moves to the browser
-      // process. Without the cap it prints fine after its network is quiet, so only the watch can make this fail.
+      // process. Without the cap it prints fine after its network is quiet, so only the watch can make this fail. The
+      // quiet time is long enough for the loop to pass the cap on a busy machine (it printed first under load).
       const hog =
         '<script>window.keep = []; (async () => { for (let i = 0; i < 150; i++) { const a = new Uint8Array(10 * 2 ** 20); a.fill(1); keep.push(new Blob([a])); await new Promise((r) => setTimeout(r, 5)); } })();</script><p>hog</p>';
-      await expect(cappedRenderer.render({ html: hog, options, timeoutMs: 30_000, networkIdle: { quietMs: 4_000, maxMs: 20_000 } })).rejects.toMatchObject({
+      await expect(cappedRenderer.render({ html: hog, options, timeoutMs: 40_000, networkIdle: { quietMs: 15_000, maxMs: 30_000 } })).rejects.toMatchObject({
         code: 'PDF_GENERATION_FAILED',
         details: { reason: 'browser_memory_limit', max_memory_mb: 500 },
       });
@@ -166,7 +167,7 @@ describe('ChromiumRenderer', () => {
     } finally {
       await capped.close();
     }
-  });
+  }, 90_000);
 
   it('relaunches the browser after it dies', async () => {
     await render('<p>warm</p>');
