@@ -7,6 +7,7 @@ import { mapBounded } from '../concurrency';
 import { jobEvent } from '../events/events';
 import { type Job, failed } from '../jobs/job';
 import { keyBelongsTo } from '../jobs/storage-layout';
+import { releaseUploadClaims } from '../jobs/uploads';
 import { BULK_SLOT_KIND, type BulkDeps } from './deps';
 import { STORAGE_CONCURRENCY } from './limits';
 import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
@@ -43,6 +44,8 @@ export async function releaseJob(deps: Deps, job: Job, { keepUpload = false, kee
   if (!keepUpload && job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) keys.push(job.input_key);
   if (index) for (const f of index.files) if (f.entry) keys.push(bulkKeys.pdf(acct, id, f.index));
   await deleteAll(deps, keys, 'staged input');
+  // After the deletes: a job given this upload meanwhile is refused at submission rather than losing it later.
+  if (job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) await releaseUploadClaims(deps, acct, id, [job.input_key]);
 }
 
 /**

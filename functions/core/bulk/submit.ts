@@ -12,7 +12,7 @@ import { ServiceError } from '../errors';
 import { startJobWorkflow } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
 import { jobWritten } from '../jobs/starts';
-import { ownUpload } from '../jobs/uploads';
+import { claimUploads, ownUpload, releaseUploadClaims } from '../jobs/uploads';
 import { newId } from '../ids';
 import { type Job, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
@@ -81,9 +81,22 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
     const size = request.input.kind === 'zip' ? request.input.bytes.length : request.input.files.reduce((n, f) => n + f.bytes.length, 0);
     if (size > maxZipBytes(plan)) throw zipTooLarge(size, maxZipBytes(plan));
   }
+  const jobId = newId('job');
+  // The upload serves this job only (it deletes it when it ends): one held by a queued or running job is refused now.
+  const claimed = request.input.kind === 's3' ? [request.input.key] : [];
+  if (claimed.length) await claimUploads(deps, { accountId: account.account_id, jobId, leaseSeconds: BULK_SLOT_LEASE_SECONDS, uploads: [{ key: claimed[0], refusal: { subject: 'The ZIP', kind: 'bulk' } }] });
+  try {
+    return await queueBulkJob(deps, { account, plan, request, jobId, now });
+  } catch (err) {
+    if (claimed.length && !(await jobWritten(deps.jobs, jobId))) await releaseUploadClaims(deps, account.account_id, jobId, claimed);
+    throw err;
+  }
+}
+
+async function queueBulkJob(deps: BulkDeps, input: { account: Account; plan: Plan; request: BulkRequest; jobId: string; now: Date }) {
+  const { account, plan, request, jobId, now } = input;
   assertCanCover(account, plan.price_per_pdf_micros, now);
 
-  const jobId = newId('job');
   const acquired = await acquireSlot(deps, { accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
   if (!acquired) {
     throw new ServiceError('BULK_JOB_ALREADY_ACTIVE', `${BULK_LIMITS.activeJobs} bulk jobs are already queued or running for this account. Wait for one to finish (GET /jobs/{job_id}) or cancel one, then retry.`, {

@@ -5,7 +5,8 @@
 import { decodeTime, isValid } from 'ulid';
 import { ServiceError } from '../errors';
 import { newUlid } from '../ids';
-import type { BlobStore } from './ports';
+import type { BlobStore, JobRepository } from './ports';
+import { type JobSlots, acquireSlot } from './slots';
 import { STORAGE_AREAS, keyBelongsTo, objectKey } from './storage-layout';
 import type { Clock } from '../clock';
 
@@ -78,4 +79,46 @@ export async function ownUpload(deps: { blobs: BlobStore; clock: Clock }, accoun
     throw new ServiceError('UPLOAD_NOT_FOUND', `${refusal.subject}: nothing was uploaded to this s3_key, the upload expired (uploads are kept one day), or a job already used it (a job deletes its uploads when it ends). Upload it again.`, details);
   }
   return head;
+}
+
+/** The slot kind that stands for one upload: held by the one job that uses (and will delete) it. */
+export function uploadClaimKind(key: string): string {
+  return `upload:${key.slice(key.lastIndexOf('/') + 1)}`;
+}
+
+/**
+ * Takes the caller's uploads for `jobId` (each at most once, however often the job lists it): a job deletes the
+ * uploads it used when it ends, so a second job given one of them while the first is queued or running could only
+ * fail, or fail the first. An upload held by another job is 404 UPLOAD_NOT_FOUND (`details.reason: in_use`,
+ * `details.job_id`), as it is once that job has ended and deleted it. On a refusal nothing stays taken.
+ */
+export async function claimUploads(
+  deps: { slots: JobSlots; jobs: Pick<JobRepository, 'get'>; clock: Clock },
+  input: { accountId: string; jobId: string; leaseSeconds: number; uploads: { key: string; refusal: UploadRefusal }[] },
+): Promise<void> {
+  const now = deps.clock.now();
+  const taken: string[] = [];
+  for (const { key, refusal } of input.uploads) {
+    const kind = uploadClaimKind(key);
+    if (taken.includes(kind)) continue;
+    if (await acquireSlot(deps, { accountId: input.accountId, kind, jobId: input.jobId, max: 1, now, leaseSeconds: input.leaseSeconds })) {
+      taken.push(kind);
+      continue;
+    }
+    const [holder] = await deps.slots.holders({ accountId: input.accountId, kind, now }).catch(() => [] as string[]);
+    await releaseUploadClaims(deps, input.accountId, input.jobId, input.uploads.map((u) => u.key));
+    const route = UPLOAD_KINDS[refusal.kind].route;
+    const by = holder ? `job ${holder} (GET /jobs/${holder})` : 'another job';
+    throw new ServiceError(
+      'UPLOAD_NOT_FOUND',
+      `${refusal.subject}: this upload is already used by ${by}, which deletes it when it ends; each job needs its own upload. Upload the file again with POST ${route} and send the new s3_key.`,
+      { ...refusal.details, s3_key: key, reason: 'in_use', ...(holder ? { job_id: holder } : {}) },
+    );
+  }
+}
+
+/** Gives back what `claimUploads` took for `jobId`. Never throws. */
+export async function releaseUploadClaims(deps: { slots: JobSlots }, accountId: string, jobId: string, keys: string[]): Promise<void> {
+  const kinds = [...new Set(keys.map(uploadClaimKind))];
+  await Promise.all(kinds.map((kind) => deps.slots.release({ accountId, kind, jobId }).catch(() => undefined)));
 }

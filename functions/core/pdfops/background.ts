@@ -15,7 +15,7 @@ import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
-import { newUploadKey, ownUpload } from '../jobs/uploads';
+import { claimUploads, newUploadKey, ownUpload, releaseUploadClaims } from '../jobs/uploads';
 import { newId } from '../ids';
 import type { JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
@@ -86,9 +86,28 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
       file_count: request.inputs.length,
     });
   }
+  const jobId = newId('job');
+  // Each upload serves one job (the job deletes it when it ends): one held by a queued or running job is refused now,
+  // rather than accepting a job that fails when the other ends (or fails the other).
+  await claimUploads(deps, {
+    accountId: account.account_id,
+    jobId,
+    leaseSeconds: PDF_JOB_LEASE_SECONDS,
+    uploads: request.inputs.map((item, i) => ({ key: item.s3_key, refusal: { subject: item.filename, kind: 'pdf' as const, details: { filename: item.filename, input_index: i } } })),
+  });
+  try {
+    return await queuePdfJob(deps, { account, plan, request, jobId, now });
+  } catch (err) {
+    // Not written: nothing will release the claims but this (a job written after all keeps them until it ends).
+    if (!(await jobWritten(deps.jobs, jobId))) await releaseUploadClaims(deps, account.account_id, jobId, request.inputs.map((i) => i.s3_key));
+    throw err;
+  }
+}
+
+async function queuePdfJob(deps: PdfJobDeps, input: { account: Account; plan: Plan; request: PdfJobRequest; jobId: string; now: Date }) {
+  const { account, plan, request, jobId, now } = input;
   assertCanCover(account, maxOperationCharge(plan), now);
 
-  const jobId = newId('job');
   const acquired = await acquireSlot(deps, { accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId, max: MAX_ACTIVE_PDF_JOBS, now, leaseSeconds: PDF_JOB_LEASE_SECONDS });
   if (!acquired) {
     throw new ServiceError('PDF_JOB_ALREADY_ACTIVE', `${MAX_ACTIVE_PDF_JOBS} merge/split jobs are already running for this account. Wait for one to finish (GET /jobs/{job_id}), then retry.`, {
@@ -161,6 +180,8 @@ async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | n
   const keys = new Set(inputs.map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));
   keys.add(pdfopKeys.request(job.account_id, job.job_id));
   await Promise.all([...keys].map((k) => deps.blobs.delete(k).catch(log(`deleting ${k}`))));
+  // After the deletes: a job given one of these uploads meanwhile is refused at submission rather than losing it later.
+  await releaseUploadClaims(deps, job.account_id, job.job_id, (request?.inputs ?? []).map((i) => i.s3_key));
 }
 
 /** Removes whatever files the job may have written (deterministic keys: one per planned output, and the ZIP). */
