@@ -78,7 +78,10 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
     // Refused (402) as the job's failure by the catch below.
     const { plan } = await requireCurrentPlan(deps.plans, await deps.accounts.get(job.account_id));
 
-    const zip = await deps.blobs.get(request.zip_key);
+    // A run started over (a restart) reads the job's own copy that an earlier run made: the upload may have been
+    // replaced since (its link is valid 15 minutes), and the rows and charges recorded so far belong to the copy.
+    const ownCopy = bulkKeys.bundle(job.account_id, job.job_id);
+    const zip = (request.zip_key !== ownCopy ? await deps.blobs.get(ownCopy) : null) ?? (await deps.blobs.get(request.zip_key));
     if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.', {}, REFUSAL));
     archive = await inspectArchive(zip);
 
@@ -115,7 +118,7 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
     }
 
     // Safe. The job reads its files from its own copy of the checked archive (an upload could be replaced).
-    const zipKey = bulkKeys.bundle(job.account_id, job.job_id);
+    const zipKey = ownCopy;
     if (request.zip_key !== zipKey) await deps.blobs.put(zipKey, zip, ZIP);
     const entries: Record<string, EntryLocation> = {};
     for (const f of archive.files) entries[f.path] = f.location;

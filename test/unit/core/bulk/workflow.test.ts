@@ -98,6 +98,19 @@ describe('a bulk job from submission to its end', () => {
     await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).resolves.toMatchObject({ status: 'queued' });
   });
 
+  it('reads its own copy of the ZIP when Prepare runs again (a restart), not the upload, which may have been replaced since', async () => {
+    const w = bulkWorld();
+    const key = bulkKeys.upload(w.account.account_id);
+    await w.blobs.put(key, rawZip([{ name: 'a.html', data: page(1) }, { name: 'b.html', data: page(1) }]), 'application/zip');
+    const { job_id } = await submitBulkJob(w.deps, { account: w.account, plan: w.plan, request: { bundle_type: 'html', options, input: { kind: 's3', key } } });
+    const first = await prepareBulkJob(w.deps, { job_id, account_id: w.account.account_id });
+    // The presigned PUT (valid 15 minutes) is used again with another archive before the run starts over.
+    await w.blobs.put(key, rawZip([{ name: 'other.html', data: page(1) }]), 'application/zip');
+    const again = await prepareBulkJob(w.deps, { job_id, account_id: w.account.account_id });
+    expect(again).toEqual(first);
+    expect(again.items).toEqual([0, 1]);
+  });
+
   it('keeps that ZIP also when the start went through after all (its reply was lost) and the execution finds its job failed', async () => {
     const w = bulkWorld();
     const key = bulkKeys.upload(w.account.account_id);
