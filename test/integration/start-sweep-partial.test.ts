@@ -3,6 +3,7 @@ import { PDFOP_SLOT_KIND } from '../../functions/core/pdfops/background';
 import { handler as sweep } from '../../functions/workers/jobs/start-sweep';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestStack, jobEventNames, startTestStack } from '../support/stack';
+import { type TableCommand, interceptTable, tableError } from '../support/table-faults';
 import { rawZip } from '../support/zips';
 
 /**
@@ -13,18 +14,17 @@ import { rawZip } from '../support/zips';
 describe('the start sweeper, when the failure recorder it calls stops half-way', () => {
   let stack: TestStack;
   let ahead = 0;
-  let failIf: ((cmd: { constructor: { name: string }; input: unknown }) => boolean) | null = null;
-  let outageAfter: ((cmd: { constructor: { name: string }; input: any }) => boolean) | null = null;
+  let failIf: ((cmd: TableCommand) => boolean) | null = null;
+  let outageAfter: ((cmd: TableCommand) => boolean) | null = null;
   beforeAll(async () => {
     stack = await startTestStack({ LOCAL_SFN_RETRY_MS: '0', LOCAL_SCHEDULE_INTERVAL_MS: '3600000' }, { clock: { now: () => new Date(Date.now() + ahead * 60_000) } });
-    // Every repository shares one document client: its send is where the table fails.
-    const doc = (stack.services.jobs as unknown as { db: { doc: { send: (...a: any[]) => Promise<unknown> } } }).db.doc;
-    const send = doc.send.bind(doc);
-    doc.send = async (cmd: any, ...rest: unknown[]) => {
-      if (failIf?.(cmd)) throw Object.assign(new Error('injected DynamoDB outage'), { name: 'InternalServerError' });
-      const out = await send(cmd, ...rest);
-      if (outageAfter?.(cmd)) [outageAfter, failIf] = [null, () => true];
-      return out;
+    interceptTable(stack).hook = (cmd, send) => {
+      if (failIf?.(cmd)) return Promise.reject(tableError());
+      if (!outageAfter) return undefined;
+      return send(cmd).then((out) => {
+        if (outageAfter?.(cmd)) [outageAfter, failIf] = [null, () => true];
+        return out;
+      });
     };
   });
   afterAll(() => stack.stop());
@@ -32,9 +32,9 @@ describe('the start sweeper, when the failure recorder it calls stops half-way',
     [failIf, outageAfter, ahead] = [null, null, 0];
   });
 
-  const write = (name: string, text?: string) => (cmd: { constructor: { name: string }; input: unknown }) => cmd.constructor.name === name && (!text || JSON.stringify(cmd.input).includes(text));
+  const write = (name: string, text?: string) => (cmd: TableCommand) => cmd.constructor.name === name && (!text || JSON.stringify(cmd.input).includes(text));
 
-  async function strand(submit: () => Promise<string>, after: (cmd: { constructor: { name: string }; input: any }) => boolean): Promise<string> {
+  async function strand(submit: () => Promise<string>, after: (cmd: TableCommand) => boolean): Promise<string> {
     outageAfter = after;
     const id = await submit();
     await stack.workflows.idle();
@@ -43,7 +43,7 @@ describe('the start sweeper, when the failure recorder it calls stops half-way',
     return id;
   }
 
-  async function sweepLater(failing: (cmd: { constructor: { name: string }; input: unknown }) => boolean) {
+  async function sweepLater(failing: (cmd: TableCommand) => boolean) {
     ahead = 13;
     failIf = failing;
     expect((await sweep()).failed).toBe(1);
@@ -84,8 +84,8 @@ describe('the start sweeper, when the failure recorder it calls stops half-way',
     return (await res.json()).job_id as string;
   };
   // The outage begins once Finish has charged the bulk job's files, or once MarkProcessing has run.
-  const afterCharge = (cmd: { constructor: { name: string }; input: any }) => write('TransactWriteCommand', '"file#')(cmd);
-  const afterMarkProcessing = (cmd: { constructor: { name: string }; input: any }) => cmd.constructor.name === 'PutCommand' && cmd.input.Item?.status === 'processing' && cmd.input.Item?.job_type === 'pdfop';
+  const afterCharge = (cmd: TableCommand) => write('TransactWriteCommand', '"file#')(cmd);
+  const afterMarkProcessing = (cmd: TableCommand) => cmd.constructor.name === 'PutCommand' && cmd.input.Item?.status === 'processing' && cmd.input.Item?.job_type === 'pdfop';
 
   it.each([
     ['its refund', write('TransactWriteCommand', 'refunded_at')],

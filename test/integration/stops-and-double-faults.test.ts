@@ -1,6 +1,7 @@
 import { parseLongJobRequest, submitLongJob } from '../../functions/core/conversion/longjob';
 import { handler as sweep } from '../../functions/workers/jobs/start-sweep';
 import { type TestStack, jobEventNames, startTestStack } from '../support/stack';
+import { type TableFaults, interceptTable, putItems, tableError } from '../support/table-faults';
 
 /**
  * A handler stopped part-way (a Lambda killed at its time limit between two writes: no catch runs) and double faults
@@ -9,27 +10,17 @@ import { type TestStack, jobEventNames, startTestStack } from '../support/stack'
  */
 describe('stops and double faults', () => {
   let stack: TestStack;
+  let table: TableFaults;
   let ahead = 0;
-  type Send = (cmd: any, ...rest: any[]) => Promise<any>;
-  let realSend: Send;
-  /** Decides a call to the table: a promise to answer with instead, or undefined to send it. */
-  let hook: ((cmd: any) => Promise<any> | undefined) | null = null;
   beforeAll(async () => {
     stack = await startTestStack({}, { clock: { now: () => new Date(Date.now() + ahead * 60_000) } });
-    // Every repository shares one document client: its send is where the table fails.
-    const doc = (stack.services.jobs as any).db.doc as { send: Send };
-    realSend = doc.send.bind(doc);
-    doc.send = (cmd: any, ...rest: any[]) => hook?.(cmd) ?? realSend(cmd, ...rest);
+    table = interceptTable(stack);
   });
   afterEach(() => {
-    hook = null;
+    table.hook = null;
     ahead = 0;
   });
   afterAll(() => stack.stop());
-
-  /** The items a command puts. */
-  const items = (cmd: any): Record<string, any>[] =>
-    cmd.constructor.name === 'TransactWriteCommand' ? cmd.input.TransactItems.map((t: any) => t.Put?.Item).filter(Boolean) : cmd.constructor.name === 'PutCommand' ? [cmd.input.Item] : [];
   const credits = async (accountId: string) => (await stack.services.accounts.get(accountId))!.credits_micros;
 
   it('POST /quickjob whose charge committed with its reply lost, while reads fail for a second: the PDF, charged once', async () => {
@@ -37,21 +28,21 @@ describe('stops and double faults', () => {
     const before = await credits(user.account_id);
     let failReadsUntil = 0;
     let faulted = false;
-    hook = (cmd) => {
-      if (cmd.constructor.name === 'GetCommand' && Date.now() < failReadsUntil) return Promise.reject(Object.assign(new Error('read failed'), { name: 'InternalServerError' }));
-      if (!faulted && items(cmd).some((i) => i.commit_token && i.account_id === user.account_id)) {
+    table.hook = (cmd, send) => {
+      if (cmd.constructor.name === 'GetCommand' && Date.now() < failReadsUntil) return Promise.reject(tableError('read failed'));
+      if (!faulted && putItems(cmd).some((i) => i.commit_token && i.account_id === user.account_id)) {
         faulted = true;
         // The write commits; its reply is lost; the table cannot be read for the next second.
-        return realSend(cmd).then(() => {
+        return send(cmd).then(() => {
           failReadsUntil = Date.now() + 1000;
-          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+          throw tableError('socket hang up', 'TimeoutError');
         });
       }
       return undefined;
     };
     const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<h1>Paid</h1>' } });
     const bytes = Buffer.from(await res.arrayBuffer());
-    hook = null;
+    table.hook = null;
     expect(faulted).toBe(true);
     expect(res.status).toBe(200);
     expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
@@ -87,12 +78,12 @@ describe('stops and double faults', () => {
     const user = await stack.account({ credits_usd: 5 });
     const body = { bundle_type: 'html', files: [{ path: 'a.html', content_base64: Buffer.from('<p>a</p>').toString('base64') }] };
     // The submitter's Lambda is killed while it writes the job: that write never returns. Twice: both slots are taken.
-    hook = (cmd) => (items(cmd).some((i) => i.job_type === 'bulk' && i.account_id === user.account_id && i.status === 'queued') ? new Promise(() => undefined) : undefined);
+    table.hook = (cmd) => (putItems(cmd).some((i) => i.job_type === 'bulk' && i.account_id === user.account_id && i.status === 'queued') ? new Promise(() => undefined) : undefined);
     for (let i = 0; i < 2; i++) {
       const headers = { 'X-API-Key': user.api_key, 'Content-Type': 'application/json' };
       await fetch(`${stack.baseUrl}/bulkjob`, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.timeout(1500) }).catch(() => undefined);
     }
-    hook = null;
+    table.hook = null;
     expect((await stack.services.jobs.list({ accountId: user.account_id, limit: 10 })).jobs).toEqual([]);
     // While such a submission could still be running, its slot stays held.
     const early = await stack.request('POST', '/bulkjob', { key: user.api_key, json: body });
