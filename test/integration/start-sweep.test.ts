@@ -20,11 +20,16 @@ describe('the start sweeper', () => {
   });
   afterAll(() => stack.stop());
 
-  it('renders and charges once a long job whose submitter died between storing it and queuing it', async () => {
+  /** A new account with a dollar of credits, as the handlers read it. */
+  async function dollarAccount() {
     const { api_key, account_id } = await stack.account({ credits_usd: 1 });
+    const account = (await stack.services.accounts.get(account_id))!;
+    return { api_key, account_id, account, plan: (await stack.services.plans.get(account.plan_id!))! };
+  }
+
+  it('renders and charges once a long job whose submitter died between storing it and queuing it', async () => {
+    const { api_key, account_id, account, plan } = await dollarAccount();
     const svc = stack.services;
-    const account = (await svc.accounts.get(account_id))!;
-    const plan = (await svc.plans.get(account.plan_id!))!;
     // The submitter dies at the send: its message never reaches the queue.
     let died!: () => void;
     const atSend = new Promise<void>((resolve) => (died = resolve));
@@ -55,10 +60,8 @@ describe('the start sweeper', () => {
 
   it('ends as a timeout, uncharged and announced, a long job whose render worker was killed mid-render', async () => {
     ahead = 0;
-    const { api_key, account_id } = await stack.account({ credits_usd: 1 });
+    const { api_key, account_id, account, plan } = await dollarAccount();
     const svc = stack.services;
-    const account = (await svc.accounts.get(account_id))!;
-    const plan = (await svc.plans.get(account.plan_id!))!;
     // Submitted, with its message held back from the local worker (this test plays the worker).
     const heldQueue = { send: async () => undefined };
     const { job_id } = await submitLongJob(
@@ -94,10 +97,8 @@ describe('the start sweeper', () => {
 
   it('ends, uncharged and announced, a merge job whose workflow execution ended without recording its failure, freeing its slot', async () => {
     ahead = 0;
-    const { api_key, account_id } = await stack.account({ credits_usd: 1 });
+    const { api_key, account_id, account, plan } = await dollarAccount();
     const svc = stack.services;
-    const account = (await svc.accounts.get(account_id))!;
-    const plan = (await svc.plans.get(account.plan_id!))!;
     const upload = async () => {
       const bytes = await simplePdf(2);
       const up = await (await stack.request('POST', '/pdf/upload-url', { key: api_key, json: { content_length_bytes: bytes.length } })).json();

@@ -49,6 +49,9 @@ export async function putJobIf(db: Dynamo, job: Job, condition: string, values: 
   }
 }
 
+/** A start record is due at `value` (records written before watches had no due_at: their time is created_at). */
+const startDueAt = (value: string) => `due_at = ${value} OR (attribute_not_exists(due_at) AND created_at = ${value})`;
+
 export class DynamoJobRepository implements JobRepository {
   constructor(private readonly db: Dynamo) {}
 
@@ -76,8 +79,7 @@ export class DynamoJobRepository implements JobRepository {
         new DeleteCommand({
           TableName: this.db.table,
           Key: keys.jobStart(jobId),
-          // Records written before watches had no due_at: their time is created_at.
-          ConditionExpression: 'due_at = :due OR (attribute_not_exists(due_at) AND created_at = :due)',
+          ConditionExpression: startDueAt(':due'),
           ExpressionAttributeValues: { ':due': due },
         }),
       );
@@ -94,7 +96,7 @@ export class DynamoJobRepository implements JobRepository {
           TableName: this.db.table,
           Key: keys.jobStart(jobId),
           UpdateExpression: 'SET due_at = :until, gsi1pk = :pk, gsi1sk = :sk',
-          ConditionExpression: 'due_at = :from OR (attribute_not_exists(due_at) AND created_at = :from)',
+          ConditionExpression: startDueAt(':from'),
           ExpressionAttributeValues: { ':from': from, ':until': until, ':pk': keys.workflowWatches(shardOf(jobId, START_SHARDS)), ':sk': `${until}#${jobId}` },
         }),
       );

@@ -27,6 +27,13 @@ async function submit(w: World, entries: RawEntry[], bundle_type: 'html' | 'mark
   return submitBulkJob(w.deps, { account: w.account, plan: w.plan, request });
 }
 
+/** A ZIP uploaded through the presigned link, and the request that names it. */
+async function uploaded(w: World, entries: RawEntry[]): Promise<{ key: string; request: BulkRequest }> {
+  const key = bulkKeys.upload(w.account.account_id);
+  await w.blobs.put(key, rawZip(entries), 'application/zip');
+  return { key, request: { bundle_type: 'html', options, input: { kind: 's3', key } } };
+}
+
 /** What the state machine does: Prepare, RenderFile for every item (in order here), Finish. */
 async function run(w: World, jobId: string, between?: (index: number) => Promise<void>) {
   const prepared = await prepareBulkJob(w.deps, { job_id: jobId, account_id: w.account.account_id });
@@ -88,10 +95,8 @@ describe('a bulk job from submission to its end', () => {
 
   it('keeps an uploaded ZIP when the workflow cannot start, so the same s3_key can be submitted again', async () => {
     const w = bulkWorld();
-    const key = bulkKeys.upload(w.account.account_id);
-    await w.blobs.put(key, rawZip([{ name: 'a.html', data: page(1) }]), 'application/zip');
+    const { key, request } = await uploaded(w, [{ name: 'a.html', data: page(1) }]);
     w.workflows.fail = new Error('throttled');
-    const request: BulkRequest = { bundle_type: 'html', options, input: { kind: 's3', key } };
     await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     expect([...w.blobs.objects.keys()]).toEqual([key]);
     w.workflows.fail = null;
@@ -100,9 +105,8 @@ describe('a bulk job from submission to its end', () => {
 
   it('reads its own copy of the ZIP when Prepare runs again (a restart), not the upload, which may have been replaced since', async () => {
     const w = bulkWorld();
-    const key = bulkKeys.upload(w.account.account_id);
-    await w.blobs.put(key, rawZip([{ name: 'a.html', data: page(1) }, { name: 'b.html', data: page(1) }]), 'application/zip');
-    const { job_id } = await submitBulkJob(w.deps, { account: w.account, plan: w.plan, request: { bundle_type: 'html', options, input: { kind: 's3', key } } });
+    const { key, request } = await uploaded(w, [{ name: 'a.html', data: page(1) }, { name: 'b.html', data: page(1) }]);
+    const { job_id } = await submitBulkJob(w.deps, { account: w.account, plan: w.plan, request });
     const first = await prepareBulkJob(w.deps, { job_id, account_id: w.account.account_id });
     // The presigned PUT (valid 15 minutes) is used again with another archive before the run starts over.
     await w.blobs.put(key, rawZip([{ name: 'other.html', data: page(1) }]), 'application/zip');
@@ -113,15 +117,21 @@ describe('a bulk job from submission to its end', () => {
 
   it('keeps that ZIP also when the start went through after all (its reply was lost) and the execution finds its job failed', async () => {
     const w = bulkWorld();
-    const key = bulkKeys.upload(w.account.account_id);
-    await w.blobs.put(key, rawZip([{ name: 'a.html', data: page(1) }]), 'application/zip');
+    const { key, request } = await uploaded(w, [{ name: 'a.html', data: page(1) }]);
     w.workflows.fail = new Error('socket hang up');
-    const request: BulkRequest = { bundle_type: 'html', options, input: { kind: 's3', key } };
     await expect(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request })).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { job_id: expect.any(String) } });
     const [failed] = [...w.jobs.jobs.values()];
     const { prepared } = await run(w, failed.job_id);
     expect(prepared).toMatchObject({ status: 'failed', items: [] });
     expect([...w.blobs.objects.keys()]).toEqual([key]);
+  });
+
+  it('refuses a second job given the same uploaded ZIP while the first holds it (404 UPLOAD_NOT_FOUND naming that job)', async () => {
+    const w = bulkWorld();
+    const { request } = await uploaded(w, [{ name: 'a.html', data: page(1) }]);
+    const first = await submitBulkJob(w.deps, { account: w.account, plan: w.plan, request });
+    expect(await rejection(submitBulkJob(w.deps, { account: w.account, plan: w.plan, request }))).toMatchObject({ code: 'UPLOAD_NOT_FOUND', details: { reason: 'in_use', job_id: first.job_id } });
+    expect(w.jobs.jobs.size).toBe(1);
   });
 
   it('converts every file, charges each once, writes the output ZIP with manifest.json, bulk.job.completed, and cleans up', async () => {
