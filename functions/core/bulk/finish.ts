@@ -16,6 +16,7 @@ import { type JobFileRow, presentFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, type JobStatus } from '../jobs/job';
 import { retentionEnd } from '../jobs/storage-layout';
 import { ZipBuilder } from '../pdfops/results';
+import { timedOut } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { failJob, refundFailedJob, releaseJob } from './lifecycle';
@@ -223,12 +224,12 @@ export async function recordBulkJobFailure(deps: BulkDeps, input: BulkTaskInput)
     }
     return { job_id: job.job_id, status: job.status };
   }
-  const timedOut = input.error?.Error === 'States.Timeout';
+  const ranOutOfTime = timedOut(input.error);
   const final = await failJob(
     deps,
     job,
     'INTERNAL_SERVER_ERROR',
-    timedOut ? 'The job ran out of time on our side; nothing was charged. Submit it again.' : 'The job failed on our side; nothing was charged. Submit it again.',
+    ranOutOfTime ? 'The job ran out of time on our side; nothing was charged. Submit it again.' : 'The job failed on our side; nothing was charged. Submit it again.',
     { file_count: job.file_count ?? null },
   );
   return { job_id: final.job_id, status: final.status };

@@ -29,6 +29,7 @@ import { type OperationPlan, openInputs, planMerge, planSplit, produce } from '.
 import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
+import { timedOut } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
@@ -415,15 +416,15 @@ export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): P
     return { job_id: job.job_id, status: job.status };
   }
   const request = await loadRequest(deps, job).catch(() => null);
-  const timedOut = input.error?.Error === 'States.Timeout';
+  const ranOutOfTime = timedOut(input.error);
   const final = await finishFailed(
     deps,
     job,
     request,
-    timedOut ? 'PDFOP_TIMEOUT' : 'INTERNAL_SERVER_ERROR',
-    timedOut ? 'The job ran out of time; nothing was charged. Split the work into smaller jobs.' : 'The job failed on our side; nothing was charged. Submit it again.',
+    ranOutOfTime ? 'PDFOP_TIMEOUT' : 'INTERNAL_SERVER_ERROR',
+    ranOutOfTime ? 'The job ran out of time; nothing was charged. Split the work into smaller jobs.' : 'The job failed on our side; nothing was charged. Submit it again.',
     null,
-    { timeout: timedOut },
+    { timeout: ranOutOfTime },
   );
   return { job_id: final.job_id, status: final.status };
 }

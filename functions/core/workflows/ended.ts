@@ -28,6 +28,16 @@ export interface FailureTaskInput {
   error?: { Error?: string; Cause?: string };
 }
 
+/**
+ * Whether a failed step ran out of time: its state's TimeoutSeconds (`States.Timeout`), or its function's own timeout,
+ * which Step Functions reports as the function's error (`Sandbox.Timedout`; older runtimes an unhandled error whose
+ * cause says "Task timed out"). A Task and its Lambda given the same limit race for which one reports it.
+ */
+export function timedOut(error: FailureTaskInput['error']): boolean {
+  if (!error) return false;
+  return error.Error === 'States.Timeout' || error.Error === 'Sandbox.Timedout' || /Task timed out after/.test(error.Cause ?? '');
+}
+
 function isExecutionEndedEvent(input: unknown): input is ExecutionEndedEvent {
   return typeof input === 'object' && input !== null && typeof (input as ExecutionEndedEvent).detail?.status === 'string';
 }

@@ -344,6 +344,16 @@ describe('background merge/split jobs', () => {
     expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PDFOP_TIMEOUT', timeout_occurred: true });
     expect(w.chargeStore.ledger.size).toBe(0);
   });
+
+  it("ends with PDFOP_TIMEOUT a job whose function hit its own time limit (stuck in synchronous work) before the Task's", async () => {
+    const w = memoryWorld();
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    await markProcessing(deps(w), { job_id });
+    const error = { Error: 'Sandbox.Timedout', Cause: '{"errorType":"Sandbox.Timedout","errorMessage":"RequestId: 1 Error: Task timed out after 900.00 seconds"}' };
+    expect(await recordPdfJobFailure(deps(w), { job_id, error })).toEqual({ job_id, status: 'failed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ status: 'failed', error_code: 'PDFOP_TIMEOUT', timeout_occurred: true });
+    expect(w.chargeStore.ledger.size).toBe(0);
+  });
 });
 
 describe('one upload given to several jobs', () => {

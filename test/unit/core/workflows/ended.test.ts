@@ -1,4 +1,4 @@
-import { failureTaskInput } from '../../../../functions/core/workflows/ended';
+import { failureTaskInput, timedOut } from '../../../../functions/core/workflows/ended';
 
 const ended = (detail: Record<string, unknown>) => ({ detail: { status: 'FAILED', ...detail } });
 
@@ -20,5 +20,16 @@ describe('failureTaskInput', () => {
     expect(failureTaskInput(ended({ input: null }))).toBeNull();
     expect(failureTaskInput(ended({ input: JSON.stringify({ job_id: 7 }) }))).toBeNull();
     expect(failureTaskInput(ended({ input: JSON.stringify(['job_1']) }))).toBeNull();
+  });
+});
+
+describe('timedOut', () => {
+  it("counts the state's timeout and the function's own as running out of time, and nothing else", () => {
+    expect(timedOut({ Error: 'States.Timeout' })).toBe(true);
+    expect(timedOut({ Error: 'Sandbox.Timedout', Cause: '{}' })).toBe(true);
+    expect(timedOut({ Error: 'Lambda.Unknown', Cause: 'RequestId: 1 Error: Task timed out after 900.03 seconds' })).toBe(true);
+    expect(timedOut({ Error: 'TransientTaskError', Cause: 'storage' })).toBe(false);
+    expect(timedOut({ Error: 'States.TaskFailed' })).toBe(false);
+    expect(timedOut(undefined)).toBe(false);
   });
 });
