@@ -1,7 +1,7 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, Purchase, ReversalWrite } from '../../core/subscriptions/ports';
-import { type Dynamo, stripKeys } from './client';
+import { type Dynamo, queryAll, stripKeys } from './client';
 import { keys } from './schema';
 
 /** Applied-event markers outlive Stripe's retry window (3 days) by far. */
@@ -202,14 +202,13 @@ export class DynamoBillingStateStore implements BillingStateStore {
   }
 
   async purchases(accountId: string, limit: number): Promise<Purchase[]> {
-    const { Items = [] } = await this.db.doc.send(
-      new QueryCommand({
-        TableName: this.db.table,
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': keys.account(accountId).pk, ':prefix': keys.purchasePrefix },
-      }),
-    );
-    return Items.map(toPurchase)
+    // Purchase ids do not sort by time: every page is read (a 1 MB page could leave out the newest).
+    const items = await queryAll(this.db, {
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+      ExpressionAttributeValues: { ':pk': keys.account(accountId).pk, ':prefix': keys.purchasePrefix },
+    });
+    return items
+      .map(toPurchase)
       .sort((a, b) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0))
       .slice(0, limit);
   }

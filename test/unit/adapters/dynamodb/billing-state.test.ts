@@ -3,10 +3,12 @@ import { DynamoBillingStateStore } from '../../../../functions/adapters/dynamodb
 import { newAccount } from '../../../../functions/core/accounts/account';
 import type { Purchase, PurchaseReversal } from '../../../../functions/core/subscriptions/ports';
 import { withLocalTable } from '../../../support/local-table';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '../../../../functions/adapters/dynamodb/schema';
 
 /** Against dynalite (through the local transaction shim): the conditions of a purchase's reversal as DynamoDB evaluates them. */
 describe('DynamoBillingStateStore: purchases and their reversals', () => {
-  const table = withLocalTable('billing', (db) => ({ store: new DynamoBillingStateStore(db), accounts: new DynamoAccountRepository(db) }));
+  const table = withLocalTable('billing', (db) => ({ db, store: new DynamoBillingStateStore(db), accounts: new DynamoAccountRepository(db) }));
 
   const at = new Date('2026-11-22T10:00:00Z');
   const reversal = (version: number, revoked: number, recovered: number): PurchaseReversal => ({
@@ -66,5 +68,15 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
     expect(await table.store.reverse(failed, at)).toBe('duplicate');
     expect(await table.store.reverse({ ...failed, eventId: 'evt_r5' }, at)).toBe('conflict');
     expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(100_000_000);
+  });
+
+  it('lists the newest purchases first also when they sort past the first 1 MB page of the query', async () => {
+    // Purchase ids do not sort by time: the newest here sorts last, behind four items of ~300 KB.
+    const note = 'x'.repeat(300_000);
+    for (const [id, day] of [['a', 1], ['b', 2], ['c', 3], ['d', 4], ['z', 20]] as const) {
+      const item = { ...keys.purchase('acct_pages', `checkout_${id}`), account_id: 'acct_pages', purchase_id: `checkout_${id}`, amount_micros: 1, source: 'stripe_checkout', reference: id, created_at: `2026-11-${String(day).padStart(2, '0')}T00:00:00.000Z`, note: id === 'z' ? '' : note };
+      await table.db.doc.send(new PutCommand({ TableName: table.db.table, Item: item }));
+    }
+    expect((await table.store.purchases('acct_pages', 2)).map((p) => p.purchase_id)).toEqual(['checkout_z', 'checkout_d']);
   });
 });
