@@ -133,17 +133,28 @@ export async function queryAll(db: Dynamo, input: Omit<QueryCommandInput, 'Table
   return items;
 }
 
-/** One page of a newest-first query: the matching items and whether more follow the last of them. */
+/** One page of a newest-first query: the matching items, and the key to go on after when the query goes on. */
 export interface NewestFirstPage {
   items: Record<string, unknown>[];
-  more: boolean;
+  /**
+   * Where the next page starts: the last item returned when another match follows it, or the last item evaluated
+   * when the page's read budget ran out first (every item up to it was read; the next page may find nothing more).
+   */
+  next?: Record<string, unknown>;
 }
 
 /**
+ * Items one page may evaluate. Without it a filter that matches almost nothing read the whole partition in one
+ * request (20,000 jobs at limit=1: 2,000 queries, past the list Lambda's 10 s timeout).
+ */
+export const MAX_EVALUATED_PER_PAGE = 2_000;
+
+/**
  * Up to `limit` items of a newest-first query, starting after `start`. A filter can leave a DynamoDB page short, so
- * pages are read until `limit + 1` items match or the query ends: `more` is true only when that extra item exists.
- * (A LastEvaluatedKey does not say so: a page that stops at exactly the last item still has one, and the spec's
- * `next_token` must be null on the last page.) The caller builds its cursor from the last item returned.
+ * pages are read until `limit + 1` items match, the query ends, or `MAX_EVALUATED_PER_PAGE` items were evaluated:
+ * `next` is set only when the extra item exists or the budget ran out with more to read. (A LastEvaluatedKey alone
+ * does not say so: a page that stops at exactly the last item still has one, and the spec's `next_token` must be
+ * null on the last page.)
  */
 export async function queryNewestFirst(
   db: Dynamo,
@@ -153,7 +164,12 @@ export async function queryNewestFirst(
 ): Promise<NewestFirstPage> {
   const wanted = limit + 1;
   const items: Record<string, unknown>[] = [];
+  let evaluated = 0;
+  let requests = 0;
   do {
+    // At least 10 evaluated per request, doubling while a filter leaves pages short: asking for the one missing item at
+    // a time would crawl; never past the page's budget.
+    const ask = Math.min(Math.max(wanted - items.length, 10 * 2 ** requests), MAX_EVALUATED_PER_PAGE - evaluated);
     const page = await db.doc.send(
       new QueryCommand({
         TableName: db.table,
@@ -164,14 +180,16 @@ export async function queryNewestFirst(
         ExpressionAttributeValues: input.values,
         ScanIndexForward: false,
         ExclusiveStartKey: start,
-        // At least 10 evaluated per request: with a filter, asking for the one missing item at a time would crawl.
-        Limit: Math.max(wanted - items.length, 10),
+        Limit: ask,
       }),
     );
+    requests++;
+    evaluated += ask;
     items.push(...(page.Items ?? []));
     start = page.LastEvaluatedKey;
-  } while (items.length < wanted && start);
-  return { items: items.slice(0, limit), more: items.length > limit };
+  } while (items.length < wanted && start && evaluated < MAX_EVALUATED_PER_PAGE);
+  if (items.length > limit) return { items: items.slice(0, limit), next: items[limit - 1] };
+  return { items, next: start };
 }
 
 export type { ItemKey };

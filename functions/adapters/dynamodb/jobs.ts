@@ -178,10 +178,11 @@ export class DynamoJobRepository implements JobRepository {
     const start = q.after
       ? { ...keys.job(q.after.job_id), gsi1pk: keys.jobsOfAccount(q.accountId), gsi1sk: keys.jobListPosition(q.after.created_at, q.after.job_id) }
       : undefined;
-    const { items, more } = await queryNewestFirst(this.db, { index: GSI1, keyCondition, filters, names, values }, q.limit, start);
+    const { items, next } = await queryNewestFirst(this.db, { index: GSI1, keyCondition, filters, names, values }, q.limit, start);
     const jobs = items.map((item) => stripKeys<Job>(item));
-    const lastJob = jobs[jobs.length - 1];
-    // The next page starts after the last job returned, whatever the underlying query position was.
-    return { jobs, last: more && lastJob ? { created_at: lastJob.created_at, job_id: lastJob.job_id } : undefined };
+    // The next page starts after `next` (a job returned, or the last one read): its position is in its index key.
+    const position = typeof next?.gsi1sk === 'string' ? next.gsi1sk : '';
+    const split = position.indexOf('#');
+    return { jobs, last: split > 0 ? { created_at: position.slice(0, split), job_id: position.slice(split + 1) } : undefined };
   }
 }

@@ -312,11 +312,11 @@ export class DynamoDeliveryStore implements DeliveryStore {
       values[':type'] = q.eventType;
       filters.push('event_type = :type');
     }
-    const { items, more } = await queryNewestFirst(this.db, { index: where.index, keyCondition: where.keyCondition, filters, names, values }, q.limit, where.start);
+    const { items, next } = await queryNewestFirst(this.db, { index: where.index, keyCondition: where.keyCondition, filters, names, values }, q.limit, where.start);
     const records = items.map((item) => stripKeys<DeliveryRecord>(item));
-    const last = records[records.length - 1];
-    // The next page starts after the last record returned, whatever the underlying query position was.
-    return { records, last: more && last ? last.delivery_id : undefined };
+    // The next page starts after `next` (a record returned, or the last one read): its delivery id is in its sort key.
+    const sk = typeof next?.sk === 'string' ? next.sk : '';
+    return { records, last: sk.startsWith(keys.deliveryPrefix) ? sk.slice(keys.deliveryPrefix.length) : undefined };
   }
 }
 

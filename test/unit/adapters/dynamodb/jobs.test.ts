@@ -97,4 +97,23 @@ describe('DynamoJobRepository.list pages', () => {
     expect(second.last).toBeUndefined();
     expect([...first.jobs, ...second.jobs].map((j) => j.job_id)).toEqual(jobsOf(40).filter((_, i) => i % 4 === 0).map((j) => j.job_id).reverse());
   });
+
+  it('reads a bounded part of the partition per page when a filter matches almost nothing, and goes on from there', async () => {
+    // 20,000 jobs, only the oldest failed: one page used to read all of them (2,000 queries for limit=1), past the
+    // list Lambda's 10 s. A page now stops after a bounded read and hands out a position to go on from.
+    partition(jobsOf(20_000, (i) => (i === 0 ? 'failed' : 'completed')));
+    const seen: string[] = [];
+    let after: { created_at: string; job_id: string } | undefined;
+    let pages = 0;
+    do {
+      mock.resetHistory();
+      const page = await repo().list({ accountId: 'acc1', limit: 1, status: 'failed', after });
+      expect(mock.commandCalls(QueryCommand).length).toBeLessThanOrEqual(10);
+      seen.push(...page.jobs.map((j) => j.job_id));
+      after = page.last;
+      pages++;
+    } while (after && pages < 100);
+    expect(seen).toEqual(['job_000']);
+    expect(after).toBeUndefined();
+  });
 });

@@ -26,6 +26,15 @@ describe('webhook access patterns (queries, never scans)', () => {
     expect(mock.commandCalls(ScanCommand)).toHaveLength(0);
   });
 
+  it('stops a page whose filter matches nothing after a bounded read, going on after the last record read', async () => {
+    // A long run of records the filter drops: each query answers none, with the position it reached.
+    let n = 0;
+    mock.on(QueryCommand).callsFake(() => ({ Items: [], LastEvaluatedKey: ++n < 5000 ? keys.delivery('wh_1', `01HREAD${String(n).padStart(19, '0')}`) : undefined }));
+    const page = await new DynamoDeliveryStore(db).listForWebhook('wh_1', { limit: 1, status: 'timeout' });
+    expect(mock.commandCalls(QueryCommand).length).toBeLessThanOrEqual(10);
+    expect(page).toEqual({ records: [], last: `01HREAD${String(n).padStart(19, '0')}` });
+  });
+
   it("reads a job's deliveries through the index, below the last delivery id seen", async () => {
     mock.on(QueryCommand).resolves({ Items: [] });
     await new DynamoDeliveryStore(db).listForJob('job_1', { limit: 5, after: '01HAFTER00000000000000000A' });
