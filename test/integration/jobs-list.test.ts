@@ -128,6 +128,10 @@ describe('GET /jobs', () => {
     await expectInvalid('?job_type=fast', 'job_type');
     await expectInvalid('?truncated=yes', 'truncated');
     for (const month of ['2026-13', '2026-1', '26-10', '2026-10-01']) await expectInvalid(`?month=${month}`, 'month');
+    // A repeated parameter: API Gateway keeps only its last value, which listed 5 for limit=500&limit=5 and dropped a filter.
+    await expectInvalid('?limit=500&limit=5', 'limit');
+    await expectInvalid('?status=failed&status=completed', 'status');
+    await expectInvalid('?month=2026-10&month=2026-10', 'month');
   });
 
   it("refuses a tampered or forged next_token, and another account's token, with 400", async () => {

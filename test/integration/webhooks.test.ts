@@ -184,7 +184,7 @@ describe('webhook management (ID token only)', () => {
     await refusal(await api(user, 'GET', `/accounts/me/webhooks?is_active=true&next_token=${encodeURIComponent(first.next_token)}`), 400, 'INVALID_PARAMETER');
     const other = await stack.account();
     await refusal(await api(other, 'GET', `/accounts/me/webhooks?next_token=${encodeURIComponent(first.next_token)}`), 400, 'INVALID_PARAMETER');
-    for (const q of ['?limit=0', '?limit=101', '?limit=x', '?is_active=yes']) {
+    for (const q of ['?limit=0', '?limit=101', '?limit=x', '?is_active=yes', '?limit=200&limit=2', '?is_active=true&is_active=false']) {
       const err = await refusal(await api(user, 'GET', `/accounts/me/webhooks${q}`), 400, 'INVALID_PARAMETER');
       expect(err.details.parameter).toBe(q.slice(1).split('=')[0]);
     }
@@ -760,7 +760,7 @@ describe('deliveries', () => {
     expect((await history(user, hook.webhook_id, '?event_type=job.failed')).history.map((h: any) => h.job_id)).toEqual([failedJob.job_id]);
     expect((await history(user, hook.webhook_id, '?status=failed')).count).toBe(0);
     expect((await history(user, hook.webhook_id, '?status=success')).count).toBe(4);
-    for (const q of ['?status=ok', '?limit=0', `?status=success&next_token=${encodeURIComponent(page1.next_token)}`]) {
+    for (const q of ['?status=ok', '?limit=0', '?limit=500&limit=2', '?status=failed&status=success', `?status=success&next_token=${encodeURIComponent(page1.next_token)}`]) {
       await refusal(await api(user, 'GET', `/accounts/me/webhooks/${hook.webhook_id}/history${q}`), 400, 'INVALID_PARAMETER');
     }
     // An unknown event name is an invalid event name wherever it is sent.
@@ -774,6 +774,7 @@ describe('deliveries', () => {
     const byJob = await (await api(user, 'GET', `/jobs/${failedJob.job_id}/webhooks/history`)).json();
     expect(byJob.history).toEqual([expect.objectContaining({ webhook_id: hook.webhook_id, event_type: 'job.failed', status: 'success' })]);
     await refusal(await api(user, 'GET', `/jobs/${failedJob.job_id}/webhooks/history?limit=2&next_token=${encodeURIComponent(page1.next_token)}`), 400, 'INVALID_PARAMETER');
+    await refusal(await api(user, 'GET', `/jobs/${failedJob.job_id}/webhooks/history?event_type=job.failed&event_type=job.completed`), 400, 'INVALID_PARAMETER');
     const stranger = await stack.account();
     await refusal(await api(stranger, 'GET', `/jobs/${failedJob.job_id}/webhooks/history`), 404, 'JOB_NOT_FOUND');
   });
