@@ -140,6 +140,24 @@ describe('POST /quickjob with HTML', () => {
     const { pages } = await pdfOf(await quick({ input_type: 'html', html: '<script>alert("hi")</script><p>after alert</p>' }));
     expect(pages[0].text).toContain('after alert');
   });
+
+  it('refuses a document running many Web Audio renderings at once (each a thread beside the page, like a worker) with 400, and keeps serving', async () => {
+    // Twenty OfflineAudioContexts rendering minutes of sound: twenty busy threads beside the page, none of them a
+    // worker. The page then holds its load a moment (scans run every 250 ms), as a long job may for 15 minutes.
+    const html = `<p>audio</p><script>
+      for (let i = 0; i < 20; i++) {
+        const c = new OfflineAudioContext(1, 44100 * 600, 44100);
+        const o = c.createOscillator(); const v = c.createConvolver();
+        v.buffer = c.createBuffer(1, 44100 * 2, 44100);
+        o.connect(v); v.connect(c.destination); o.start(); c.startRendering();
+      }
+      for (const until = Date.now() + 2000; Date.now() < until; );
+    </script>`;
+    const res = await quick({ input_type: 'html', html });
+    expect(res.status).toBe(400);
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'too_many_audio_threads', max_audio_threads: 2 } });
+    await pdfOf(await quick({ input_type: 'html', html: '<p>after</p>' }));
+  });
 });
 
 describe('POST /quickjob with Markdown', () => {

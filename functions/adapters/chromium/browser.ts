@@ -8,7 +8,7 @@ import { writeFontConfig } from './fonts';
 import { FairSlots } from './fair-slots';
 import { ChromiumMemoryWatch, type ChromiumProcesses } from './memory-watch';
 import { installedChromiumRelease, unpackedChromium } from './unpack';
-import { type TargetInfo, WorkerCount, tooManyWorkersError } from './worker-limit';
+import { MAX_DOCUMENT_AUDIO_THREADS, type TargetInfo, WorkerCount, tooManyAudioThreadsError, tooManyWorkersError } from './worker-limit';
 
 export interface ChromiumConfig {
   /** A system Chromium (CHROMIUM_PATH); otherwise @sparticuz/chromium's bundled binary. */
@@ -188,8 +188,9 @@ export class ChromiumBrowser {
   private readonly workers = new WorkerCount();
 
   constructor(private readonly config: ChromiumConfig) {
-    const caps = { pageBytes: config.maxPageMemoryBytes || undefined, browserBytes: config.maxBrowserMemoryBytes || undefined };
-    this.memoryWatch = caps.pageBytes || caps.browserBytes ? new ChromiumMemoryWatch(caps, () => this.chromiumProcesses(), config.log) : null;
+    // Audio threads are always capped, like workers; memory only when configured.
+    const caps = { pageBytes: config.maxPageMemoryBytes || undefined, browserBytes: config.maxBrowserMemoryBytes || undefined, audioThreads: MAX_DOCUMENT_AUDIO_THREADS };
+    this.memoryWatch = new ChromiumMemoryWatch(caps, () => this.chromiumProcesses(), config.log);
     this.slots = new FairSlots(config.maxConcurrent);
   }
 
@@ -211,7 +212,9 @@ export class ChromiumBrowser {
   }
 
   private crashError(): Error {
-    if (!this.memoryWatch?.claimKill()) return new Error('the page crashed (out of memory or a renderer fault)');
+    const killed = this.memoryWatch?.claimKill();
+    if (!killed) return new Error('the page crashed (out of memory or a renderer fault)');
+    if (killed === 'audio_threads') return tooManyAudioThreadsError();
     const mb = Math.round((this.config.maxPageMemoryBytes ?? 0) / 2 ** 20);
     return new ServiceError('PDF_GENERATION_FAILED', `The document used more than ${mb} MB of memory while rendering and was stopped. Use smaller images, canvases or data in its scripts.`, {
       reason: 'memory_limit',

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 
 /** How often Chromium's processes are measured while documents are open: a page filling memory at ~1 GB/s overshoots by a quarter GB at most. */
 const SCAN_MS = 250;
@@ -16,12 +16,31 @@ async function residentBytes(pid: number): Promise<number | null> {
   }
 }
 
+/** Web Audio's rendering threads of a process (OfflineAudioRenderer, Offline/Realtime AudioWorklet, …), by thread name. */
+async function audioThreads(pid: number): Promise<number> {
+  try {
+    const names = await Promise.all((await readdir(`/proc/${pid}/task`)).map((tid) => readFile(`/proc/${pid}/task/${tid}/comm`, 'utf8').catch(() => '')));
+    return names.filter((name) => /audio/i.test(name)).length;
+  } catch {
+    return 0;
+  }
+}
+
 export interface MemoryCaps {
   /** A renderer process (one document) using more resident memory is killed. Unset: no cap. */
   pageBytes?: number;
   /** The browser process using more is killed (and relaunched on next use). Unset: no cap. */
   browserBytes?: number;
+  /**
+   * A renderer running more Web Audio rendering threads at once is killed. Each OfflineAudioContext renders on a thread
+   * of its own beside the page, as busy as a worker but no target the worker count sees: a document starting 150 of
+   * them made every other document print 10 times slower. Unset: no cap.
+   */
+  audioThreads?: number;
 }
+
+/** Why the watch killed a renderer: the document used too much memory, or ran too many audio threads. */
+export type KillReason = 'memory' | 'audio_threads';
 
 /** Chromium's processes as CDP reports them (SystemInfo.getProcessInfo) and puppeteer launched them. */
 export interface ChromiumProcesses {
@@ -41,8 +60,8 @@ export class ChromiumMemoryWatch {
   private openDocuments = 0;
   private timer: NodeJS.Timeout | null = null;
   private scanning = false;
-  /** When recent kills happened whose crash has not been reported yet: the next crash is taken to be one of them. */
-  private unclaimedKills: number[] = [];
+  /** Recent kills whose crash has not been reported yet: the next crash is taken to be the oldest of them. */
+  private unclaimedKills: { at: number; reason: KillReason }[] = [];
   /** Browser processes this watch killed (a handful over a process's life: one per relaunch at most). */
   private readonly killedBrowsers = new Set<number>();
 
@@ -69,11 +88,11 @@ export class ChromiumMemoryWatch {
     }
   }
 
-  /** True when a renderer crash is most likely this watch's doing (a kill not yet matched with a crash). */
-  claimKill(): boolean {
+  /** Why this watch killed the renderer that crashed, when the crash is most likely its doing (a kill not yet matched with a crash); else null. */
+  claimKill(): KillReason | null {
     // A kill whose crash never came (its context was being disposed anyway) must not explain a later crash.
-    this.unclaimedKills = this.unclaimedKills.filter((at) => Date.now() - at < CLAIM_MS);
-    return this.unclaimedKills.shift() !== undefined;
+    this.unclaimedKills = this.unclaimedKills.filter(({ at }) => Date.now() - at < CLAIM_MS);
+    return this.unclaimedKills.shift()?.reason ?? null;
   }
 
   /** True when this watch killed browser process `pid`: the documents in it failed with it. */
@@ -87,9 +106,10 @@ export class ChromiumMemoryWatch {
     this.scanning = true;
     try {
       const { renderers, browser } = await this.processes().catch((): ChromiumProcesses => ({ renderers: [], browser: null }));
-      const { pageBytes, browserBytes } = this.caps;
+      const { pageBytes, browserBytes, audioThreads: maxAudioThreads } = this.caps;
       await Promise.all([
         ...(pageBytes ? renderers.map((pid) => this.killIfOver(pid, pageBytes, 'renderer')) : []),
+        ...(maxAudioThreads ? renderers.map((pid) => this.killIfAudioOver(pid, maxAudioThreads)) : []),
         ...(browserBytes && browser !== null ? [this.killIfOver(browser, browserBytes, 'browser')] : []),
       ]);
     } finally {
@@ -106,7 +126,19 @@ export class ChromiumMemoryWatch {
       return; // gone already
     }
     if (kind === 'browser') this.killedBrowsers.add(pid);
-    else this.unclaimedKills.push(Date.now());
+    else this.unclaimedKills.push({ at: Date.now(), reason: 'memory' });
     this.log?.(`chromium: ${kind} ${pid} used ${Math.round(bytes / 2 ** 20)} MB (cap ${Math.round(capBytes / 2 ** 20)} MB); killed it`);
+  }
+
+  private async killIfAudioOver(pid: number, max: number) {
+    const threads = await audioThreads(pid);
+    if (threads <= max) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      return; // gone already (killed for its memory in this same scan, say)
+    }
+    this.unclaimedKills.push({ at: Date.now(), reason: 'audio_threads' });
+    this.log?.(`chromium: renderer ${pid} ran ${threads} audio threads (cap ${max}); killed it`);
   }
 }

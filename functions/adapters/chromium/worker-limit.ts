@@ -84,3 +84,15 @@ export function tooManyWorkersError(max: number = MAX_DOCUMENT_WORKERS): Service
     max_workers: max,
   });
 }
+
+/** Web Audio rendering threads a document may run at once (see MemoryCaps.audioThreads): as many as workers. */
+export const MAX_DOCUMENT_AUDIO_THREADS = MAX_DOCUMENT_WORKERS;
+
+/** 400, as for workers: the document is refused as written. */
+export function tooManyAudioThreadsError(max: number = MAX_DOCUMENT_AUDIO_THREADS): ServiceError {
+  return new ServiceError('INVALID_PARAMETER', `The document rendered more than ${max} Web Audio contexts at once (each runs on a thread of its own beside the page). Render fewer at once, or none: a printed document plays no sound.`, {
+    parameter: 'html',
+    reason: 'too_many_audio_threads',
+    max_audio_threads: max,
+  });
+}

@@ -25,8 +25,8 @@ describe('ChromiumMemoryWatch', () => {
     expect(small.exitCode).toBeNull();
     expect(small.signalCode).toBeNull();
     expect(logged).toEqual([expect.stringMatching(new RegExp(`renderer ${big.pid} used \\d+ MB \\(cap 100 MB\\)`))]);
-    expect(watch.claimKill()).toBe(true);
-    expect(watch.claimKill()).toBe(false);
+    expect(watch.claimKill()).toBe('memory');
+    expect(watch.claimKill()).toBeNull();
   });
 
   it('kills the browser over its own cap, and knows the browser it killed', async () => {
@@ -42,7 +42,7 @@ describe('ChromiumMemoryWatch', () => {
     expect(logged).toEqual([expect.stringMatching(new RegExp(`browser ${browser.pid} used \\d+ MB \\(cap 100 MB\\)`))]);
     expect(watch.killedBrowser(browser.pid!)).toBe(true);
     expect(watch.killedBrowser(renderer.pid!)).toBe(false); // a document in another (relaunched) browser did not fail of it
-    expect(watch.claimKill()).toBe(false); // and no renderer crash is explained by it
+    expect(watch.claimKill()).toBeNull(); // and no renderer crash is explained by it
   });
 
   it('measures only while documents are open', async () => {
