@@ -92,7 +92,8 @@ export function presentJobSummary(job: Job) {
     file_count: job.file_count ?? null,
     success_count: job.success_count ?? null,
     failure_count: job.failure_count ?? null,
-    pages_total: job.pages_total ?? job.pages ?? null,
+    // The page count GET /jobs/{job_id} shows as `pages` (0 until a PDF is made): null here beside 0 there disagreed.
+    pages_total: job.pages_total ?? job.pages ?? 0,
     created_at: job.created_at,
     completed_at: job.completed_at,
   };

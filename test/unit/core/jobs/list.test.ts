@@ -2,6 +2,8 @@ import { createHmac } from 'node:crypto';
 import { jobPageTokens, listJobs, parseJobListQuery, presentJobSummary, type JobListFilters } from '../../../../functions/core/jobs/list';
 import type { JobListQuery, JobRepository } from '../../../../functions/core/jobs/ports';
 import { newJob } from '../../../../functions/core/jobs/job';
+import { presentJob } from '../../../../functions/core/jobs/access';
+import { MemoryBlobs, MemoryJobs } from '../../../support/memory';
 
 describe('parseJobListQuery', () => {
   it('defaults to 50 and accepts 1 to 100', () => {
@@ -97,5 +99,18 @@ describe('presentJobSummary', () => {
       job_id: 'job_1', status: 'completed', job_type: 'quick', bundle_type: null, file_count: null, success_count: null, failure_count: null,
       pages_total: 3, created_at: '2026-11-01T00:00:00.000Z', completed_at: null,
     });
+  });
+
+  it('gives a job without a PDF (queued, running, failed, timed out) the page count GET /jobs/{job_id} shows: 0, not null', async () => {
+    const now = new Date('2026-11-01T00:00:00Z');
+    const deps = { jobs: new MemoryJobs(), blobs: new MemoryBlobs(), clock: { now: () => now } };
+    for (const job_type of ['quick', 'long', 'pdfop'] as const) {
+      for (const status of ['queued', 'processing', 'failed', 'timeout'] as const) {
+        const job = { ...newJob({ job_id: 'job_n', account_id: 'a', job_type, status, now }), ...(job_type === 'pdfop' ? { operation: 'merge' as const } : {}) };
+        const shown = await presentJob(deps, job);
+        expect(shown.pages).toBe(0);
+        expect(presentJobSummary(job).pages_total).toBe(shown.pages);
+      }
+    }
   });
 });
