@@ -202,17 +202,19 @@ describe('credentials that name no account, or two', () => {
     await expect401(await stack.request('GET', '/me', { token: await token({ sub }) }), undefined, 'invalid_token');
   });
 
+  /** GET /me with headers written as they are (fetch would merge repeated ones). */
+  const send = (headers: string) =>
+    new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1');
+      let reply = '';
+      socket.on('data', (chunk) => (reply += chunk));
+      socket.on('end', () => resolve(reply));
+      socket.on('error', reject);
+      socket.write(`GET /me HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}\r\n`);
+    });
+
   it('refuses two different X-API-Key headers (or Authorization headers) instead of using the last one', async () => {
     const other = await stack.account();
-    const send = (headers: string) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = net.connect(Number(new URL(stack.baseUrl).port), '127.0.0.1');
-        let reply = '';
-        socket.on('data', (chunk) => (reply += chunk));
-        socket.on('end', () => resolve(reply));
-        socket.on('error', reject);
-        socket.write(`GET /me HTTP/1.1\r\nHost: x\r\nConnection: close\r\n${headers}\r\n`);
-      });
     for (const headers of [
       `X-API-Key: ${user.api_key}\r\nX-API-Key: ${other.api_key}\r\n`,
       `X-API-Key: ${user.api_key}\r\nx-api-key: ${other.api_key}\r\n`,
@@ -224,6 +226,19 @@ describe('credentials that name no account, or two', () => {
     }
     // The same key twice is still that key.
     expect(await send(`X-API-Key: ${user.api_key}\r\nX-API-Key: ${user.api_key}\r\n`)).toMatch(/^HTTP\/1\.1 200/);
+  });
+
+  it('reads a credential header sent again empty as its one value, whichever comes last', async () => {
+    const other = await stack.account();
+    const accountOf = async (headers: string) => {
+      const reply = await send(headers);
+      expect(reply).toMatch(/^HTTP\/1\.1 200/);
+      return JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).account_id;
+    };
+    // The key is used: not refused as missing, and not passed over for the token beside it.
+    expect(await accountOf(`X-API-Key: ${user.api_key}\r\nX-API-Key: \r\n`)).toBe(user.account_id);
+    expect(await accountOf(`X-API-Key: ${user.api_key}\r\nX-API-Key: \r\nAuthorization: Bearer ${other.id_token}\r\n`)).toBe(user.account_id);
+    expect(await accountOf(`Authorization: Bearer ${user.api_key}\r\nAuthorization: \r\n`)).toBe(user.account_id);
   });
 });
 

@@ -14,14 +14,19 @@ export interface Principal {
   api_key_id: string | null;
 }
 
-/** Distinct non-empty values of a header sent more than once (names compared without case). */
-function distinctValues(multiValueHeaders: Record<string, (string | undefined)[] | undefined>, name: string): number {
+/**
+ * The value of a credential header (names compared without case): its one distinct non-empty value, undefined when
+ * it has none, null when it has two different ones. An empty duplicate is no value, so the value comes from the
+ * multi-value map: the single-value map holds the last one sent, which may be that empty duplicate.
+ */
+function headerValue(headers: Record<string, string | undefined>, multiValueHeaders: Record<string, (string | undefined)[] | undefined> | null | undefined, name: string): string | null | undefined {
   const values = new Set<string>();
-  for (const [k, list] of Object.entries(multiValueHeaders)) {
+  for (const [k, list] of Object.entries(multiValueHeaders ?? {})) {
     if (k.toLowerCase() !== name) continue;
     for (const v of list ?? []) if (v?.trim()) values.add(v.trim());
   }
-  return values.size;
+  if (values.size > 1) return null;
+  return values.size === 1 ? [...values][0] : headers[name]?.trim();
 }
 
 /**
@@ -30,9 +35,9 @@ function distinctValues(multiValueHeaders: Record<string, (string | undefined)[]
  * values of one credential header are refused rather than one picked: which one a proxy keeps varies.
  */
 export function readCredential(headers: Record<string, string | undefined>, multiValueHeaders?: Record<string, (string | undefined)[] | undefined> | null): PresentedCredential {
-  if (multiValueHeaders && (distinctValues(multiValueHeaders, 'x-api-key') > 1 || distinctValues(multiValueHeaders, 'authorization') > 1)) return { type: 'conflicting' };
-  const key = headers['x-api-key']?.trim();
-  const auth = headers.authorization?.trim();
+  const key = headerValue(headers, multiValueHeaders, 'x-api-key');
+  const auth = headerValue(headers, multiValueHeaders, 'authorization');
+  if (key === null || auth === null) return { type: 'conflicting' };
   const m = auth ? /^Bearer\s+(\S+)\s*$/i.exec(auth) : null;
   const bearerKey = m?.[1].startsWith(API_KEY_PREFIX) ? m[1] : null;
   // A key wins over an ID token; two different keys are refused like two values of one header (which one was meant?).

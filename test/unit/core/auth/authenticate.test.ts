@@ -23,6 +23,10 @@ describe('readCredential', () => {
     // The same value twice, or an empty duplicate, is not a conflict.
     expect(readCredential({ 'x-api-key': 'pk_a' }, { 'X-API-Key': ['pk_a', ' pk_a '] })).toEqual({ type: 'api_key', key: 'pk_a' });
     expect(readCredential({ 'x-api-key': 'pk_a' }, { 'X-API-Key': ['', 'pk_a'] })).toEqual({ type: 'api_key', key: 'pk_a' });
+    // …also when it comes last, where the single-value map (the last value sent) holds it.
+    expect(readCredential({ 'x-api-key': '' }, { 'X-API-Key': ['pk_a', ''] })).toEqual({ type: 'api_key', key: 'pk_a' });
+    expect(readCredential({ 'x-api-key': ' ', authorization: 'Bearer t' }, { 'X-API-Key': ['pk_a', ' '], Authorization: ['Bearer t'] })).toEqual({ type: 'api_key', key: 'pk_a' });
+    expect(readCredential({ authorization: '' }, { Authorization: ['Bearer t', ''] })).toEqual({ type: 'id_token', token: 't' });
     // A key and a token in their own headers are not a conflict: the key is used.
     expect(readCredential({ 'x-api-key': 'pk_a', authorization: 'Bearer t' }, { 'X-API-Key': ['pk_a'], Authorization: ['Bearer t'] })).toEqual({ type: 'api_key', key: 'pk_a' });
   });
