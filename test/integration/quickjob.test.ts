@@ -174,6 +174,13 @@ describe('POST /quickjob with Markdown', () => {
     expect(job.mode).toBe('markdown');
   });
 
+  it('removes an empty front-matter block too: no rules printed for it', async () => {
+    // The Markdown stylesheet paints <hr> (and heading borders) #d1d9e0; a bare paragraph paints nothing in it.
+    const { bytes, pages } = await pdfOf(await quick({ input_type: 'markdown', markdown: '---\n---\nHello' }));
+    expect(pages[0].text).toBe('Hello');
+    expect((await readPdfDrawing(bytes))[0].fillColors).not.toContain('#d1d9e0');
+  });
+
   it('refuses Markdown that keeps the parser backtracking past its deadline with 400, charging nothing', async () => {
     const before = await stack.services.accounts.get(user.account_id);
     const res = await quick({ input_type: 'markdown', markdown: '*a_'.repeat(11_000) });

@@ -2,13 +2,17 @@ import { Script, createContext } from 'node:vm';
 import { Marked } from 'marked';
 import { invalidParameter } from '../errors';
 
-/** A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. */
-const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
+/**
+ * A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. It may be empty
+ * (`---` straight followed by `---`, as Jekyll pages often start): the lazy `??` tries that first, so the block
+ * still ends at its first closing line.
+ */
+const FRONT_MATTER = /^\uFEFF?---[ \t]*\r?\n(?:([\s\S]*?)\r?\n)??(?:---|\.\.\.)[ \t]*(?:\r?\n|$)/;
 
 export function stripFrontMatter(markdown: string): { body: string; frontMatter: string | null } {
   const m = FRONT_MATTER.exec(markdown);
   if (!m) return { body: markdown, frontMatter: null };
-  return { body: markdown.slice(m[0].length), frontMatter: m[1] };
+  return { body: markdown.slice(m[0].length), frontMatter: m[1] ?? '' };
 }
 
 /**

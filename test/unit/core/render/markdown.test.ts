@@ -9,6 +9,13 @@ describe('markdown', () => {
     expect(html).toContain('<h1>Heading</h1>');
   });
 
+  it('removes an empty leading front-matter block (--- then ---), keeping later rules', () => {
+    expect(stripFrontMatter('---\n---\nHello')).toEqual({ body: 'Hello', frontMatter: '' });
+    expect(stripFrontMatter('---\r\n...\r\nHello')).toEqual({ body: 'Hello', frontMatter: '' });
+    expect(stripFrontMatter('---\n---\nHello\n\n---\n\nmore')).toEqual({ body: 'Hello\n\n---\n\nmore', frontMatter: '' });
+    expect(markdownToHtml('---\n---\nHello')).not.toContain('<hr>');
+  });
+
   it('keeps a --- rule that is not at the very start', () => {
     expect(stripFrontMatter('text\n---\nmore\n---\n').frontMatter).toBeNull();
   });
