@@ -181,6 +181,16 @@ describe('POST /quickjob with Markdown', () => {
     expect((await readPdfDrawing(bytes))[0].fillColors).not.toContain('#d1d9e0');
   });
 
+  it('prints the stylesheet\'s code and table shading by default, and drops it with printBackground false', async () => {
+    const markdown = '```\ncode\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |';
+    const shaded = await pdfOf(await quick({ input_type: 'markdown', markdown }));
+    const plain = await pdfOf(await quick({ input_type: 'markdown', markdown, options: { printBackground: false } }));
+    // #f6f8fa: the background of code blocks and table headers.
+    expect((await readPdfDrawing(shaded.bytes))[0].fillColors).toContain('#f6f8fa');
+    expect((await readPdfDrawing(plain.bytes))[0].fillColors).not.toContain('#f6f8fa');
+    expect(plain.pages[0].text).toBe('code a b 1 2');
+  });
+
   it('refuses Markdown that keeps the parser backtracking past its deadline with 400, charging nothing', async () => {
     const before = await stack.services.accounts.get(user.account_id);
     const res = await quick({ input_type: 'markdown', markdown: '*a_'.repeat(11_000) });

@@ -47,11 +47,11 @@ export function escapeHtml(text: string): string {
 /**
  * The default stylesheet for Markdown: readable print typography, tables, code blocks and images that fit the page.
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
- * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins.
+ * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
+ * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.
  */
 export const MARKDOWN_STYLESHEET = `
 :root { color-scheme: light; }
-html { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 body { font-family: -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.6em; font-weight: 600; line-height: 1.25; break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 2em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
