@@ -191,6 +191,13 @@ describe('POST /quickjob with Markdown', () => {
     expect(plain.pages[0].text).toBe('code a b 1 2');
   });
 
+  it('prints the first heading as the default header\'s title, not a comment inside a code block', async () => {
+    const markdown = '```bash\n# install deps\nnpm ci\n```\n\n# Setup guide\n\ntext';
+    const { pages } = await pdfOf(await quick({ input_type: 'markdown', markdown, options: { displayHeaderFooter: true, footerTemplate: '' } }));
+    // The default header's band, "<date> <title>", comes after the body in the page's text.
+    expect(pages[0].text).toMatch(/ [AP]M Setup guide$/);
+  });
+
   it('refuses Markdown that keeps the parser backtracking past its deadline with 400, charging nothing', async () => {
     const before = await stack.services.accounts.get(user.account_id);
     const res = await quick({ input_type: 'markdown', markdown: '*a_'.repeat(11_000) });

@@ -1,5 +1,5 @@
 import { Script, createContext } from 'node:vm';
-import { Marked } from 'marked';
+import { Marked, type Tokens } from 'marked';
 import { invalidParameter } from '../errors';
 
 /**
@@ -32,12 +32,6 @@ function frontMatterTitle(frontMatter: string | null): string | null {
   const value = m ? trimEnd(m[1], ' \t\r') : '';
   if (!value) return null;
   return value.replace(/^(['"])(.*)\1$/, '$2');
-}
-
-function firstHeading(markdown: string): string | null {
-  const m = /^#{1,6}[ \t]+([^\n]*)$/m.exec(markdown);
-  const text = m ? trimEnd(m[1], ' \t\r#') : '';
-  return text ? text.replace(/[*_`]/g, '') : null;
 }
 
 export function escapeHtml(text: string): string {
@@ -95,12 +89,21 @@ export function markdownDeadlineMs(length: number): number {
 
 /** `vm`'s watchdog is the one way to interrupt a synchronous call (a regex included) in this thread. */
 const parseInDeadline = new Script('parse()', { filename: 'markdown-parse' });
-const parseContext = createContext({ parse: null as null | (() => string) });
+const parseContext = createContext({ parse: null as null | (() => unknown) });
 
-function parseWithDeadline(body: string, deadlineMs: number): string {
-  parseContext.parse = () => markdown.parse(body) as string;
+/**
+ * The HTML of `body` and the text of its first top-level heading. The heading is read from marked's tokens (what
+ * `parse` does: lex, then render), so a `# comment` in a code block or an HTML comment is no heading, a setext one is.
+ */
+function parseWithDeadline(body: string, deadlineMs: number): { html: string; heading: string | null } {
+  parseContext.parse = () => {
+    const tokens = markdown.lexer(body);
+    const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
+    const text = heading ? heading.text.replace(/[*_`]/g, '').trim() : '';
+    return { html: markdown.parser(tokens) as string, heading: text || null };
+  };
   try {
-    return parseInDeadline.runInContext(parseContext, { timeout: deadlineMs }) as string;
+    return parseInDeadline.runInContext(parseContext, { timeout: deadlineMs }) as { html: string; heading: string | null };
   } finally {
     parseContext.parse = null;
   }
@@ -116,10 +119,10 @@ export function markdownToHtml(
   { deadlineMs = markdownDeadlineMs(source.length), parameter = 'markdown' }: { deadlineMs?: number; parameter?: string } = {},
 ): string {
   const { body, frontMatter } = stripFrontMatter(source);
-  const title = frontMatterTitle(frontMatter) ?? firstHeading(body) ?? 'Document';
   let content: string;
+  let heading: string | null;
   try {
-    content = parseWithDeadline(body, deadlineMs);
+    ({ html: content, heading } = parseWithDeadline(body, deadlineMs));
   } catch (err) {
     // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
     if (err instanceof RangeError) throw invalidParameter(parameter, 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
@@ -128,6 +131,7 @@ export function markdownToHtml(
     }
     throw err;
   }
+  const title = frontMatterTitle(frontMatter) ?? heading ?? 'Document';
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
 <style>${MARKDOWN_STYLESHEET}</style></head>

@@ -28,6 +28,12 @@ describe('markdown', () => {
     expect(html).toMatch(/img \{ max-width: 100%/);
   });
 
+  it('takes the title from the first real heading: not from a code block or comment, and setext headings count', () => {
+    expect(markdownToHtml('```bash\n# install deps\nnpm i\n```\n\n# Setup guide')).toContain('<title>Setup guide</title>');
+    expect(markdownToHtml('<!--\n# draft\n-->\n# Shown')).toContain('<title>Shown</title>');
+    expect(markdownToHtml('Setup guide\n===========\n\ntext')).toContain('<title>Setup guide</title>');
+  });
+
   it('escapes the title taken from the first heading', () => {
     expect(markdownToHtml('# <script>x</script>')).toContain('<title>&lt;script&gt;x&lt;/script&gt;</title>');
   });
