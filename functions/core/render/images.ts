@@ -1,7 +1,7 @@
 import { crc32, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ServiceError } from '../errors';
-import { parseRequest } from '../validation';
+import { optional, parseRequest } from '../validation';
 import { type PdfOptions, normalisePdfOptions, pdfOptionsSchema } from './options';
 
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -191,13 +191,10 @@ export const imageOptionsSchema = z
     landscape: page.landscape,
     width: page.width,
     height: page.height,
-    fit: z
-      .enum(FITS)
-      .optional()
-      .meta({
-        description: 'How each image fills the printable area: contain (default: whole image, kept in proportion), cover (fills it, cropped), fill (stretched) or none (natural size, centred).',
-        default: 'contain',
-      }),
+    fit: optional(z.enum(FITS)).meta({
+      description: 'How each image fills the printable area: contain (default: whole image, kept in proportion), cover (fills it, cropped), fill (stretched) or none (natural size, centred).',
+      default: 'contain',
+    }),
   })
   .meta({ id: 'ImageOptions', description: 'Image options: one page per image. Unknown keys are ignored.' });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { invalidParameter } from '../errors';
-import { parseRequest } from '../validation';
+import { optional, parseRequest } from '../validation';
 
 /** Paper sizes in inches (portrait), as Chromium's print dialog knows them. */
 export const PAPER_FORMATS: Record<string, { width: number; height: number }> = {
@@ -140,7 +140,7 @@ const FORMAT_PATTERN = `^(?:${Object.keys(PAPER_FORMATS)
   .map((name) => [...name].map((c) => (/[a-z]/.test(c) ? `[${c}${c.toUpperCase()}]` : c)).join(''))
   .join('|')})$`;
 
-const side = (name: string) => length.optional().meta({ description: `The ${name} margin: ${LENGTH_HINT}.` });
+const side = (name: string) => optional(length).meta({ description: `The ${name} margin: ${LENGTH_HINT}.` });
 
 /**
  * The `options` object of HTML and Markdown conversions (quickjob, longjob, bulk): Chromium's print options.
@@ -159,52 +159,36 @@ export const pdfOptionsSchema = z
           'Paper format, case-insensitive: A0–A6, Letter, Legal, Tabloid or Ledger. Default A4. A set format wins over width/height, so send null with width and height for a custom size.',
         default: 'A4',
       }),
-    margin: z
-      .object({ top: side('top'), right: side('right'), bottom: side('bottom'), left: side('left') })
-      .strict()
-      .optional()
-      .meta({
-        description:
-          'Page margins by side (top, right, bottom, left; other keys are refused). Default 0, Markdown 18mm/16mm; with displayHeaderFooter an unset top or bottom is 15mm. They must leave room for content.',
-      }),
-    printBackground: z.boolean().optional().meta({ description: 'Print background colours and images. Default true.', default: true }),
-    scale: z.number().min(0.1).max(2).optional().meta({ description: 'Zoom of the page rendering, 0.1 to 2. Default 1.', default: 1 }),
-    landscape: z.boolean().optional().meta({ description: 'Print in landscape orientation. Default false.', default: false }),
-    preferCSSPageSize: z.boolean().optional().meta({ description: "Let the page's CSS @page size win over format/width/height. Default false.", default: false }),
-    width: length.optional().meta({ description: `Custom paper width (only with format: null): ${LENGTH_HINT}. Default the A4 width.` }),
-    height: length.optional().meta({ description: `Custom paper height (only with format: null): ${LENGTH_HINT}. Default the A4 height.` }),
-    pageRanges: z
-      .string()
-      .refine((v) => v.trim() === '' || isRangeSyntax(v), { message: 'expected pages and ranges such as "1-3, 5, 8-"' })
-      .superRefine((v, ctx) => {
-        const problem = v.trim() === '' || !isRangeSyntax(v) ? null : pageRangesProblem(v);
-        if (problem) ctx.addIssue({ code: 'custom', message: problem });
-      })
-      .optional()
-      .meta({ description: 'Pages to print, numbered from 1, such as "1-3, 5, 8-" (open ends allowed). Default: all pages.' }),
-    displayHeaderFooter: z
-      .boolean()
-      .optional()
-      .meta({
-        description: 'Print headerTemplate and footerTemplate. Default false; when true, the default header shows the date and title and the default footer "page / pages".',
-        default: false,
-      }),
-    headerTemplate: z
-      .string()
-      .max(TEMPLATE_MAX)
-      .refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })
-      .optional()
-      .meta({
+    margin: optional(z.object({ top: side('top'), right: side('right'), bottom: side('bottom'), left: side('left') }).strict()).meta({
+      description:
+        'Page margins by side (top, right, bottom, left; other keys are refused). Default 0, Markdown 18mm/16mm; with displayHeaderFooter an unset top or bottom is 15mm. They must leave room for content.',
+    }),
+    printBackground: optional(z.boolean()).meta({ description: 'Print background colours and images. Default true.', default: true }),
+    scale: optional(z.number().min(0.1).max(2)).meta({ description: 'Zoom of the page rendering, 0.1 to 2. Default 1.', default: 1 }),
+    landscape: optional(z.boolean()).meta({ description: 'Print in landscape orientation. Default false.', default: false }),
+    preferCSSPageSize: optional(z.boolean()).meta({ description: "Let the page's CSS @page size win over format/width/height. Default false.", default: false }),
+    width: optional(length).meta({ description: `Custom paper width (only with format: null): ${LENGTH_HINT}. Default the A4 width.` }),
+    height: optional(length).meta({ description: `Custom paper height (only with format: null): ${LENGTH_HINT}. Default the A4 height.` }),
+    pageRanges: optional(
+      z
+        .string()
+        .refine((v) => v.trim() === '' || isRangeSyntax(v), { message: 'expected pages and ranges such as "1-3, 5, 8-"' })
+        .superRefine((v, ctx) => {
+          const problem = v.trim() === '' || !isRangeSyntax(v) ? null : pageRangesProblem(v);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+    ).meta({ description: 'Pages to print, numbered from 1, such as "1-3, 5, 8-" (open ends allowed). Default: all pages.' }),
+    displayHeaderFooter: optional(z.boolean()).meta({
+      description: 'Print headerTemplate and footerTemplate. Default false; when true, the default header shows the date and title and the default footer "page / pages".',
+      default: false,
+    }),
+    headerTemplate: optional(z.string().max(TEMPLATE_MAX).refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })).meta({
         description: `HTML of the header, up to ${TEMPLATE_MAX} characters; elements with class pageNumber, totalPages, date, title or url are filled in. Set an explicit font-size; styles go inline (no <link>, @import or @font-face from a URL). An empty string prints no header.`,
       }),
-    footerTemplate: z
-      .string()
-      .max(TEMPLATE_MAX)
-      .refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })
-      .optional()
-      .meta({ description: `HTML of the footer, up to ${TEMPLATE_MAX} characters; the same classes and rules as headerTemplate. Default "page / pages"; an empty string prints no footer.` }),
+    footerTemplate: optional(z.string().max(TEMPLATE_MAX).refine(loadsNoStylesheet, { message: TEMPLATE_STYLESHEET_HINT })).meta({ description: `HTML of the footer, up to ${TEMPLATE_MAX} characters; the same classes and rules as headerTemplate. Default "page / pages"; an empty string prints no footer.` }),
   })
-  .meta({ id: 'PdfOptions', description: 'PDF options. Unknown keys are ignored.' });
+  // null for any of them (but format, where null asks for width/height) means left out, as in every body.
+  .meta({ id: 'PdfOptions', description: 'PDF options. Unknown keys are ignored; null means the default (except for format).' });
 
 export type PdfOptionsInput = z.infer<typeof pdfOptionsSchema>;
 
@@ -249,7 +233,7 @@ export function parsePdfOptions(
   return normalisePdfOptions(input, defaultMargin);
 }
 
-type PdfMarginInput = NonNullable<PdfOptionsInput['margin']>;
+type PdfMarginInput = Partial<NonNullable<PdfOptionsInput['margin']>>;
 
 function definedSides(margin: PdfOptionsInput['margin']): PdfMarginInput {
   return Object.fromEntries(Object.entries(margin ?? {}).filter(([, v]) => v !== undefined));

@@ -87,7 +87,8 @@ describe('the OpenAPI document', () => {
 
   it('describes every PDF option from the schema that validates it', () => {
     expect(Object.keys(doc.components.schemas.PdfOptions.properties).sort()).toEqual([...PDF_OPTION_KEYS].sort());
-    expect(doc.components.schemas.PdfOptions.properties.scale).toMatchObject({ minimum: 0.1, maximum: 2 });
+    // null is the default, as everywhere: the bounds are on the number.
+    expect(doc.components.schemas.PdfOptions.properties.scale).toMatchObject({ anyOf: [{ type: 'number', minimum: 0.1, maximum: 2 }, { type: 'null' }], default: 1 });
   });
 
   it('documents the success body of every built route, or lists it as not described yet', () => {

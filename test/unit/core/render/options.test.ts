@@ -109,9 +109,14 @@ describe('parsePdfOptions', () => {
     }
   });
 
-  it('takes null options as every default, but not a null value for a key', () => {
+  it('takes null options, and a null value for any key but format, as the default (null means left out, as in every body)', () => {
     expect(parsePdfOptions(null)).toEqual(parsePdfOptions({}));
-    expect(refusal(() => parsePdfOptions({ scale: null })).details.parameter).toBe('options.scale');
+    const nulls = { margin: null, printBackground: null, scale: null, landscape: null, preferCSSPageSize: null, width: null, height: null, pageRanges: null, displayHeaderFooter: null, headerTemplate: null, footerTemplate: null };
+    expect(parsePdfOptions(nulls)).toEqual(parsePdfOptions({}));
+    expect(parsePdfOptions({ margin: { top: null, left: '1in' } }).margin).toEqual({ top: 0, right: 0, bottom: 0, left: 1 });
+    // format: null asks for width/height (A4's when left out), as before.
+    expect(parsePdfOptions({ format: null, width: '5in', height: null })).toMatchObject({ paperWidthIn: 5, paperHeightIn: PAPER_FORMATS.a4.height });
+    expect(refusal(() => parsePdfOptions({ scale: 'big' })).details.parameter).toBe('options.scale');
   });
 
   it('reports the first field in schema order, then the checks that need several fields', () => {
