@@ -218,8 +218,9 @@ describe('render worker', () => {
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'processing' });
   });
 
-  it('fails a job whose processing keeps failing unexpectedly, instead of leaving it queued', async () => {
-    const jobId = await queuedFixture('<p>doomed</p>');
+  it('fails a job whose processing keeps failing unexpectedly, instead of leaving it queued, with the failure email', async () => {
+    const owner = await stack.account({ credits_usd: 1, email: 'doomed@example.com' });
+    const jobId = await queuedFixture('<p>doomed</p>', owner);
     const blobs = stack.services.blobs;
     const get = blobs.get.bind(blobs);
     blobs.get = async () => {
@@ -233,5 +234,8 @@ describe('render worker', () => {
     }
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED' });
     expect((await eventsOf(jobId)).at(-1)).toBe('job.failed');
+    // The spec's "long job fails: job.failed event; failure email unless disabled", as for every other failure.
+    expect(mailsTo('doomed@example.com').filter((m) => m.includes(`Subject: Your PDF job failed (${jobId})`))).toHaveLength(1);
+    expect((await stack.services.accounts.get(owner.account_id))!.credits_micros).toBe(1_000_000);
   });
 });

@@ -382,12 +382,14 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
   return 'completed';
 }
 
-/** After the last delivery attempt failed unexpectedly: the job fails rather than waiting forever. */
-export async function abandonLongJob(deps: Pick<LongJobDeps, 'jobs' | 'clock'>, jobId: string, reason: string): Promise<void> {
+/**
+ * After the last delivery attempt failed unexpectedly: the job fails rather than waiting forever, with its
+ * `job.failed` event and the failure email (unless turned off), as any failed long job.
+ */
+export async function abandonLongJob(deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>, jobId: string, reason: string): Promise<void> {
   const job = await deps.jobs.get(jobId);
   if (!job || FINISHED_STATUSES.has(job.status)) return;
-  const gaveUp = failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason);
-  await deps.jobs.putIf(gaveUp, ['queued', 'processing'], [jobEvent('job.failed', gaveUp, deps.clock.now())]);
+  await endUnattended(deps, failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason), ['queued', 'processing']);
 }
 
 /**

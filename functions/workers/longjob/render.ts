@@ -49,7 +49,20 @@ export async function handler(event: SQSEvent, context?: Context): Promise<SQSBa
       svc.log.error(`render worker failed on job ${jobId || record.messageId}`, err);
       if (jobId && Number(record.attributes?.ApproximateReceiveCount ?? 1) >= MAX_RECEIVES) {
         const message = 'The job failed on our side after several attempts; nothing was charged. Submit it again.';
-        const gaveUp = await abandonLongJob({ jobs: svc.jobs, clock: svc.clock }, jobId, message).then(
+        // Accounts and mailer are read only for the failure email, once the failure is written: one that cannot be set
+        // up (what this delivery may have failed on) costs the email, not the record.
+        const ending = {
+          jobs: svc.jobs,
+          clock: svc.clock,
+          get accounts() {
+            return svc.accounts;
+          },
+          get mailer() {
+            return svc.mailer;
+          },
+          log: (m: string, e?: unknown) => svc.log.warn(m, e),
+        };
+        const gaveUp = await abandonLongJob(ending, jobId, message).then(
           () => true,
           (e: unknown) => (svc.log.error('could not abandon job', e), false),
         );
