@@ -218,6 +218,35 @@ describe('render worker', () => {
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'processing' });
   });
 
+  it('does not fail, on its last delivery, a job another worker took meanwhile and holds under a live lease', async () => {
+    const owner = await stack.account({ credits_usd: 1, email: 'taken@example.com' });
+    const jobId = await queuedFixture('<p>taken</p>', owner);
+    const slots = stack.services.jobSlots;
+    const acquire = slots.acquire.bind(slots);
+    let tries = 0;
+    // Every delivery of this message fails unexpectedly (a table outage); before the last one fails, a duplicate
+    // message's worker has claimed the job and is rendering it.
+    slots.acquire = async (input) => {
+      if (input.jobId !== jobId) return acquire(input);
+      if (++tries === 3) {
+        const job = (await stack.services.jobs.get(jobId))!;
+        await stack.services.jobs.put({ ...job, status: 'processing', started_at: new Date().toISOString(), lease_until: new Date(Date.now() + 600_000).toISOString() });
+      }
+      throw new Error('table throttled');
+    };
+    try {
+      await queue().send({ job_id: jobId });
+      await queue().drained();
+    } finally {
+      slots.acquire = acquire;
+    }
+    expect(tries).toBe(3);
+    // The other worker finishes it: the job is not ended under it, and its owner is not told it failed.
+    expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'processing', error_code: null });
+    expect(await eventsOf(jobId)).not.toContain('job.failed');
+    expect(mailsTo('taken@example.com')).toEqual([]);
+  });
+
   it('fails a job whose processing keeps failing unexpectedly, instead of leaving it queued, with the failure email', async () => {
     const owner = await stack.account({ credits_usd: 1, email: 'doomed@example.com' });
     const jobId = await queuedFixture('<p>doomed</p>', owner);

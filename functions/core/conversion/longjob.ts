@@ -384,12 +384,14 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
 
 /**
  * After the last delivery attempt failed unexpectedly: the job fails rather than waiting forever, with its
- * `job.failed` event and the failure email (unless turned off), as any failed long job.
+ * `job.failed` event and the failure email (unless turned off), as any failed long job. Not when a worker holds it
+ * under a live lease (a duplicate message's, which ends it itself): this attempt gave its own lease back when it failed.
  */
 export async function abandonLongJob(deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>, jobId: string, reason: string): Promise<void> {
   const job = await deps.jobs.get(jobId);
   if (!job || FINISHED_STATUSES.has(job.status)) return;
-  await endUnattended(deps, failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason), ['queued', 'processing']);
+  // Queued, or processing under a lease that ran out.
+  await endUnattended(deps, failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason), ['queued']);
 }
 
 /**
