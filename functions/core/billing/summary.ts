@@ -28,7 +28,7 @@ export function pricePerPdfOf(plan: Plan | null): number {
   return plan?.price_per_pdf_micros ?? PRICE_PER_PDF_MICROS;
 }
 
-/** The billing summary object (GET /accounts/me/billing), exact to the cent. */
+/** The billing summary object (GET /accounts/me/billing), exact to the micro-dollar. */
 export function billingSummary(account: Account, plan: Plan | null, now: Date) {
   const pricePerPdf = pricePerPdfOf(plan);
   const allowance = usableAllowanceMicros(account, now);

@@ -14,7 +14,7 @@ import { ERROR_CODES } from '../errors';
  */
 
 const timestamp = z.iso.datetime({ offset: true }).meta({ description: 'ISO 8601 time (UTC).' });
-const usd = z.number().min(0).meta({ description: 'US dollars (exact to the cent; integer micro-USD inside).' });
+const usd = z.number().min(0).meta({ description: 'US dollars, exact to the micro-dollar (integer micro-USD inside; prices per PDF go below a cent, e.g. 0.0025).' });
 const count = z.number().int().min(0);
 const nextToken = z.string().nullable().meta({ description: 'Pass as next_token for the next page; null on the last page.' });
 
