@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { PDFDocument, PDFHexString, PDFName } from 'pdf-lib';
 import { fromBuffer } from 'yauzl';
 import { planCatalogue } from '../../functions/core/billing/plans';
 import { newJob } from '../../functions/core/jobs/job';
@@ -191,6 +193,29 @@ describe('POST /pdf/split', () => {
     expect(everyN.outputs.map((o: { page_range: string }) => o.page_range)).toEqual(['1-5', '6-10', '11-12']);
     const each = await (await post('/pdf/split', { json: { input: { pdf_base64: b64(a), filename: 'a.pdf' }, split: { mode: 'each_page' }, options: { filename_pattern: 'page.pdf' } } })).json();
     expect(each.outputs.map((o: { name: string }) => o.name)).toEqual(['page.pdf', 'page-2.pdf', 'page-3.pdf']);
+  });
+  it('answers a single-file result smaller than 4.4 MB (binary megabytes, as the spec counts 150 MB) with the PDF itself', async () => {
+    // One page carrying 50 notes of 4 KB of random text, selected k times: each copy carries its own, so the output
+    // lands between 4,400,000 bytes and 4.4 MB = 4.4 × 1,048,576 bytes from an input of about 400 KB.
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([595, 842]);
+    const notes = Array.from({ length: 50 }, (_, i) =>
+      doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [10 * i, 700, 10 * i + 10, 710], Contents: PDFHexString.of(randomBytes(4096).toString('hex')) })),
+    );
+    page.node.set(PDFName.of('Annots'), doc.context.obj(notes));
+    const noted = await doc.save();
+    const split = (pages: string) => post('/pdf/split', { json: { input: { pdf_base64: b64(noted), filename: 'notes.pdf' }, split: { mode: 'extract', pages } } });
+    const one = (await (await split('1')).arrayBuffer()).byteLength;
+    const copies = Math.round(4_500_000 / one);
+    const res = await split(Array(copies).fill('1').join(','));
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    expect(bytes.length).toBeGreaterThan(4_400_000);
+    expect(bytes.length).toBeLessThan(4.4 * 1024 * 1024);
+    expect(res.headers.get('x-pdf-pages')).toBe(String(copies));
+    const out = await PDFDocument.load(bytes);
+    expect(out.getPageCount()).toBe(copies);
+    expect(out.getPages().map((p) => p.node.Annots()?.size())).toEqual(Array(copies).fill(50));
   });
 });
 

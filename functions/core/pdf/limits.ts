@@ -47,7 +47,10 @@ export const JOB_LIMITS: PdfToolLimits = {
   timeoutSeconds: 15 * 60 - 30,
 };
 
-/** A PDF returned in the response body must stay under this (base64 of it fits a 6 MB Lambda response). */
-export const MAX_INLINE_PDF_BYTES = 4_400_000;
+/**
+ * A PDF is returned in the response body when smaller than this: document 2's 4.4 MB, in its binary megabytes (its
+ * 150 MB is 157286400 bytes), so 4,613,734.4 bytes; base64 of it (6,151,648 bytes) still fits a 6 MB Lambda response.
+ */
+export const MAX_INLINE_PDF_BYTES = 4.4 * MB;
 /** Presigned upload size limit (bytes), as `max_bytes` reports it. */
 export const MAX_UPLOAD_BYTES = 150 * MB;
