@@ -8,6 +8,7 @@ import { signedLink } from '../jobs/access';
 import { type Job, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import { objectKey, retentionEnd } from '../jobs/storage-layout';
+import { MAX_INLINE_PDF_BYTES } from '../pdf/limits';
 import { markdownToHtml } from '../render/markdown';
 import type { PdfOptions } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
@@ -21,8 +22,6 @@ export const QUICKJOB_TIMEOUT_SECONDS = 30;
  * a few seconds after the limit (in AWS the limit is set 2 s below API Gateway's), so it has most likely given up.
  */
 export const QUICKJOB_ANSWER_MARGIN_MS = 1_000;
-/** Largest PDF returned in the response body: base64 of it must fit a 6 MB Lambda response. */
-export const MAX_INLINE_PDF_BYTES = 4_400_000;
 
 export interface QuickJobDeps {
   jobs: JobRepository;
@@ -142,6 +141,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
 
   if (morePages || pages > QUICKJOB_MAX_PAGES) throw await pageLimitExceeded({ pages, morePages });
 
+  // Document 2's line for merge results (4.4 binary MB; its base64 fits a 6 MB Lambda response), applied here too.
   const mustStore = input.store || pdf.byteLength > MAX_INLINE_PDF_BYTES;
   let output: Job['output'] = null;
   if (mustStore) {

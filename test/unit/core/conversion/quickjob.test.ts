@@ -6,7 +6,7 @@ import { memoryWorld } from '../../../support/memory';
 import { rejection } from '../../../support/errors';
 
 /** A world whose clock the renderer moves: each render "takes" `renderMs`. */
-function setup(renderMs: number) {
+function setup(renderMs: number, pdfBytes = 0) {
   const world = memoryWorld(5);
   let now = Date.parse('2026-11-22T10:00:00Z');
   const clock = { now: () => new Date(now) };
@@ -19,7 +19,7 @@ function setup(renderMs: number) {
         throw new RenderTimeoutError(request.timeoutMs);
       }
       now += renderMs;
-      return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false };
+      return { pdf: Buffer.concat([Buffer.from('%PDF-1.7\n%%EOF'), Buffer.alloc(pdfBytes)]), pages: 1, blockedRequests: 0, renderTimeout: false };
     },
   };
   const run = (input: { spentMs?: number; store?: boolean; mode?: 'html' | 'image' }) =>
@@ -179,5 +179,15 @@ describe('runQuickJob page limit', () => {
     expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
     expect(job.pages ?? null).toBeNull();
     expect((await world.accounts.get(world.account.account_id))!.credits_micros).toBe(world.account.credits_micros);
+  });
+});
+
+describe('runQuickJob inline or stored', () => {
+  it("returns a PDF smaller than document 2's 4.4 MB (binary megabytes) in the response, and stores a larger one", async () => {
+    const inline = await setup(100, 4_500_000).run({});
+    expect(inline.stored).toBeNull();
+    expect(inline.pdf.byteLength).toBeGreaterThan(4_500_000);
+    const stored = await setup(100, Math.ceil(4.4 * 2 ** 20)).run({});
+    expect(stored.stored).toMatchObject({ download_url: expect.any(String) });
   });
 });
