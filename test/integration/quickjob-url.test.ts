@@ -26,6 +26,9 @@ function routes(base: () => string) {
     if (url === '/pic.png') return send('image/png', png(60, 40));
     if (url === '/data.json') return send('application/json', '{"a":1}');
     if (url === '/latin1') return send('text/html; charset=iso-8859-1', Buffer.from('<p>caf\xe9 cr\xe8me</p>', 'latin1'));
+    // € “quoted” – em dash ™ in windows-1252 (bytes 0x80–0x9F), declared only by the header, or only by a <meta>.
+    if (url === '/cp1252-header') return send('text/html; charset=windows-1252', Buffer.from('<p>\x80 5 \x93quoted\x94 \x96 \x97 \x99</p>', 'latin1'));
+    if (url === '/cp1252-meta') return send('text/html', Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><p>\x80 5 \x93quoted\x94 \x96 \x97 \x99</p>', 'latin1'));
     if (url === '/missing') return send('text/html', 'nope', 404);
     if (url === '/broken') return send('text/html', 'oops', 503);
     const r = /^\/r\/(\d+)$/.exec(url);
@@ -119,6 +122,13 @@ describe('POST /quickjob with input_type url', () => {
 
   it('decodes the declared charset', async () => {
     expect(await pdfText(await convert(at('/latin1')))).toContain('café crème');
+  });
+
+  it('decodes windows-1252 (the bytes 0x80–0x9F too) whether the header or only a <meta> declares it', async () => {
+    // Node's TextDecoder (20.18.3 on) reads windows-1252 as Latin-1: € and curly quotes came out as C1 controls.
+    for (const path of ['/cp1252-header', '/cp1252-meta']) {
+      expect(await pdfText(await convert(at(path)))).toContain('€ 5 “quoted” – — ™');
+    }
   });
 
   it('follows up to 5 redirects, re-checking each', async () => {

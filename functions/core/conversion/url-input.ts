@@ -148,15 +148,28 @@ function bomEncoding(body: Uint8Array): string | null {
   return null;
 }
 
+/** What windows-1252 maps the bytes 0x80–0x9F to (WHATWG index-windows-1252); the other bytes are Latin-1. */
+const WINDOWS_1252_HIGH = '€\u0081‚ƒ„…†‡ˆ‰Š‹Œ\u008dŽ\u008f\u0090‘’“”•–—˜™š›œ\u009džŸ';
+
+/**
+ * windows-1252 text (also what the labels latin1, iso-8859-1 and ascii mean, as in browsers). Node's own decoder
+ * (from 20.18.3, nodejs/node#60888) reads it as Latin-1, which turns €, curly quotes and dashes into C1 controls.
+ */
+function decodeWindows1252(body: Buffer): string {
+  return body.toString('latin1').replace(/[\u0080-\u009f]/g, (c) => WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80]);
+}
+
 /** Text of an HTML or Markdown response: a byte-order mark, else the declared charset, else a <meta charset>, else UTF-8. */
 export function decodeText(doc: FetchedDocument): string {
   const bom = bomEncoding(doc.body);
   if (bom) return new TextDecoder(bom).decode(doc.body); // the decoder drops the mark itself
   let label = doc.charset;
   if (!label && doc.kind === 'html') label = /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(doc.body.subarray(0, 4096).toString('latin1'))?.[1] ?? null;
+  let decoder: TextDecoder;
   try {
-    return new TextDecoder(label ?? 'utf-8').decode(doc.body);
+    decoder = new TextDecoder(label ?? 'utf-8');
   } catch {
-    return new TextDecoder('utf-8').decode(doc.body);
+    decoder = new TextDecoder('utf-8');
   }
+  return decoder.encoding === 'windows-1252' ? decodeWindows1252(doc.body) : decoder.decode(doc.body);
 }
