@@ -29,6 +29,9 @@ function routes(base: () => string) {
     // € “quoted” – em dash ™ in windows-1252 (bytes 0x80–0x9F), declared only by the header, or only by a <meta>.
     if (url === '/cp1252-header') return send('text/html; charset=windows-1252', Buffer.from('<p>\x80 5 \x93quoted\x94 \x96 \x97 \x99</p>', 'latin1'));
     if (url === '/cp1252-meta') return send('text/html', Buffer.from('<meta http-equiv="Content-Type" content="text/html; charset=windows-1252"><p>\x80 5 \x93quoted\x94 \x96 \x97 \x99</p>', 'latin1'));
+    // A header charset no browser knows (Python apps send "None"); a <meta> naming UTF-16 in an ASCII-compatible page.
+    if (url === '/unknown-header-charset') return send('text/html; charset=None', Buffer.from('<meta charset="windows-1252"><p>caf\xe9 \x80</p>', 'latin1'));
+    if (url === '/meta-utf16') return send('text/html', Buffer.from('<meta charset="utf-16"><p>Grüße</p>', 'utf8'));
     if (url === '/missing') return send('text/html', 'nope', 404);
     if (url === '/broken') return send('text/html', 'oops', 503);
     const r = /^\/r\/(\d+)$/.exec(url);
@@ -129,6 +132,11 @@ describe('POST /quickjob with input_type url', () => {
     for (const path of ['/cp1252-header', '/cp1252-meta']) {
       expect(await pdfText(await convert(at(path)))).toContain('€ 5 “quoted” – — ™');
     }
+  });
+
+  it('reads the <meta> when the header names no known charset, and takes a <meta> naming UTF-16 as UTF-8, as browsers do', async () => {
+    expect(await pdfText(await convert(at('/unknown-header-charset')))).toContain('café €');
+    expect(await pdfText(await convert(at('/meta-utf16')))).toContain('Grüße');
   });
 
   it('follows up to 5 redirects, re-checking each', async () => {

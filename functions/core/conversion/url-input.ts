@@ -159,17 +159,29 @@ function decodeWindows1252(body: Buffer): string {
   return body.toString('latin1').replace(/[\u0080-\u009f]/g, (c) => WINDOWS_1252_HIGH[c.charCodeAt(0) - 0x80]);
 }
 
-/** Text of an HTML or Markdown response: a byte-order mark, else the declared charset, else a <meta charset>, else UTF-8. */
+/** A decoder for a charset label, or null for a label no browser knows (such a label is ignored, not fatal). */
+function decoderFor(label: string | null | undefined): TextDecoder | null {
+  if (!label) return null;
+  try {
+    return new TextDecoder(label);
+  } catch {
+    return null;
+  }
+}
+
+/** The encoding a <meta> names; one naming UTF-16 was found in ASCII-compatible bytes, so it means UTF-8 (WHATWG prescan). */
+function metaDecoder(body: Buffer): TextDecoder | null {
+  const decoder = decoderFor(/<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(body.subarray(0, 4096).toString('latin1'))?.[1]);
+  return decoder?.encoding.startsWith('utf-16') ? new TextDecoder('utf-8') : decoder;
+}
+
+/**
+ * Text of an HTML or Markdown response: a byte-order mark, else the declared charset, else a <meta charset>, else
+ * UTF-8. A header charset that is no known label (`charset=None`) is passed over for the <meta>, as in browsers.
+ */
 export function decodeText(doc: FetchedDocument): string {
   const bom = bomEncoding(doc.body);
   if (bom) return new TextDecoder(bom).decode(doc.body); // the decoder drops the mark itself
-  let label = doc.charset;
-  if (!label && doc.kind === 'html') label = /<meta[^>]+charset\s*=\s*["']?([\w-]+)/i.exec(doc.body.subarray(0, 4096).toString('latin1'))?.[1] ?? null;
-  let decoder: TextDecoder;
-  try {
-    decoder = new TextDecoder(label ?? 'utf-8');
-  } catch {
-    decoder = new TextDecoder('utf-8');
-  }
+  const decoder = decoderFor(doc.charset) ?? (doc.kind === 'html' ? metaDecoder(doc.body) : null) ?? new TextDecoder('utf-8');
   return decoder.encoding === 'windows-1252' ? decodeWindows1252(doc.body) : decoder.decode(doc.body);
 }
