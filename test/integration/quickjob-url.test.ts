@@ -1,4 +1,4 @@
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { errorOf } from '../support/errors';
 import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
 import { png } from '../support/images';
@@ -32,6 +32,11 @@ function routes(base: () => string) {
     // A header charset no browser knows (Python apps send "None"); a <meta> naming UTF-16 in an ASCII-compatible page.
     if (url === '/unknown-header-charset') return send('text/html; charset=None', Buffer.from('<meta charset="windows-1252"><p>caf\xe9 \x80</p>', 'latin1'));
     if (url === '/meta-utf16') return send('text/html', Buffer.from('<meta charset="utf-16"><p>Grüße</p>', 'utf8'));
+    // Content-Encoding: deflate as HTTP means it (zlib-wrapped) and as some servers send it (raw): browsers read both.
+    if (url === '/deflate') return send('text/html', deflateSync('<p>Zlib wrapped page</p>'), 200, { 'Content-Encoding': 'deflate' });
+    if (url === '/deflate-raw') return send('text/html', deflateRawSync('<p>Raw stream page</p>'), 200, { 'Content-Encoding': 'deflate' });
+    if (url === '/gzipped') return send('text/html', gzipSync('<p>Gzip page</p>'), 200, { 'Content-Encoding': 'gzip' });
+    if (url === '/brotli') return send('text/html', brotliCompressSync('<p>Brotli page</p>'), 200, { 'Content-Encoding': 'br' });
     if (url === '/missing') return send('text/html', 'nope', 404);
     if (url === '/broken') return send('text/html', 'oops', 503);
     const r = /^\/r\/(\d+)$/.exec(url);
@@ -47,6 +52,7 @@ function routes(base: () => string) {
       return res.end();
     }
     if (url === '/gzip-bomb') return send('text/html', gzipSync(Buffer.alloc(64 * 1024 * 1024)), 200, { 'Content-Encoding': 'gzip' });
+    if (url === '/deflate-raw-bomb') return send('text/html', deflateRawSync(Buffer.alloc(64 * 1024 * 1024)), 200, { 'Content-Encoding': 'deflate' });
     if (url === '/lying-length') {
       res.writeHead(200, { 'Content-Type': 'text/html', 'Content-Encoding': 'gzip', 'Content-Length': '100' });
       return res.end(gzipSync(Buffer.alloc(20 * 1024 * 1024)).subarray(0, 100));
@@ -139,6 +145,13 @@ describe('POST /quickjob with input_type url', () => {
     expect(await pdfText(await convert(at('/meta-utf16')))).toContain('Grüße');
   });
 
+  it('decodes compressed bodies: gzip, br, and deflate with or without its zlib header', async () => {
+    expect(await pdfText(await convert(at('/gzipped')))).toContain('Gzip page');
+    expect(await pdfText(await convert(at('/brotli')))).toContain('Brotli page');
+    expect(await pdfText(await convert(at('/deflate')))).toContain('Zlib wrapped page');
+    expect(await pdfText(await convert(at('/deflate-raw')))).toContain('Raw stream page');
+  });
+
   it('follows up to 5 redirects, re-checking each', async () => {
     expect(await pdfText(await convert(at('/r/5')))).toContain('Remote page');
     expect(await errorOf(await convert(at('/r/6')))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_many_redirects' } });
@@ -165,7 +178,7 @@ describe('POST /quickjob with input_type url', () => {
   });
 
   it('caps the download at 5 MB of decoded bytes, whatever the headers say', async () => {
-    for (const path of ['/big', '/chunked-big', '/gzip-bomb']) {
+    for (const path of ['/big', '/chunked-big', '/gzip-bomb', '/deflate-raw-bomb']) {
       expect(await errorOf(await convert(at(path)))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_large' } });
     }
     const lying = await errorOf(await convert(at('/lying-length')));

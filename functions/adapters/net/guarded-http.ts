@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { Transform, type TransformCallback } from 'node:stream';
 import { rootCertificates } from 'node:tls';
 import zlib from 'node:zlib';
 import type { LookupFunction } from 'node:net';
@@ -50,13 +51,53 @@ function connectFailure(err: NodeJS.ErrnoException, url: string): FetchError {
   return new FetchError('connect', url, `connection failed (${code || err.message})`);
 }
 
-function decoder(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | null {
+/**
+ * `Content-Encoding: deflate` as browsers read it: zlib-wrapped, as HTTP means it, or the raw deflate stream some
+ * servers send (old IIS, hand-rolled PHP). The first two bytes tell them apart (a zlib header's check bits).
+ */
+class DeflateEitherWay extends Transform {
+  private inner: zlib.Inflate | zlib.InflateRaw | null = null;
+  private head = Buffer.alloc(0);
+
+  /** The inflater the first two bytes call for. */
+  private start(): zlib.Inflate | zlib.InflateRaw {
+    const [cmf, flg] = this.head;
+    const wrapped = (cmf & 0x0f) === 8 && ((cmf << 8) | flg) % 31 === 0;
+    const inner = wrapped ? zlib.createInflate() : zlib.createInflateRaw();
+    inner.on('data', (c: Buffer) => this.push(c));
+    inner.on('error', (err) => this.destroy(err));
+    this.inner = inner;
+    return inner;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    if (this.inner) return void this.inner.write(chunk, () => done());
+    this.head = Buffer.concat([this.head, chunk]);
+    if (this.head.length < 2) return done();
+    this.start().write(this.head, () => done());
+  }
+
+  override _flush(done: TransformCallback): void {
+    let inner = this.inner;
+    // A body under two bytes: the inflater still says whether it is a whole stream.
+    if (!inner) (inner = this.start()).write(this.head);
+    inner.once('end', () => done());
+    inner.end();
+  }
+
+  override _destroy(err: Error | null, done: (err: Error | null) => void): void {
+    this.inner?.destroy();
+    done(err);
+  }
+}
+
+function decoder(encoding: string | undefined): zlib.Gunzip | DeflateEitherWay | zlib.BrotliDecompress | null {
   switch ((encoding ?? '').trim().toLowerCase()) {
     case 'gzip':
     case 'x-gzip':
       return zlib.createGunzip();
     case 'deflate':
-      return zlib.createInflate();
+      return new DeflateEitherWay();
     case 'br':
       return zlib.createBrotliDecompress();
     default:

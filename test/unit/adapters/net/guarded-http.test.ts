@@ -40,6 +40,16 @@ beforeAll(async () => {
       }
       if (path === '/brotli-bomb') return res.writeHead(200, { 'Content-Encoding': 'br' }).end(BROTLI_BOMB);
       if (path === '/to-credentials') return res.writeHead(302, { Location: `http://bob:hunter2@127.0.0.1:${port}/big` }).end();
+      if (path === '/deflate-bytewise' || path === '/deflate-raw-bytewise') {
+        // A deflate body one byte per write, so the two bytes that tell zlib from raw deflate arrive apart.
+        const text = Buffer.from('deflated either way');
+        const body = path === '/deflate-bytewise' ? zlib.deflateSync(text) : zlib.deflateRawSync(text);
+        res.writeHead(200, { 'Content-Encoding': 'deflate' });
+        let at = 0;
+        const tick = setInterval(() => (at < body.length ? res.write(body.subarray(at, ++at)) : (clearInterval(tick), res.end())), 1);
+        return;
+      }
+      if (path === '/deflate-empty') return res.writeHead(200, { 'Content-Encoding': 'deflate' }).end();
       if (path === '/small-500') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('broken');
       if (path === '/silent') return; // never answers
       if (path === '/trickle') {
@@ -81,6 +91,11 @@ describe('GuardedHttpClient', () => {
   it('by default reads the body and refuses one over maxBytes (URL input keeps this)', async () => {
     await expect(post('/big')).rejects.toMatchObject({ kind: 'too_large' });
     await expect(post('/big-chunked')).rejects.toMatchObject({ kind: 'too_large' });
+  });
+
+  it('reads Content-Encoding: deflate zlib-wrapped or raw, as browsers do, however its first bytes arrive', async () => {
+    for (const path of ['/deflate-bytewise', '/deflate-raw-bytewise']) expect((await post(path)).body.toString()).toBe('deflated either way');
+    await expect(post('/deflate-empty')).rejects.toMatchObject({ kind: 'bad_response' });
   });
 
   it('stops decoding a compressed body once it is refused (the decoder would go on inflating what it holds)', async () => {
