@@ -41,6 +41,8 @@ function routes(base: () => string) {
     if (url === '/broken') return send('text/html', 'oops', 503);
     const r = /^\/r\/(\d+)$/.exec(url);
     if (r) return res.writeHead(302, { Location: Number(r[1]) > 1 ? `/r/${Number(r[1]) - 1}` : '/page.html' }).end();
+    // A redirect with a body of its own over 5 MB: only the document it leads to is downloaded.
+    if (url === '/heavy-redirect') return res.writeHead(302, { Location: '/page.html', 'Content-Type': 'text/html' }).end(Buffer.alloc(6 * 1024 * 1024, 'r'));
     if (url === '/to-http') return res.writeHead(302, { Location: `http://localhost:${plain.port}/page.html` }).end();
     if (url === '/to-private') return res.writeHead(302, { Location: `https://127.0.0.1:${privateSite.port}/page.html` }).end();
     if (url === '/to-metadata') return res.writeHead(301, { Location: 'https://169.254.169.254/latest/meta-data/' }).end();
@@ -155,6 +157,7 @@ describe('POST /quickjob with input_type url', () => {
   it('follows up to 5 redirects, re-checking each', async () => {
     expect(await pdfText(await convert(at('/r/5')))).toContain('Remote page');
     expect(await errorOf(await convert(at('/r/6')))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'too_many_redirects' } });
+    expect(await pdfText(await convert(at('/heavy-redirect')))).toContain('Remote page');
   });
 
   it('refuses redirects that leave HTTPS or lead to private addresses', async () => {

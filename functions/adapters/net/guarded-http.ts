@@ -116,6 +116,13 @@ async function beforeDeadline<T>(work: Promise<T>, deadline: number, timedOut: (
   }
 }
 
+const REDIRECTS = [301, 302, 303, 307, 308];
+
+/** Whether a response is a redirect this request follows (the redirect limit is checked when following it). */
+function followed(spec: HttpRequestSpec, status: number, location: string | undefined): boolean {
+  return spec.maxRedirects > 0 && REDIRECTS.includes(status) && !!location;
+}
+
 /**
  * Outbound HTTP(S) through the network guard: each hop's host is approved and the socket connects only to
  * the approved addresses; redirects are re-checked hop by hop; the body is capped on decoded bytes; one
@@ -142,7 +149,7 @@ export class GuardedHttpClient implements HttpClient {
     for (;;) {
       const result = await this.hop(url, method, body, spec, deadline);
       const location = result.headers.location;
-      if (spec.maxRedirects === 0 || ![301, 302, 303, 307, 308].includes(result.status) || !location) return { ...result, redirects };
+      if (!followed(spec, result.status, location)) return { ...result, redirects };
       if (redirects.length >= spec.maxRedirects) throw new FetchError('too_many_redirects', url, `more than ${spec.maxRedirects} redirects`);
       let next: URL;
       try {
@@ -234,7 +241,9 @@ export class GuardedHttpClient implements HttpClient {
           },
         },
         (res) => {
-          if (spec.discardBody) {
+          // A redirect that will be followed is not the answer: its body (a browser never reads it) is not downloaded,
+          // so neither its size nor a slow or endless one can fail the fetch.
+          if (spec.discardBody || followed(spec, res.statusCode ?? 0, res.headers.location)) {
             if (settled) return;
             settled = true;
             clearTimeout(timer);
