@@ -25,6 +25,11 @@ afterAll(async () => {
 });
 
 const queue = () => stack.queues.get('render')!;
+/** Sends the job's message to the local render queue and waits until the queue is idle. */
+async function deliver(jobId: string) {
+  await queue().send({ job_id: jobId });
+  await queue().drained();
+}
 const submit = (body: unknown, key = user.api_key) => stack.request('POST', '/longjob', { key, json: body });
 const getJob = async (id: string) => (await stack.request('GET', `/jobs/${id}`, { key: user.api_key })).json();
 
@@ -147,8 +152,7 @@ describe('render worker', () => {
   it('ends a job that runs past its time limit as timeout, without charge, with job.failed and a failure email', async () => {
     const owner = await stack.account({ credits_usd: 1, email: 'slow@example.com' });
     const jobId = await queuedFixture('<p>spin</p><script>for(;;){}</script>', owner);
-    await queue().send({ job_id: jobId });
-    await queue().drained();
+    await deliver(jobId);
     const job = await stack.services.jobs.get(jobId);
     // The limit is seconds here (LONGJOB_TIMEOUT_SECONDS): the message says so, not "0 minutes".
     expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: expect.stringMatching(/longer than \d+ seconds; nothing was charged/) });
@@ -180,8 +184,7 @@ describe('render worker', () => {
     const jobId = await queuedFixture('<p>twice</p>', owner);
     await Promise.all([queue().send({ job_id: jobId }), queue().send({ job_id: jobId })]);
     await queue().drained();
-    await queue().send({ job_id: jobId });
-    await queue().drained();
+    await deliver(jobId);
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'completed' });
     expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.completed']);
     expect(await stack.services.accounts.get(owner.account_id)).toMatchObject({ total_pdf_count: 1, credits_micros: 990_000 });
@@ -192,8 +195,7 @@ describe('render worker', () => {
     const job = (await stack.services.jobs.get(jobId))!;
     // The limit is 3 s here (LONGJOB_TIMEOUT_SECONDS): started a second ago, two are left.
     await stack.services.jobs.put({ ...job, status: 'processing', started_at: new Date(Date.now() - 1000).toISOString(), lease_until: new Date(Date.now() - 100).toISOString() });
-    await queue().send({ job_id: jobId });
-    await queue().drained();
+    await deliver(jobId);
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'completed' });
   });
 
@@ -202,8 +204,7 @@ describe('render worker', () => {
     const jobId = await queuedFixture('<p>orphan</p>', owner);
     const job = (await stack.services.jobs.get(jobId))!;
     await stack.services.jobs.put({ ...job, status: 'processing', started_at: new Date(Date.now() - 3600_000).toISOString(), lease_until: new Date(Date.now() - 1000).toISOString() });
-    await queue().send({ job_id: jobId });
-    await queue().drained();
+    await deliver(jobId);
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', output: null });
     expect(await eventsOf(jobId)).toEqual(['job.failed']);
     expect((await stack.services.accounts.get(owner.account_id))!.credits_micros).toBe(1_000_000);
@@ -213,8 +214,7 @@ describe('render worker', () => {
     const jobId = await queuedFixture('<p>held</p>');
     const job = (await stack.services.jobs.get(jobId))!;
     await stack.services.jobs.put({ ...job, status: 'processing', lease_until: new Date(Date.now() + 600_000).toISOString() });
-    await queue().send({ job_id: jobId });
-    await queue().drained();
+    await deliver(jobId);
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'processing' });
   });
 
@@ -235,8 +235,7 @@ describe('render worker', () => {
       throw new Error('table throttled');
     };
     try {
-      await queue().send({ job_id: jobId });
-      await queue().drained();
+      await deliver(jobId);
     } finally {
       slots.acquire = acquire;
     }
@@ -256,8 +255,7 @@ describe('render worker', () => {
       throw new Error('storage outage');
     };
     try {
-      await queue().send({ job_id: jobId });
-      await queue().drained();
+      await deliver(jobId);
     } finally {
       blobs.get = get;
     }

@@ -23,6 +23,13 @@ async function pdfOf(res: Response) {
   return { bytes, pages: await readPdf(bytes) };
 }
 
+/** One body printed with printBackground left out and set false: the fill colours of page 1 each way, and its text. */
+async function printedWithAndWithoutBackground(body: Record<string, unknown>) {
+  const withBg = await pdfOf(await quick(body));
+  const without = await pdfOf(await quick({ ...body, options: { printBackground: false } }));
+  return { fills: (await readPdfDrawing(withBg.bytes))[0].fillColors, fillsWithout: (await readPdfDrawing(without.bytes))[0].fillColors, textWithout: without.pages[0].text };
+}
+
 describe('POST /quickjob with HTML', () => {
   it('returns the PDF with the spec headers and records a completed job', async () => {
     const res = await quick({ input_type: 'html', html: '<h1>Invoice 42</h1><p>Total due</p>' });
@@ -114,12 +121,10 @@ describe('POST /quickjob with HTML', () => {
   });
 
   it('prints backgrounds by default and drops them with printBackground false', async () => {
-    const html = '<body style="background:#123456"><p>bg</p></body>';
-    const withBg = await pdfOf(await quick({ input_type: 'html', html }));
-    const without = await pdfOf(await quick({ input_type: 'html', html, options: { printBackground: false } }));
-    expect((await readPdfDrawing(withBg.bytes))[0].fillColors).toContain('#123456');
-    expect((await readPdfDrawing(without.bytes))[0].fillColors).not.toContain('#123456');
-    expect(without.pages[0].text).toBe('bg');
+    const printed = await printedWithAndWithoutBackground({ input_type: 'html', html: '<body style="background:#123456"><p>bg</p></body>' });
+    expect(printed.fills).toContain('#123456');
+    expect(printed.fillsWithout).not.toContain('#123456');
+    expect(printed.textWithout).toBe('bg');
   });
 
   it('scales content: scale 2 needs more pages than scale 0.5', async () => {
@@ -183,12 +188,11 @@ describe('POST /quickjob with Markdown', () => {
 
   it('prints the stylesheet\'s code and table shading by default, and drops it with printBackground false', async () => {
     const markdown = '```\ncode\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |';
-    const shaded = await pdfOf(await quick({ input_type: 'markdown', markdown }));
-    const plain = await pdfOf(await quick({ input_type: 'markdown', markdown, options: { printBackground: false } }));
+    const printed = await printedWithAndWithoutBackground({ input_type: 'markdown', markdown });
     // #f6f8fa: the background of code blocks and table headers.
-    expect((await readPdfDrawing(shaded.bytes))[0].fillColors).toContain('#f6f8fa');
-    expect((await readPdfDrawing(plain.bytes))[0].fillColors).not.toContain('#f6f8fa');
-    expect(plain.pages[0].text).toBe('code a b 1 2');
+    expect(printed.fills).toContain('#f6f8fa');
+    expect(printed.fillsWithout).not.toContain('#f6f8fa');
+    expect(printed.textWithout).toBe('code a b 1 2');
   });
 
   it('prints the first heading as the default header\'s title, not a comment inside a code block', async () => {
