@@ -6,11 +6,18 @@ const SCAN_MS = 250;
 /** A crash reported this long after a kill is not attributed to it. */
 const CLAIM_MS = 5_000;
 
-/** Resident memory of a process from /proc (VmRSS, in kB), or null when it is gone or /proc is not there. */
-async function residentBytes(pid: number): Promise<number | null> {
+/**
+ * Threads of a renderer with a page, its compositor and task pools, and the workers and audio contexts a document may
+ * run (~7 for a fresh one, one more per worker): only a renderer with more is looked at thread by thread.
+ */
+const QUIET_RENDERER_THREADS = 12;
+
+/** Resident memory (VmRSS) and thread count of a process, from one read of /proc; null when it is gone or /proc is not there. */
+async function processStatus(pid: number): Promise<{ bytes: number; threads: number } | null> {
   try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) * 1024 : null;
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const rss = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+    return rss ? { bytes: Number(rss[1]) * 1024, threads: Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 0) } : null;
   } catch {
     return null;
   }
@@ -34,7 +41,8 @@ export interface MemoryCaps {
   /**
    * A renderer running more Web Audio rendering threads at once is killed. Each OfflineAudioContext renders on a thread
    * of its own beside the page, as busy as a worker but no target the worker count sees: a document starting 150 of
-   * them made every other document print 10 times slower. Unset: no cap.
+   * them made every other document print 10 times slower. Threads are named (a read each) only in a renderer running
+   * more than QUIET_RENDERER_THREADS in all, so a renderer with few other threads may hold a few more. Unset: no cap.
    */
   audioThreads?: number;
 }
@@ -106,39 +114,45 @@ export class ChromiumMemoryWatch {
     this.scanning = true;
     try {
       const { renderers, browser } = await this.processes().catch((): ChromiumProcesses => ({ renderers: [], browser: null }));
-      const { pageBytes, browserBytes, audioThreads: maxAudioThreads } = this.caps;
-      await Promise.all([
-        ...(pageBytes ? renderers.map((pid) => this.killIfOver(pid, pageBytes, 'renderer')) : []),
-        ...(maxAudioThreads ? renderers.map((pid) => this.killIfAudioOver(pid, maxAudioThreads)) : []),
-        ...(browserBytes && browser !== null ? [this.killIfOver(browser, browserBytes, 'browser')] : []),
-      ]);
+      const { browserBytes } = this.caps;
+      await Promise.all([...renderers.map((pid) => this.checkRenderer(pid)), ...(browserBytes && browser !== null ? [this.checkBrowser(browser, browserBytes)] : [])]);
     } finally {
       this.scanning = false;
     }
   }
 
-  private async killIfOver(pid: number, capBytes: number, kind: 'renderer' | 'browser') {
-    const bytes = await residentBytes(pid);
-    if (bytes === null || bytes <= capBytes) return;
+  /** One read of the renderer's status: killed over its memory cap, or over its audio-thread cap. */
+  private async checkRenderer(pid: number) {
+    const { pageBytes, audioThreads: maxAudio } = this.caps;
+    if (!pageBytes && !maxAudio) return;
+    const status = await processStatus(pid);
+    if (!status) return;
+    if (pageBytes && status.bytes > pageBytes) {
+      this.kill(pid, 'memory', `renderer ${pid} used ${mb(status.bytes)} MB (cap ${mb(pageBytes)} MB)`);
+      return;
+    }
+    // Naming every thread costs a read each: only a renderer with more threads than a quiet one is looked at.
+    if (!maxAudio || status.threads <= QUIET_RENDERER_THREADS) return;
+    const audio = await audioThreads(pid);
+    if (audio > maxAudio) this.kill(pid, 'audio_threads', `renderer ${pid} ran ${audio} audio threads (cap ${maxAudio})`);
+  }
+
+  private async checkBrowser(pid: number, capBytes: number) {
+    const status = await processStatus(pid);
+    if (status && status.bytes > capBytes) this.kill(pid, 'browser', `browser ${pid} used ${mb(status.bytes)} MB (cap ${mb(capBytes)} MB)`);
+  }
+
+  /** Kills `pid` and records why: a browser by its pid, a renderer as a kill its crash will be matched with. */
+  private kill(pid: number, reason: KillReason | 'browser', what: string) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
       return; // gone already
     }
-    if (kind === 'browser') this.killedBrowsers.add(pid);
-    else this.unclaimedKills.push({ at: Date.now(), reason: 'memory' });
-    this.log?.(`chromium: ${kind} ${pid} used ${Math.round(bytes / 2 ** 20)} MB (cap ${Math.round(capBytes / 2 ** 20)} MB); killed it`);
-  }
-
-  private async killIfAudioOver(pid: number, max: number) {
-    const threads = await audioThreads(pid);
-    if (threads <= max) return;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      return; // gone already (killed for its memory in this same scan, say)
-    }
-    this.unclaimedKills.push({ at: Date.now(), reason: 'audio_threads' });
-    this.log?.(`chromium: renderer ${pid} ran ${threads} audio threads (cap ${max}); killed it`);
+    if (reason === 'browser') this.killedBrowsers.add(pid);
+    else this.unclaimedKills.push({ at: Date.now(), reason });
+    this.log?.(`chromium: ${what}; killed it`);
   }
 }
+
+const mb = (bytes: number) => Math.round(bytes / 2 ** 20);
