@@ -5,6 +5,7 @@
  */
 import { mapBounded } from '../concurrency';
 import { jobEvent } from '../events/events';
+import type { JobFileRow } from '../jobs/files';
 import { type Job, failed } from '../jobs/job';
 import { keyBelongsTo } from '../jobs/storage-layout';
 import { releaseUploadClaims } from '../jobs/uploads';
@@ -54,7 +55,8 @@ export async function releaseJob(deps: Deps, job: Job, { keepUpload = false, kee
  * released. Returns the job as it ends up (another writer may have finished it first, e.g. a cancel of a queued job).
  * The write is conditional on the cancel request it saw (as Finish's is), so a cancel answered 202 meanwhile is never
  * overwritten: the job keeps `cancel_requested`, and with `honourCancel` (a refusal found before any file was
- * converted or charged, in Prepare) it ends `cancelled` with `bulk.job.cancelled`, as the 202 promised.
+ * converted or charged, in Prepare) it ends `cancelled` with `bulk.job.cancelled`, as the 202 promised; the files
+ * it had counted (`cancelledInputs`) are then listed as skipped with CANCELLED, as a cancel's rows always are.
  */
 export async function failJob(
   deps: FailDeps,
@@ -62,7 +64,7 @@ export async function failJob(
   code: string,
   message: string,
   changes: Partial<Job> = {},
-  { honourCancel = false, ...release }: { keepUpload?: boolean; honourCancel?: boolean } = {},
+  { honourCancel = false, cancelledInputs = [], ...release }: { keepUpload?: boolean; honourCancel?: boolean; cancelledInputs?: string[] } = {},
 ): Promise<Job> {
   let seen = job;
   let final: Job | null = null;
@@ -75,6 +77,8 @@ export async function failJob(
         ? {
             ...seen,
             ...ending,
+            failure_count: cancelledInputs.length,
+            processed_count: cancelledInputs.length,
             status: 'cancelled',
             completed_at: at.toISOString(),
             error_code: null,
@@ -104,12 +108,30 @@ export async function failJob(
   try {
     await deps.blobs.delete(bulkKeys.output(job.account_id, job.job_id)).catch((err) => deps.log?.(`deleting the output of ${job.job_id}`, err));
     await deps.files.deleteAll(job.job_id);
+    if (final.status === 'cancelled' && cancelledInputs.length) await deps.files.putAll(job.job_id, cancelledInputs.map(cancelledRow));
   } finally {
     await releaseJob(deps, final, { ...release, keepWatch: true });
   }
   await refundFailedJob(deps, final);
   await deps.jobs.startSent(job.job_id).catch((err) => deps.log?.(`ending the watch of bulk job ${job.job_id}`, err));
   return final;
+}
+
+/** How a file the cancel stopped before it started is listed (`CANCELLED` rows are skipped, never billed). */
+export const CANCELLED_SKIP = { status: 'skipped', error_code: 'CANCELLED', error_message: 'Not converted: the job was cancelled before this file started.' } as const;
+
+function cancelledRow(input: string, index: number): JobFileRow {
+  return {
+    index,
+    input,
+    output: null,
+    pages: 0,
+    ...CANCELLED_SKIP,
+    blocked_requests: 0,
+    render_timeout: false,
+    missing_assets: 0,
+    key: null,
+  };
 }
 
 /**

@@ -49,8 +49,11 @@ function tooLargeRow(file: BundleFile): JobFileRow {
   };
 }
 
-/** Prepare's refusals end the job before any file was converted or charged: a cancel answered meanwhile wins. */
-const REFUSAL = { honourCancel: true } as const;
+/**
+ * Prepare's refusals end the job before any file was converted or charged: a cancel answered meanwhile wins, and the
+ * files counted by then are listed as skipped with CANCELLED.
+ */
+const refusal = (counted: { path: string }[] = []) => ({ honourCancel: true, cancelledInputs: counted.map((f) => f.path) });
 
 export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Promise<PreparedJob> {
   const ended = (job: Job | null, status?: string): PreparedJob => ({ job_id: input.job_id, account_id: job?.account_id ?? input.account_id ?? '', status: status ?? job?.status ?? 'missing', items: [] });
@@ -74,7 +77,7 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
   let archive: Awaited<ReturnType<typeof inspectArchive>> | null = null;
   try {
     const request = await loadStoredRequest(deps, job);
-    if (!request) return ended(await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.', {}, REFUSAL));
+    if (!request) return ended(await failJob(deps, job, 'INTERNAL_SERVER_ERROR', 'The job request was lost; nothing was charged. Submit the job again.', {}, refusal()));
     // Refused (402) as the job's failure by the catch below.
     const { plan } = await requireCurrentPlan(deps.plans, await deps.accounts.get(job.account_id));
 
@@ -82,20 +85,20 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
     // replaced since (its link is valid 15 minutes), and the rows and charges recorded so far belong to the copy.
     const ownCopy = bulkKeys.bundle(job.account_id, job.job_id);
     const zip = (request.zip_key !== ownCopy ? await deps.blobs.get(ownCopy) : null) ?? (await deps.blobs.get(request.zip_key));
-    if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.', {}, REFUSAL));
+    if (!zip) return ended(await failJob(deps, job, 'UPLOAD_NOT_FOUND', 'The uploaded ZIP is gone (uploads are kept one day); nothing was charged. Upload it again and submit a new job.', {}, refusal()));
     archive = await inspectArchive(zip);
 
     const convertible = archive.files.filter((f) => isConvertible(f.path, request.bundle_type));
     const extensions = request.bundle_type === 'html' ? '.html or .htm' : '.md or .markdown';
     if (convertible.length === 0) {
-      return ended(await failJob(deps, job, 'BULK_NO_CONVERTIBLE_FILES', `The bundle has no ${extensions} file to convert (bundle_type "${request.bundle_type}"). Check bundle_type and the file extensions.`, { file_count: 0 }, REFUSAL));
+      return ended(await failJob(deps, job, 'BULK_NO_CONVERTIBLE_FILES', `The bundle has no ${extensions} file to convert (bundle_type "${request.bundle_type}"). Check bundle_type and the file extensions.`, { file_count: 0 }, refusal()));
     }
     const maxFiles = Math.min(BULK_LIMITS.convertibleFiles, plan.max_bulk_pages_per_job);
     if (convertible.length > maxFiles) {
       return ended(
         await failJob(deps, job, 'BULK_FILE_COUNT_EXCEEDED', `The bundle has ${convertible.length} ${extensions} files; a bulk job converts at most ${maxFiles}. Split it into several jobs.`, {
           file_count: convertible.length,
-        }, REFUSAL),
+        }, refusal(convertible)),
       );
     }
 
@@ -113,7 +116,7 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
       return ended(
         await failJob(deps, job, 'INSUFFICIENT_CREDITS', `The balance cannot pay for all ${renderable.length} files of the bundle; nothing was converted or charged. ${err.message}`, {
           file_count: files.length,
-        }, REFUSAL),
+        }, refusal(files)),
       );
     }
 
@@ -133,7 +136,7 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
     if (!(await deps.progress.setCounts(job.job_id, counts))) return ended(await deps.jobs.get(job.job_id));
     return { job_id: job.job_id, account_id: job.account_id, status: 'processing', items: renderable.map((f) => f.index) };
   } catch (err) {
-    if (isServiceError(err)) return ended(await failJob(deps, job, err.code, err.message, {}, REFUSAL));
+    if (isServiceError(err)) return ended(await failJob(deps, job, err.code, err.message, {}, refusal()));
     throw new TransientTaskError(`preparing bulk job ${job.job_id} failed: ${(err as Error)?.message ?? err}`, { cause: err });
   } finally {
     if (archive) closeArchive(archive);

@@ -14,6 +14,7 @@ import { pageCountFacts } from '../render/page-window';
 import { RenderNotStartedError, RendererStoppedError, type RenderResult, RenderTimeoutError, TooManyPagesError } from '../render/ports';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
+import { CANCELLED_SKIP } from './lifecycle';
 import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
 import { bulkKeys, bundleFileSize, bundleReader, loadIndex } from './storage';
 
@@ -35,7 +36,7 @@ type RowChanges = Partial<JobFileRow>;
 
 /** Why a file of `job` must not start now (skipped row), or null when it may. */
 function whyNotStart(deps: BulkDeps, job: Job): RowChanges | null {
-  if (job.cancel_requested) return { status: 'skipped', error_code: 'CANCELLED', error_message: 'Not converted: the job was cancelled before this file started.' };
+  if (job.cancel_requested) return { ...CANCELLED_SKIP };
   const started = Date.parse(job.started_at ?? job.created_at);
   if (deps.clock.now().getTime() - started > deps.timing.jobTimeBudgetSeconds * 1000) {
     return {

@@ -623,6 +623,34 @@ describe('cancel', () => {
     expect((await cancelJob(w.deps, job)).statusCode).toBe(200);
   });
 
+  it.each([
+    ['the balance cannot pay for the files', 0.02, 3, 'INSUFFICIENT_CREDITS'],
+    ['there are more files than a job converts', 10, 201, 'BULK_FILE_COUNT_EXCEEDED'],
+  ])('lists every counted file as CANCELLED when a cancel answered during Prepare wins over its refusal (%s)', async (_n, usd, count, code) => {
+    const files = Array.from({ length: count }, (_, i) => ({ name: `f${i}.html`, data: page(1) }));
+    const uncancelled = bulkWorld(usd);
+    expect((await run(uncancelled, (await submit(uncancelled, files)).job_id)).job).toMatchObject({ status: 'failed', error_code: code });
+
+    const w = bulkWorld(usd);
+    const { job_id } = await submit(w, files);
+    // The cancel (202: the job is processing) lands while Prepare reads the bundle, before it finds the refusal.
+    const get = w.blobs.get.bind(w.blobs);
+    w.blobs.get = async (key) => {
+      const job = (await w.jobs.get(job_id))!;
+      if (key.endsWith('bundle.zip') && !job.cancel_requested) expect((await cancelJob(w.deps, job)).statusCode).toBe(202);
+      return get(key);
+    };
+    const { prepared, job, rows } = await run(w, job_id);
+    expect(prepared).toMatchObject({ status: 'cancelled', items: [] });
+    expect(job).toMatchObject({ status: 'cancelled', error_code: null, file_count: count, processed_count: count, success_count: 0, failure_count: count });
+    expect(rows).toHaveLength(count);
+    expect(rows.every((r, i) => r.index === i && r.input === `f${i}.html` && r.status === 'skipped' && r.error_code === 'CANCELLED')).toBe(true);
+    expect(w.jobs.events.map((e) => [e.event, e.payload.failure_count])).toEqual([['bulk.job.cancelled', count]]);
+    expect(charges(w, job_id)).toEqual([]);
+    expect(w.renderer.calls).toEqual([]);
+    expect(w.slots.held.size).toBe(0);
+  });
+
   it('refuses finished jobs and other job types with 409 JOB_NOT_CANCELLABLE', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
