@@ -376,4 +376,21 @@ describe('plans gate conversions', () => {
     // The rest of that minute, at least a second.
     expect(refusal.details.retry_after).toBe(Math.max(1, 60 - now.getUTCSeconds()));
   });
+
+  it('converts when the rate-limit counter was written but its reply was lost (the request counts; no 500)', async () => {
+    const a = await stack.account({ plan_id: 'limited', credits_usd: 1 });
+    const limiter = stack.services.rateLimiter;
+    const consume = limiter.consume.bind(limiter);
+    const spy = jest.spyOn(limiter, 'consume').mockImplementation(async (...args) => {
+      await consume(...args);
+      throw new Error('socket hang up');
+    });
+    try {
+      const res = await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key);
+      expect(res.status).toBe(200);
+      expect(spy).toHaveBeenCalledTimes(1);
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });

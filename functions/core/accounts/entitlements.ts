@@ -38,10 +38,20 @@ export function requireConversionType(plan: Plan, type: ConversionType): void {
   }
 }
 
-/** Only plans that define `rate_limit_per_minute` are limited; the refusal is a 403, not a 429. */
-export async function applyPlanRateLimit(limiter: RateLimiter, plan: Plan, account: Account, now: Date): Promise<void> {
+/**
+ * Only plans that define `rate_limit_per_minute` are limited; the refusal is a 403, not a 429. A counter that cannot
+ * be read or written lets the request through (logged): its write may have gone through with the reply lost, and a
+ * limit is a guard against bursts, not a reason to fail a request the account may make.
+ */
+export async function applyPlanRateLimit(limiter: RateLimiter, plan: Plan, account: Account, now: Date, log: (message: string, err: unknown) => void): Promise<void> {
   if (plan.rate_limit_per_minute === null || plan.rate_limit_per_minute === undefined) return;
-  const verdict = await limiter.consume(account.account_id, plan.rate_limit_per_minute, now);
+  let verdict: Awaited<ReturnType<RateLimiter['consume']>>;
+  try {
+    verdict = await limiter.consume(account.account_id, plan.rate_limit_per_minute, now);
+  } catch (err) {
+    log(`rate-limit counter of ${account.account_id} unavailable; request let through`, err);
+    return;
+  }
   if (!verdict.allowed) {
     throw new ServiceError(
       'RATE_LIMIT_EXCEEDED',

@@ -42,6 +42,6 @@ export const handler = authedRoute('bulkjob.create', async (req) => {
   requireBulk(plan);
   const request = readRequest(req);
   requireConversionType(plan, request.bundle_type);
-  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
+  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now(), (m, e) => services.log.warn(m, e));
   return json(202, await submitBulkJob(bulkDeps(services), { account, plan, request }));
 });

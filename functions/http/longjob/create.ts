@@ -14,7 +14,7 @@ export const handler = authedRoute('longjob.create', async (req) => {
   }
   const request = parseLongJobRequest(req.json());
   requireConversionType(plan, request.input_type);
-  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
+  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now(), (m, e) => services.log.warn(m, e));
   const job = await submitLongJob(
     {
       jobs: services.jobs,

@@ -52,7 +52,7 @@ export const handler = authedRoute('quickjob.create', async (req) => {
   const plan = await requirePaidPlan(services.plans, account);
   const { mode, store, check } = readRequest(req);
   requireConversionType(plan, mode);
-  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now());
+  await applyPlanRateLimit(services.rateLimiter, plan, account, services.clock.now(), (m, e) => services.log.warn(m, e));
   const result = await runQuickJob(
     {
       jobs: services.jobs,

@@ -1,5 +1,5 @@
 import { newAccount } from '../../../../functions/core/accounts/account';
-import { planById, planOf, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
+import { applyPlanRateLimit, planById, planOf, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
 import { rejection } from '../../../support/errors';
 import { MemoryPlans } from '../../../support/memory';
 
@@ -53,5 +53,29 @@ describe('planById', () => {
   it('finds a plan of the catalogue, and answers 404 PLAN_NOT_FOUND naming the id otherwise', async () => {
     expect(await planById(plans, 'standard')).toEqual(standard);
     expect(await rejection(planById(plans, 'gold'))).toMatchObject({ code: 'PLAN_NOT_FOUND', details: { plan_id: 'gold' } });
+  });
+});
+
+describe('applyPlanRateLimit', () => {
+  const limited = { ...standard, rate_limit_per_minute: 2 };
+  const logged: string[] = [];
+  const log = (message: string) => void logged.push(message);
+
+  it('counts only on plans with a limit, and refuses past it with 403 RATE_LIMIT_EXCEEDED and retry_after', async () => {
+    const calls: number[] = [];
+    const limiter = { consume: async (_a: string, limit: number) => (calls.push(limit), { allowed: false as const, retryAfterSeconds: 17 }) };
+    await applyPlanRateLimit(limiter, standard, active, now, log);
+    expect(calls).toEqual([]);
+    expect(await rejection(applyPlanRateLimit(limiter, limited, active, now, log))).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { retry_after: 17, limit_per_minute: 2 } });
+  });
+
+  it('lets a request through when its counter cannot be written or read back (a lost reply may have counted it), and logs it', async () => {
+    const limiter = {
+      consume: async () => {
+        throw new Error('socket hang up');
+      },
+    };
+    await expect(applyPlanRateLimit(limiter, limited, active, now, log)).resolves.toBeUndefined();
+    expect(logged).toEqual(['rate-limit counter of acc unavailable; request let through']);
   });
 });
