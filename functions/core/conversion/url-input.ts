@@ -176,12 +176,24 @@ function metaDecoder(body: Buffer): TextDecoder | null {
 }
 
 /**
+ * The encoding an XML declaration names (`<?xml version="1.0" encoding="…"?>`, at the very start). As for a <meta>,
+ * one naming UTF-16 was found in ASCII-compatible bytes, so it means UTF-8.
+ */
+function xmlDeclarationDecoder(body: Buffer): TextDecoder | null {
+  const declaration = /^<\?xml\s[^>]*?\bencoding\s*=\s*["']([A-Za-z][\w.-]*)["']/.exec(body.subarray(0, 1024).toString('latin1'));
+  const decoder = decoderFor(declaration?.[1]);
+  return decoder?.encoding.startsWith('utf-16') ? new TextDecoder('utf-8') : decoder;
+}
+
+/**
  * Text of an HTML or Markdown response: a byte-order mark, else the declared charset, else a <meta charset>, else
  * UTF-8. A header charset that is no known label (`charset=None`) is passed over for the <meta>, as in browsers.
+ * XHTML (`application/xhtml+xml`) is read as browsers read XML: its XML declaration's encoding instead of a <meta>.
  */
 export function decodeText(doc: FetchedDocument): string {
   const bom = bomEncoding(doc.body);
   if (bom) return new TextDecoder(bom).decode(doc.body); // the decoder drops the mark itself
-  const decoder = decoderFor(doc.charset) ?? (doc.kind === 'html' ? metaDecoder(doc.body) : null) ?? new TextDecoder('utf-8');
+  const inDocument = doc.contentType === 'application/xhtml+xml' ? xmlDeclarationDecoder(doc.body) : doc.kind === 'html' ? metaDecoder(doc.body) : null;
+  const decoder = decoderFor(doc.charset) ?? inDocument ?? new TextDecoder('utf-8');
   return decoder.encoding === 'windows-1252' ? decodeWindows1252(doc.body) : decoder.decode(doc.body);
 }

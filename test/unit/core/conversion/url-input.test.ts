@@ -21,6 +21,23 @@ describe('decodeText', () => {
     expect(decodeText(doc(Buffer.from(`<meta charset="windows-1252">${page}`, 'latin1')))).toBe(`<meta charset="windows-1252">${page}`);
     expect(decodeText(doc(Buffer.from(page)))).toBe(page);
   });
+
+  it("reads XHTML as XML: the declaration's encoding, not a <meta>, after the header charset; a declaration in HTML counts for nothing", () => {
+    const xhtml = (body: Buffer, charset: string | null = null) => ({ ...doc(body, charset), contentType: 'application/xhtml+xml' });
+    const declared = `<?xml version="1.0" encoding="ISO-8859-1"?>\n<html xmlns="http://www.w3.org/1999/xhtml"><meta charset="utf-8"/><body>Grüße – €</body></html>`;
+    // windows-1252 bytes (what the label ISO-8859-1 means in browsers): – is 0x96, € is 0x80.
+    const bytes = Buffer.from(declared.replace('–', '\x96').replace('€', '\x80'), 'latin1');
+    expect(decodeText(xhtml(bytes))).toBe(declared);
+    // The header's charset wins over the declaration.
+    const utf8 = `<?xml version="1.0" encoding="iso-8859-1"?><p>Grüße</p>`;
+    expect(decodeText(xhtml(Buffer.from(utf8), 'utf-8'))).toBe(utf8);
+    // A declaration naming UTF-16 in ASCII-compatible bytes means UTF-8; without one, XML is UTF-8 whatever a <meta> says.
+    expect(decodeText(xhtml(Buffer.from(`<?xml version="1.0" encoding="UTF-16"?><p>Grüße</p>`)))).toBe(`<?xml version="1.0" encoding="UTF-16"?><p>Grüße</p>`);
+    expect(decodeText(xhtml(Buffer.from(`<?xml version="1.0"?><meta charset="windows-1252"/><p>Grüße</p>`)))).toBe(`<?xml version="1.0"?><meta charset="windows-1252"/><p>Grüße</p>`);
+    // Served as text/html, the declaration is not read (the HTML standard’s prescan looks for a <meta> only).
+    const latin = Buffer.from(`<?xml version="1.0" encoding="iso-8859-1"?><p>Grüße</p>`, 'latin1');
+    expect(decodeText(doc(latin))).not.toContain('Grüße');
+  });
 });
 
 describe('validateUrl', () => {
