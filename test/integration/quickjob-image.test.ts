@@ -1,6 +1,6 @@
 import { errorOf } from '../support/errors';
 import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
-import { GIF, jpeg, multipart, png } from '../support/images';
+import { GIF, arithmeticJpeg, jpeg, multipart, png } from '../support/images';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -99,6 +99,7 @@ describe('POST /quickjob with images (multipart)', () => {
     ['only a GIF', 400, 'INVALID_IMAGE_FORMAT', [{ name: 'input_type', value: 'image' }, image(GIF, 'x.gif', 'image/gif')]],
     ['a PNG named .jpg holding text', 400, 'INVALID_IMAGE_FORMAT', [{ name: 'input_type', value: 'image' }, image(Buffer.from('hello'), 'x.jpg', 'image/jpeg')]],
     ['only a corrupt PNG', 400, 'INVALID_IMAGE_DATA', [{ name: 'input_type', value: 'image' }, image(png(20, 20).subarray(0, 60), 'c.png')]],
+    ['only an arithmetic-coded JPEG (Chromium prints it blank)', 400, 'INVALID_IMAGE_DATA', [{ name: 'input_type', value: 'image' }, image(arithmeticJpeg(), 'a.jpg', 'image/jpeg')]],
     ['only a huge PNG', 400, 'IMAGE_TOO_LARGE', [{ name: 'input_type', value: 'image' }, image(png(10_001, 2), 'huge.png')]],
     ['options not JSON', 400, 'INVALID_OPTIONS_JSON', [{ name: 'input_type', value: 'image' }, { name: 'options', value: '{fit:' }, image(png(2, 2), 'a.png')]],
     ['unknown fit', 400, 'INVALID_PARAMETER', [{ name: 'input_type', value: 'image' }, { name: 'options', value: '{"fit":"zoom"}' }, image(png(2, 2), 'a.png')]],

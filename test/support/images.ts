@@ -29,6 +29,11 @@ export function jpeg(): Buffer {
   return readFileSync(path.join(__dirname, '../fixtures/photo.jpg'));
 }
 
+/** The same photo, arithmetic-coded (`jpegtran -arithmetic`): a valid JPEG that Chromium draws as nothing. */
+export function arithmeticJpeg(): Buffer {
+  return readFileSync(path.join(__dirname, '../fixtures/photo-arithmetic.jpg'));
+}
+
 export const GIF = Buffer.from('R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==', 'base64');
 
 /** A multipart body as browsers send it. */

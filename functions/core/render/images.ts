@@ -129,6 +129,20 @@ function inflatedScanlines(data: Buffer, limit: number, layout: { rowBytes: numb
 }
 
 const SOF_MARKERS = new Set([0xc0, 0xc1, 0xc2, 0xc3, 0xc5, 0xc6, 0xc7, 0xc9, 0xca, 0xcb, 0xcd, 0xce, 0xcf]);
+/**
+ * Why Chromium would print a JPEG frame as nothing (a blank, charged page), or null when it draws it: it decodes
+ * only 8-bit Huffman-coded DCT images; arithmetic-coded, 12-bit and lossless ones come out transparent, and
+ * hierarchical ones fail to load.
+ */
+function unprintableJpegFrame(marker: number, precision: number): string | null {
+  const fix = 'Save it again as a baseline or progressive 8-bit JPEG, or as a PNG.';
+  // SOFn: bit 2 marks a hierarchical (differential) frame, n & 3 === 3 a lossless one, n >= 9 arithmetic coding.
+  if (marker & 0x04) return `The JPEG is hierarchical (differential), which cannot be printed. ${fix}`;
+  if ((marker & 0x03) === 0x03) return `The JPEG is lossless, which cannot be printed. ${fix}`;
+  if (marker >= 0xc9) return `The JPEG is arithmetic-coded, which cannot be printed. ${fix}`;
+  if (precision !== 8) return `The JPEG has ${precision}-bit samples; only 8-bit JPEGs can be printed. ${fix}`;
+  return null;
+}
 
 function checkJpeg(buf: Buffer): ImageCheck {
   let offset = 2;
@@ -143,6 +157,8 @@ function checkJpeg(buf: Buffer): ImageCheck {
     if (length < 2 || offset + 2 + length > buf.length) return bad('The JPEG is truncated.');
     if (SOF_MARKERS.has(marker)) {
       if (length < 8) return bad('The JPEG frame header is damaged.');
+      const unprintable = unprintableJpegFrame(marker, buf[offset + 4]);
+      if (unprintable) return bad(unprintable);
       height = buf.readUInt16BE(offset + 5);
       width = buf.readUInt16BE(offset + 7);
     }

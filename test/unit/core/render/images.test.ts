@@ -2,7 +2,7 @@ import { deflateSync } from 'node:zlib';
 import { z } from 'zod';
 import { MAX_IMAGE_BYTES, checkImage, imageOptionsSchema, imagesToHtml, parseImageOptions } from '../../../../functions/core/render/images';
 import { refusal } from '../../../support/errors';
-import { GIF, jpeg, png, pngChunk } from '../../../support/images';
+import { GIF, arithmeticJpeg, jpeg, png, pngChunk } from '../../../support/images';
 
 describe('checkImage', () => {
   it('accepts PNG and JPEG and reads their dimensions', async () => {
@@ -24,6 +24,31 @@ describe('checkImage', () => {
     const j = jpeg();
     expect(await checkImage(j.subarray(0, 300))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
     expect(await checkImage(Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+  });
+
+  /** The photo with its frame header (SOFn) changed by `edit` (marker byte, precision byte). */
+  function reframed(edit: (frame: Buffer) => void): Buffer {
+    const b = Buffer.from(jpeg());
+    for (let at = 2; ; at += 2 + b.readUInt16BE(at + 2)) {
+      if (b[at + 1] >= 0xc0 && b[at + 1] <= 0xc2) return (edit(b.subarray(at + 1)), b);
+    }
+  }
+
+  it.each<[string, Buffer, string]>([
+    ['arithmetic-coded (jpegtran -arithmetic)', arithmeticJpeg(), 'arithmetic-coded'],
+    ['12-bit', reframed((f) => (f[3] = 12)), '12-bit samples'],
+    ['lossless (SOF3)', reframed((f) => (f[0] = 0xc3)), 'lossless'],
+    ['hierarchical (SOF5)', reframed((f) => (f[0] = 0xc5)), 'hierarchical'],
+  ])('refuses a JPEG Chromium cannot draw: %s (it printed a blank page, charged)', async (_what, bytes, said) => {
+    const check = await checkImage(bytes);
+    expect(check).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(check.ok || check.message).toContain(said);
+    expect(check.ok || check.message).toContain('baseline or progressive 8-bit JPEG');
+  });
+
+  it('accepts extended sequential (SOF1) and progressive (SOF2) 8-bit JPEGs, which Chromium draws', async () => {
+    expect(await checkImage(reframed((f) => (f[0] = 0xc1)))).toMatchObject({ ok: true, width: 120, height: 80 });
+    expect(await checkImage(reframed((f) => (f[0] = 0xc2)))).toMatchObject({ ok: true, width: 120, height: 80 });
   });
 
   it.each<[string, number, number, number[]]>([
