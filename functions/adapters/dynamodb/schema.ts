@@ -15,6 +15,7 @@
  * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at>#<event id>|
  * | job file row  | JOB#<job_id>            | FILE#<index, 6 digits>     |                              |                        |
  * | unsent start  | JOB#<job_id>            | START                      | STARTS#<shard>               | <due_at>#<job_id>      |
+ * | workflow watch| JOB#<job_id>            | START                      | WATCHES#<shard>              | <due_at>#<job_id>      |
  * | job slot      | ACCOUNT#<account_id>    | SLOT#<kind>#<n>            |                              |                        |
  * | purchase      | ACCOUNT#<account_id>    | PURCHASE#<purchase_id>     |                              |                        |
  * | Stripe event  | STRIPE_EVENT#<event_id> | EVENT                      |                              |                        |
@@ -37,7 +38,9 @@
  *
  * Unsent starts: a queued job is written with a record of how it is started (render queue, workflow), removed
  * once the start was sent; the sweeper finds the ones a dying writer left through their sharded index partition.
- * Due at the job's creation; a render worker's claim re-arms it as a watch due at the claim's lease end.
+ * Due at the job's creation; a render worker's claim re-arms it as a watch due at the claim's lease end. A
+ * workflow-run job's record moves to the WATCHES#<shard> partitions once its execution started (`watchStart`), so
+ * running workflow jobs, however many, never hold back a lost start.
  *
  * A purchase (one-off credits bought) is recorded once per checkout session. A Stripe event item marks an
  * applied event (TTL 60 days, beyond Stripe's 3 days of retries); a customer item maps a Stripe customer
