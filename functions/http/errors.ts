@@ -101,7 +101,7 @@ function bounded(value: unknown, depth: number): unknown {
 /** Any thrown value → status and envelope. Unexpected errors say nothing about internals. */
 export function toHttpError(err: unknown, requestId: string): { status: number; body: ErrorBody; unexpected: boolean } {
   if (err instanceof ServiceError) {
-    const status = err.statusOverride ?? statusForCode(err.code);
+    const status = statusForCode(err.code);
     if (status !== undefined) {
       const details = bounded(err.details ?? {}, 0) as Record<string, unknown>;
       return { status, body: errorBody(err.code, clip(err.message, ERROR_ECHO_LIMITS.messageChars), details), unexpected: false };

@@ -132,7 +132,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     if (err instanceof TooManyPagesError) throw await pageLimitExceeded(err);
     if (isServiceError(err)) {
       await recordFailure(err.code, err.message);
-      throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id }, err.statusOverride);
+      throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id });
     }
     deps.log?.(`render failed for job ${job.job_id}`, err);
     await recordFailure('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF.');

@@ -7,15 +7,12 @@ export type ErrorDetails = Record<string, unknown>;
 export class ServiceError extends Error {
   readonly code: string;
   readonly details: ErrorDetails;
-  /** Only for the rare code whose status differs by route (e.g. the editor's 413 PDF_INPUT_TOO_LARGE). */
-  readonly statusOverride?: number;
 
-  constructor(code: string, message: string, details: ErrorDetails = {}, statusOverride?: number) {
+  constructor(code: string, message: string, details: ErrorDetails = {}) {
     super(message);
     this.name = 'ServiceError';
     this.code = code;
     this.details = details;
-    this.statusOverride = statusOverride;
   }
 }
 
