@@ -5,8 +5,9 @@
  *
  * `handler` is "<file under functions/, without .ts>#<export>".
  * `access`: `key_or_token` (API key or dashboard ID token), `token` (ID token only), `none`.
- * `profile`: `render` functions get the Chromium layer and more memory; `light` ones are small; `pdf` ones
- * (instant merge/split) get a full vCPU; `worker` ones run background work for up to 15 minutes.
+ * `profile`: `render` functions get the Chromium layer and more memory; `standard` ones get 512 MB and the API's
+ * 29 s; `light` ones are small; `pdf` ones (instant merge/split) get a full vCPU; `worker` ones run background work
+ * for up to 15 minutes (sizes in lib/functions.ts).
  */
 import type { RouteAccess } from './core/auth/authenticate';
 

@@ -228,7 +228,7 @@ async function finishFailed(
     return current ?? final;
   }
   // Released whatever happens to the rows; the start sweeper's watch stays until the rows are written too (the sweeper
-  // calls the failure recorder again until then). A row write that failed used to skip the release for good.
+  // calls the failure recorder again until then), so a row write that fails cannot keep the slot and the uploads.
   try {
     await clear(final);
   } finally {
