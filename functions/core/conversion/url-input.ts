@@ -96,11 +96,11 @@ function mapFetchError(err: FetchError, requested: string): ServiceError {
         reason: 'too_slow',
       });
     case 'dns':
-      return new ServiceError('URL_FETCH_FAILED', 'The host name could not be resolved.', { ...where, reason: 'dns' });
+      return new ServiceError('URL_FETCH_FAILED', 'The host name could not be resolved. Check the spelling of the URL and that its host is reachable from the public internet.', { ...where, reason: 'dns' });
     case 'too_large':
       return new ServiceError('URL_FETCH_FAILED', `The remote document is larger than ${URL_FETCH.maxBytes} bytes (5 MB).`, { ...where, reason: 'too_large', max_bytes: URL_FETCH.maxBytes });
     case 'too_many_redirects':
-      return new ServiceError('URL_FETCH_FAILED', `The URL redirects more than ${URL_FETCH.maxRedirects} times.`, { ...where, reason: 'too_many_redirects', max_redirects: URL_FETCH.maxRedirects });
+      return new ServiceError('URL_FETCH_FAILED', `The URL redirects more than ${URL_FETCH.maxRedirects} times. Send the address the redirects end at instead.`, { ...where, reason: 'too_many_redirects', max_redirects: URL_FETCH.maxRedirects });
     default:
       return new ServiceError('URL_FETCH_FAILED', `The remote server could not be reached (${err.kind}).`, { ...where, reason: err.kind });
   }
@@ -125,7 +125,7 @@ export async function fetchDocument(http: HttpClient, url: URL): Promise<Fetched
     throw err;
   }
   if (result.status < 200 || result.status > 299) {
-    throw new ServiceError('URL_FETCH_HTTP_ERROR', `The remote server answered HTTP ${result.status}.`, { url: shownReached(result.finalUrl, url.href), status_code: result.status });
+    throw new ServiceError('URL_FETCH_HTTP_ERROR', `The remote server answered HTTP ${result.status}. Check that the URL opens in a browser without signing in; for a page behind a login, send its HTML (input_type "html") instead.`, { url: shownReached(result.finalUrl, url.href), status_code: result.status });
   }
   const [type, ...params] = (result.headers['content-type'] ?? '').split(';');
   const contentType = type.trim().toLowerCase();

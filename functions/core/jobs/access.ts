@@ -14,7 +14,7 @@ export interface JobAccessDeps {
 export async function loadOwnJob(jobs: JobRepository, accountId: string, jobId: string): Promise<Job> {
   const job = jobId.length <= 64 ? await jobs.get(jobId) : null;
   if (!job || job.account_id !== accountId) {
-    throw new ServiceError('JOB_NOT_FOUND', `No job ${jobId} exists for this account.`, { job_id: jobId });
+    throw new ServiceError('JOB_NOT_FOUND', `No job ${jobId} exists for this account. Check the job_id the submission answered; GET /jobs (with a dashboard ID token) lists this account's jobs.`, { job_id: jobId });
   }
   return job;
 }

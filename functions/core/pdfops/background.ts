@@ -61,7 +61,7 @@ export async function checkUpload(deps: { blobs: BlobStore; clock: Clock }, acco
   const details = { filename: input.filename, input_index: input.index };
   const head = await ownUpload(deps, account.account_id, key, { subject: input.filename, kind: 'pdf', details });
   if (head.size_bytes > MAX_UPLOAD_BYTES) {
-    throw new ServiceError('PDF_INPUT_TOO_LARGE', `${input.filename} is larger than 150 MB.`, { ...details, s3_key: key, size_bytes: head.size_bytes, max_bytes: MAX_UPLOAD_BYTES });
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', `${input.filename} is larger than 150 MB, the most one job takes. Split it into PDFs under 150 MB and process them in separate jobs.`, { ...details, s3_key: key, size_bytes: head.size_bytes, max_bytes: MAX_UPLOAD_BYTES });
   }
   return head.size_bytes;
 }

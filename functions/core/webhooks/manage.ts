@@ -33,7 +33,7 @@ export async function loadOwnWebhook(webhooks: WebhookRepository, accountId: str
     throw new ServiceError('WEBHOOK_NOT_FOUND', `No webhook ${webhookId} exists. GET /accounts/me/webhooks lists yours.`, { webhook_id: webhookId });
   }
   if (webhook.account_id !== accountId) {
-    throw new ServiceError('WEBHOOK_ACCESS_DENIED', `Webhook ${webhookId} belongs to another account.`, { webhook_id: webhookId });
+    throw new ServiceError('WEBHOOK_ACCESS_DENIED', `Webhook ${webhookId} belongs to another account. Use one of this account's webhooks: GET /accounts/me/webhooks lists them.`, { webhook_id: webhookId });
   }
   return webhook;
 }

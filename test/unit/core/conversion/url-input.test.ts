@@ -101,3 +101,20 @@ describe('fetchDocument', () => {
     });
   });
 });
+
+describe('fetchDocument refusals say what to do', () => {
+  it.each([
+    ['an unknown host', new FetchError('dns', 'https://example.com/', 'getaddrinfo ENOTFOUND'), /Check the spelling of the URL/],
+    ['endless redirects', new FetchError('too_many_redirects', 'https://example.com/', 'too many'), /Send the address the redirects end at/],
+  ])('%s', async (_what, failure, advice) => {
+    const http: HttpClient = { request: async () => Promise.reject(failure) };
+    const err = await fetchDocument(http, new URL('https://example.com/')).then(() => null, (e: unknown) => e as { message: string });
+    expect(err?.message).toMatch(advice);
+  });
+
+  it('an HTTP error', async () => {
+    const http: HttpClient = { request: async () => ({ status: 403, headers: { 'content-type': 'text/html' }, body: Buffer.from('no'), finalUrl: 'https://example.com/', redirects: [] }) };
+    const err = await fetchDocument(http, new URL('https://example.com/')).then(() => null, (e: unknown) => e as { code: string; message: string });
+    expect(err).toMatchObject({ code: 'URL_FETCH_HTTP_ERROR', message: expect.stringMatching(/answered HTTP 403\. Check that the URL opens in a browser/) });
+  });
+});

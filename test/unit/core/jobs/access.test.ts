@@ -1,4 +1,4 @@
-import { jobDownloadLink, presentJob, signedLink } from '../../../../functions/core/jobs/access';
+import { jobDownloadLink, loadOwnJob, presentJob, signedLink } from '../../../../functions/core/jobs/access';
 import { rejection } from '../../../support/errors';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { MemoryBlobs, MemoryJobs } from '../../../support/memory';
@@ -88,5 +88,15 @@ describe('jobDownloadLink for a stored output', () => {
     expect(removed.message).toMatch(/before its retention period ended/);
     const late = await rejection(jobDownloadLink({ ...deps, blobs: new MemoryBlobs(), clock: { now: () => new Date('2027-01-01T00:00:00Z') } }, job));
     expect(late).toMatchObject({ code: 'OUTPUT_EXPIRED', details: { expired_at: '2026-12-21T12:00:00.000Z' } });
+  });
+});
+
+describe('loadOwnJob', () => {
+  it("refuses another account's job as unknown, saying where the caller's own jobs are", async () => {
+    const jobs = new MemoryJobs();
+    await jobs.put(newJob({ job_id: 'job_o', account_id: 'other', job_type: 'quick', status: 'completed', mode: 'html', now }));
+    const err = await rejection(loadOwnJob(jobs, 'acc', 'job_o'));
+    expect(err).toMatchObject({ code: 'JOB_NOT_FOUND', details: { job_id: 'job_o' } });
+    expect(err.message).toMatch(/GET \/jobs .* lists this account's jobs/);
   });
 });

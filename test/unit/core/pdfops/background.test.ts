@@ -94,6 +94,15 @@ describe('background merge/split jobs', () => {
     expect(w.jobs.jobs.size).toBe(0);
   });
 
+  it('refuses one upload over 150 MB, saying how to get it through', async () => {
+    const w = memoryWorld();
+    const key = await upload(w, three);
+    w.blobs.head = async () => ({ size_bytes: 151 * 1024 * 1024, content_type: 'application/pdf' });
+    const err = await rejection(submit(w, { operation: 'split', inputs: [{ s3_key: key, filename: 'big.pdf' }], split: { mode: 'each_page' } }));
+    expect(err).toMatchObject({ code: 'PDF_INPUT_TOO_LARGE', details: { filename: 'big.pdf', input_index: 0, max_bytes: 150 * 1024 * 1024 } });
+    expect(err.message).toMatch(/^big\.pdf is larger than 150 MB.*Split it into PDFs under 150 MB/);
+  });
+
   it("checks a job against what the account's other running jobs may charge, and frees that when a job ends", async () => {
     const w = memoryWorld(0.03); // the top band of one job (0.02) fits, not two
     const body = async () => ({ operation: 'split', inputs: [{ s3_key: await upload(w, three), filename: 's.pdf' }], split: { mode: 'each_page' } });
