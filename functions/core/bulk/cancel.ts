@@ -1,6 +1,6 @@
 /**
- * `POST /jobs/{job_id}/cancel`. A queued bulk job ends at once (200, `cancelled`, nothing charged); a
- * processing one is asked to stop (202, `cancel_requested: true`): it stops before its next file, keeps and
+ * `POST /jobs/{job_id}/cancel`. A queued bulk job ends at once (`cancelled`, nothing charged); a processing one is
+ * asked to stop (`processing` with `cancel_requested: true`; the route answers 202 for it): it stops before its next file, keeps and
  * charges the PDFs made so far and skips the rest with CANCELLED. A finished job, and any job type that is
  * not cancellable (mail merge campaigns will join bulk here), is 409. Cancelling twice is harmless.
  */
@@ -10,9 +10,12 @@ import type { Job } from '../jobs/job';
 import type { BulkDeps } from './deps';
 import { releaseJob } from './lifecycle';
 
+/** `cancelled` when the job has ended; `processing` while the cancel is under way. */
 export interface CancelOutcome {
-  statusCode: 200 | 202;
-  body: { job_id: string; status: string; cancel_requested: true; message: string };
+  job_id: string;
+  status: 'cancelled' | 'processing';
+  cancel_requested: true;
+  message: string;
 }
 
 function notCancellable(job: Job, reason: 'job_type' | 'finished'): ServiceError {
@@ -24,18 +27,17 @@ function notCancellable(job: Job, reason: 'job_type' | 'finished'): ServiceError
 }
 
 const cancelled = (job: Job): CancelOutcome => ({
-  statusCode: 200,
-  body: { job_id: job.job_id, status: 'cancelled', cancel_requested: true, message: 'The job is cancelled. Nothing was charged for files it did not convert.' },
+  job_id: job.job_id,
+  status: 'cancelled',
+  cancel_requested: true,
+  message: 'The job is cancelled. Nothing was charged for files it did not convert.',
 });
 
 const requested = (job: Job): CancelOutcome => ({
-  statusCode: 202,
-  body: {
-    job_id: job.job_id,
-    status: 'processing',
-    cancel_requested: true,
-    message: `The job stops before its next file. PDFs already made stay in its output and are charged; the other files are skipped. Follow it with GET /jobs/${job.job_id}.`,
-  },
+  job_id: job.job_id,
+  status: 'processing',
+  cancel_requested: true,
+  message: `The job stops before its next file. PDFs already made stay in its output and are charged; the other files are skipped. Follow it with GET /jobs/${job.job_id}.`,
 });
 
 export async function cancelJob(deps: Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'progress' | 'log'>, job: Job): Promise<CancelOutcome> {

@@ -8,5 +8,6 @@ import { authedRoute } from '../route';
 export const handler = authedRoute('jobs.cancel', async ({ services, account, params }) => {
   const job = await loadOwnJob(services.jobs, account.account_id, params.job_id);
   const outcome = await cancelJob(bulkDeps(services), job);
-  return json(outcome.statusCode, outcome.body);
+  // 202: the cancel is accepted and under way (the job stops before its next file).
+  return json(outcome.status === 'cancelled' ? 200 : 202, outcome);
 });
