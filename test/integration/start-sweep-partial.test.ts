@@ -62,7 +62,7 @@ describe('the start sweeper, when the failure recorder it calls stops half-way',
       credits: account.credits_micros,
       commitments: Object.keys(account.commitments ?? {}),
       slots: await svc.jobSlots.holders({ accountId, kind, now: svc.clock.now() }),
-      watches: (await svc.jobs.unsentStarts(new Date(Date.now() + 2 * 86_400_000).toISOString(), 1000)).filter((s) => s.job_id === jobId).length,
+      watches: (await svc.jobs.dueStartRecords(new Date(Date.now() + 2 * 86_400_000).toISOString(), 1000)).filter((s) => s.job_id === jobId).length,
     };
   }
 

@@ -54,7 +54,7 @@ describe('the start sweeper', () => {
     }
     expect(seen).toMatchObject({ status: 'completed', pages: 1 });
     await stack.queues.get('render')!.drained();
-    expect((await svc.jobs.unsentStarts(new Date(Date.now() + 3_600_000).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
+    expect((await svc.jobs.dueStartRecords(new Date(Date.now() + 3_600_000).toISOString(), 10)).map((s) => s.job_id)).not.toContain(job.job_id);
     expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros - plan.price_per_pdf_micros);
   }, 60_000);
 
@@ -134,7 +134,7 @@ describe('the start sweeper', () => {
       expect(await jobEventNames(stack, id)).toEqual(['job.failed']);
     }
     expect((await svc.accounts.get(account_id))!.credits_micros).toBe(account.credits_micros);
-    expect((await svc.jobs.unsentStarts(new Date(Date.now() + 86_400_000).toISOString(), 100)).map((s) => s.job_id)).not.toEqual(expect.arrayContaining([ids[0]]));
+    expect((await svc.jobs.dueStartRecords(new Date(Date.now() + 86_400_000).toISOString(), 100)).map((s) => s.job_id)).not.toEqual(expect.arrayContaining([ids[0]]));
     // Their slots and credit commitments are free again: a new job runs and is charged.
     ahead = 0;
     const res = await submit();

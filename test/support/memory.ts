@@ -10,14 +10,14 @@ import type { JobFileRepository, JobFileRow } from '../../functions/core/jobs/fi
 import type { Job } from '../../functions/core/jobs/job';
 import type { BlobStore, JobListQuery, JobRepository } from '../../functions/core/jobs/ports';
 import type { JobSlots } from '../../functions/core/jobs/slots';
-import type { JobStart, UnsentStart } from '../../functions/core/jobs/starts';
+import type { JobStart, StartRecord } from '../../functions/core/jobs/starts';
 import type { ExecutionStatus, WorkflowStarter } from '../../functions/core/workflows/ports';
 
 export class MemoryJobs implements JobRepository {
   jobs = new Map<string, Job>();
   events: OutboxEvent[] = [];
   /** Starts recorded with their jobs and not yet confirmed as sent, by job id. */
-  starts = new Map<string, UnsentStart>();
+  starts = new Map<string, StartRecord>();
   async get(id: string) {
     return this.jobs.get(id) ?? null;
   }
@@ -46,8 +46,8 @@ export class MemoryJobs implements JobRepository {
     this.watches.add(jobId);
     return true;
   }
-  async unsentStarts(before: string, limit: number) {
-    const due = (s: UnsentStart) => s.due_at ?? s.created_at;
+  async dueStartRecords(before: string, limit: number) {
+    const due = (s: StartRecord) => s.due_at ?? s.created_at;
     const oldest = (watches: boolean) =>
       [...this.starts.values()]
         .filter((s) => this.watches.has(s.job_id) === watches && due(s) < before)

@@ -2,7 +2,7 @@ import { DeleteCommand, GetCommand, PutCommand, QueryCommand, TransactWriteComma
 import type { OutboxEvent } from '../../core/events/events';
 import type { Job, JobStatus } from '../../core/jobs/job';
 import type { JobListQuery, JobRepository } from '../../core/jobs/ports';
-import type { JobStart, UnsentStart } from '../../core/jobs/starts';
+import type { JobStart, StartRecord } from '../../core/jobs/starts';
 import { type Dynamo, cancellationCodes, isConditionalCheckFailed, queryNewestFirst, stripKeys } from './client';
 import { GSI1, OUTBOX_SHARDS, START_SHARDS, keys, shardOf } from './schema';
 
@@ -28,8 +28,8 @@ export function eventItem(event: OutboxEvent): Record<string, unknown> {
  */
 function startItem(job: Job, start: JobStart): Record<string, unknown> {
   const due = job.status === 'processing' && job.lease_until ? job.lease_until : job.created_at;
-  const unsent: UnsentStart = { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, due_at: due, start };
-  return { ...keys.jobStart(job.job_id), gsi1pk: keys.unsentStarts(shardOf(job.job_id, START_SHARDS)), gsi1sk: `${due}#${job.job_id}`, ...unsent };
+  const unsent: StartRecord = { job_id: job.job_id, account_id: job.account_id, created_at: job.created_at, due_at: due, start };
+  return { ...keys.jobStart(job.job_id), gsi1pk: keys.dueStartRecords(shardOf(job.job_id, START_SHARDS)), gsi1sk: `${due}#${job.job_id}`, ...unsent };
 }
 
 /**
@@ -107,13 +107,13 @@ export class DynamoJobRepository implements JobRepository {
     }
   }
 
-  async unsentStarts(before: string, limit: number): Promise<UnsentStart[]> {
-    const [starts, watches] = await Promise.all([this.dueIn(keys.unsentStarts, before, limit), this.dueIn(keys.workflowWatches, before, limit)]);
+  async dueStartRecords(before: string, limit: number): Promise<StartRecord[]> {
+    const [starts, watches] = await Promise.all([this.dueIn(keys.dueStartRecords, before, limit), this.dueIn(keys.workflowWatches, before, limit)]);
     return [...starts, ...watches];
   }
 
   /** The records of one family of index partitions due before `before`, oldest first across its shards, at most `limit`. */
-  private async dueIn(partition: (shard: number) => string, before: string, limit: number): Promise<UnsentStart[]> {
+  private async dueIn(partition: (shard: number) => string, before: string, limit: number): Promise<StartRecord[]> {
     const shards = await Promise.all(
       Array.from({ length: START_SHARDS }, async (_, shard) => {
         const { Items = [] } = await this.db.doc.send(
@@ -127,10 +127,10 @@ export class DynamoJobRepository implements JobRepository {
             Limit: limit,
           }),
         );
-        return Items as UnsentStart[];
+        return Items as StartRecord[];
       }),
     );
-    const due = (s: UnsentStart) => s.due_at ?? s.created_at;
+    const due = (s: StartRecord) => s.due_at ?? s.created_at;
     return shards
       .flat()
       .sort((a, b) => (due(a) < due(b) ? -1 : due(a) > due(b) ? 1 : 0))

@@ -80,7 +80,7 @@ export const keys = {
   /** How a queued job is to be started, until its start was sent (see core/jobs/starts.ts). */
   jobStart: (jobId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: 'START' }),
   /** Unsent starts are listed through a sparse, sharded index, like pending outbox events. */
-  unsentStarts: (shard: number) => `STARTS#${shard}`,
+  dueStartRecords: (shard: number) => `STARTS#${shard}`,
   /** Watches on running workflow jobs, in partitions of their own: however many run, they never hold back a lost start. */
   workflowWatches: (shard: number) => `WATCHES#${shard}`,
   /** Per-file result rows of a job (GET /jobs/{id}/files), in index order under the job's partition. */

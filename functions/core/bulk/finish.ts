@@ -16,7 +16,7 @@ import { type JobFileRow, presentFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, type JobStatus } from '../jobs/job';
 import { retentionEnd } from '../jobs/storage-layout';
 import { ZipBuilder } from '../pdfops/results';
-import { timedOut } from '../workflows/ended';
+import { isTimeoutError } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { failJob, refundFailedJob, releaseJob } from './lifecycle';
@@ -224,7 +224,7 @@ export async function recordBulkJobFailure(deps: BulkDeps, input: BulkTaskInput)
     }
     return { job_id: job.job_id, status: job.status };
   }
-  const ranOutOfTime = timedOut(input.error);
+  const ranOutOfTime = isTimeoutError(input.error);
   const final = await failJob(
     deps,
     job,

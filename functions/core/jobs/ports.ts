@@ -1,6 +1,6 @@
 import type { OutboxEvent } from '../events/events';
 import type { Job, JobStatus, JobType } from './job';
-import type { JobStart, UnsentStart } from './starts';
+import type { JobStart, StartRecord } from './starts';
 
 export interface JobListQuery {
   accountId: string;
@@ -37,7 +37,7 @@ export interface JobRepository {
    * watches), then at most `limit` watches on workflow-run jobs, so that running workflow jobs, however many, never
    * hold back a lost start.
    */
-  unsentStarts(before: string, limit: number): Promise<UnsentStart[]>;
+  dueStartRecords(before: string, limit: number): Promise<StartRecord[]>;
   /**
    * Writes `job` only if the stored job is still in one of `from` (or is processing with a lease that ran
    * out before `leaseExpiredBefore`); false when another writer got there first. Events go in the same write.

@@ -17,7 +17,7 @@ export type JobStart = { via: 'render-queue' } | { via: 'workflow'; workflow: st
  * started: the one a worker's claim puts on a long job it renders (`JobRepository.putIf` with `watch`), due at the end
  * of the claim's lease; the one a workflow-run job keeps while its execution runs (`watchWorkflowJob`).
  */
-export interface UnsentStart {
+export interface StartRecord {
   job_id: string;
   account_id: string;
   created_at: string;
@@ -37,7 +37,7 @@ export async function jobWritten(jobs: Pick<JobRepository, 'get'>, jobId: string
 }
 
 export interface JobStartDeps {
-  jobs: Pick<JobRepository, 'get' | 'startSent' | 'unsentStarts' | 'watchStart'>;
+  jobs: Pick<JobRepository, 'get' | 'startSent' | 'dueStartRecords' | 'watchStart'>;
   renderQueue: MessageQueue<RenderJobMessage>;
   workflows: WorkflowStarter;
   clock: Clock;
@@ -114,10 +114,10 @@ const SWEEP_IN_FLIGHT = 4;
  *
  * A workflow-run job's record stays while its execution runs (`watchWorkflowJob`); see `sweepWorkflowJob`.
  */
-export async function sendUnsentStarts(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<SweepResult> {
+export async function sweepStartRecords(deps: JobStartDeps, opts: { graceSeconds?: number; limit?: number } = {}): Promise<SweepResult> {
   const now = deps.clock.now();
   const before = new Date(now.getTime() - (opts.graceSeconds ?? UNSENT_START_GRACE_SECONDS) * 1000).toISOString();
-  const unsent = await deps.jobs.unsentStarts(before, opts.limit ?? SWEEP_LIMIT);
+  const unsent = await deps.jobs.dueStartRecords(before, opts.limit ?? SWEEP_LIMIT);
   const result: SweepResult = { sent: 0, watched: 0, cleared: 0, ended: 0, failed: 0 };
   await mapBounded(unsent, SWEEP_IN_FLIGHT, async (entry) => {
     try {
@@ -172,7 +172,7 @@ export interface SweepResult {
  * not started (a queued job whose start was never confirmed: started now, as every start is named after its job), or
  * ended without finishing the job, which is then ended as its failure recorder would.
  */
-async function sweepWorkflowJob(deps: JobStartDeps, job: Job, entry: UnsentStart, workflow: string): Promise<'sent' | 'watched' | 'ended'> {
+async function sweepWorkflowJob(deps: JobStartDeps, job: Job, entry: StartRecord, workflow: string): Promise<'sent' | 'watched' | 'ended'> {
   const due = entry.due_at ?? entry.created_at;
   const status = await deps.workflows.status(workflow, job.job_id);
   if (status === 'RUNNING' || status === 'PENDING_REDRIVE') {

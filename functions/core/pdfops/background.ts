@@ -29,7 +29,7 @@ import { type OperationPlan, openInputs, planMerge, planSplit, produce } from '.
 import { parsePageRange } from '../pdf/page-ranges';
 import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
-import { timedOut } from '../workflows/ended';
+import { isTimeoutError } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
@@ -416,7 +416,7 @@ export async function recordPdfJobFailure(deps: PdfJobDeps, input: TaskInput): P
     return { job_id: job.job_id, status: job.status };
   }
   const request = await loadRequest(deps, job).catch(() => null);
-  const ranOutOfTime = timedOut(input.error);
+  const ranOutOfTime = isTimeoutError(input.error);
   const final = await finishFailed(
     deps,
     job,

@@ -33,7 +33,7 @@ export interface FailureTaskInput {
  * which Step Functions reports as the function's error (`Sandbox.Timedout`; older runtimes an unhandled error whose
  * cause says "Task timed out"). A Task and its Lambda given the same limit race for which one reports it.
  */
-export function timedOut(error: FailureTaskInput['error']): boolean {
+export function isTimeoutError(error: FailureTaskInput['error']): boolean {
   if (!error) return false;
   return error.Error === 'States.Timeout' || error.Error === 'Sandbox.Timedout' || /Task timed out after/.test(error.Cause ?? '');
 }

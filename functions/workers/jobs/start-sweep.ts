@@ -3,7 +3,7 @@ import { BULK_WORKFLOW } from '../../core/bulk/deps';
 import { recordBulkJobFailure } from '../../core/bulk/finish';
 import { LONGJOB_TIMEOUT_SECONDS, endAbandonedLongJob } from '../../core/conversion/longjob';
 import type { Job } from '../../core/jobs/job';
-import { type SweepResult, sendUnsentStarts } from '../../core/jobs/starts';
+import { type SweepResult, sweepStartRecords } from '../../core/jobs/starts';
 import { PDFOP_WORKFLOW, recordPdfJobFailure } from '../../core/pdfops/background';
 import { type FailureTaskInput, strandedJobFailure } from '../../core/workflows/ended';
 import { bulkDeps, pdfJobDeps } from '../../job-deps';
@@ -34,5 +34,5 @@ export async function handler(): Promise<SweepResult> {
     if (!record) throw new Error(`no failure recorder for the ${workflow} workflow`);
     await record(svc, strandedJobFailure(job, status));
   };
-  return sendUnsentStarts({ jobs: svc.jobs, renderQueue: svc.renderQueue, workflows: svc.workflows, clock: svc.clock, endAbandoned, endStranded, log });
+  return sweepStartRecords({ jobs: svc.jobs, renderQueue: svc.renderQueue, workflows: svc.workflows, clock: svc.clock, endAbandoned, endStranded, log });
 }

@@ -5,7 +5,7 @@ import { LONGJOB_RENDER_SLOT_KIND, type LongJobWorkerDeps, abandonDeadLetteredLo
 import type { Clock } from '../../../../functions/core/clock';
 import { type Job, newJob } from '../../../../functions/core/jobs/job';
 import type { Mailer } from '../../../../functions/core/notifications/ports';
-import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
+import { sweepStartRecords } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { RendererStoppedError, RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { FakeRenderer } from '../../../support/bulk-memory';
@@ -524,7 +524,7 @@ describe('a render worker killed mid-render (no catch runs)', () => {
     const sent: unknown[] = [];
     const sweep = () =>
       // As functions/workers/jobs/start-sweep.ts wires it: a long job is ended without the blob store.
-      sendUnsentStarts({
+      sweepStartRecords({
         jobs: w.jobs,
         renderQueue: { send: async (m) => void sent.push(m) },
         workflows: w.workflows,

@@ -1,6 +1,6 @@
 import { type Job, newJob } from '../../../../functions/core/jobs/job';
 import type { ExecutionStatus } from '../../../../functions/core/workflows/ports';
-import { sendUnsentStarts } from '../../../../functions/core/jobs/starts';
+import { sweepStartRecords } from '../../../../functions/core/jobs/starts';
 import type { RenderJobMessage } from '../../../../functions/core/jobs/queue';
 import { MemoryJobs, RecordingWorkflows } from '../../../support/memory';
 
@@ -21,12 +21,12 @@ function world(minutesLater: number) {
   return { jobs, sent, workflows, log, endStranded, deps, store, at };
 }
 
-describe('sendUnsentStarts (the start sweeper)', () => {
+describe('sweepStartRecords (the start sweeper)', () => {
   it('starts again a job still queued two minutes after its start was recorded and never confirmed: drops a long job\'s record, watches a workflow', async () => {
     const w = world(2.5);
     await w.store('job_long', 'queued', { via: 'render-queue' });
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 2, watched: 0, cleared: 0, ended: 0, failed: 0 });
+    expect(await sweepStartRecords(w.deps)).toEqual({ sent: 2, watched: 0, cleared: 0, ended: 0, failed: 0 });
     expect(w.sent).toEqual([{ job_id: 'job_long' }]);
     // The execution is named after the job: a start that did go out after all is not run twice.
     expect(w.workflows.started).toEqual([{ workflow: 'bulk', input: { job_id: 'job_bulk', account_id: 'acct1' } }]);
@@ -39,7 +39,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
   it('leaves younger records alone: their writer may still be sending', async () => {
     const w = world(1.5);
     await w.store('job_long', 'queued', { via: 'render-queue' });
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 0 });
+    expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 0 });
     expect(w.sent).toEqual([]);
     expect(w.jobs.starts.size).toBe(1);
   });
@@ -50,7 +50,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.store('job_failed', 'failed', { via: 'workflow', workflow: 'pdfop' });
     await w.jobs.put(newJob({ job_id: 'job_gone', account_id: 'acct1', job_type: 'long', status: 'queued', now: written }), [], { via: 'render-queue' });
     w.jobs.jobs.delete('job_gone');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 3, ended: 0, failed: 0 });
+    expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 3, ended: 0, failed: 0 });
     expect([w.sent, w.workflows.started, w.jobs.starts.size]).toEqual([[], [], 0]);
   });
 
@@ -63,7 +63,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.jobs.put({ ...newJob({ job_id: 'job_dead', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: lease(-5) }, [], { via: 'render-queue' });
     await w.jobs.put({ ...newJob({ job_id: 'job_held', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: lease(-5) }, [], { via: 'render-queue' });
     w.jobs.jobs.set('job_held', { ...w.jobs.jobs.get('job_held')!, lease_until: lease(10) });
-    expect(await sendUnsentStarts({ ...w.deps, endAbandoned })).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 1, failed: 0 });
+    expect(await sweepStartRecords({ ...w.deps, endAbandoned })).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 1, failed: 0 });
     expect(endAbandoned).toHaveBeenCalledTimes(1);
     expect(endAbandoned).toHaveBeenCalledWith(expect.objectContaining({ job_id: 'job_dead' }));
     expect([...w.jobs.starts.keys()]).toEqual(['job_held']);
@@ -75,11 +75,11 @@ describe('sendUnsentStarts (the start sweeper)', () => {
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
     await w.store('job_long', 'queued', { via: 'render-queue' });
     w.workflows.fail = new Error('throttled');
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 1 });
+    expect(await sweepStartRecords(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 1 });
     expect([...w.jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_bulk', due_at: written.toISOString() })]);
     expect(w.log).toHaveBeenCalledWith(expect.stringContaining('job_bulk'), w.workflows.fail);
     w.workflows.fail = null;
-    expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 0 });
+    expect(await sweepStartRecords(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 0 });
     expect([...w.jobs.starts.values()]).toEqual([expect.objectContaining({ job_id: 'job_bulk', due_at: w.at(10) })]);
   });
 
@@ -95,7 +95,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       await watched(w, 'job_running', 'processing', -3);
       await watched(w, 'job_young', 'processing', -1);
       w.workflows.statuses.set('job_running', 'RUNNING');
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 1, cleared: 0, ended: 0, failed: 0 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 1, cleared: 0, ended: 0, failed: 0 });
       expect(w.jobs.starts.get('job_running')).toMatchObject({ due_at: w.at(10) });
       expect(w.jobs.starts.get('job_young')).toMatchObject({ due_at: w.at(-1) });
       expect([w.endStranded.mock.calls, w.workflows.started]).toEqual([[], []]);
@@ -111,7 +111,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       // Never confirmed as started, but its execution exists and has ended (in AWS a repeated start would not run again).
       await w.store('job_closed', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
       w.workflows.statuses.set('job_closed', 'TIMED_OUT');
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 3, failed: 0 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 3, failed: 0 });
       const calls = w.endStranded.mock.calls.map(([job, workflow, status]) => [job.job_id, workflow, status]);
       expect(calls.sort()).toEqual([
         ['job_closed', 'bulk', 'TIMED_OUT'],
@@ -128,12 +128,12 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       await watched(w, 'job_failed', 'processing', -3);
       w.workflows.statuses.set('job_failed', 'FAILED');
       w.endStranded.mockRejectedValueOnce(new Error('throttled'));
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
       expect(w.jobs.starts.get('job_failed')).toMatchObject({ due_at: w.at(-3) });
       w.workflows.status = async () => {
         throw new Error('throttled');
       };
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
       expect(w.endStranded).toHaveBeenCalledTimes(1);
       expect(w.jobs.starts.size).toBe(1);
     });
@@ -144,9 +144,9 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       w.jobs.jobs.set('job_half', { ...w.jobs.jobs.get('job_half')!, status: 'failed' });
       w.workflows.status = jest.fn();
       w.endStranded.mockRejectedValueOnce(new Error('refund throttled'));
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 1 });
       expect(w.jobs.starts.size).toBe(1);
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 1, ended: 0, failed: 0 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 1, ended: 0, failed: 0 });
       expect(w.endStranded.mock.calls.map(([job, workflow, status]) => [job.job_id, workflow, status])).toEqual([
         ['job_half', 'pdfop', null],
         ['job_half', 'pdfop', null],
@@ -163,7 +163,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       }
       const lost = newJob({ job_id: 'job_lost', account_id: 'acct1', job_type: 'long', status: 'queued', now: new Date(written.getTime() + 27 * 60_000) });
       await w.jobs.put(lost, [], { via: 'render-queue' });
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 1, watched: 100, cleared: 0, ended: 0, failed: 0 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 1, watched: 100, cleared: 0, ended: 0, failed: 0 });
       expect(w.sent).toEqual([{ job_id: 'job_lost' }]);
     });
 
@@ -172,7 +172,7 @@ describe('sendUnsentStarts (the start sweeper)', () => {
       await watched(w, 'job_done', 'processing', -3);
       w.jobs.jobs.set('job_done', { ...w.jobs.jobs.get('job_done')!, status: 'completed' });
       w.workflows.status = jest.fn();
-      expect(await sendUnsentStarts(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 1, ended: 0, failed: 0 });
+      expect(await sweepStartRecords(w.deps)).toEqual({ sent: 0, watched: 0, cleared: 1, ended: 0, failed: 0 });
       expect([w.jobs.starts.size, w.workflows.status]).toEqual([0, expect.any(Function)]);
       expect(w.workflows.status).not.toHaveBeenCalled();
     });

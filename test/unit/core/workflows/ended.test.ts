@@ -1,4 +1,4 @@
-import { failureTaskInput, timedOut } from '../../../../functions/core/workflows/ended';
+import { failureTaskInput, isTimeoutError } from '../../../../functions/core/workflows/ended';
 
 const ended = (detail: Record<string, unknown>) => ({ detail: { status: 'FAILED', ...detail } });
 
@@ -23,13 +23,13 @@ describe('failureTaskInput', () => {
   });
 });
 
-describe('timedOut', () => {
+describe('isTimeoutError', () => {
   it("counts the state's timeout and the function's own as running out of time, and nothing else", () => {
-    expect(timedOut({ Error: 'States.Timeout' })).toBe(true);
-    expect(timedOut({ Error: 'Sandbox.Timedout', Cause: '{}' })).toBe(true);
-    expect(timedOut({ Error: 'Lambda.Unknown', Cause: 'RequestId: 1 Error: Task timed out after 900.03 seconds' })).toBe(true);
-    expect(timedOut({ Error: 'TransientTaskError', Cause: 'storage' })).toBe(false);
-    expect(timedOut({ Error: 'States.TaskFailed' })).toBe(false);
-    expect(timedOut(undefined)).toBe(false);
+    expect(isTimeoutError({ Error: 'States.Timeout' })).toBe(true);
+    expect(isTimeoutError({ Error: 'Sandbox.Timedout', Cause: '{}' })).toBe(true);
+    expect(isTimeoutError({ Error: 'Lambda.Unknown', Cause: 'RequestId: 1 Error: Task timed out after 900.03 seconds' })).toBe(true);
+    expect(isTimeoutError({ Error: 'TransientTaskError', Cause: 'storage' })).toBe(false);
+    expect(isTimeoutError({ Error: 'States.TaskFailed' })).toBe(false);
+    expect(isTimeoutError(undefined)).toBe(false);
   });
 });
