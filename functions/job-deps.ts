@@ -1,5 +1,6 @@
 import type { Services } from './composition';
 import type { BulkDeps } from './core/bulk/deps';
+import type { LongJobEndingDeps, LongJobWorkerDeps } from './core/conversion/longjob';
 import type { PdfJobDeps } from './core/pdfops/background';
 import type { WorkflowJobDeps } from './core/workflows/job-deps';
 
@@ -31,4 +32,41 @@ export function bulkDeps(svc: Services): BulkDeps {
 /** Background merge/split: POST /pdf/jobs and the pdfop workflow's tasks. */
 export function pdfJobDeps(svc: Services): PdfJobDeps {
   return { ...workflowJobDeps(svc), timeoutSeconds: svc.config.pdfJobTimeoutSeconds };
+}
+
+/** The long-job render worker. */
+export function longJobWorkerDeps(svc: Services): LongJobWorkerDeps {
+  return {
+    jobs: svc.jobs,
+    blobs: svc.blobs,
+    renderer: svc.renderer,
+    clock: svc.clock,
+    accounts: svc.accounts,
+    plans: svc.plans,
+    billing: svc.billing,
+    mailer: svc.mailer,
+    slots: svc.jobSlots,
+    queue: svc.renderQueue,
+    share: svc.config.longjobShare,
+    log: (m, e) => svc.log.warn(m, e),
+  };
+}
+
+/**
+ * Ending a long job a worker gave up on (its last delivery failed, or it reached the dead-letter queue). Accounts and
+ * mailer are read only for the failure email, once the failure is written: one that cannot be set up (what the
+ * delivery may have failed on) costs the email, not the record.
+ */
+export function longJobEndingDeps(svc: Services): LongJobEndingDeps {
+  return {
+    jobs: svc.jobs,
+    clock: svc.clock,
+    get accounts() {
+      return svc.accounts;
+    },
+    get mailer() {
+      return svc.mailer;
+    },
+    log: (m, e) => svc.log.warn(m, e),
+  };
 }

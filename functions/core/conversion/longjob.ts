@@ -236,6 +236,9 @@ export type ProcessOutcome = 'completed' | 'failed' | 'timeout' | 'skipped' | 'd
  * message, so waiting uses up none of the deliveries that count towards the dead-letter queue) and stays queued.
  * The delay doubles with each time it was sent back, so a slot freed soon is used soon and a long wait costs few tries.
  */
+/** What ending a long job its worker gave up on needs: the failure is written first, then the failure email sent. */
+export type LongJobEndingDeps = Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>;
+
 export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJobMessage, timeoutMs: number, limitMs = LONGJOB_TIMEOUT_SECONDS * 1000): Promise<ProcessOutcome> {
   const jobId = message.job_id;
   const job = await deps.jobs.get(jobId);
@@ -387,9 +390,10 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
  * `job.failed` event and the failure email (unless turned off), as any failed long job. Not when a worker holds it
  * under a live lease (a duplicate message's, which ends it itself): this attempt gave its own lease back when it failed.
  */
-export async function abandonLongJob(deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>, jobId: string, reason: string): Promise<void> {
+export async function abandonLongJob(deps: LongJobEndingDeps, jobId: string): Promise<void> {
   const job = await deps.jobs.get(jobId);
   if (!job || FINISHED_STATUSES.has(job.status)) return;
+  const reason = 'The job failed on our side after several attempts; nothing was charged. Submit it again.';
   // Queued, or processing under a lease that ran out.
   await endUnattended(deps, failed(job, deps.clock.now(), 'PDF_GENERATION_FAILED', reason), ['queued']);
 }
@@ -452,7 +456,7 @@ export type DeadLetterOutcome = 'failed' | 'already_finished' | 'held';
  * memory, stopped at the Lambda timeout), so no catch ran and the job is still queued or processing. It is failed,
  * nothing charged, unless a worker holds it now under a live lease (a duplicate delivery, which ends the job itself).
  */
-export async function abandonDeadLetteredLongJob(deps: Pick<LongJobWorkerDeps, 'jobs' | 'clock' | 'accounts' | 'mailer' | 'log'>, jobId: string): Promise<DeadLetterOutcome> {
+export async function abandonDeadLetteredLongJob(deps: LongJobEndingDeps, jobId: string): Promise<DeadLetterOutcome> {
   const job = await deps.jobs.get(jobId);
   if (!job || job.job_type !== 'long' || FINISHED_STATUSES.has(job.status)) return 'already_finished';
   const now = deps.clock.now();

@@ -10,3 +10,16 @@ export interface RenderJobMessage {
   /** How often the job was sent back already because its account had its share of jobs rendering (absent: never). */
   deferrals?: number;
 }
+
+/** A render message read from its body; null for a body that is not one (not JSON, no job_id). */
+export function readRenderJobMessage(body: string): RenderJobMessage | null {
+  try {
+    const message = JSON.parse(body) as { job_id?: unknown; deferrals?: unknown } | null;
+    const jobId = message?.job_id;
+    if (typeof jobId !== 'string' || jobId === '') return null;
+    const deferrals = Number(message?.deferrals);
+    return { job_id: jobId, deferrals: Number.isSafeInteger(deferrals) && deferrals > 0 ? deferrals : 0 };
+  } catch {
+    return null;
+  }
+}

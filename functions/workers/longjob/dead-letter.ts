@@ -1,6 +1,8 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { abandonDeadLetteredLongJob } from '../../core/conversion/longjob';
 import { readyServices } from '../../composition';
+import { readRenderJobMessage } from '../../core/jobs/queue';
+import { longJobEndingDeps } from '../../job-deps';
 
 /**
  * The render queue's dead-letter worker. A message lands here after its last delivery failed; when the worker died
@@ -11,13 +13,13 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const svc = await readyServices();
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
-    const jobId = jobIdOf(record.body);
+    const jobId = readRenderJobMessage(record.body)?.job_id;
     if (!jobId) {
       svc.log.error(`render dead letter ${record.messageId} is not a job message; dropped`);
       continue;
     }
     try {
-      const outcome = await abandonDeadLetteredLongJob({ jobs: svc.jobs, clock: svc.clock, accounts: svc.accounts, mailer: svc.mailer, log: (m, e) => svc.log.warn(m, e) }, jobId);
+      const outcome = await abandonDeadLetteredLongJob(longJobEndingDeps(svc), jobId);
       svc.log.warn(`render dead letter for job ${jobId}: ${outcome}`);
     } catch (err) {
       svc.log.error(`could not end job ${jobId} from the render dead-letter queue`, err);
@@ -25,14 +27,4 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
     }
   }
   return { batchItemFailures: failures };
-}
-
-/** The job a render message is about; null for a body that is not one (not JSON, no job_id). */
-function jobIdOf(body: string): string | null {
-  try {
-    const jobId = (JSON.parse(body) as { job_id?: unknown } | null)?.job_id;
-    return typeof jobId === 'string' && jobId !== '' ? jobId : null;
-  } catch {
-    return null;
-  }
 }

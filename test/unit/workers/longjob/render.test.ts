@@ -18,6 +18,16 @@ describe('long-job render worker', () => {
     expect(log.error).not.toHaveBeenCalled();
   });
 
+  it('drops a message that names no job (it would fail on every delivery), logging it', async () => {
+    const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    const redelivery = { after: jest.fn(async () => undefined) };
+    setServices({ jobs: new MemoryJobs(), clock: { now: () => new Date() }, config: {}, log, redelivery } as unknown as Services);
+    const event = { Records: ['not json', '{}', '{"job_id":""}'].map((body, i) => ({ messageId: `m${i}`, body, attributes: { ApproximateReceiveCount: '1' } })) } as unknown as SQSEvent;
+    expect(await handler(event)).toEqual({ batchItemFailures: [] });
+    expect(redelivery.after).not.toHaveBeenCalled();
+    expect(log.error.mock.calls.map((c) => c[0])).toEqual(['m0', 'm1', 'm2'].map((id) => `render message ${id} is not a job message; dropped`));
+  });
+
   it('gives a job up on its last delivery, and hands the message back when even that cannot be recorded', async () => {
     const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
     const jobs = new MemoryJobs();
