@@ -155,6 +155,16 @@ function stripeApiProtocol(v: string | undefined): 'http' | 'https' | undefined 
   throw new Error(`STRIPE_API_PROTOCOL must be http or https, not ${JSON.stringify(v)}`);
 }
 
+/*
+ * ALLOW_PRIVATE_TARGETS is read when the service starts: an entry it cannot use stops the start with a message,
+ * rather than failing every fetch, render and webhook with a 500 later.
+ */
+function allowPrivateTargets(v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  new PrivateTargetAllowlist(v);
+  return v;
+}
+
 /** Each Lambda gets only the settings it uses; a missing one fails where it is first needed. */
 function required(value: string, name: string): string {
   if (!value) throw new Error(`${name} is not set; the CDK stack and the local stack set it for functions that need it`);
@@ -197,7 +207,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
       portalReturnUrl: env.STRIPE_PORTAL_RETURN_URL || undefined,
     },
     paginationSecret: env.PAGINATION_SECRET || undefined,
-    allowPrivateTargets: env.ALLOW_PRIVATE_TARGETS || undefined,
+    allowPrivateTargets: allowPrivateTargets(env.ALLOW_PRIVATE_TARGETS),
     extraCaFile: env.NODE_EXTRA_CA_CERTS || undefined,
     renderQueueUrl: env.RENDER_QUEUE_URL || undefined,
     longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,

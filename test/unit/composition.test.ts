@@ -14,4 +14,12 @@ describe('configFromEnv', () => {
     expect(() => configFromEnv({ STRIPE_API_PORT: 'twelve' })).toThrow(/STRIPE_API_PORT must be a port number/);
     for (const port of ['70000', '0', '0x50', '1e3', ' 80 ', '-1']) expect(() => configFromEnv({ STRIPE_API_PORT: port })).toThrow(/STRIPE_API_PORT/);
   });
+
+  it('refuses an ALLOW_PRIVATE_TARGETS entry it cannot use when it reads the settings, not at the first fetch', () => {
+    expect(configFromEnv({ ALLOW_PRIVATE_TARGETS: 'localhost:8443, [::1]:8443, 10.1.1.1' }).allowPrivateTargets).toBe('localhost:8443, [::1]:8443, 10.1.1.1');
+    expect(configFromEnv({ ALLOW_PRIVATE_TARGETS: '' }).allowPrivateTargets).toBeUndefined();
+    for (const bad of ['::1', 'http://localhost', 'localhost:0', 'localhost:70000']) {
+      expect(() => configFromEnv({ ALLOW_PRIVATE_TARGETS: bad })).toThrow(/ALLOW_PRIVATE_TARGETS entry/);
+    }
+  });
 });

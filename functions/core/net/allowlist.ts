@@ -18,8 +18,9 @@ export class PrivateTargetAllowlist {
       .flatMap((entry) => {
         const m = /^(\[[^\]]+\]|[^:]+)(?::(\d{1,5}))?$/.exec(entry);
         const host = m ? normalizeHost(m[1]) : null;
-        if (!m || !host) throw new Error(`ALLOW_PRIVATE_TARGETS entry "${entry}" is not host or host:port`);
+        if (!m || !host) throw new Error(`ALLOW_PRIVATE_TARGETS entry "${entry}" is not host or host:port (IPv6 as [::1] or [::1]:8443)`);
         const port = m[2] ? Number(m[2]) : null;
+        if (port !== null && (port < 1 || port > 65_535)) throw new Error(`ALLOW_PRIVATE_TARGETS entry "${entry}" has no usable port (1-65535)`);
         return [host, ...(host === 'localhost' ? LOOPBACK_OF_LOCALHOST : [])].map((h) => ({ host: h, port }));
       });
   }
