@@ -165,6 +165,20 @@ function allowPrivateTargets(v: string | undefined): string | undefined {
   return v;
 }
 
+/*
+ * NODE_EXTRA_CA_CERTS: Node only warns about a file it cannot read, but the service's own HTTPS client reads it
+ * too, and would fail every URL fetch and webhook delivery with a 500. It is checked when the service starts.
+ */
+function extraCaFile(v: string | undefined): string | undefined {
+  if (!v) return undefined;
+  try {
+    readFileSync(v);
+  } catch (err) {
+    throw new Error(`NODE_EXTRA_CA_CERTS names ${JSON.stringify(v)}, which cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}); give the CA file's absolute path`);
+  }
+  return v;
+}
+
 /** Each Lambda gets only the settings it uses; a missing one fails where it is first needed. */
 function required(value: string, name: string): string {
   if (!value) throw new Error(`${name} is not set; the CDK stack and the local stack set it for functions that need it`);
@@ -208,7 +222,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
     },
     paginationSecret: env.PAGINATION_SECRET || undefined,
     allowPrivateTargets: allowPrivateTargets(env.ALLOW_PRIVATE_TARGETS),
-    extraCaFile: env.NODE_EXTRA_CA_CERTS || undefined,
+    extraCaFile: extraCaFile(env.NODE_EXTRA_CA_CERTS),
     renderQueueUrl: env.RENDER_QUEUE_URL || undefined,
     longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,
     longjobShare: {

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { configFromEnv } from '../../functions/composition';
 
 describe('configFromEnv', () => {
@@ -21,5 +24,14 @@ describe('configFromEnv', () => {
     for (const bad of ['::1', 'http://localhost', 'localhost:0', 'localhost:70000']) {
       expect(() => configFromEnv({ ALLOW_PRIVATE_TARGETS: bad })).toThrow(/ALLOW_PRIVATE_TARGETS entry/);
     }
+  });
+
+  it('refuses a NODE_EXTRA_CA_CERTS file it cannot read when it reads the settings, not at every fetch', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'extra-ca-'));
+    const file = path.join(dir, 'ca.pem');
+    writeFileSync(file, '-----BEGIN CERTIFICATE-----\n');
+    expect(configFromEnv({ NODE_EXTRA_CA_CERTS: file }).extraCaFile).toBe(file);
+    expect(configFromEnv({ NODE_EXTRA_CA_CERTS: '' }).extraCaFile).toBeUndefined();
+    expect(() => configFromEnv({ NODE_EXTRA_CA_CERTS: path.join(dir, 'missing.pem') })).toThrow(/NODE_EXTRA_CA_CERTS names .*missing\.pem.*ENOENT/);
   });
 });
