@@ -86,18 +86,23 @@ function sendGatewayResponse(res: http.ServerResponse, type: GatewayResponseType
 function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex) {
   if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
   const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  // The request being answered is still arriving (a broken chunk in its own body): that request is the unreadable
+  // one, and it is answered now, like a timeout, instead of waiting for the request timeout with no answer.
+  const ownBody = pending?.req?.complete === false;
   const [status, reason, message] = timedOut
     ? [408, 'Request Timeout', 'The request did not arrive in time. Send the whole request at once, then retry.']
     : err.code === 'HPE_HEADER_OVERFLOW'
       ? [400, 'Bad Request', 'The request headers are larger than 16 KB. Send large values in the body.']
-      : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
+      : ownBody
+        ? [400, 'Bad Request', 'The request body is not valid HTTP (a malformed chunk of Transfer-Encoding: chunked).']
+        : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
   // A slow client is no invalid parameter: its 408 has a code of its own (API Gateway cuts slow clients off itself).
-  const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: 'headers' } };
+  const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: ownBody ? 'body' : 'headers' } };
   // An earlier request on this connection (pipelined) is still being answered: it gets its whole response and the
   // connection closes after it; the unreadable request behind it gets none. (A timeout is about the request being
   // answered itself: that one is answered now.)
-  const pending = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
-  if (!timedOut && pending && !pending.writableFinished) {
+  if (!timedOut && !ownBody && pending && !pending.writableFinished) {
     pending.shouldKeepAlive = false;
     return;
   }
@@ -263,7 +268,10 @@ export function createGateway(opts: GatewayOptions): http.Server {
         req.resume();
         return sendGatewayResponse(res, 'THROTTLED', requestId);
       }
-      const read = await readBody(req);
+      // A connection closed while its body was arriving (the client went away, or its request was already answered
+      // as unreadable or late) leaves nobody to answer, and nothing failed on our side.
+      const read = await readBody(req).catch((err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? null : Promise.reject(err)));
+      if (!read) return;
       if ('tooLarge' in read) {
         sendGatewayResponse(res, 'REQUEST_TOO_LARGE', requestId);
         if (!read.drained) res.on('finish', () => req.destroy());
