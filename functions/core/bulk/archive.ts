@@ -123,6 +123,7 @@ const UNSAFE_MESSAGES: Record<string, string> = {
   parent_reference: 'contains ".." and would be written outside the bundle',
   backslash: 'contains a backslash (a Windows path that may climb out of the bundle)',
   control_character: 'has a control character in its name',
+  lone_surrogate: 'has half of a surrogate pair in its name',
   too_long: 'has a name longer than 1024 characters',
 };
 

@@ -8,8 +8,10 @@ import { type BundleType, CONVERTIBLE_EXTENSIONS } from './limits';
 
 const MAX_PATH_LENGTH = 1024;
 const CONTROL_CHARACTER = new RegExp(`[\\p{Cc}${DISPLAY_CONTROLS}]`, 'u');
+/** Half of a surrogate pair: no character at all, written to the ZIP as U+FFFD (so `\ud800.html` and `\udbff.html` collide). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export type PathProblem = 'empty' | 'absolute' | 'parent_reference' | 'backslash' | 'control_character' | 'too_long' | 'directory';
+export type PathProblem = 'empty' | 'absolute' | 'parent_reference' | 'backslash' | 'control_character' | 'lone_surrogate' | 'too_long' | 'directory';
 
 /** Why a bundle path is not acceptable, or null when it is. `.` and empty segments are not problems (they normalise away). */
 export function pathProblem(path: string): PathProblem | null {
@@ -18,6 +20,7 @@ export function pathProblem(path: string): PathProblem | null {
   // Every control character: C0, DEL and C1 (U+0080–U+009F, e.g. U+009B, a terminal's escape introducer), and the
   // display controls (bidirectional overrides, line separators).
   if (CONTROL_CHARACTER.test(path)) return 'control_character';
+  if (LONE_SURROGATE.test(path)) return 'lone_surrogate';
   if (path.includes('\\')) return 'backslash';
   if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'absolute';
   if (path.split('/').includes('..')) return 'parent_reference';
@@ -38,6 +41,7 @@ const PATH_MESSAGES: Record<PathProblem, string> = {
   parent_reference: 'contains ".."; paths may not leave the bundle',
   backslash: 'contains a backslash; separate folders with "/"',
   control_character: 'contains a control character',
+  lone_surrogate: 'contains half of a surrogate pair (\\uD800–\\uDFFF alone), which is no character',
   too_long: `is longer than ${MAX_PATH_LENGTH} characters`,
   directory: 'names a folder; name a file',
 };

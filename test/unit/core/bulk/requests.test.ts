@@ -32,6 +32,9 @@ describe('paths', () => {
     ['invoice\u202Elmth.exe', 'control_character'],
     ['a\u2066b\u2069.html', 'control_character'],
     ['a\u2028b.html', 'control_character'],
+    ['\ud800.html', 'lone_surrogate'],
+    ['docs/a\udfffb.html', 'lone_surrogate'],
+    ['\udc00\ud800.html', 'lone_surrogate'],
     ['x'.repeat(1025), 'too_long'],
   ])('%j is refused (%s)', (path, problem) => {
     expect(pathProblem(path)).toBe(problem);
@@ -39,6 +42,8 @@ describe('paths', () => {
 
   it('normalises acceptable paths and refuses folders in requests', () => {
     expect(requestPath('./docs//a.html', 'files[0].path')).toBe('docs/a.html');
+    expect(requestPath('é/\ud83d\ude00.html', 'files[0].path')).toBe('é/\ud83d\ude00.html');
+    expect(refused(() => requestPath('\ud800.html', 'files[0].path'))).toMatchObject({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[0].path', reason: 'lone_surrogate' } });
     expect(requestPath('..a/b..html', 'p')).toBe('..a/b..html');
     expect(refused(() => requestPath('docs/', 'files[0].path'))).toEqual({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[0].path', path: 'docs/', reason: 'directory' } });
     expect(refused(() => requestPath(7, 'files[1].path'))).toMatchObject({ code: 'INVALID_BULK_PATH', details: { parameter: 'files[1].path' } });
