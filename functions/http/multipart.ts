@@ -126,14 +126,15 @@ function decodeExtValue(v: string): string | null {
   const m = /^([A-Za-z0-9!#$%&+^_`{}~-]+)'[A-Za-z0-9-]*'(.*)$/.exec(v);
   if (!m) return null;
   const charset = m[1].toLowerCase();
+  const escaped = m[2].replace(/%(?![0-9A-Fa-f]{2})/g, '%25');
+  // Each charset decodes its own way: ISO-8859-1's bytes (caf%E9) are no UTF-8, so decoding them as UTF-8 first threw.
+  if (charset === 'iso-8859-1') return escaped.replace(/%([0-9A-Fa-f]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  if (charset !== 'utf-8') return null;
   try {
-    const bytes = Buffer.from(decodeURIComponent(m[2].replace(/%(?![0-9A-Fa-f]{2})/g, '%25')), 'utf8');
-    if (charset === 'utf-8') return bytes.toString('utf8');
-    if (charset === 'iso-8859-1') return Buffer.from(unescape(m[2]), 'latin1').toString('latin1');
+    return decodeURIComponent(escaped);
   } catch {
     return null;
   }
-  return null;
 }
 
 const CRLF = Buffer.from('\r\n');
@@ -186,7 +187,9 @@ export function parseMultipart(body: Buffer, contentType: string | undefined, li
     const name = d.params.get('name');
     if (name === undefined || name === '') throw malformed('no_name', 'A part has no field name (Content-Disposition name="...").');
     const ext = d.params.get('filename*');
-    const filename = (ext !== undefined ? decodeExtValue(ext) : null) ?? d.params.get('filename') ?? null;
+    // A part with a file name is a file, also when its name cannot be read (it then gets the route's default name):
+    // taken for a text field, a file was refused as a field over its size limit.
+    const filename = (ext !== undefined ? decodeExtValue(ext) : null) ?? d.params.get('filename') ?? (ext !== undefined ? '' : null);
     const isFile = filename !== null;
     if (isFile) fileParts++;
     // Checked once the part's kind is known, so a caller can tell too many files from too many fields.

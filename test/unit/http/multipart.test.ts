@@ -38,6 +38,20 @@ describe('multipart/form-data parser', () => {
     expect(form.text('missing')).toBeUndefined();
   });
 
+  it('reads RFC 5987 ISO-8859-1 file names, and keeps a part whose name cannot be read a file', () => {
+    const form = parseMultipart(
+      body([
+        { headers: ["Content-Disposition: form-data; name=files; filename*=iso-8859-1''caf%E9.pdf"], data: 'x'.repeat(500) },
+        { headers: ["Content-Disposition: form-data; name=files; filename*=UTF-8''%ED%A0%80.pdf"], data: 'x'.repeat(500) },
+        { headers: ["Content-Disposition: form-data; name=files; filename*=koi8-r''%C1.pdf"], data: 'x'.repeat(500) },
+      ]),
+      CT,
+      LIMITS,
+    );
+    // Files of 500 bytes: over the 100-byte field limit, within the 1000-byte file limit.
+    expect(form.all('files').map((f) => f.filename)).toEqual(['café.pdf', '', '']);
+  });
+
   it('round-trips arbitrary field values and file bytes', () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ maxLength: 200 }), { minLength: 1, maxLength: 5 }), (blobs) => {
