@@ -1,5 +1,5 @@
 import { listHistory, loadOwnWebhook } from '../../core/webhooks/manage';
-import { parseHistoryQuery } from '../../core/webhooks/requests';
+import { historyQuerySchema, parseHistoryQuery } from '../../core/webhooks/requests';
 import { singleValuedQuery } from '../query';
 import { json } from '../responses';
 import { authedRoute } from '../route';
@@ -9,7 +9,7 @@ import { pageTokens } from './deps';
 export const handler = authedRoute('webhooks.history', async (req) => {
   const { services, account, params } = req;
   const webhook = await loadOwnWebhook(services.webhooks, account.account_id, params.webhook_id);
-  const request = parseHistoryQuery(singleValuedQuery(req));
+  const request = parseHistoryQuery(singleValuedQuery(req, historyQuerySchema));
   const page = await listHistory(services.webhookDeliveries, pageTokens(services, 'webhook-history.v1'), account.account_id, { webhookId: webhook.webhook_id }, request);
   return json(200, { webhook_id: webhook.webhook_id, ...page });
 });
