@@ -288,7 +288,8 @@ export function createGateway(opts: GatewayOptions): http.Server {
         }
         try {
           const result = await local.route.handle(local.params, parsed);
-          return sendJson(res, result.status, result.body, requestId);
+          // API keys and ID tokens: never kept by a cache, as the service's own answers.
+          return sendJson(res, result.status, result.body, requestId, { 'Cache-Control': 'no-store' });
         } catch (err) {
           const mapped = toHttpError(err, requestId);
           if (mapped.unexpected) log.error(`local route ${local.route.path} failed`, err);

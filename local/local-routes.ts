@@ -81,7 +81,8 @@ async function localSubscription(s: SubscriptionInput, svc: Services, now: Date)
     monthly_pdfs: s.monthly_pdfs,
     // The allowance is the plan's price in USD: 20 USD buys 2,000 PDFs at 0.01.
     allowance_micros: price,
-    period_start: new Date(periodEnd.getTime() - 30 * DAY_MS).toISOString(),
+    // A period ending more than 30 days ahead began now, never in the future.
+    period_start: new Date(Math.min(now.getTime(), periodEnd.getTime() - 30 * DAY_MS)).toISOString(),
     period_end: periodEnd.toISOString(),
     cancel_at_period_end: false,
     scheduled_change: null,

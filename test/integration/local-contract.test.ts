@@ -61,6 +61,8 @@ describe('local contract', () => {
     try {
       const plain = await post(undefined);
       expect(plain.status).toBe(201);
+      // It holds an API key and an ID token.
+      expect(plain.headers.get('cache-control')).toBe('no-store');
       const a = await plain.json();
       expect(Object.keys(a).sort()).toEqual(['account_id', 'api_key', 'email', 'id_token', 'plan_id']);
       expect(a.plan_id).toBe('standard');
@@ -79,6 +81,13 @@ describe('local contract', () => {
       const unpriced = await (await post({ subscription: { name: 'Starter', monthly_pdfs: 2000 } })).json();
       const unpricedBilling = (await (await fetch(`${stack.baseUrl}/me`, { headers: { 'X-API-Key': unpriced.api_key } })).json()).billing;
       expect(unpricedBilling).toMatchObject({ subscription_credits_remaining: 20, subscription_pdfs_remaining: 2000 });
+
+      // A period ending 40 days ahead began now: a period shown is never one that has not begun.
+      const before = Date.now();
+      const later = await (await post({ subscription: { name: 'Starter', monthly_pdfs: 100, period_end: new Date(before + 40 * 86_400_000).toISOString() } })).json();
+      const laterSub = (await (await fetch(`${stack.baseUrl}/me`, { headers: { 'X-API-Key': later.api_key } })).json()).billing.subscription;
+      expect(Date.parse(laterSub.period_start)).toBeGreaterThanOrEqual(before - 1000);
+      expect(Date.parse(laterSub.period_start)).toBeLessThanOrEqual(Date.now());
 
       const refusals: [unknown, string][] = [
         [{ plan_id: 'gold' }, 'plan_id'],
