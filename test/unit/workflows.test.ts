@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { BULK_SLOT_LEASE_SECONDS } from '../../../functions/core/bulk/limits';
-import { PDF_JOB_LEASE_SECONDS } from '../../../functions/core/pdfops/background';
-import { WORKFLOWS } from '../../../functions/workflows';
+import { BULK_SLOT_LEASE_SECONDS } from '../../functions/core/bulk/limits';
+import { PDF_JOB_LEASE_SECONDS } from '../../functions/core/pdfops/background';
+import { WORKFLOWS } from '../../functions/workflows';
 
 const timeoutOf = (name: string) => {
   const file = WORKFLOWS.find((w) => w.name === name)!.definition;
-  return (JSON.parse(readFileSync(path.resolve(__dirname, '../../..', file), 'utf8')) as { TimeoutSeconds: number }).TimeoutSeconds;
+  return (JSON.parse(readFileSync(path.resolve(__dirname, '../..', file), 'utf8')) as { TimeoutSeconds: number }).TimeoutSeconds;
 };
 
 describe('active-job slots outlast their workflows', () => {
