@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { parseTextOptions } from '../conversion/request';
+import { parseUploadLength } from '../jobs/uploads';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { type PdfOptions, pdfOptionsSchema } from '../render/options';
 import {
@@ -334,18 +335,7 @@ export const bulkUploadUrlBodySchema = z.object({
 
 /** POST /bulkjob/upload-url body: the exact size of the ZIP; over the plan's max_bulk_zip_mb is 400 BULK_ZIP_TOO_LARGE. */
 export function parseBulkUploadSize(body: unknown, maxBytes: number): number {
-  const size = parseRequest(bulkUploadUrlBodySchema, isJsonObject(body) ? body : {}, {
-    refusals: {
-      content_length_bytes: (value) => {
-        if (value === undefined || value === null) return invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the ZIP in bytes.');
-        // Past 2^53 a size is no longer a whole number to JavaScript, but it is still too large rather than malformed.
-        if (typeof value === 'number' && Number.isFinite(value) && value > maxBytes) return zipTooLarge(value, maxBytes);
-        return invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
-      },
-    },
-  }).content_length_bytes;
-  if (size > maxBytes) throw zipTooLarge(size, maxBytes);
-  return size;
+  return parseUploadLength(bulkUploadUrlBodySchema, body, 'ZIP', maxBytes, (size) => zipTooLarge(size, maxBytes));
 }
 
 export function zipTooLarge(size: number, maxBytes: number): ServiceError {

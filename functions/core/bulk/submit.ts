@@ -12,11 +12,10 @@ import { ServiceError } from '../errors';
 import { startJobWorkflow } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
 import { jobWritten } from '../jobs/starts';
-import { claimUploads, ownUpload, releaseUploadClaims } from '../jobs/uploads';
+import { claimUploads, ownUpload, presignUpload, releaseUploadClaims } from '../jobs/uploads';
 import { newId } from '../ids';
 import { type Job, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
-import { UPLOAD_URL_TTL_SECONDS } from '../jobs/storage-layout';
 import { BULK_SLOT_KIND, BULK_WORKFLOW, type BulkDeps } from './deps';
 import { failJob } from './lifecycle';
 import { BULK_LIMITS, BULK_SLOT_LEASE_SECONDS } from './limits';
@@ -39,15 +38,7 @@ export function maxZipBytes(plan: Plan): number {
 
 /** POST /bulkjob/upload-url: a presigned PUT for exactly `size` bytes of application/zip, valid 15 minutes. */
 export async function createBulkUploadUrl(deps: { blobs: BlobStore; clock: Clock }, account: Account, plan: Plan, size: number) {
-  const key = bulkKeys.upload(account.account_id);
-  const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: ZIP, contentLength: size });
-  return {
-    upload_url: url,
-    s3_key: key,
-    expires_at: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
-    max_bytes: maxZipBytes(plan),
-    required_headers: { 'Content-Type': ZIP },
-  };
+  return presignUpload(deps, bulkKeys.upload(account.account_id), { size, contentType: ZIP, maxBytes: maxZipBytes(plan) });
 }
 
 /** An uploaded ZIP: the caller's, present and less than a day old (see ownUpload), within the plan's size. */

@@ -3,11 +3,13 @@
  * the key itself says whose upload it is and when it was issued.
  */
 import { decodeTime, isValid } from 'ulid';
-import { ServiceError } from '../errors';
+import type { z } from 'zod';
+import { ServiceError, invalidParameter } from '../errors';
 import { newUlid } from '../ids';
 import type { BlobStore, JobRepository } from './ports';
 import { type JobSlots, acquireSlot } from './slots';
-import { STORAGE_AREAS, keyBelongsTo, objectKey } from './storage-layout';
+import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey } from './storage-layout';
+import { isJsonObject, parseRequest } from '../validation';
 import type { Clock } from '../clock';
 
 /** The upload routes: each issues keys of its own kind, and only its kind is an input where that route's uploads go. */
@@ -20,6 +22,43 @@ export type UploadKind = keyof typeof UPLOAD_KINDS;
 /** A new upload key of this kind for the account (the ULID says when it was issued). */
 export function newUploadKey(accountId: string, kind: UploadKind): string {
   return objectKey('uploads', accountId, kind, `${newUlid()}.${UPLOAD_KINDS[kind].extension}`);
+}
+
+/**
+ * An upload-url body's `content_length_bytes`: required, a whole number of at least 1, at most `maxBytes` (a larger
+ * one is `tooLarge`: past 2^53 a size is no longer a whole number to JavaScript, but it is still too large rather
+ * than malformed).
+ */
+export function parseUploadLength(
+  schema: z.ZodType<{ content_length_bytes: number }>,
+  body: unknown,
+  subject: string,
+  maxBytes: number,
+  tooLarge: (size: number) => ServiceError,
+): number {
+  const size = parseRequest(schema, isJsonObject(body) ? body : {}, {
+    refusals: {
+      content_length_bytes: (value) => {
+        if (value === undefined || value === null) return invalidParameter('content_length_bytes', `content_length_bytes is required: the exact size of the ${subject} in bytes.`);
+        if (typeof value === 'number' && Number.isFinite(value) && value > maxBytes) return tooLarge(value);
+        return invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
+      },
+    },
+  }).content_length_bytes;
+  if (size > maxBytes) throw tooLarge(size);
+  return size;
+}
+
+/** What an upload-url route answers: a presigned PUT of exactly `size` bytes of `contentType`, valid 15 minutes. */
+export async function presignUpload(deps: { blobs: BlobStore; clock: Clock }, key: string, upload: { size: number; contentType: string; maxBytes: number }) {
+  const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: upload.contentType, contentLength: upload.size });
+  return {
+    upload_url: url,
+    s3_key: key,
+    expires_at: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
+    max_bytes: upload.maxBytes,
+    required_headers: { 'Content-Type': upload.contentType },
+  };
 }
 
 const DAY_MS = 86_400_000;

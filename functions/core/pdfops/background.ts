@@ -14,13 +14,13 @@ import { assertCanCover, completionCommitted } from '../billing/charging';
 import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
-import { ServiceError, invalidParameter, isServiceError } from '../errors';
-import { claimUploads, newUploadKey, ownUpload, releaseUploadClaims } from '../jobs/uploads';
+import { ServiceError, isServiceError } from '../errors';
+import { claimUploads, newUploadKey, ownUpload, parseUploadLength, presignUpload, releaseUploadClaims } from '../jobs/uploads';
 import { newId } from '../ids';
 import type { JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
-import { UPLOAD_URL_TTL_SECONDS, keyBelongsTo, retentionEnd } from '../jobs/storage-layout';
+import { keyBelongsTo, retentionEnd } from '../jobs/storage-layout';
 import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import { basenameOf } from '../pdf/filenames';
 import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
@@ -34,7 +34,6 @@ import { TransientTaskError } from '../workflows/ports';
 import { startJobWorkflow } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
 import { jobWritten } from '../jobs/starts';
-import { isJsonObject, parseRequest } from '../validation';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopCompletedEvent, pdfopFailedEvent, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
@@ -441,29 +440,12 @@ export const pdfUploadUrlBodySchema = z.object({
 
 /** The announced size: missing or not a whole number is 400 INVALID_PARAMETER, over 150 MB 400 PDF_INPUT_TOO_LARGE. */
 export function parseUploadSize(body: unknown): number {
-  return parseRequest(pdfUploadUrlBodySchema, isJsonObject(body) ? body : {}, {
-    refusals: {
-      content_length_bytes: (size, issue) => {
-        if (size === undefined || size === null) return invalidParameter('content_length_bytes', 'content_length_bytes is required: the exact size of the PDF in bytes.');
-        // Past 2^53 a size is no longer a whole number to JavaScript, but it is still too large rather than malformed.
-        if (typeof size === 'number' && Number.isFinite(size) && size > MAX_UPLOAD_BYTES) {
-          return new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES });
-        }
-        return invalidParameter('content_length_bytes', 'content_length_bytes must be a whole number of bytes, at least 1.');
-      },
-    },
-  }).content_length_bytes;
+  return parseUploadLength(pdfUploadUrlBodySchema, body, 'PDF', MAX_UPLOAD_BYTES, (size) =>
+    new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES }),
+  );
 }
 
 /** POST /pdf/upload-url: a presigned PUT for exactly `size` bytes of application/pdf, valid 15 minutes. */
 export async function createPdfUploadUrl(deps: { blobs: BlobStore; clock: Clock }, account: Account, size: number) {
-  const key = newUploadKey(account.account_id, 'pdf');
-  const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: PDF, contentLength: size });
-  return {
-    upload_url: url,
-    s3_key: key,
-    expires_at: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
-    max_bytes: MAX_UPLOAD_BYTES,
-    required_headers: { 'Content-Type': PDF },
-  };
+  return presignUpload(deps, newUploadKey(account.account_id, 'pdf'), { size, contentType: PDF, maxBytes: MAX_UPLOAD_BYTES });
 }
