@@ -3,23 +3,15 @@
  * ZIP, the job's copy of it, the request, the bundle index, the PDFs made so far) is deleted. A job-level failure also
  * removes any output and rows, so nothing half-written survives, and writes `bulk.job.failed` with the job.
  */
-import { mapBounded } from '../concurrency';
 import { jobEvent } from '../events/events';
 import type { JobFileRow } from '../jobs/files';
 import { type Job, failed } from '../jobs/job';
-import { keyBelongsTo } from '../jobs/storage-layout';
-import { releaseUploadClaims } from '../jobs/uploads';
+import { releaseWorkflowJob } from '../workflows/release';
 import { BULK_SLOT_KIND, type BulkDeps } from './deps';
-import { STORAGE_CONCURRENCY } from './limits';
 import { type StoredBulkRequest, bulkKeys, loadIndex } from './storage';
 
 type Deps = Pick<BulkDeps, 'jobs' | 'files' | 'blobs' | 'slots' | 'commitments' | 'clock' | 'log'>;
 type FailDeps = Deps & Pick<BulkDeps, 'billing' | 'progress'>;
-
-/** Deletes with a bounded number of requests in flight; failures are logged (the bucket's rules clean up later). */
-async function deleteAll(deps: Deps, keys: string[], what: string): Promise<void> {
-  await mapBounded(keys, STORAGE_CONCURRENCY, (key) => deps.blobs.delete(key).catch((err) => deps.log?.(`deleting ${key} (${what})`, err)));
-}
 
 export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Promise<StoredBulkRequest | null> {
   const raw = await deps.blobs.get(bulkKeys.request(job.account_id, job.job_id));
@@ -27,26 +19,15 @@ export async function loadStoredRequest(deps: Pick<Deps, 'blobs'>, job: Job): Pr
 }
 
 /**
- * Gives back the slot and the credit commitment and deletes the staged inputs of a job that has ended. Never throws.
- * `keepWatch`: the start sweeper's watch stays (a failure path drops it itself once its refund went through).
+ * Gives back the slot and the credit commitment and deletes the staged inputs of a job that has ended (the uploaded
+ * ZIP too: it was the caller's input for this job only). Never throws.
  */
 export async function releaseJob(deps: Deps, job: Job, { keepUpload = false, keepWatch = false }: { keepUpload?: boolean; keepWatch?: boolean } = {}): Promise<void> {
-  const log = (what: string) => (err: unknown) => deps.log?.(`${what} of bulk job ${job.job_id}`, err);
-  await deps.slots.release({ accountId: job.account_id, kind: BULK_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
-  // A commitment left behind would only be dropped at another job's check (which looks the job up first).
-  await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
-  // The start sweeper's watch on the execution is over (left behind, the sweeper drops it at its next look).
-  if (!keepWatch) await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
   const { account_id: acct, job_id: id } = job;
   const index = await loadIndex(deps.blobs, acct, id).catch(() => null);
-  const keys = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];
-  // The uploaded ZIP is the caller's input for this job only; it goes too (as for merge/split uploads).
-  // Unless the job never started (the caller retries with the same s3_key).
-  if (!keepUpload && job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) keys.push(job.input_key);
-  if (index) for (const f of index.files) if (f.entry) keys.push(bulkKeys.pdf(acct, id, f.index));
-  await deleteAll(deps, keys, 'staged input');
-  // After the deletes: a job given this upload meanwhile is refused at submission rather than losing it later.
-  if (job.input_key && keyBelongsTo(job.input_key, 'uploads', acct)) await releaseUploadClaims(deps, acct, id, [job.input_key]);
+  const staged = [bulkKeys.request(acct, id), bulkKeys.index(acct, id), bulkKeys.bundle(acct, id)];
+  if (index) for (const f of index.files) if (f.entry) staged.push(bulkKeys.pdf(acct, id, f.index));
+  await releaseWorkflowJob(deps, job, { slotKind: BULK_SLOT_KIND, staged, inputs: job.input_key ? [job.input_key] : [], keepUploads: keepUpload, keepWatch });
 }
 
 /**

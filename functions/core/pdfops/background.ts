@@ -20,7 +20,7 @@ import { newId } from '../ids';
 import type { JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
-import { keyBelongsTo, retentionEnd } from '../jobs/storage-layout';
+import { retentionEnd } from '../jobs/storage-layout';
 import { Deadline, PdfDeadlineExceeded } from '../pdf/errors';
 import { basenameOf } from '../pdf/filenames';
 import { JOB_LIMITS, MAX_UPLOAD_BYTES } from '../pdf/limits';
@@ -31,6 +31,7 @@ import { maxOperationCharge, operationCharge } from '../pdf/pricing';
 import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { isTimeoutError } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
+import { releaseWorkflowJob } from '../workflows/release';
 import { startJobWorkflow } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
 import { jobWritten } from '../jobs/starts';
@@ -170,18 +171,8 @@ async function loadRequest(deps: PdfJobDeps, job: Job): Promise<PdfJobRequest | 
 
 /** Releases the slot and the credit commitment and deletes the uploads the job used (and its stored request). Never throws. */
 async function releaseJob(deps: PdfJobDeps, job: Job, request: PdfJobRequest | null, { keepUploads = false, keepWatch = false }: { keepUploads?: boolean; keepWatch?: boolean } = {}) {
-  const log = (what: string) => (err: unknown) => deps.log?.(`${what} of job ${job.job_id}`, err);
-  await deps.slots.release({ accountId: job.account_id, kind: PDFOP_SLOT_KIND, jobId: job.job_id }).catch(log('releasing the slot'));
-  await deps.commitments.release(job.account_id, job.job_id).catch(log('releasing the commitment'));
-  // The start sweeper's watch on the execution is over (left behind, the sweeper drops it at its next look).
-  if (!keepWatch) await deps.jobs.startSent(job.job_id).catch(log('ending the watch'));
-  // A job that never started keeps its uploads: the caller retries with the same s3_keys.
-  const inputs = keepUploads ? [] : (request?.inputs ?? []);
-  const keys = new Set(inputs.map((i) => i.s3_key).filter((k) => keyBelongsTo(k, 'uploads', job.account_id)));
-  keys.add(pdfopKeys.request(job.account_id, job.job_id));
-  await Promise.all([...keys].map((k) => deps.blobs.delete(k).catch(log(`deleting ${k}`))));
-  // After the deletes: a job given one of these uploads meanwhile is refused at submission rather than losing it later.
-  await releaseUploadClaims(deps, job.account_id, job.job_id, (request?.inputs ?? []).map((i) => i.s3_key));
+  const staged = [pdfopKeys.request(job.account_id, job.job_id)];
+  await releaseWorkflowJob(deps, job, { slotKind: PDFOP_SLOT_KIND, staged, inputs: (request?.inputs ?? []).map((i) => i.s3_key), keepUploads, keepWatch });
 }
 
 /** Removes whatever files the job may have written (deterministic keys: one per planned output, and the ZIP). */
