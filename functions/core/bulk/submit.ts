@@ -9,10 +9,9 @@ import { assertCanCover } from '../billing/charging';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError } from '../errors';
-import { startJobWorkflow } from '../workflows/start-job';
+import { startJobWorkflow, storeQueuedJob } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
-import { jobWritten } from '../jobs/starts';
-import { claimUploads, ownUpload, presignUpload, releaseUploadClaims } from '../jobs/uploads';
+import { ownUpload, presignUpload, withUploadsClaimed } from '../jobs/uploads';
 import { newId } from '../ids';
 import { type Job, newJob } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
@@ -74,26 +73,14 @@ export async function submitBulkJob(deps: BulkDeps, input: { account: Account; p
   }
   const jobId = newId('job');
   // The upload serves this job only (it deletes it when it ends): one held by a queued or running job is refused now.
-  const claimed = request.input.kind === 's3' ? [request.input.key] : [];
-  if (claimed.length) await claimUploads(deps, { accountId: account.account_id, jobId, leaseSeconds: BULK_SLOT_LEASE_SECONDS, uploads: [{ key: claimed[0], refusal: { subject: 'The ZIP', kind: 'bulk' } }] });
-  try {
-    return await queueBulkJob(deps, { account, plan, request, jobId, now });
-  } catch (err) {
-    if (claimed.length && !(await jobWritten(deps.jobs, jobId))) await releaseUploadClaims(deps, account.account_id, jobId, claimed);
-    throw err;
-  }
+  const uploads = request.input.kind === 's3' ? [{ key: request.input.key, refusal: { subject: 'The ZIP', kind: 'bulk' as const } }] : [];
+  return withUploadsClaimed(deps, { accountId: account.account_id, jobId, leaseSeconds: BULK_SLOT_LEASE_SECONDS, uploads }, () => queueBulkJob(deps, { account, plan, request, jobId, now }));
 }
 
 async function queueBulkJob(deps: BulkDeps, input: { account: Account; plan: Plan; request: BulkRequest; jobId: string; now: Date }) {
   const { account, plan, request, jobId, now } = input;
   assertCanCover(account, plan.price_per_pdf_micros, now);
 
-  const acquired = await acquireSlot(deps, { accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
-  if (!acquired) {
-    throw new ServiceError('BULK_JOB_ALREADY_ACTIVE', `${BULK_LIMITS.activeJobs} bulk jobs are already queued or running for this account. Wait for one to finish (GET /jobs/{job_id}) or cancel one, then retry.`, {
-      max_active_jobs: BULK_LIMITS.activeJobs,
-    });
-  }
   const zipKey = request.input.kind === 's3' ? request.input.key : bulkKeys.bundle(account.account_id, jobId);
   const job: Job = {
     ...newJob({ job_id: jobId, account_id: account.account_id, job_type: 'bulk', status: 'queued', now }),
@@ -106,24 +93,18 @@ async function queueBulkJob(deps: BulkDeps, input: { account: Account; plan: Pla
     input_key: zipKey,
   };
   const stored: StoredBulkRequest = { bundle_type: request.bundle_type, options: request.options, zip_key: zipKey };
-  const staged: string[] = [];
-  try {
-    if (request.input.kind !== 's3') {
-      const bytes = request.input.kind === 'zip' ? request.input.bytes : await zipOf(request.input.files, now);
-      await deps.blobs.put(zipKey, bytes, ZIP);
-      staged.push(zipKey);
-    }
-    await deps.blobs.put(bulkKeys.request(account.account_id, jobId), Buffer.from(JSON.stringify(stored)), 'application/json');
-    staged.push(bulkKeys.request(account.account_id, jobId));
-    await deps.jobs.put(job, [], { via: 'workflow', workflow: BULK_WORKFLOW });
-  } catch (err) {
-    if (!(await jobWritten(deps.jobs, jobId))) {
-      await Promise.all(staged.map((k) => deps.blobs.delete(k).catch(() => undefined)));
-      await deps.slots.release({ accountId: account.account_id, kind: BULK_SLOT_KIND, jobId });
-      throw err;
-    }
-    deps.log?.(`the write of job ${jobId} went through although it failed; the job goes on`, err);
+  const files: { key: string; body: Uint8Array; contentType: string }[] = [{ key: bulkKeys.request(account.account_id, jobId), body: Buffer.from(JSON.stringify(stored)), contentType: 'application/json' }];
+  // Built before the slot is taken: a failure here holds nothing.
+  if (request.input.kind !== 's3') {
+    files.unshift({ key: zipKey, body: request.input.kind === 'zip' ? request.input.bytes : await zipOf(request.input.files, now), contentType: ZIP });
   }
+  const acquired = await acquireSlot(deps, { accountId: account.account_id, kind: BULK_SLOT_KIND, jobId, max: BULK_LIMITS.activeJobs, now, leaseSeconds: BULK_SLOT_LEASE_SECONDS });
+  if (!acquired) {
+    throw new ServiceError('BULK_JOB_ALREADY_ACTIVE', `${BULK_LIMITS.activeJobs} bulk jobs are already queued or running for this account. Wait for one to finish (GET /jobs/{job_id}) or cancel one, then retry.`, {
+      max_active_jobs: BULK_LIMITS.activeJobs,
+    });
+  }
+  await storeQueuedJob(deps, job, { workflow: BULK_WORKFLOW, slotKind: BULK_SLOT_KIND, files });
   await startJobWorkflow(deps, BULK_WORKFLOW, job, () => failJob(deps, job, 'SERVICE_UNAVAILABLE', 'The job could not be started; nothing was charged.', {}, { keepUpload: true }));
   return {
     job_id: jobId,

@@ -8,6 +8,7 @@ import { ServiceError, invalidParameter } from '../errors';
 import { newUlid } from '../ids';
 import type { BlobStore, JobRepository } from './ports';
 import { type JobSlots, acquireSlot } from './slots';
+import { jobWritten } from './starts';
 import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey } from './storage-layout';
 import { isJsonObject, parseRequest } from '../validation';
 import type { Clock } from '../clock';
@@ -157,6 +158,26 @@ export async function claimUploads(
 }
 
 /** Gives back what `claimUploads` took for `jobId`. Never throws. */
+/**
+ * Runs a submission while holding the caller's uploads for its job (see `claimUploads`). When it fails and the job
+ * was not written, the claims are given back: nothing else would (a job written after all keeps them until it ends).
+ */
+export async function withUploadsClaimed<T>(
+  deps: { slots: JobSlots; jobs: Pick<JobRepository, 'get'>; clock: Clock },
+  claim: Parameters<typeof claimUploads>[1],
+  submit: () => Promise<T>,
+): Promise<T> {
+  if (claim.uploads.length) await claimUploads(deps, claim);
+  try {
+    return await submit();
+  } catch (err) {
+    if (claim.uploads.length && !(await jobWritten(deps.jobs, claim.jobId))) {
+      await releaseUploadClaims(deps, claim.accountId, claim.jobId, claim.uploads.map((u) => u.key));
+    }
+    throw err;
+  }
+}
+
 export async function releaseUploadClaims(deps: { slots: JobSlots }, accountId: string, jobId: string, keys: string[]): Promise<void> {
   const kinds = [...new Set(keys.map(uploadClaimKind))];
   await Promise.all(kinds.map((kind) => deps.slots.release({ accountId, kind, jobId }).catch(() => undefined)));

@@ -15,7 +15,7 @@ import { commitWholeJob, jobLiveness } from '../billing/commitments';
 import type { Plan } from '../billing/plans';
 import type { Clock } from '../clock';
 import { ServiceError, isServiceError } from '../errors';
-import { claimUploads, newUploadKey, ownUpload, parseUploadLength, presignUpload, releaseUploadClaims } from '../jobs/uploads';
+import { newUploadKey, ownUpload, parseUploadLength, presignUpload, withUploadsClaimed } from '../jobs/uploads';
 import { newId } from '../ids';
 import type { JobFileRow } from '../jobs/files';
 import { FINISHED_STATUSES, type Job, completed, failed, newJob } from '../jobs/job';
@@ -32,9 +32,8 @@ import type { WorkflowJobDeps } from '../workflows/job-deps';
 import { isTimeoutError } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
 import { releaseWorkflowJob } from '../workflows/release';
-import { startJobWorkflow } from '../workflows/start-job';
+import { startJobWorkflow, storeQueuedJob } from '../workflows/start-job';
 import { acquireSlot } from '../jobs/slots';
-import { jobWritten } from '../jobs/starts';
 import { type PdfJobRequest, parseMergeOptions, parseSplitMode, parseSplitOptions } from './requests';
 import { PDF, ZIP, ZipBuilder, failedRow, pdfopCompletedEvent, pdfopFailedEvent, pdfopKeys, storedOutput, successRow, zipName } from './results';
 
@@ -90,19 +89,8 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
   const jobId = newId('job');
   // Each upload serves one job (the job deletes it when it ends): one held by a queued or running job is refused now,
   // rather than accepting a job that fails when the other ends (or fails the other).
-  await claimUploads(deps, {
-    accountId: account.account_id,
-    jobId,
-    leaseSeconds: PDF_JOB_LEASE_SECONDS,
-    uploads: request.inputs.map((item, i) => ({ key: item.s3_key, refusal: { subject: item.filename, kind: 'pdf' as const, details: { filename: item.filename, input_index: i } } })),
-  });
-  try {
-    return await queuePdfJob(deps, { account, plan, request, jobId, now });
-  } catch (err) {
-    // Not written: nothing will release the claims but this (a job written after all keeps them until it ends).
-    if (!(await jobWritten(deps.jobs, jobId))) await releaseUploadClaims(deps, account.account_id, jobId, request.inputs.map((i) => i.s3_key));
-    throw err;
-  }
+  const uploads = request.inputs.map((item, i) => ({ key: item.s3_key, refusal: { subject: item.filename, kind: 'pdf' as const, details: { filename: item.filename, input_index: i } } }));
+  return withUploadsClaimed(deps, { accountId: account.account_id, jobId, leaseSeconds: PDF_JOB_LEASE_SECONDS, uploads }, () => queuePdfJob(deps, { account, plan, request, jobId, now }));
 }
 
 async function queuePdfJob(deps: PdfJobDeps, input: { account: Account; plan: Plan; request: PdfJobRequest; jobId: string; now: Date }) {
@@ -131,20 +119,9 @@ async function queuePdfJob(deps: PdfJobDeps, input: { account: Account; plan: Pl
     outputs_produced: 0,
     processed_count: 0,
   };
-  const requestKey = pdfopKeys.request(account.account_id, jobId);
-  try {
-    // The request can be far larger than a workflow input allows; the job reads it from storage.
-    await deps.blobs.put(requestKey, Buffer.from(JSON.stringify(request)), 'application/json');
-    await deps.jobs.put(job, [], { via: 'workflow', workflow: PDFOP_WORKFLOW });
-  } catch (err) {
-    if (!(await jobWritten(deps.jobs, jobId))) {
-      await deps.blobs.delete(requestKey).catch(() => undefined);
-      await deps.slots.release({ accountId: account.account_id, kind: PDFOP_SLOT_KIND, jobId });
-      await deps.commitments.release(account.account_id, jobId).catch((e) => deps.log?.(`releasing the commitment of job ${jobId}`, e));
-      throw err;
-    }
-    deps.log?.(`the write of job ${jobId} went through although it failed; the job goes on`, err);
-  }
+  // The request can be far larger than a workflow input allows; the job reads it from storage.
+  const files = [{ key: pdfopKeys.request(account.account_id, jobId), body: Buffer.from(JSON.stringify(request)), contentType: 'application/json' }];
+  await storeQueuedJob(deps, job, { workflow: PDFOP_WORKFLOW, slotKind: PDFOP_SLOT_KIND, files });
   await startJobWorkflow(deps, PDFOP_WORKFLOW, job, () => finishFailed(deps, job, request, 'SERVICE_UNAVAILABLE', 'The job could not be started.', null, { keepUploads: true }));
   return {
     job_id: jobId,

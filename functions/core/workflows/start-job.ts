@@ -1,7 +1,37 @@
 import { ServiceError } from '../errors';
-import { watchWorkflowJob } from '../jobs/starts';
+import type { Job } from '../jobs/job';
+import { jobWritten, watchWorkflowJob } from '../jobs/starts';
 import { readBack } from '../lost-replies';
 import type { WorkflowJobDeps } from './job-deps';
+
+/**
+ * Stores a submitted job: the files its workflow reads (its request, an inline input), then the job, queued, with its
+ * start record. A write that failed and did not go through leaves nothing behind: the files are deleted and the slot
+ * (and any commitment) the submission took are given back before the error goes on. One that went through with its
+ * reply lost goes on, logged.
+ */
+export async function storeQueuedJob(
+  deps: Pick<WorkflowJobDeps, 'blobs' | 'jobs' | 'slots' | 'commitments' | 'log'>,
+  job: Job,
+  stored: { workflow: string; slotKind: string; files: { key: string; body: Uint8Array; contentType: string }[] },
+): Promise<void> {
+  const written: string[] = [];
+  try {
+    for (const file of stored.files) {
+      await deps.blobs.put(file.key, file.body, file.contentType);
+      written.push(file.key);
+    }
+    await deps.jobs.put(job, [], { via: 'workflow', workflow: stored.workflow });
+  } catch (err) {
+    if (!(await jobWritten(deps.jobs, job.job_id))) {
+      await Promise.all(written.map((key) => deps.blobs.delete(key).catch(() => undefined)));
+      await deps.slots.release({ accountId: job.account_id, kind: stored.slotKind, jobId: job.job_id });
+      await deps.commitments.release(job.account_id, job.job_id).catch((e) => deps.log?.(`releasing the commitment of job ${job.job_id}`, e));
+      throw err;
+    }
+    deps.log?.(`the write of job ${job.job_id} went through although it failed; the job goes on`, err);
+  }
+}
 
 /**
  * Starts the workflow that runs a job just recorded as queued (with its start: `jobs.put(job, [], { via: 'workflow',

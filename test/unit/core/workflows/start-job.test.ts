@@ -1,7 +1,7 @@
 import { ServiceError } from '../../../../functions/core/errors';
-import { startJobWorkflow } from '../../../../functions/core/workflows/start-job';
+import { startJobWorkflow, storeQueuedJob } from '../../../../functions/core/workflows/start-job';
 import { newJob } from '../../../../functions/core/jobs/job';
-import { MemoryJobs, RecordingWorkflows } from '../../../support/memory';
+import { MemoryAccounts, MemoryBlobs, MemoryCommitments, MemoryJobs, MemorySlots, RecordingWorkflows } from '../../../support/memory';
 
 const written = new Date('2026-11-22T10:00:00Z');
 const job = { job_id: 'job_1', account_id: 'acct1', created_at: written.toISOString() };
@@ -91,5 +91,51 @@ describe('startJobWorkflow', () => {
       );
       expect(err).toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     }
+  });
+});
+
+describe('storeQueuedJob', () => {
+  async function held() {
+    const accounts = new MemoryAccounts();
+    const deps = { jobs: new MemoryJobs(), blobs: new MemoryBlobs(), slots: new MemorySlots(), commitments: new MemoryCommitments(accounts), log: jest.fn() };
+    await deps.slots.acquire({ accountId: 'acct1', kind: 'bulk', jobId: 'job_1', max: 2, now: written, leaseSeconds: 60 });
+    const release = jest.spyOn(deps.commitments, 'release');
+    return { deps, release };
+  }
+  const queued = newJob({ ...job, job_type: 'bulk', status: 'queued', now: written });
+  const files = [
+    { key: 'jobs/acct1/job_1/bundle.zip', body: Buffer.from('zip'), contentType: 'application/zip' },
+    { key: 'jobs/acct1/job_1/request.json', body: Buffer.from('{}'), contentType: 'application/json' },
+  ];
+
+  it('stores the files the workflow reads, then the job with its start record', async () => {
+    const { deps } = await held();
+    await storeQueuedJob(deps, queued, { workflow: 'bulk', slotKind: 'bulk', files });
+    expect([...deps.blobs.objects.keys()]).toEqual(files.map((f) => f.key));
+    expect(await deps.jobs.get('job_1')).toMatchObject({ status: 'queued' });
+    expect([...deps.jobs.starts.keys()]).toEqual(['job_1']);
+  });
+
+  it('leaves nothing behind when a write fails and did not go through: files deleted, slot and commitment given back', async () => {
+    const { deps, release } = await held();
+    deps.blobs.failPuts.add('request.json');
+    await expect(storeQueuedJob(deps, queued, { workflow: 'bulk', slotKind: 'bulk', files })).rejects.toThrow('storage unavailable');
+    expect(deps.blobs.objects.size).toBe(0);
+    expect(deps.slots.held.size).toBe(0);
+    expect(release).toHaveBeenCalledWith('acct1', 'job_1');
+    expect(await deps.jobs.get('job_1')).toBeNull();
+  });
+
+  it('goes on when the job write went through with its reply lost', async () => {
+    const { deps } = await held();
+    const put = deps.jobs.put.bind(deps.jobs);
+    deps.jobs.put = async (...args) => {
+      await put(...args);
+      throw new Error('socket hang up');
+    };
+    await expect(storeQueuedJob(deps, queued, { workflow: 'bulk', slotKind: 'bulk', files })).resolves.toBeUndefined();
+    expect(deps.blobs.objects.size).toBe(2);
+    expect(deps.slots.held.size).toBe(1);
+    expect(deps.log).toHaveBeenCalledWith('the write of job job_1 went through although it failed; the job goes on', expect.any(Error));
   });
 });
