@@ -439,8 +439,7 @@ export class ChromiumBrowser {
       await placement.beforePage?.();
       page = scope ? this.unpark(scope) : undefined;
       if (!page) {
-        const next = this.ready.shift();
-        page = next ? await next.catch(() => this.prepare()) : await this.prepare();
+        page = await this.takeReady();
         this.refill();
       }
       page.reusable = false;
@@ -467,6 +466,21 @@ export class ChromiumBrowser {
       if (page && scope && page.reusable && page.alive() && !this.closed && this.contexts.has(page.browserContextId)) this.park(scope, page);
       else if (page) await this.dispose(page);
       release();
+    }
+  }
+
+  /**
+   * The next prepared page, or a fresh one. A prepared page whose renderer died while it waited (killed, out of
+   * memory, a renderer fault) serves no document: it goes, as a parked one does in unpark, and the next is taken.
+   */
+  private async takeReady(): Promise<PooledPage> {
+    for (;;) {
+      const next = this.ready.shift();
+      if (!next) return this.prepare();
+      const page = await next.catch(() => null);
+      if (!page) return this.prepare();
+      if (page.alive()) return page;
+      this.dispose(page).catch(() => undefined);
     }
   }
 

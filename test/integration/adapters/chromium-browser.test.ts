@@ -119,3 +119,22 @@ describe('ChromiumBrowser slots', () => {
     }
   }, 60_000);
 });
+
+describe('ChromiumBrowser prepared pages', () => {
+  it('gives no document a prepared page whose renderer died while it waited', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 2, maxConcurrent: 2, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      await browser.warmUp();
+      // The prepared pages' renderers die while idle (killed, out of memory): their pages must not be handed out.
+      const { renderers } = await (browser as unknown as { chromiumProcesses(): Promise<{ renderers: number[] }> }).chromiumProcesses();
+      expect(renderers.length).toBeGreaterThanOrEqual(2);
+      for (const pid of renderers) process.kill(pid, 'SIGKILL');
+      await new Promise((r) => setTimeout(r, 500));
+      const renderer = new ChromiumRenderer(browser);
+      // Before, the first two documents took the dead pages and failed with "the page crashed".
+      for (let i = 0; i < 3; i++) expect((await renderer.render({ html: `<p>after ${i}</p>`, options, timeoutMs: 20_000 })).pages).toBe(1);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
