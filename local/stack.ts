@@ -206,9 +206,16 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
   // Requests being answered, so that a stop can wait for them (an idle keep-alive connection it need not wait for).
   let answering = 0;
   const allAnswered: (() => void)[] = [];
-  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  // Once a stop has begun, every answer closes its connection: a keep-alive connection would otherwise carry new
+  // requests for as long as its client keeps sending, so that the stop waited its whole limit and then cut them.
+  let stopping = false;
+  const unanswered = new Set<http.ServerResponse>();
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     answering++;
+    if (stopping) res.shouldKeepAlive = false;
+    unanswered.add(res);
     res.once('close', () => {
+      unanswered.delete(res);
       if (--answering === 0) for (const resolve of allAnswered.splice(0)) resolve();
     });
   });
@@ -236,7 +243,10 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
       for (const timer of scheduleTimers) clearInterval(timer);
       // No new connections while the work in flight drains; requests being answered finish (a quick job ends within
       // its own time limit, so the wait is bounded).
+      stopping = true;
+      for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
       server.close();
+      server.closeIdleConnections();
       const answered = answering === 0 ? Promise.resolve() : new Promise<void>((resolve) => allAnswered.push(resolve));
       // Requests being answered first: a submission in flight still queues its job or starts its workflow (stopped
       // first, they refused it and the job failed), and what it queued waits for the next start.
