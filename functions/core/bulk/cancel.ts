@@ -1,8 +1,8 @@
 /**
  * `POST /jobs/{job_id}/cancel`. A queued bulk job ends at once (`cancelled`, nothing charged); a processing one is
- * asked to stop (`processing` with `cancel_requested: true`; the route answers 202 for it): it stops before its next file, keeps and
- * charges the PDFs made so far and skips the rest with CANCELLED. A finished job, and any job type that is
- * not cancellable (mail merge campaigns will join bulk here), is 409. Cancelling twice is harmless.
+ * asked to stop (`processing` with `cancel_requested: true`; the route answers 202 for it): it stops before its next
+ * file, keeps and charges the PDFs made so far and skips the rest with CANCELLED. A finished job, and any job type
+ * that is not cancellable (mail merge campaigns will join bulk here), is 409. Cancelling twice is harmless.
  */
 import { ServiceError } from '../errors';
 import { jobEvent } from '../events/events';
