@@ -14,6 +14,17 @@ const WAIT_FOR_LOAD = `new Promise((resolve) => {
   else addEventListener('load', () => resolve(), { once: true });
 }).then(() => document.fonts && document.fonts.ready).then(() => ${LOADED_FACTS})`;
 
+/**
+ * Chromium prints header and footer bands in economy colour mode whatever `printBackground` says: their background
+ * colours and images are dropped (and light text darkened), so a white-on-dark band printed as grey text on nothing.
+ * With printBackground (the default) the bands print their colours exactly, as the page does.
+ */
+const EXACT_BAND_COLOURS = '<style>html{-webkit-print-color-adjust:exact;print-color-adjust:exact}</style>';
+
+export function bandForPrint(template: string, printBackground: boolean): string {
+  return printBackground && template ? EXACT_BAND_COLOURS + template : template;
+}
+
 function printParameters(o: PdfOptions, pageRanges: string) {
   return {
     landscape: o.landscape,
@@ -27,8 +38,8 @@ function printParameters(o: PdfOptions, pageRanges: string) {
     marginLeft: o.margin.left,
     marginRight: o.margin.right,
     pageRanges,
-    headerTemplate: o.headerTemplate,
-    footerTemplate: o.footerTemplate,
+    headerTemplate: bandForPrint(o.headerTemplate, o.printBackground),
+    footerTemplate: bandForPrint(o.footerTemplate, o.printBackground),
     preferCSSPageSize: o.preferCSSPageSize,
     // Read in pieces (see readPdf): one base64 message of a few hundred MB would exceed what a string can hold.
     transferMode: 'ReturnAsStream' as const,

@@ -40,6 +40,8 @@ export function escapeHtml(text: string): string {
 
 /**
  * The default stylesheet for Markdown: readable print typography, tables, code blocks and images that fit the page.
+ * Images fit the page both ways: in print, 100vh is the page area (paper less margins), so a tall image shrinks to one
+ * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute).
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
  * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
  * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.
@@ -69,7 +71,7 @@ tr { break-inside: avoid; page-break-inside: avoid; border-top: 1px solid #d1d9e
 tr:nth-child(2n) { background-color: #f6f8fa; }
 th, td { padding: 6px 13px; border: 1px solid #d1d9e0; }
 th { font-weight: 600; background-color: #f6f8fa; }
-img { max-width: 100%; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
+img { max-width: 100%; max-height: 100vh; object-fit: contain; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
 del { color: #59636e; }
 `;
 
