@@ -1,42 +1,13 @@
-import { deflateSync } from 'node:zlib';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { MARKDOWN_DEFAULT_MARGIN, markdownToHtml } from '../../../functions/core/render/markdown';
 import { parsePdfOptions } from '../../../functions/core/render/options';
+import { png } from '../../support/images';
 import { readPdf, readPdfDrawing } from '../../support/pdf';
 
 const browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 2, executablePath: process.env.CHROMIUM_PATH });
 const renderer = new ChromiumRenderer(browser);
 afterAll(() => browser.close());
-
-function crc32(bytes: Buffer): number {
-  let crc = 0xffffffff;
-  for (const byte of bytes) {
-    crc ^= byte;
-    for (let k = 0; k < 8; k++) crc = crc & 1 ? 0xedb88320 ^ (crc >>> 1) : crc >>> 1;
-  }
-  return (crc ^ 0xffffffff) >>> 0;
-}
-
-/** A grey RGB PNG of `width` × `height` pixels. */
-function png(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body));
-    return Buffer.concat([length, body, crc]);
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8; // bit depth
-  header[9] = 2; // RGB
-  const rows = Buffer.alloc((width * 3 + 1) * height, 0x80);
-  for (let y = 0; y < height; y++) rows[y * (width * 3 + 1)] = 0; // filter byte: none
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
-}
 
 describe('print quality', () => {
   it('fits a Markdown image taller than a page on one page instead of slicing it across two', async () => {
