@@ -1,5 +1,5 @@
 import { Script, createContext } from 'node:vm';
-import { Marked, type Tokens } from 'marked';
+import { Marked, Renderer, type Token, type Tokens } from 'marked';
 import { invalidParameter } from '../errors';
 
 /**
@@ -41,7 +41,9 @@ export function escapeHtml(text: string): string {
 /**
  * The default stylesheet for Markdown: readable print typography, tables, code blocks and images that fit the page.
  * Images fit the page both ways: in print, 100vh is the page area (paper less margins), so a tall image shrinks to one
- * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute).
+ * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute). Tables
+ * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
+ * a table never pushes past the page. Short code blocks move whole to the next page; long ones (`flow`) break.
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
  * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
  * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.
@@ -64,8 +66,12 @@ hr { height: 0.25em; padding: 0; margin: 1.5em 0; background-color: #d1d9e0; bor
 code, kbd, samp, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 0.88em; }
 code { padding: 0.2em 0.4em; background-color: #eff1f3; border-radius: 6px; }
 pre { padding: 12px 16px; background-color: #f6f8fa; border-radius: 6px; line-height: 1.45; white-space: pre-wrap; overflow-wrap: anywhere; break-inside: avoid; page-break-inside: avoid; }
+pre.flow { break-inside: auto; page-break-inside: auto; }
 pre code { padding: 0; background: transparent; border-radius: 0; font-size: 1em; }
 table { border-collapse: collapse; border-spacing: 0; display: table; width: auto; max-width: 100%; }
+table.wide { width: 100%; font-size: 0.8em; }
+table.wide th, table.wide td { padding: 4px 6px; overflow-wrap: anywhere; }
+th a, td a, th code, td code { overflow-wrap: anywhere; }
 thead { display: table-header-group; }
 tr { break-inside: avoid; page-break-inside: avoid; border-top: 1px solid #d1d9e0; }
 tr:nth-child(2n) { background-color: #f6f8fa; }
@@ -78,7 +84,67 @@ del { color: #59636e; }
 /** Page margin for Markdown when the caller sends none. */
 export const MARKDOWN_DEFAULT_MARGIN = { top: '18mm', right: '16mm', bottom: '18mm', left: '16mm' };
 
+/** Tables with this many columns or more are laid out to the page's width (see `table.wide`). */
+const WIDE_TABLE_COLUMNS = 7;
+/** Code blocks longer than this may break across pages; shorter ones move whole to the next page. */
+const SHORT_CODE_LINES = 30;
+
+/** A heading with the GitHub-style anchor it is given before rendering (`[see](#section-name)` links reach it). */
+type AnchoredHeading = Tokens.Heading & { anchor?: string };
+
+/** The text a reader sees of inline tokens (emphasis, links and code as their text; raw HTML left out). */
+function plainText(tokens: Token[]): string {
+  return tokens
+    .map((token) => {
+      if (token.type === 'html') return '';
+      if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length) return plainText(token.tokens);
+      return 'text' in token && typeof token.text === 'string' ? token.text : '';
+    })
+    .join('');
+}
+
+/**
+ * Gives every heading the id GitHub gives it: the text lower-cased, punctuation removed, spaces turned into hyphens,
+ * and `-1`, `-2`… after a repeat, so tables of contents written for GitHub keep working in the PDF.
+ */
+function anchorHeadings(tokens: Token[]): void {
+  const seen = new Map<string, number>();
+  markdown.walkTokens(tokens, (token) => {
+    if (token.type !== 'heading') return;
+    const heading = token as AnchoredHeading;
+    const base = plainText(heading.tokens).toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    if (!base) return;
+    let anchor = base;
+    while (seen.has(anchor)) {
+      const count = seen.get(base)! + 1;
+      seen.set(base, count);
+      anchor = `${base}-${count}`;
+    }
+    seen.set(anchor, 0);
+    heading.anchor = anchor;
+  });
+}
+
 const markdown = new Marked({ gfm: true, breaks: false, async: false });
+markdown.use({
+  renderer: {
+    heading(token) {
+      const { anchor } = token as AnchoredHeading;
+      return `<h${token.depth}${anchor ? ` id="${escapeHtml(anchor)}"` : ''}>${this.parser.parseInline(token.tokens)}</h${token.depth}>\n`;
+    },
+    // A table of many columns cannot shrink to the page by its content: laid out at the page's width instead (else
+    // Chromium shrinks the whole document to fit it, and still cuts off its last columns).
+    table(token) {
+      const html = Renderer.prototype.table.call(this, token) as string;
+      return token.header.length >= WIDE_TABLE_COLUMNS ? html.replace(/^<table>/, '<table class="wide">') : html;
+    },
+    // A long code block moved whole to the next page would leave most of a page blank and still not fit.
+    code(token) {
+      const html = Renderer.prototype.code.call(this, token) as string;
+      return token.text.split('\n').length > SHORT_CODE_LINES ? html.replace(/^<pre>/, '<pre class="flow">') : html;
+    },
+  },
+});
 
 /**
  * How long parsing may take. marked's inline rules backtrack quadratically on some inputs (32 KB of `*a_` repeated
@@ -100,6 +166,7 @@ const parseContext = createContext({ parse: null as null | (() => unknown) });
 function parseWithDeadline(body: string, deadlineMs: number): { html: string; heading: string | null } {
   parseContext.parse = () => {
     const tokens = markdown.lexer(body);
+    anchorHeadings(tokens);
     const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
     const text = heading ? heading.text.replace(/[*_`]/g, '').trim() : '';
     return { html: markdown.parser(tokens) as string, heading: text || null };

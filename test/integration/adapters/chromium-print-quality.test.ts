@@ -1,3 +1,4 @@
+import { PDFDict, PDFDocument, PDFName } from 'pdf-lib';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { MARKDOWN_DEFAULT_MARGIN, markdownToHtml } from '../../../functions/core/render/markdown';
@@ -35,5 +36,33 @@ describe('print quality', () => {
     };
     expect(await print(true)).toContain('#123456');
     expect(await print(false)).not.toContain('#123456');
+  });
+});
+
+describe('Markdown print quality', () => {
+  const markdownPdf = async (source: string) => (await renderer.render({ html: markdownToHtml(source), options: parsePdfOptions({}, { defaultMargin: MARKDOWN_DEFAULT_MARGIN }), timeoutMs: 20_000 })).pdf;
+
+  it('prints every column of a 20-column table, and the body stays at its size (Chromium shrank the whole document and cut columns)', async () => {
+    const row = (prefix: string) => `| ${Array.from({ length: 20 }, (_, i) => `${prefix}${i}`).join(' | ')} |`;
+    const table = [row('Heading'), `|${' --- |'.repeat(20)}`, row('cellvalue')].join('\n');
+    const pdf = await markdownPdf(`# Report\n\n${'Body text of the report. '.repeat(20)}\n\n${table}\n`);
+    const [page] = await readPdf(pdf);
+    // Narrow columns may break a word; none is lost.
+    const squeezed = page.text.replace(/\s+/g, '');
+    for (let i = 0; i < 20; i++) expect([squeezed.includes(`Heading${i}`), squeezed.includes(`cellvalue${i}`)]).toEqual([true, true]);
+    // Body text at 11 pt on an A4 page less 16 mm margins fits ~95 characters a line, not the ~140 of a document shrunk to two-thirds.
+    const [a4] = await readPdf(await markdownPdf(`# Report\n\n${'Body text of the report. '.repeat(20)}\n`));
+    const lines = (text: string) => text.split('\n').filter((l) => l.includes('Body text')).length;
+    expect(lines(page.text)).toBe(lines(a4.text));
+  });
+
+  it('links [text](#heading) to the heading GitHub-style, as a link inside the PDF', async () => {
+    const pdf = await markdownPdf('# Top\n\n[Jump to Details](#details-section)\n\n<div style="break-after:page"></div>\n\n## Details section\n\ntext\n');
+    const doc = await PDFDocument.load(pdf);
+    const links = doc.getPages()[0].node.Annots()?.asArray().map((ref) => doc.context.lookup(ref) as PDFDict) ?? [];
+    expect(links.map((link) => link.get(PDFName.of('Subtype'))?.toString())).toEqual(['/Link']);
+    // An internal destination (a page of this document), not a URI.
+    expect(links[0].get(PDFName.of('A'))).toBeUndefined();
+    expect(links[0].get(PDFName.of('Dest'))).toBeDefined();
   });
 });

@@ -6,7 +6,7 @@ describe('markdown', () => {
     const html = markdownToHtml('---\ntitle: "Quarterly report"\nauthor: me\n---\n# Heading\n\ntext');
     expect(html).toContain('<title>Quarterly report</title>');
     expect(html).not.toContain('author: me');
-    expect(html).toContain('<h1>Heading</h1>');
+    expect(html).toContain('<h1 id="heading">Heading</h1>');
   });
 
   it('removes an empty leading front-matter block (--- then ---), keeping later rules', () => {
@@ -26,6 +26,19 @@ describe('markdown', () => {
     expect(html).toContain('<pre><code class="language-js">const x = 1 &lt; 2;');
     expect(html).toContain('<img src="https://example.com/logo.png" alt="logo">');
     expect(html).toMatch(/img \{ max-width: 100%/);
+  });
+
+  it('gives headings the ids GitHub gives them, so [text](#section) links reach them', () => {
+    const html = markdownToHtml('# Top\n\n## Details section\n\n## Details section\n\n## Details section-1\n\n### Café & *Crème* `code` [link](x)\n\n## !!!\n\n> ## Quoted\n');
+    expect(html.match(/<h\d[^>]*>/g)).toEqual(['<h1 id="top">', '<h2 id="details-section">', '<h2 id="details-section-1">', '<h2 id="details-section-1-1">', '<h3 id="café--crème-code-link">', '<h2>', '<h2 id="quoted">']);
+  });
+
+  it('lays out tables of 7 columns or more at the page width, lets long code blocks break across pages', () => {
+    const table = (n: number) => `|${' h |'.repeat(n)}\n|${' - |'.repeat(n)}\n|${' c |'.repeat(n)}\n`;
+    expect(markdownToHtml(table(6))).toContain('<table>');
+    expect(markdownToHtml(table(7))).toContain('<table class="wide">');
+    expect(markdownToHtml(`\`\`\`\n${'x\n'.repeat(30)}\`\`\``)).toContain('<pre><code>');
+    expect(markdownToHtml(`\`\`\`\n${'x\n'.repeat(31)}\`\`\``)).toContain('<pre class="flow"><code>');
   });
 
   it('takes the title from the first real heading: not from a code block or comment, and setext headings count', () => {
