@@ -103,6 +103,16 @@ describe('POST /quickjob with input_type url', () => {
     expect(job).toMatchObject({ mode: 'url', status: 'completed', pages: 1 });
   });
 
+  it("fills a footer's url class with the page's address (Chromium printed about:blank); HTML input leaves it empty", async () => {
+    const options = { displayHeaderFooter: true, headerTemplate: '<span></span>', footerTemplate: '<p style="font-size:10px">From <b class="url"></b>.</p>', margin: { bottom: '20mm' } };
+    const text = await pdfText(await convert(at('/r/1'), { options }));
+    // The address reached (after the redirect); nothing of about:blank.
+    expect(text.replace(/\s+/g, '')).toContain(`From${at('/page.html')}.`);
+    const html = await pdfText(await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>Body</p>', options } }));
+    expect(html).toContain('From .');
+    expect(html).not.toContain('about:blank');
+  });
+
   it('converts Markdown by its type, and generic types by the final URL extension', async () => {
     expect(await pdfText(await convert(at('/notes.md')))).toContain('Remote notes');
     expect(await pdfText(await convert(at('/plain.md')))).toContain('Plain markdown');

@@ -1,5 +1,6 @@
 import type { CDPSession } from 'puppeteer-core';
 import { ServiceError, invalidParameter, isServiceError } from '../../core/errors';
+import { fillUrlClass } from '../../core/render/bands';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
@@ -25,7 +26,8 @@ export function bandForPrint(template: string, printBackground: boolean): string
   return printBackground && template ? EXACT_BAND_COLOURS + template : template;
 }
 
-function printParameters(o: PdfOptions, pageRanges: string) {
+function printParameters(o: PdfOptions, pageRanges: string, documentUrl = '') {
+  const band = (template: string) => bandForPrint(fillUrlClass(template, documentUrl), o.printBackground);
   return {
     landscape: o.landscape,
     displayHeaderFooter: o.displayHeaderFooter,
@@ -38,8 +40,8 @@ function printParameters(o: PdfOptions, pageRanges: string) {
     marginLeft: o.margin.left,
     marginRight: o.margin.right,
     pageRanges,
-    headerTemplate: bandForPrint(o.headerTemplate, o.printBackground),
-    footerTemplate: bandForPrint(o.footerTemplate, o.printBackground),
+    headerTemplate: band(o.headerTemplate),
+    footerTemplate: band(o.footerTemplate),
     preferCSSPageSize: o.preferCSSPageSize,
     // Read in pieces (see readPdf): one base64 message of a few hundred MB would exceed what a string can hold.
     transferMode: 'ReturnAsStream' as const,
@@ -266,7 +268,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
-            const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges))) as { stream: string };
+            const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (navigation?.away()) throw navigatedAway();
             if (origin?.failure()) throw origin.failure();

@@ -38,6 +38,8 @@ export interface QuickJobDeps {
 export interface PreparedDocument {
   html: string;
   options: PdfOptions;
+  /** The address a URL input was fetched from: what a header or footer's `url` class shows. */
+  documentUrl?: string;
 }
 
 export interface QuickJobInput {
@@ -126,7 +128,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     const remainingMs = limitEnds - deps.clock.now().getTime();
     if (remainingMs <= 0) throw new RenderTimeoutError(0);
     // Counted up to the long-job limit, so a refusal says whether /longjob would take the document.
-    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES, tenant: account.account_id }));
+    ({ pdf, pages, morePages } = await deps.renderer.render({ html: document.html, options: document.options, timeoutMs: remainingMs, maxPages: LONGJOB_MAX_PAGES, tenant: account.account_id, documentUrl: document.documentUrl }));
   } catch (err) {
     if (err instanceof RenderTimeoutError) throw await limitExceeded();
     if (err instanceof TooManyPagesError) throw await pageLimitExceeded(err);

@@ -48,6 +48,9 @@ export function urlDocument(http: HttpClient, url: URL, rawOptions: unknown): ()
       return { html: imagesToHtml([{ bytes: doc.body, type: check.type }], options), options: options.pdf };
     }
     const text = decodeText(doc);
-    return doc.kind === 'markdown' ? { html: markdownToHtml(text, { parameter: 'url' }), options: parseTextOptions('markdown', rawOptions) } : { html: text, options: parseTextOptions('html', rawOptions) };
+    const documentUrl = shownReached(doc.finalUrl, url.href);
+    return doc.kind === 'markdown'
+      ? { html: markdownToHtml(text, { parameter: 'url' }), options: parseTextOptions('markdown', rawOptions), documentUrl }
+      : { html: text, options: parseTextOptions('html', rawOptions), documentUrl };
   };
 }

@@ -32,6 +32,8 @@ export interface RenderRequest {
   shouldStart?: () => Promise<boolean> | boolean;
   /** Whom the document is printed for (the account): a renderer printing for many shares its capacity fairly between them. */
   tenant?: string;
+  /** What a header or footer's `url` class shows: the address a URL input came from; absent, nothing (see bands.ts). */
+  documentUrl?: string;
 }
 
 /** The synthetic origin a bundle document is rendered at (`.invalid` can never resolve to a real host). */
