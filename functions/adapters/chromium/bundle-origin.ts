@@ -10,6 +10,8 @@ import { BUNDLE_ORIGIN, type RenderBundle } from '../../core/render/ports';
 
 interface RequestPaused {
   requestId: string;
+  /** The request's id in the Network domain. */
+  networkId?: string;
   request: { url: string; method: string };
 }
 
@@ -61,7 +63,14 @@ export const BUNDLE_SERVING_LIMITS = {
  * Starts answering the page's requests to the bundle origin; `html` is served at the document's own path.
  * Must run before the page navigates.
  */
-export async function serveBundle(session: CDPSession, bundle: RenderBundle, html: string, limits = BUNDLE_SERVING_LIMITS): Promise<BundleOrigin> {
+export async function serveBundle(
+  session: CDPSession,
+  bundle: RenderBundle,
+  html: string,
+  limits = BUNDLE_SERVING_LIMITS,
+  /** Told once a request has been answered (or refused), by its Network id. */
+  answered: (networkId: string) => void = () => undefined,
+): Promise<BundleOrigin> {
   const documentPath = bundle.documentPath.replace(/^\/+/, '');
   const documentBody = Buffer.from(html, 'utf8');
   const missing = new Set<string>();
@@ -137,6 +146,7 @@ export async function serveBundle(session: CDPSession, bundle: RenderBundle, htm
         })
         .finally(() => {
           active--;
+          if (event.networkId) answered(event.networkId);
           next();
         });
     }

@@ -4,7 +4,7 @@ import { fillUrlClass } from '../../core/render/bands';
 import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
-import { RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
+import { BUNDLE_ORIGIN, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 import { LOADED_FACTS, loadedFacts, refuseFarTooLong } from './page-estimate';
@@ -194,6 +194,12 @@ interface NetworkEvent {
   requestId: string;
 }
 
+interface RequestWillBeSent extends NetworkEvent {
+  /** "" for a request of a worker (its own script included), whose end is reported on the worker's target. */
+  loaderId?: string;
+  request?: { url: string };
+}
+
 export class ChromiumRenderer implements Renderer {
   constructor(
     private readonly browser: ChromiumBrowser,
@@ -219,9 +225,27 @@ export class ChromiumRenderer implements Renderer {
           let navigation: ReturnType<typeof watchNavigation> | null = null;
           const run = (async () => {
             const inFlight = new Set<string>();
+            // A worker's script is announced on the page's session but ends on the worker's target, which this
+            // session never hears of: followed, it stayed in flight for ever (every document starting a Worker
+            // waited the whole idle limit and was reported render_timeout). A bundle worker script is followed until
+            // the bundle has answered it; others (blob:, data:) are local and not followed.
+            const workerScripts = new Set<string>();
+            const workerScriptAnswered = (id: string) => {
+              if (workerScripts.delete(id)) inFlight.delete(id);
+            };
             if (request.networkIdle) {
               listeners.push(
-                ['Network.requestWillBeSent', (e) => inFlight.add((e as NetworkEvent).requestId)],
+                [
+                  'Network.requestWillBeSent',
+                  (e) => {
+                    const event = e as RequestWillBeSent;
+                    if (event.loaderId === '') {
+                      if (!request.bundle || !event.request?.url.startsWith(`${BUNDLE_ORIGIN}/`)) return;
+                      workerScripts.add(event.requestId);
+                    }
+                    inFlight.add(event.requestId);
+                  },
+                ],
                 ['Network.loadingFinished', (e) => inFlight.delete((e as NetworkEvent).requestId)],
                 ['Network.loadingFailed', (e) => inFlight.delete((e as NetworkEvent).requestId)],
               );
@@ -234,7 +258,7 @@ export class ChromiumRenderer implements Renderer {
             let loaded: Promise<{ result?: { value?: unknown } } | void>;
             if (request.bundle) {
               if (page.reused) await clearBundleOrigin(session);
-              origin = await serveBundle(session, request.bundle, request.html, this.limits.bundleServing);
+              origin = await serveBundle(session, request.bundle, request.html, this.limits.bundleServing, workerScriptAnswered);
               navigation = watchNavigation(session, frameId, bundleUrl(request.bundle.documentPath.replace(/^\/+/, '')));
               loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
             } else {

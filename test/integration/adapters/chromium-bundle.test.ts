@@ -184,6 +184,24 @@ describe('rendering with a bundle as the page world', () => {
     }
   });
 
+  it('goes idle with dedicated workers running: a worker\'s script is not a request left in flight for ever', async () => {
+    // A worker's own script is announced on the page's session (loaderId "") but finishes on the worker's target:
+    // waiting for it held every such document the full idle limit and reported render_timeout.
+    const files = { 'w.js': 'postMessage("from-file")' };
+    const html = `<h1>Workers</h1><p id="out"></p><script>
+      const out = (t) => document.getElementById('out').append(' ' + t);
+      new Worker('w.js').onmessage = (e) => out(e.data);
+      new Worker(URL.createObjectURL(new Blob(['postMessage("from-blob")'], { type: 'text/javascript' }))).onmessage = (e) => out(e.data);
+    </script>`;
+    const started = Date.now();
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf(files, 'index.html') });
+    expect(result.renderTimeout).toBe(false);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const text = (await readPdf(result.pdf))[0].text.replace(/\s+/g, '');
+    expect(text).toContain('from-file');
+    expect(text).toContain('from-blob');
+  });
+
   it('names bundle paths with spaces and unicode through percent-encoding', () => {
     expect(bundleUrl('my docs/ü.html')).toBe('https://bundle.invalid/my%20docs/%C3%BC.html');
     expect(bundlePathOf('https://bundle.invalid/my%20docs/%C3%BC.html?x=1#top')).toBe('my docs/ü.html');
