@@ -6,6 +6,7 @@
  * a cancel meanwhile must not let them print). A file whose printing started may finish.
  * Nothing is charged here: the page budget depends on the files before this one, so `Finish` charges.
  */
+import { decodeText } from '../conversion/url-input';
 import { isServiceError } from '../errors';
 import type { JobFileRow } from '../jobs/files';
 import type { Job } from '../jobs/job';
@@ -89,7 +90,9 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
     throw new TransientTaskError(`reading ${file.path} of bulk job ${job.job_id} failed`, { cause: err });
   }
   if (!source) throw new TransientTaskError(`${file.path} of bulk job ${job.job_id} is missing from its bundle`);
-  const text = source.toString('utf8').replace(/^\uFEFF/, '');
+  // Read as a browser opening the file would: a byte-order mark, else (HTML) a <meta charset>, else UTF-8. Read as
+  // UTF-8 always, a windows-1252 or UTF-16 page printed U+FFFD for every accented letter.
+  const text = decodeText({ kind: bundle.bundle_type, body: source, contentType: '', charset: null, finalUrl: '' });
 
   // Asked again once the renderer holds a printing slot (the wait for one can be long): the job as it is then decides.
   const calledOff: { skip?: RowChanges | 'not_processing' } = {};

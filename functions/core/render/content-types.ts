@@ -1,7 +1,9 @@
 /**
  * Content types of bundle files served to a page (bulk jobs), by file extension. Anything unknown is
  * `application/octet-stream`, which a page can still use as an image or font (browsers sniff those) but
- * never runs as a script or stylesheet.
+ * never runs as a script or stylesheet. Stylesheets and scripts name no charset: a header charset overrides the
+ * file's own `@charset` (and a script's `charset` attribute), so a Latin-1 stylesheet printed U+FFFD; without one,
+ * browsers use a byte-order mark, then the file's declaration, then the document's encoding (UTF-8).
  */
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
@@ -9,9 +11,9 @@ const TYPES: Record<string, string> = {
   xhtml: 'application/xhtml+xml',
   md: 'text/markdown; charset=utf-8',
   markdown: 'text/markdown; charset=utf-8',
-  css: 'text/css; charset=utf-8',
-  js: 'text/javascript; charset=utf-8',
-  mjs: 'text/javascript; charset=utf-8',
+  css: 'text/css',
+  js: 'text/javascript',
+  mjs: 'text/javascript',
   json: 'application/json',
   txt: 'text/plain; charset=utf-8',
   csv: 'text/csv; charset=utf-8',

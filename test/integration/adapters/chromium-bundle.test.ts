@@ -202,6 +202,23 @@ describe('rendering with a bundle as the page world', () => {
     expect(text).toContain('from-blob');
   });
 
+  it('decodes stylesheets and scripts as browsers do: byte-order mark, then @charset (or the document\'s UTF-8)', async () => {
+    const files = {
+      'latin1.css': Buffer.concat([Buffer.from('@charset "iso-8859-1"; #a::after { content: "L:caf'), Buffer.from([0xe9]), Buffer.from('"; }')]),
+      'utf8.css': '#b::after { content: "U:caf\u00e9"; }',
+      'bom.css': Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('#c::after { content: "B:caf\u00e9"; }')]),
+      'latin1.js': Buffer.concat([Buffer.from('document.getElementById("d").textContent = "J:caf'), Buffer.from([0xe9]), Buffer.from('";')]),
+    };
+    const html = `<link rel="stylesheet" href="latin1.css"><link rel="stylesheet" href="utf8.css"><link rel="stylesheet" href="bom.css">
+      <p id="a"></p><p id="b"></p><p id="c"></p><p id="d"></p><script src="latin1.js" charset="iso-8859-1"></script>`;
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf(files, 'index.html') });
+    const text = (await readPdf(result.pdf))[0].text.replace(/\s+/g, '');
+    expect(text).toContain('L:caf\u00e9');
+    expect(text).toContain('U:caf\u00e9');
+    expect(text).toContain('B:caf\u00e9');
+    expect(text).toContain('J:caf\u00e9');
+  });
+
   it('names bundle paths with spaces and unicode through percent-encoding', () => {
     expect(bundleUrl('my docs/ü.html')).toBe('https://bundle.invalid/my%20docs/%C3%BC.html');
     expect(bundlePathOf('https://bundle.invalid/my%20docs/%C3%BC.html?x=1#top')).toBe('my docs/ü.html');

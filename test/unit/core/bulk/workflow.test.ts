@@ -191,6 +191,18 @@ describe('a bulk job from submission to its end', () => {
     expect(html).not.toContain('title: Secret title');
   });
 
+  it('reads each document in the encoding a browser would: byte-order mark, else <meta charset>, else UTF-8', async () => {
+    const w = bulkWorld();
+    const latin1 = Buffer.from('<meta charset="windows-1252"><p>caf\u00e9 \u2013 \u20ac</p>', 'latin1');
+    latin1[latin1.length - 5] = 0x80; // the euro sign is 0x80 in windows-1252
+    latin1[latin1.length - 7] = 0x96; // the en dash
+    const utf16 = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from('<p>caf\u00e9 \u4e2d</p>', 'utf16le')]);
+    const utf8 = Buffer.from('\ufeff<p>caf\u00e9</p>', 'utf8');
+    const { job_id } = await submit(w, [{ name: 'latin1.html', data: latin1 }, { name: 'utf16.html', data: utf16 }, { name: 'utf8.html', data: utf8 }]);
+    await run(w, job_id);
+    expect(w.renderer.calls.map((c) => c.html)).toEqual(['<meta charset="windows-1252"><p>caf\u00e9 \u2013 \u20ac</p>', '<p>caf\u00e9 \u4e2d</p>', '<p>caf\u00e9</p>']);
+  });
+
   it('fails a Markdown file the parser refuses (nested too deeply) as RENDER_FAILED, and converts the rest', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'deep.md', data: `${'>'.repeat(6000)} x` }, { name: 'ok.md', data: '# fine' }], 'markdown');
