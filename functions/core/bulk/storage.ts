@@ -120,15 +120,38 @@ export async function loadIndex(blobs: BlobStore, accountId: string, jobId: stri
   return index;
 }
 
+/** Per index: bundle paths by their NFC form (null where two files share one). */
+const byComposedName = new WeakMap<BundleIndex, Map<string, string | null>>();
+
+/**
+ * The entry a page's request names: the path itself, else the one file whose name is the same text in another
+ * Unicode normalisation. ZIPs made on macOS often name `café.png` decomposed (e + U+0301) while the page that
+ * refers to it, typed in an editor, has it composed; browsers do not normalise URLs, so the image was missing.
+ */
+function entryAt(index: BundleIndex, path: string): EntryLocation | undefined {
+  if (Object.prototype.hasOwnProperty.call(index.entries, path)) return index.entries[path];
+  let composed = byComposedName.get(index);
+  if (!composed) {
+    composed = new Map();
+    for (const p of Object.keys(index.entries)) {
+      const key = p.normalize('NFC');
+      composed.set(key, composed.has(key) ? null : p);
+    }
+    byComposedName.set(index, composed);
+  }
+  const found = composed.get(path.normalize('NFC'));
+  return found ? index.entries[found] : undefined;
+}
+
 /** A bundle file's inflated size by path (null when the bundle has none), from the index: nothing is read. */
 export function bundleFileSize(index: BundleIndex, path: string): number | null {
-  return Object.prototype.hasOwnProperty.call(index.entries, path) ? index.entries[path].size : null;
+  return entryAt(index, path)?.size ?? null;
 }
 
 /** A bundle file's bytes by path (null when the bundle has none), read from the checked archive. */
 export function bundleReader(blobs: BlobStore, index: BundleIndex) {
   return async (path: string): Promise<Buffer | null> => {
-    const at = Object.prototype.hasOwnProperty.call(index.entries, path) ? index.entries[path] : undefined;
+    const at = entryAt(index, path);
     if (!at) return null;
     const key = `${index.zip_key}#${at.start}`;
     const hit = files.get(key);

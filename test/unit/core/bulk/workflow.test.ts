@@ -178,6 +178,30 @@ describe('a bulk job from submission to its end', () => {
     expect(rows[0]).toMatchObject({ status: 'success', missing_assets: 1 });
   });
 
+  it('finds a file named in the other Unicode normalisation (a ZIP made on macOS names it decomposed), unless that is ambiguous', async () => {
+    const w = bulkWorld();
+    const nfc = 'caf\u00e9';
+    const nfd = 'cafe\u0301';
+    const { job_id } = await submit(w, [
+      { name: 'a.html', data: page(1) },
+      { name: `img/${nfd}.png`, data: 'decomposed' },
+      { name: `css/${nfc}.css`, data: 'composed' },
+      { name: `both/${nfc}.txt`, data: 'composed' },
+      { name: `both/${nfd}.txt`, data: 'decomposed' },
+    ]);
+    let seen: (string | number | null)[] = [];
+    w.renderer.behave = async (req) => {
+      const paths = [`img/${nfc}.png`, `img/${nfd}.png`, `css/${nfd}.css`, `both/${nfc}.txt`, `both/${nfd}.txt`, `img/${nfc.toUpperCase()}.png`];
+      seen = await Promise.all(paths.map(async (p) => {
+        const data = await req.bundle!.read(p);
+        return data ? `${Buffer.from(data).toString()}:${req.bundle!.size(p)}` : null;
+      }));
+      return {};
+    };
+    await run(w, job_id);
+    expect(seen).toEqual(['decomposed:10', 'decomposed:10', 'composed:8', 'composed:8', 'decomposed:10', null]);
+  });
+
   it('converts Markdown with front matter removed; HTML files of a Markdown bundle are assets', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'a.md', data: '---\ntitle: Secret title\n---\n# Heading' }, { name: 'b.markdown', data: 'text' }, { name: 'c.html', data: '<p>asset</p>' }], 'markdown');
