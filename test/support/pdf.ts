@@ -45,3 +45,17 @@ export function readPdfDrawing(bytes: Uint8Array): Promise<PdfPageDrawing[]> {
 }
 
 export const MM_PER_POINT = 25.4 / 72;
+
+/** The base names of the fonts a PDF embeds, subset prefixes removed (`AAAAAA+DejaVuSans` → `DejaVuSans`). */
+export async function pdfFontNames(bytes: Uint8Array): Promise<string[]> {
+  const { PDFDocument, PDFDict, PDFName } = await import('pdf-lib');
+  const doc = await PDFDocument.load(bytes);
+  const names = new Set<string>();
+  for (const [, obj] of doc.context.enumerateIndirectObjects()) {
+    if (obj instanceof PDFDict && obj.get(PDFName.of('Type')) === PDFName.of('Font')) {
+      const base = obj.get(PDFName.of('BaseFont'));
+      if (base instanceof PDFName) names.add(base.decodeText().replace(/^[A-Z]{6}\+/, ''));
+    }
+  }
+  return [...names].sort();
+}

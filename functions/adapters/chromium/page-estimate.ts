@@ -10,7 +10,7 @@ import { type RenderRequest, TooManyPagesError } from '../../core/render/ports';
 /**
  * Expression for the document just loaded: [elements, scrollHeight, viewportWidth, @page box or null] (see
  * LoadedFacts). Rules are read from every readable sheet (imports, @media, @supports, layers; depth-bounded), those
- * under a media query only when it names print or all: the document is on screen now.
+ * under a media query only when it names print or all.
  */
 export const LOADED_FACTS = `(() => {
   const forPrint = (media) => !media || (/\\b(all|print)\\b/i.test(media) && !/\\bnot\\s+(all|print)\\b/i.test(media));
@@ -94,14 +94,9 @@ export async function refuseFarTooLong(session: CDPSession, request: RenderReque
   if (request.maxPages === undefined) return;
   const known = facts ?? loadedFacts(await evaluate(session, LOADED_FACTS));
   if (!known || !worthEstimating(known, request.options, request.maxPages)) return;
-  // Print media only: laying the page out at the page width too would show the document's scripts a resize.
-  await session.send('Emulation.setEmulatedMedia', { media: 'print' });
-  let laid: unknown;
-  try {
-    laid = await evaluate(session, laidOutFacts(known.elements + 1 >= estimateRefusalPages(request.maxPages)));
-  } finally {
-    await session.send('Emulation.setEmulatedMedia', { media: '' });
-  }
+  // Print media (the renderer loads documents with it): laying the page out at the page width too would show the
+  // document's scripts a resize.
+  const laid = await evaluate(session, laidOutFacts(known.elements + 1 >= estimateRefusalPages(request.maxPages)));
   if (!Array.isArray(laid) || !laid.slice(0, 3).every((n) => typeof n === 'number')) return;
   const [scrollHeight, viewportWidth, forcedBreaks] = laid as number[];
   const estimate = estimatedPages({ scrollHeight, viewportWidth, forcedBreaks }, printArea(known.pageBox, request.options));

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { bundlePathOf, bundleUrl } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
@@ -7,7 +8,7 @@ import { NetworkGuard } from '../../../functions/core/net/guard';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import type { RenderBundle } from '../../../functions/core/render/ports';
 import { png } from '../../support/images';
-import { readPdf } from '../../support/pdf';
+import { pdfFontNames, readPdf, readPdfDrawing } from '../../support/pdf';
 import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../../support/servers';
 
 let remote: TestServer;
@@ -217,6 +218,18 @@ describe('rendering with a bundle as the page world', () => {
     expect(text).toContain('U:caf\u00e9');
     expect(text).toContain('B:caf\u00e9');
     expect(text).toContain('J:caf\u00e9');
+  });
+
+  it('loads what only print styles use (a print stylesheet\'s web font and image) before printing', async () => {
+    const files = {
+      'print.css': '@font-face { font-family: PrintOnly; src: url(fonts/p.ttf); } p { font-family: PrintOnly; } .logo { content: url(img/logo.png); }',
+      'fonts/p.ttf': readFileSync(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSerifCondensed-BoldItalic.ttf')),
+      'img/logo.png': png(30, 20),
+    };
+    const html = `<link rel="stylesheet" media="print" href="print.css"><style>@media screen { p { font-family: monospace; } }</style><p>Printed</p><div class="logo"></div>`;
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf(files, 'index.html') });
+    expect(await pdfFontNames(result.pdf)).toEqual(['DejaVuSerifCondensed-BoldItalic']);
+    expect((await readPdfDrawing(result.pdf))[0].images).toHaveLength(1);
   });
 
   it('names bundle paths with spaces and unicode through percent-encoding', () => {

@@ -4,7 +4,7 @@ import { BUNDLE_SERVING_LIMITS } from '../../../functions/adapters/chromium/bund
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { RenderTimeoutError, TooManyPagesError } from '../../../functions/core/render/ports';
-import { readPdf } from '../../support/pdf';
+import { pdfFontNames, readPdf } from '../../support/pdf';
 import { descendants } from '../../support/processes';
 
 const browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 4, executablePath: process.env.CHROMIUM_PATH });
@@ -19,6 +19,12 @@ describe('ChromiumRenderer', () => {
     const result = await render('<p>one</p><p style="page-break-before:always">two</p>');
     expect(result.pages).toBe(2);
     expect((await readPdf(result.pdf)).map((p) => p.text)).toEqual(['one', 'two']);
+  });
+
+  it('loads a web font that only print styles use before printing (it was fetched only once printing had begun: too late)', async () => {
+    const font = readFileSync(require.resolve('dejavu-fonts-ttf/ttf/DejaVuSerifCondensed-BoldItalic.ttf')).toString('base64');
+    const html = `<style>@font-face { font-family: PrintOnly; src: url(data:font/ttf;base64,${font}); } @media print { p { font-family: PrintOnly; } }</style><p>Printed</p>`;
+    expect(await pdfFontNames((await render(html)).pdf)).toEqual(['DejaVuSerifCondensed-BoldItalic']);
   });
 
   it("launches with its own flags, and keeps puppeteer's /dev/shm opt-out only where /dev/shm is small", async () => {
