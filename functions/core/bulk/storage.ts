@@ -129,6 +129,27 @@ const byComposedName = new WeakMap<BundleIndex, Map<string, string | null>>();
  * refers to it, typed in an editor, has it composed; browsers do not normalise URLs, so the image was missing.
  */
 function entryAt(index: BundleIndex, path: string): EntryLocation | undefined {
+  const found = entryNamed(index, path);
+  if (found) return found;
+  // A ZIP of one folder (what "Compress" on a folder makes: everything under `site/`): its pages' root references
+  // (`/css/site.css`) mean that folder, as they did on the site it was zipped from.
+  const root = singleFolderOf(index);
+  return root && !path.startsWith(root) ? entryNamed(index, root + path) : undefined;
+}
+
+/** Per index: the one top-level folder every file is under (`site/`), or null. */
+const singleFolders = new WeakMap<BundleIndex, string | null>();
+
+function singleFolderOf(index: BundleIndex): string | null {
+  if (singleFolders.has(index)) return singleFolders.get(index)!;
+  const tops = new Set(Object.keys(index.entries).map((p) => (p.includes('/') ? p.slice(0, p.indexOf('/') + 1) : '')));
+  const [only] = tops;
+  const root = tops.size === 1 && only ? only : null;
+  singleFolders.set(index, root);
+  return root;
+}
+
+function entryNamed(index: BundleIndex, path: string): EntryLocation | undefined {
   if (Object.prototype.hasOwnProperty.call(index.entries, path)) return index.entries[path];
   let composed = byComposedName.get(index);
   if (!composed) {

@@ -202,6 +202,30 @@ describe('a bulk job from submission to its end', () => {
     expect(seen).toEqual(['decomposed:10', 'decomposed:10', 'composed:8', 'composed:8', 'decomposed:10', null]);
   });
 
+  it('takes root references (/css/x.css) of a ZIP of one folder (site/…, as "Compress" makes it) to mean that folder', async () => {
+    const read = async (entries: RawEntry[], paths: string[]) => {
+      const w = bulkWorld();
+      const { job_id } = await submit(w, entries);
+      let seen: (string | null)[] = [];
+      w.renderer.behave = async (req) => {
+        seen = await Promise.all(
+          paths.map(async (p) => {
+            const data = await req.bundle!.read(p);
+            return data ? `${Buffer.from(data).toString()}:${req.bundle!.size(p)}` : null;
+          }),
+        );
+        return {};
+      };
+      await run(w, job_id);
+      return seen;
+    };
+    const site = [{ name: 'site/index.html', data: page(1) }, { name: 'site/css/site.css', data: 'p{}' }, { name: '__MACOSX/site/._index.html', data: 'x' }];
+    expect(await read(site, ['css/site.css', 'site/css/site.css', 'index.html', 'css/none.css'])).toEqual(['p{}:3', 'p{}:3', `${page(1)}:${page(1).length}`, null]);
+    // Two top-level folders (or a file at the top): the root is the ZIP's.
+    expect(await read([...site, { name: 'other/a.css', data: 'a' }], ['css/site.css'])).toEqual([null]);
+    expect(await read([...site, { name: 'top.css', data: 't' }], ['css/site.css', 'top.css'])).toEqual([null, 't:1']);
+  });
+
   it('converts Markdown with front matter removed; HTML files of a Markdown bundle are assets', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'a.md', data: '---\ntitle: Secret title\n---\n# Heading' }, { name: 'b.markdown', data: 'text' }, { name: 'c.html', data: '<p>asset</p>' }], 'markdown');
