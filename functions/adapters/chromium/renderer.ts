@@ -16,6 +16,20 @@ const WAIT_FOR_LOAD = `new Promise((resolve) => {
 }).then(() => document.fonts && document.fonts.ready).then(() => ${LOADED_FACTS})`;
 
 /**
+ * Links from a bundle document to other bundle files point at the internal bundle origin, dead in any PDF reader (and
+ * naming an internal host): they print as their text. A link within the document (`#section`) stays a link inside
+ * the PDF, and links elsewhere stay links.
+ */
+const UNLINK_BUNDLE_FILES = `(() => {
+  const here = location.href.split('#')[0];
+  for (const link of document.querySelectorAll('a[href], area[href]')) {
+    let to;
+    try { to = new URL(link.getAttribute('href'), document.baseURI).href.split('#')[0]; } catch { continue; }
+    if (to.startsWith(${JSON.stringify(`${BUNDLE_ORIGIN}/`)}) && to !== here) link.removeAttribute('href');
+  }
+})()`;
+
+/**
  * Chromium prints header and footer bands in economy colour mode whatever `printBackground` says: their background
  * colours and images are dropped (and light text darkened), so a white-on-dark band printed as grey text on nothing.
  * With printBackground (the default) the bands print their colours exactly, as the page does.
@@ -295,6 +309,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
+            if (origin) await session.send('Runtime.evaluate', { expression: UNLINK_BUNDLE_FILES });
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (navigation?.away()) throw navigatedAway();

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { PDFDict, PDFDocument, PDFName } from 'pdf-lib';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { bundlePathOf, bundleUrl } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
@@ -84,6 +85,16 @@ describe('rendering with a bundle as the page world', () => {
     expect(remote.hits).toContain('/remote.png');
     // The document itself comes from the request; the bundle is read only for what the page asked for.
     expect(reads.sort()).toEqual(['docs/css/absent.css', 'docs/css/site.css', 'docs/guide/nothing.png', 'docs/img/logo.png', 'nothing.png', 'shared/base.css']);
+  });
+
+  it('prints links to other bundle files as text (they named the internal origin); links within the page and elsewhere stay', async () => {
+    const html = '<a href="docs/guide.html">Guide</a> <a href="/files/report.xlsx">Sheet</a> <a href="#end">End</a> <a href="https://example.com/x">Out</a><div style="height:2000px"></div><h2 id="end">End</h2>';
+    const { pdf } = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
+    const doc = await PDFDocument.load(pdf);
+    const links = doc.getPages().flatMap((page) => page.node.Annots()?.asArray().map((ref) => doc.context.lookup(ref) as PDFDict) ?? []);
+    const uris = links.map((link) => (link.get(PDFName.of('A')) as PDFDict | undefined)?.get(PDFName.of('URI'))?.toString() ?? 'internal');
+    expect(uris.sort()).toEqual(['(https://example.com/x)', 'internal']);
+    expect((await readPdf(pdf))[0].text).toContain('Guide Sheet End Out');
   });
 
   it('blocks and counts private, local and file: requests while the page still renders', async () => {
