@@ -73,6 +73,16 @@ export function classifyResponse(contentType: string, finalUrl: string): UrlDocu
   return ext ? (BY_EXTENSION[ext] ?? null) : null;
 }
 
+/** What to do about a remote that is too slow: its HTML can be sent instead (the quick job's other input). */
+const SLOW_ADVICE = 'Check that the URL answers promptly from the public internet, or send the page\'s HTML (input_type "html") instead.';
+
+/** The other network failures in the caller's terms (`details.reason` keeps the kind). */
+const UNREACHABLE: Partial<Record<string, string>> = {
+  connect: 'The remote server refused or dropped the connection. Check that the URL opens in a browser from the public internet; retry later if the server was down.',
+  tls: 'The HTTPS connection to the remote server failed (for example an expired or untrusted certificate). Fix the server\'s certificate, or send the page\'s HTML (input_type "html") instead.',
+  bad_response: 'The remote server\'s answer could not be read. Check that the URL opens in a browser, or send the page\'s HTML (input_type "html") instead.',
+};
+
 function mapFetchError(err: FetchError, requested: string): ServiceError {
   // A failure on a redirect's hop names that hop's URL.
   const hops = err.url === requested ? 0 : 1;
@@ -83,13 +93,13 @@ function mapFetchError(err: FetchError, requested: string): ServiceError {
     case 'scheme':
       return invalidUrl('A redirect left https://; only HTTPS is followed.', { ...where, reason: 'not_https' });
     case 'invalid_url':
-      return invalidUrl(err.message, { ...where, reason: 'not_a_url' });
+      return invalidUrl('url is not a valid URL; send an absolute https:// address.', { ...where, reason: 'not_a_url' });
     case 'credentials':
       return invalidUrl(`${hops > 0 ? 'A redirect leads' : 'The URL leads'} to an address with a user name or password; such URLs are not followed.`, { ...where, reason: 'credentials' });
     case 'timeout':
-      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server sent nothing for ${URL_FETCH.idleTimeoutMs / 1000} seconds.`, { ...where, timeout_seconds: URL_FETCH.idleTimeoutMs / 1000, reason: 'silent' });
+      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server sent nothing for ${URL_FETCH.idleTimeoutMs / 1000} seconds. ${SLOW_ADVICE}`, { ...where, timeout_seconds: URL_FETCH.idleTimeoutMs / 1000, reason: 'silent' });
     case 'too_slow':
-      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server did not finish sending within ${URL_FETCH.timeoutMs / 1000} seconds.`, {
+      return new ServiceError('URL_FETCH_TIMEOUT', `The remote server did not finish sending within ${URL_FETCH.timeoutMs / 1000} seconds. ${SLOW_ADVICE}`, {
         ...where,
         timeout_seconds: URL_FETCH.idleTimeoutMs / 1000,
         total_seconds: URL_FETCH.timeoutMs / 1000,
@@ -98,11 +108,11 @@ function mapFetchError(err: FetchError, requested: string): ServiceError {
     case 'dns':
       return new ServiceError('URL_FETCH_FAILED', 'The host name could not be resolved. Check the spelling of the URL and that its host is reachable from the public internet.', { ...where, reason: 'dns' });
     case 'too_large':
-      return new ServiceError('URL_FETCH_FAILED', `The remote document is larger than ${URL_FETCH.maxBytes} bytes (5 MB).`, { ...where, reason: 'too_large', max_bytes: URL_FETCH.maxBytes });
+      return new ServiceError('URL_FETCH_FAILED', `The remote document is larger than ${URL_FETCH.maxBytes} bytes (5 MB), the most a URL may serve. Point url at a smaller document.`, { ...where, reason: 'too_large', max_bytes: URL_FETCH.maxBytes });
     case 'too_many_redirects':
       return new ServiceError('URL_FETCH_FAILED', `The URL redirects more than ${URL_FETCH.maxRedirects} times. Send the address the redirects end at instead.`, { ...where, reason: 'too_many_redirects', max_redirects: URL_FETCH.maxRedirects });
     default:
-      return new ServiceError('URL_FETCH_FAILED', `The remote server could not be reached (${err.kind}).`, { ...where, reason: err.kind });
+      return new ServiceError('URL_FETCH_FAILED', UNREACHABLE[err.kind] ?? UNREACHABLE.bad_response!, { ...where, reason: err.kind });
   }
 }
 

@@ -106,10 +106,19 @@ describe('fetchDocument refusals say what to do', () => {
   it.each([
     ['an unknown host', new FetchError('dns', 'https://example.com/', 'getaddrinfo ENOTFOUND'), /Check the spelling of the URL/],
     ['endless redirects', new FetchError('too_many_redirects', 'https://example.com/', 'too many'), /Send the address the redirects end at/],
+    ['a silent server', new FetchError('timeout', 'https://example.com/', 'silent'), /sent nothing for 10 seconds\. Check that the URL answers promptly .*send the page's HTML/],
+    ['a slow server', new FetchError('too_slow', 'https://example.com/', 'slow'), /within 20 seconds\. Check that the URL answers promptly/],
+    ['a document over 5 MB', new FetchError('too_large', 'https://example.com/', 'big'), /larger than 5242880 bytes \(5 MB\), the most a URL may serve\. Point url at a smaller document/],
+    ['a refused connection', new FetchError('connect', 'https://example.com/', 'connection failed (ECONNREFUSED)'), /^The remote server refused or dropped the connection\. Check that the URL opens in a browser/],
+    ['a failed TLS handshake', new FetchError('tls', 'https://example.com/', 'TLS failed (CERT_HAS_EXPIRED)'), /^The HTTPS connection to the remote server failed .*Fix the server's certificate/],
+    ['an unreadable answer', new FetchError('bad_response', 'https://example.com/', 'could not decode the response (incorrect header check)'), /^The remote server's answer could not be read\. Check that the URL opens/],
   ])('%s', async (_what, failure, advice) => {
     const http: HttpClient = { request: async () => Promise.reject(failure) };
-    const err = await fetchDocument(http, new URL('https://example.com/')).then(() => null, (e: unknown) => e as { message: string });
+    const err = await fetchDocument(http, new URL('https://example.com/')).then(() => null, (e: unknown) => e as { message: string; details: { reason: string } });
     expect(err?.message).toMatch(advice);
+    // The network layer's own words (error codes, library text) stay out of the answer; details.reason names the kind.
+    expect(err?.message).not.toMatch(/ECONNREFUSED|CERT_HAS_EXPIRED|incorrect header check|\((connect|tls|bad_response)\)/);
+    expect(err?.details.reason).toBe(failure.kind === 'timeout' ? 'silent' : failure.kind);
   });
 
   it('an HTTP error', async () => {
