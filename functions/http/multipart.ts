@@ -144,7 +144,9 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 export function parseMultipart(body: Buffer, contentType: string | undefined, limits: MultipartLimits): MultipartForm {
   const boundary = boundaryOf(contentType);
   const refuse = (limit: MultipartLimit, info: MultipartLimitInfo, message: string) =>
-    limits.refuse?.(limit, info) ?? malformed(`too_many_${limit === 'parts' ? 'parts' : 'bytes'}`, message, { limit: info.limit, ...(info.name ? { field: info.name } : {}) });
+    limits.refuse?.(limit, info) ??
+    // A limit is no malformed body: its message says what to send instead, not how to encode the form.
+    new ServiceError('INVALID_MULTIPART', message, { reason: `too_many_${limit === 'parts' ? 'parts' : 'bytes'}`, limit: info.limit, ...(info.name ? { field: info.name } : {}) });
   const maxHeader = limits.maxHeaderBytes ?? 8192;
   const dash = Buffer.from(`--${boundary}`);
   const delimiter = Buffer.from(`\r\n--${boundary}`);
@@ -165,7 +167,7 @@ export function parseMultipart(body: Buffer, contentType: string | undefined, li
     const emptyHeaders = body[pos] === 0x0d && body[pos + 1] === 0x0a;
     const headersStop = emptyHeaders ? pos : headerEnd;
     if (headersStop < 0) throw malformed('unterminated_headers', 'A part has no blank line after its headers.');
-    if (headersStop - pos > maxHeader) throw refuse('header_bytes', { limit: maxHeader }, `A part's headers are larger than ${maxHeader} bytes.`);
+    if (headersStop - pos > maxHeader) throw refuse('header_bytes', { limit: maxHeader }, `A part's headers are larger than ${maxHeader} bytes; shorten its field and file names.`);
     const headerText = body.subarray(pos, headersStop).toString('utf8');
     pos = emptyHeaders ? pos + 2 : headerEnd + 4;
 
@@ -193,17 +195,17 @@ export function parseMultipart(body: Buffer, contentType: string | undefined, li
     const isFile = filename !== null;
     if (isFile) fileParts++;
     // Checked once the part's kind is known, so a caller can tell too many files from too many fields.
-    if (parts.length >= limits.maxParts) throw refuse('parts', { limit: limits.maxParts, fileParts }, `The form has more than ${limits.maxParts} parts.`);
+    if (parts.length >= limits.maxParts) throw refuse('parts', { limit: limits.maxParts, fileParts }, `The form has more than ${limits.maxParts} parts; send fewer fields and files.`);
 
     const end = body.indexOf(delimiter, pos);
     if (end < 0) throw malformed('unterminated', 'The body ends before the closing boundary; it may be truncated.');
     const size = end - pos;
-    if (isFile && size > limits.maxFileBytes) throw refuse('file_bytes', { name, filename, limit: limits.maxFileBytes }, `File "${filename}" is larger than ${limits.maxFileBytes} bytes.`);
-    if (!isFile && size > limits.maxFieldBytes) throw refuse('field_bytes', { name, limit: limits.maxFieldBytes }, `Field "${name}" is larger than ${limits.maxFieldBytes} bytes.`);
+    if (isFile && size > limits.maxFileBytes) throw refuse('file_bytes', { name, filename, limit: limits.maxFileBytes }, `File "${filename}" is larger than ${limits.maxFileBytes} bytes; send a smaller file.`);
+    if (!isFile && size > limits.maxFieldBytes) throw refuse('field_bytes', { name, limit: limits.maxFieldBytes }, `Field "${name}" is larger than ${limits.maxFieldBytes} bytes; send a shorter value.`);
     if (isFile) {
       totalFiles += size;
       if (limits.maxTotalFileBytes !== undefined && totalFiles > limits.maxTotalFileBytes) {
-        throw refuse('total_bytes', { name, filename, limit: limits.maxTotalFileBytes }, `The files total more than ${limits.maxTotalFileBytes} bytes.`);
+        throw refuse('total_bytes', { name, filename, limit: limits.maxTotalFileBytes }, `The files total more than ${limits.maxTotalFileBytes} bytes; send fewer or smaller files.`);
       }
     }
     parts.push({ name, filename, contentType: partType, data: body.subarray(pos, end) });

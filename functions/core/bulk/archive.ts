@@ -157,7 +157,7 @@ async function inflate(zip: ZipFile, source: Buffer, entry: Entry, cap: number, 
   try {
     local = await zip.readLocalFileHeaderPromise(entry);
   } catch (err) {
-    throw invalid('bad_local_header', `entry "${entryName(entry).slice(0, 200)}" has a damaged header (${(err as Error).message}).`);
+    throw invalid('bad_local_header', `entry "${entryName(entry).slice(0, 200)}" has a damaged header.`);
   }
   const mismatch = localHeaderMismatch(entry, local);
   if (mismatch) throw invalid('local_header_mismatch', `entry "${entryName(entry).slice(0, 200)}" has a different ${mismatch} in its local header than in the central directory.`);
@@ -195,7 +195,7 @@ async function inflate(zip: ZipFile, source: Buffer, entry: Entry, cap: number, 
     inflater.on('error', (err) => {
       if (done) return;
       done = true;
-      reject(invalid('corrupt_data', `the data of entry "${entryName(entry).slice(0, 200)}" is damaged (${err.message}).`));
+      reject(invalid('corrupt_data', `the data of entry "${entryName(entry).slice(0, 200)}" is damaged.`));
     });
     // Fed in slices, so a bomb is stopped after the first slices that cross the cap.
     const SLICE = 256 * 1024;
@@ -220,7 +220,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
   try {
     zip = await open(source);
   } catch (err) {
-    throw invalid('not_a_zip', `it is not a ZIP archive (${(err as Error).message}).`);
+    throw invalid('not_a_zip', 'it is not a ZIP archive.');
   }
   if (zip.entryCount > limits.entries) {
     throw new ArchiveError('BULK_ZIP_TOO_MANY_ENTRIES', `The archive has ${zip.entryCount} entries; at most ${limits.entries} are allowed. Split the bundle into several jobs.`, {
@@ -232,7 +232,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
   try {
     entries = await readCentralDirectory(zip);
   } catch (err) {
-    throw invalid('bad_directory', `its central directory is damaged (${(err as Error).message}).`);
+    throw invalid('bad_directory', 'its central directory is damaged.');
   }
   // The end record's entry count must reach the end of the central directory: more records after it would be entries
   // this check never saw but other tools extract.
@@ -276,7 +276,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
       if (counted.over > ratioCap) {
         throw new ArchiveError(
           'BULK_ZIP_SUSPICIOUS_ENTRY',
-          `Entry "${c.path.slice(0, 200)}" expands more than ${limits.suspiciousRatio} times its compressed size to over 1 MB (a ZIP bomb?); nothing was extracted.`,
+          `Entry "${c.path.slice(0, 200)}" expands more than ${limits.suspiciousRatio} times its compressed size to over 1 MB (a ZIP bomb?); nothing was extracted. Remove it, or store it uncompressed (zip -0).`,
           { entry: c.path.slice(0, 200), compressed_bytes: c.entry.compressedSize, max_ratio: limits.suspiciousRatio },
         );
       }

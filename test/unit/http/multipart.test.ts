@@ -86,14 +86,19 @@ describe('multipart/form-data parser', () => {
 
   it('enforces part counts and sizes while parsing, or lets the caller answer them', () => {
     const many = body(Array.from({ length: 11 }, (_, i) => ({ headers: [`Content-Disposition: form-data; name="f${i}"`], data: 'x' })));
-    expect(refusal(() => parseMultipart(many, CT, LIMITS)).details).toMatchObject({ reason: 'too_many_parts', limit: 10 });
+    expect(refusal(() => parseMultipart(many, CT, LIMITS))).toMatchObject({ message: 'The form has more than 10 parts; send fewer fields and files.', details: { reason: 'too_many_parts', limit: 10 } });
     const bigField = body([{ headers: ['Content-Disposition: form-data; name="a"'], data: 'x'.repeat(101) }]);
-    expect(refusal(() => parseMultipart(bigField, CT, LIMITS)).details).toMatchObject({ reason: 'too_many_bytes', field: 'a', limit: 100 });
+    // A limit is answered with what to send instead, not with advice on how to encode a form.
+    expect(refusal(() => parseMultipart(bigField, CT, LIMITS))).toMatchObject({ message: 'Field "a" is larger than 100 bytes; send a shorter value.', details: { reason: 'too_many_bytes', field: 'a', limit: 100 } });
     const bigFile = body([{ headers: ['Content-Disposition: form-data; name="f"; filename="f.pdf"'], data: 'x'.repeat(1001) }]);
     const custom = refusal(() => parseMultipart(bigFile, CT, { ...LIMITS, refuse: (limit) => (limit === 'file_bytes' ? new ServiceError('PDF_INPUT_TOO_LARGE', 'too big') : undefined) }));
     expect(custom.code).toBe('PDF_INPUT_TOO_LARGE');
     const total = body([1, 2].map((i) => ({ headers: [`Content-Disposition: form-data; name="f"; filename="${i}.pdf"`], data: 'x'.repeat(600) })));
-    expect(refusal(() => parseMultipart(total, CT, { ...LIMITS, maxTotalFileBytes: 1000 })).details.reason).toBe('too_many_bytes');
+    expect(refusal(() => parseMultipart(total, CT, { ...LIMITS, maxTotalFileBytes: 1000 }))).toMatchObject({
+      message: 'The files total more than 1000 bytes; send fewer or smaller files.',
+      details: { reason: 'too_many_bytes' },
+    });
+    expect(refusal(() => parseMultipart(bigFile, CT, LIMITS)).message).toBe('File "f.pdf" is larger than 1000 bytes; send a smaller file.');
   });
 
   it('refuses a field sent twice when read as a single value', () => {

@@ -134,6 +134,7 @@ describe('inspectArchive', () => {
     expect(at101.realRatio).toBeGreaterThan(100);
     expect((await inspectArchive(rawZip([at99]))).files[0].size).toBe(2 * MiB);
     expect(await refusal(rawZip([at101]))).toMatchObject({ code: 'BULK_ZIP_SUSPICIOUS_ENTRY', details: { entry: 'bomb.css', max_ratio: 100 } });
+    expect((await refusal(rawZip([at101]))).message).toMatch(/nothing was extracted\. Remove it, or store it uncompressed \(zip -0\)\.$/);
   });
 
   it('does not mind high ratios up to 1 MB (small files compress well)', async () => {
@@ -163,7 +164,12 @@ describe('inspectArchive', () => {
   });
 
   it('refuses what is not a ZIP, damaged data and checksum mismatches as BULK_ZIP_INVALID', async () => {
-    expect(await refusal(Buffer.from('this is not a zip file at all, just text'))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'not_a_zip' } });
+    expect(await refusal(Buffer.from('this is not a zip file at all, just text'))).toMatchObject({
+      code: 'BULK_ZIP_INVALID',
+      // The ZIP library's own words stay out of the message (details.reason names the problem).
+      message: 'The archive cannot be read: it is not a ZIP archive. Create the ZIP again with a standard tool (zip, 7-Zip, Finder, Explorer).',
+      details: { reason: 'not_a_zip' },
+    });
     const good = rawZip([{ name: 'a.html', data: '<p>hello hello hello hello</p>' }]);
     const damaged = Buffer.from(good);
     damaged.fill(0xff, 30 + 'a.html'.length, 30 + 'a.html'.length + 6);
