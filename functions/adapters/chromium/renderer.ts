@@ -100,7 +100,7 @@ export function mapRenderError(err: unknown): unknown {
   const message = (err as Error)?.message ?? '';
   if (/inspected target navigated|execution context was destroyed/i.test(message)) return navigatedAway();
   if (/page range syntax error/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges could not be read; use pages and ranges such as "1-3, 5".');
-  if (/page range exceeds page count/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document.');
+  if (/page range exceeds page count/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document; select pages the document has, or leave options.pageRanges out.');
   if (/page range is invalid/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges has a range that ends before it starts; write ranges low to high, from page 1.');
   return err;
 }

@@ -156,7 +156,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
       deps.log?.(`storing output of job ${job.job_id} failed`, err);
       if (!input.store) {
         await recordFailure('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and could not be stored.');
-        throw new ServiceError('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and storing it failed. Retry with store: true.', { job_id: job.job_id });
+        throw new ServiceError('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and storing it failed on our side; nothing was charged. Retry the request.', { job_id: job.job_id });
       }
     }
   }

@@ -134,7 +134,7 @@ function contentRules(body: Record<string, unknown>, ctx: z.RefinementCtx, { typ
 
 /** Emptiness, size and content sniffing of html or markdown. */
 function contentProblem(type: 'html' | 'markdown', value: string): { error: ServiceError; rank: keyof typeof RANK } | null {
-  if (value.trim() === '') return { rank: 'empty', error: new ServiceError('EMPTY_CONTENT_FIELD', `The "${type}" field is empty.`, { field: type }) };
+  if (value.trim() === '') return { rank: 'empty', error: new ServiceError('EMPTY_CONTENT_FIELD', `The "${type}" field is empty; send the document to convert in it.`, { field: type }) };
   const size = Buffer.byteLength(value, 'utf8');
   if (size > MAX_CONTENT_BYTES) {
     const message = `${type} is ${size} bytes; the limit is ${MAX_CONTENT_BYTES} bytes (5 MB). Use /bulkjob with an uploaded ZIP for bigger documents.`;

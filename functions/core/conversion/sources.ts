@@ -1,6 +1,6 @@
 import { ServiceError } from '../errors';
 import type { HttpClient } from '../net/fetch';
-import { type ImageCode, type ImageOptions, type ImageType, checkImage, imagesToHtml, noUsableImages, parseImageOptions } from '../render/images';
+import { IMAGE_ADVICE, type ImageCode, type ImageOptions, type ImageType, checkImage, imagesToHtml, noUsableImages, parseImageOptions } from '../render/images';
 import { markdownToHtml } from '../render/markdown';
 import type { PreparedDocument } from './quickjob';
 import { parseTextOptions } from './request';
@@ -44,7 +44,7 @@ export function urlDocument(http: HttpClient, url: URL, rawOptions: unknown): ()
     if (doc.kind === 'image') {
       const options = parseImageOptions(rawOptions);
       const check = await checkImage(doc.body);
-      if (!check.ok) throw new ServiceError(check.code, `The image at the URL cannot be used: ${check.message}`, { url: shownReached(doc.finalUrl, url.href) });
+      if (!check.ok) throw new ServiceError(check.code, `The image at the URL cannot be used: ${check.message} ${IMAGE_ADVICE[check.code]}`, { url: shownReached(doc.finalUrl, url.href) });
       return { html: imagesToHtml([{ bytes: doc.body, type: check.type }], options), options: options.pdf };
     }
     const text = decodeText(doc);

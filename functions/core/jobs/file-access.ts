@@ -13,7 +13,7 @@ import { LINK_TTL_SECONDS } from './storage-layout';
 
 export async function listJobFiles(deps: { files: JobFileRepository }, job: Job) {
   if (job.job_type !== 'bulk' && job.job_type !== 'pdfop') {
-    throw invalidParameter('job_id', `Job ${job.job_id} is a ${job.job_type} job; only bulk and merge/split jobs have per-file results.`, { job_id: job.job_id, job_type: job.job_type });
+    throw invalidParameter('job_id', `Job ${job.job_id} is a ${job.job_type} job; only bulk and merge/split jobs have per-file results. Use GET /jobs/${job.job_id} for its status and GET /jobs/${job.job_id}/download for its output.`, { job_id: job.job_id, job_type: job.job_type });
   }
   // Rows are shown once the job has finished (spec: `files` is empty until then).
   let rows = FINISHED_STATUSES.has(job.status) ? await deps.files.list(job.job_id) : [];

@@ -65,7 +65,7 @@ export function parsePageRange(text: string, context: RangeContext = {}): Parsed
   if (typeof text !== 'string') throw invalid(String(text), 'a page range is a string', context);
   const tokens = text.split(',');
   if (tokens.length > MAX_RANGE_PARTS) {
-    throw new ServiceError('INVALID_PAGE_RANGE', `A page range may have at most ${MAX_RANGE_PARTS} parts; this one has ${tokens.length}.`, {
+    throw new ServiceError('INVALID_PAGE_RANGE', `A page range may have at most ${MAX_RANGE_PARTS} parts; this one has ${tokens.length}. Join neighbouring pages into ranges such as "1-20".`, {
       ...context,
       token: tokens[MAX_RANGE_PARTS].trim(),
       max_parts: MAX_RANGE_PARTS,

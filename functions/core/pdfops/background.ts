@@ -79,7 +79,7 @@ export async function submitPdfJob(deps: PdfJobDeps, input: { account: Account; 
   }
   if (over) {
     // Named after the input that took the total over the limit, as on the instant routes.
-    throw new ServiceError('PDF_INPUT_TOO_LARGE', `The inputs of one job may total at most 150 MB; ${over.filename} (input ${over.input_index}) takes them over.`, {
+    throw new ServiceError('PDF_INPUT_TOO_LARGE', `The inputs of one job may total at most 150 MB; ${over.filename} (input ${over.input_index}) takes them over. Process the files in separate jobs.`, {
       ...over,
       size_bytes: total,
       max_bytes: MAX_UPLOAD_BYTES,
@@ -409,7 +409,7 @@ export const pdfUploadUrlBodySchema = z.object({
 /** The announced size: missing or not a whole number is 400 INVALID_PARAMETER, over 150 MB 400 PDF_INPUT_TOO_LARGE. */
 export function parseUploadSize(body: unknown): number {
   return parseUploadLength(pdfUploadUrlBodySchema, body, 'PDF', MAX_UPLOAD_BYTES, (size) =>
-    new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB).`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES }),
+    new ServiceError('PDF_INPUT_TOO_LARGE', `The file is ${size} bytes; uploads may be at most ${MAX_UPLOAD_BYTES} bytes (150 MB). Split the PDF into smaller files first.`, { size_bytes: size, max_bytes: MAX_UPLOAD_BYTES }),
   );
 }
 

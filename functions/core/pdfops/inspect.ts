@@ -96,7 +96,7 @@ export async function runInspect(deps: { blobs: BlobStore; clock: Clock }, accou
     return inspectPdf(bytes, { filename, maxPages: JOB_LIMITS.maxPages, forEdit });
   }
   const bytes = source.bytes;
-  if (bytes.length === 0) throw new ServiceError('MISSING_PDF', 'The PDF is empty.', { filename, input_index: 0 });
+  if (bytes.length === 0) throw new ServiceError('MISSING_PDF', `${filename} is empty (0 bytes); send the PDF's bytes.`, { filename, input_index: 0 });
   if (bytes.length > INSTANT_LIMITS.maxInputBytes) {
     throw new ServiceError('PDF_INPUT_TOO_LARGE', `${filename} is larger than 4 MB. Upload it with POST /pdf/upload-url and inspect it by s3_key (up to 150 MB).`, {
       filename,

@@ -297,7 +297,7 @@ export function inputRefusal(at: InputAt, field: PropertyKey | undefined, issue:
     if (problem === 'invalid') {
       return invalidParameter(parameter, `${parameter} is not valid base64: send the PDF's bytes base64-encoded (standard or URL-safe alphabet).`, where);
     }
-    if (problem === 'empty') return new ServiceError('MISSING_PDF', `${parameter} is empty.`, { ...where, parameter });
+    if (problem === 'empty') return new ServiceError('MISSING_PDF', `${parameter} is empty: send the PDF as base64.`, { ...where, parameter });
     return invalidParameter(parameter, `${parameter} must be a base64 string.`, where);
   }
   if (field === 's3_key') return invalidParameter(parameter, `${parameter} is required: the s3_key returned by POST /pdf/upload-url.`, where);
@@ -415,7 +415,7 @@ export const mergeFormSchema = z
         let over: Record<string, unknown> | undefined;
         for (const [index, file] of files.entries()) {
           const filename = inputName(file.filename, index);
-          if (file.data.length === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: index }));
+          if (file.data.length === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty (0 bytes); attach the PDF itself.`, { filename, input_index: index }));
           total += file.data.length;
           if (total > INSTANT_LIMITS.maxInputBytes) over ??= { filename, input_index: index };
         }
@@ -509,7 +509,7 @@ export const splitFormSchema = z.object({
       if (files.length > 1) return refuse(ctx, new ServiceError('TOO_MANY_FILES', 'A split takes exactly one PDF.', { file_count: files.length, max_files: 1 }));
       const filename = inputName(files[0].filename, 0);
       const size = files[0].data.length;
-      if (size === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty.`, { filename, input_index: 0 }));
+      if (size === 0) return refuse(ctx, new ServiceError('MISSING_PDF', `${filename} is empty (0 bytes); attach the PDF itself.`, { filename, input_index: 0 }));
       if (size > INSTANT_LIMITS.maxInputBytes) refuse(ctx, tooLarge(size, INSTANT_LIMITS, { filename, input_index: 0 }));
     })
     .meta({ description: 'The PDF to split: exactly one file (4 MB, 500 pages).', minItems: 1, maxItems: 1 }),

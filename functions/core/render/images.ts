@@ -246,8 +246,15 @@ img{width:100%;height:100%;object-fit:${OBJECT_FIT[options.fit]};object-position
 </style></head><body>${pages}</body></html>`;
 }
 
+/** What the caller can do about an unusable image, by its code. */
+export const IMAGE_ADVICE: Record<ImageCode, string> = {
+  INVALID_IMAGE_FORMAT: 'Convert it to PNG or JPEG and resend.',
+  INVALID_IMAGE_DATA: 'Export or download the image again and resend it.',
+  IMAGE_TOO_LARGE: 'Resize or compress the image below the limit.',
+};
+
 /** The refusal when no image was usable: the first image's own code, with every image's problem listed. */
 export function noUsableImages(problems: { index: number; filename: string | null; code: ImageCode; message: string }[]): ServiceError {
   const first = problems[0];
-  return new ServiceError(first.code, `No image could be used: ${first.message}`, { images: problems });
+  return new ServiceError(first.code, `No image could be used: ${first.message} ${IMAGE_ADVICE[first.code]}`, { images: problems });
 }

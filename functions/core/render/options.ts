@@ -255,7 +255,7 @@ export function normalisePdfOptions(o: Partial<PdfOptionsInput>, defaultMargin: 
         height: o.height !== undefined ? lengthToInches(o.height)! : a4.height,
       };
   for (const [name, size] of [['width', paper.width], ['height', paper.height]] as const) {
-    if (size <= 0) throw invalidParameter(`options.${name}`, `The paper ${name} must be greater than zero.`);
+    if (size <= 0) throw invalidParameter(`options.${name}`, `options.${name} must be greater than zero, e.g. "210mm" or "8.5in".`);
     if (size > MAX_PAPER_IN) throw invalidParameter(`options.${name}`, `The paper ${name} can be at most ${MAX_PAPER_IN} in (5.08 m); PDF viewers refuse larger pages.`);
   }
 

@@ -20,7 +20,7 @@ export const caller: Middleware = {
   async before(req) {
     if (req.route.access === 'none') return;
     const principal = principalFromAuthorizer(req.event.requestContext?.authorizer as Record<string, unknown> | undefined);
-    if (!principal) throw unauthorized('Missing or invalid credential.');
+    if (!principal) throw unauthorized('No valid credential reached this route. Send an API key (X-API-Key: pk_…) or a dashboard ID token (Authorization: Bearer <ID token>).');
     req.principal = principal;
     const account = await req.services.accounts.get(principal.account_id);
     if (!account) {

@@ -191,3 +191,17 @@ describe('runQuickJob inline or stored', () => {
     expect(stored.stored).toMatchObject({ download_url: expect.any(String) });
   });
 });
+
+describe('runQuickJob output that must be stored', () => {
+  it('a PDF too large to return inline whose storing fails: nothing charged, and the advice is to retry (store: true would answer null links)', async () => {
+    const { world, run, credits } = setup(100, Math.ceil(4.4 * 2 ** 20));
+    world.blobs.put = async () => {
+      throw new Error('bucket unavailable');
+    };
+    const before = await credits();
+    const err = await rejection(run({}));
+    expect(err).toMatchObject({ code: 'PDF_GENERATION_FAILED', details: { job_id: expect.any(String) } });
+    expect(err.message).toBe('The PDF is too large to return inline and storing it failed on our side; nothing was charged. Retry the request.');
+    expect(await credits()).toBe(before);
+  });
+});
