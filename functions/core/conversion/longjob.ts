@@ -22,7 +22,7 @@ import { type PdfOptions, pdfOptionsSchema } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
 import { RendererStoppedError, RenderTimeoutError, type Renderer, type RenderResult, TooManyPagesError } from '../render/ports';
 import { type Refuser, optional, parseRequest, schemaRef } from '../validation';
-import { conversionFields, conversionRefusals, parseTextOptions, withContentRules } from './request';
+import { conversionFields, conversionRefusals, namingInputField, parseTextOptions, withContentRules } from './request';
 
 export const LONGJOB_MAX_PAGES = 100;
 /** The submission render that counts pages must finish within about 28 s (the request waits for it). */
@@ -149,7 +149,7 @@ export async function submitLongJob(
       });
     }
     if (err instanceof TooManyPagesError) throw submissionPageLimit(err);
-    if (isServiceError(err)) throw err;
+    if (isServiceError(err)) throw namingInputField(err, request.input_type);
     deps.log?.('long job submission render failed', err);
     throw new ServiceError('PDF_GENERATION_FAILED', 'The renderer failed while counting pages. Retry; if it keeps failing, simplify the document.');
   }

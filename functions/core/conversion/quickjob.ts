@@ -14,6 +14,7 @@ import type { PdfOptions } from '../render/options';
 import { pageCountFacts } from '../render/page-window';
 import { RenderTimeoutError, type Renderer, TooManyPagesError } from '../render/ports';
 import { LONGJOB_MAX_PAGES } from './longjob';
+import { namingInputField } from './request';
 
 export const QUICKJOB_MAX_PAGES = 25;
 export const QUICKJOB_TIMEOUT_SECONDS = 30;
@@ -134,7 +135,7 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
     if (err instanceof TooManyPagesError) throw await pageLimitExceeded(err);
     if (isServiceError(err)) {
       await recordFailure(err.code, err.message);
-      throw new ServiceError(err.code, err.message, { ...err.details, job_id: job.job_id });
+      throw new ServiceError(err.code, err.message, { ...namingInputField(err, input.mode).details, job_id: job.job_id });
     }
     deps.log?.(`render failed for job ${job.job_id}`, err);
     await recordFailure('PDF_GENERATION_FAILED', 'The renderer failed to produce a PDF.');

@@ -39,6 +39,16 @@ export function inputTypeRefusal(value: unknown, missingMessage = `input_type is
   return null;
 }
 
+/**
+ * A refusal about the printed document names the field the caller sent it in: the renderer only sees HTML and calls
+ * it `html`, also for Markdown, a URL's page or images (`images`).
+ */
+export function namingInputField(err: ServiceError, inputType: string): ServiceError {
+  const field = inputType === 'image' ? 'images' : inputType;
+  if (err.details.parameter !== 'html' || field === 'html') return err;
+  return new ServiceError(err.code, err.message, { ...err.details, parameter: field });
+}
+
 export function parseTextOptions(type: 'html' | 'markdown', raw: unknown): PdfOptions {
   return parsePdfOptions(raw, { defaultMargin: type === 'markdown' ? MARKDOWN_DEFAULT_MARGIN : {} });
 }

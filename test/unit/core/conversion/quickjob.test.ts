@@ -1,4 +1,5 @@
 import { runQuickJob, textDocument } from '../../../../functions/core/conversion/quickjob';
+import { ServiceError } from '../../../../functions/core/errors';
 import type { RenderRequest } from '../../../../functions/core/render/ports';
 import { RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
@@ -203,5 +204,26 @@ describe('runQuickJob output that must be stored', () => {
     expect(err).toMatchObject({ code: 'PDF_GENERATION_FAILED', details: { job_id: expect.any(String) } });
     expect(err.message).toBe('The PDF is too large to return inline and storing it failed on our side; nothing was charged. Retry the request.');
     expect(await credits()).toBe(before);
+  });
+});
+
+describe('runQuickJob refusals about the printed document', () => {
+  it("name the field the caller sent it in, not the renderer's html (Markdown, a URL's page, images)", async () => {
+    const world = memoryWorld(5);
+    const renderer = {
+      render: async () => {
+        throw new ServiceError('INVALID_PARAMETER', 'The document navigated away.', { parameter: 'html', reason: 'navigated_away' });
+      },
+    };
+    const refusal = (mode: 'html' | 'markdown' | 'url' | 'image') =>
+      rejection(
+        runQuickJob(
+          { jobs: world.jobs, blobs: world.blobs, billing: world.billing, renderer, clock: { now: () => new Date() }, timeoutSeconds: 30 },
+          { account: world.account, plan: world.plan, mode, store: false, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+        ),
+      );
+    for (const [mode, field] of [['html', 'html'], ['markdown', 'markdown'], ['url', 'url'], ['image', 'images']] as const) {
+      expect(await refusal(mode)).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: field, reason: 'navigated_away', job_id: expect.any(String) } });
+    }
   });
 });
