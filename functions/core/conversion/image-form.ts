@@ -57,7 +57,7 @@ export const quickjobImageFormSchema = z
       .meta({
         description: `The images, one page each in this order: the field repeated, 1 to ${MAX_IMAGES} files, about 4.5 MB in all. Unusable ones are skipped (X-PDF-Pages counts the pages made).`,
       }),
-    options: jsonFormField(z.unknown(), () => new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send an object such as {"fit":"cover"}.'))
+    options: jsonFormField(z.unknown(), () => new ServiceError('INVALID_OPTIONS_JSON', 'The options field is not valid JSON; send an object such as {"fit":"cover"}.', { parameter: 'options' }))
       .meta({
         description: 'Image options as JSON text, e.g. {"fit": "cover", "format": "Letter"}: format (A4), margin (10mm each side), landscape, width, height, fit (contain). Blank: the defaults.',
         contentMediaType: 'application/json',

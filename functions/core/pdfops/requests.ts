@@ -45,7 +45,7 @@ const MB = 1024 * 1024;
 
 const paramsOf = (issue: AnyIssue): Record<string, unknown> => (issue as { params?: Record<string, unknown> }).params ?? {};
 
-const optionsNotJson = (why: string) => new ServiceError('INVALID_OPTIONS_JSON', `The "options" field is not valid JSON (${why}).`, { field: 'options' });
+const optionsNotJson = (why: string) => new ServiceError('INVALID_OPTIONS_JSON', `The "options" field is not valid JSON (${why}).`, { parameter: 'options' });
 
 // ---- fields --------------------------------------------------------------------------------------
 

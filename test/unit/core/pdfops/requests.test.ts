@@ -146,7 +146,7 @@ describe('POST /pdf/merge (multipart)', () => {
     expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf')], page_ranges: '[', options: '{' } })).code).toBe('MISSING_PDFS');
     expect(refused(() => form({ page_ranges: '["1"]', options: '{' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'page_ranges' } });
     expect(refused(() => form({ page_ranges: '{"a": 1}' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'page_ranges' } });
-    expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf'), file('e.pdf', '')], options: '{' } }))).toEqual({ code: 'INVALID_OPTIONS_JSON', details: { field: 'options' } });
+    expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf'), file('e.pdf', '')], options: '{' } }))).toEqual({ code: 'INVALID_OPTIONS_JSON', details: { parameter: 'options' } });
     expect(refused(() => parseMergeRequest({ form: { files: [file('a.pdf'), file('e.pdf', '')], page_ranges: '["0", null]' } }))).toEqual({
       code: 'MISSING_PDF',
       details: { filename: 'e.pdf', input_index: 1 },

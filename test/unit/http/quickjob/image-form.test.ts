@@ -42,7 +42,7 @@ describe('parseImageForm', () => {
       'PAYLOAD_TOO_LARGE',
       { total_bytes: 4_800_000, max_bytes: MAX_IMAGE_REQUEST_BYTES },
     ],
-    ['options that are not JSON, before store', [typed, image(), { name: 'options', value: '{fit:' }, { name: 'store', value: 'maybe' }], 'INVALID_OPTIONS_JSON', {}],
+    ['options that are not JSON, before store', [typed, image(), { name: 'options', value: '{fit:' }, { name: 'store', value: 'maybe' }], 'INVALID_OPTIONS_JSON', { parameter: 'options' }],
     ['options sent twice, before store', [typed, image(), { name: 'options', value: '{}' }, { name: 'options', value: '{}' }, { name: 'store', value: 'maybe' }], 'INVALID_MULTIPART', { reason: 'duplicate_field' }],
     ['store that is not true or false, before the options themselves', [typed, image(), { name: 'options', value: '{"fit":"zoom"}' }, { name: 'store', value: 'yes' }], 'INVALID_PARAMETER', { parameter: 'store' }],
     ['an unknown fit', [typed, image(), { name: 'options', value: '{"fit":"zoom"}' }], 'INVALID_PARAMETER', { parameter: 'options.fit' }],
