@@ -75,6 +75,9 @@ const BASE_ARGS = [
   // window.open() and target=_blank would make pages (and, with noopener, renderer processes) nobody prints:
   // a thousand of them from one small document exhausted memory. Documents get exactly one page.
   '--block-new-web-contents',
+  // A document is printed whole, not scrolled through: images and frames marked loading="lazy" below the first
+  // screen were never fetched and printed blank. Without lazy loading they load with the document and hold its load.
+  '--blink-settings=lazyLoadEnabled=false',
 ];
 
 /**

@@ -144,6 +144,29 @@ function watchNavigation(session: CDPSession, frameId: string, own?: string): { 
   };
 }
 
+/**
+ * Resolves `fired` at the main frame's next load event (Page.loadEventFired; the Page domain is enabled with the page),
+ * or rejects it as "target closed" when the page's target goes first (a document calling window.close() while it loads).
+ */
+function loadEvent(session: CDPSession, targetId: string): { fired: Promise<void>; stop(): void } {
+  const connection = session.connection();
+  let onLoad: () => void = () => undefined;
+  let onDestroyed: (event: { targetId: string }) => void = () => undefined;
+  const fired = new Promise<void>((resolve, reject) => {
+    onLoad = resolve;
+    onDestroyed = (event) => {
+      if (event.targetId === targetId) reject(new Error('Target closed before the document loaded'));
+    };
+  });
+  const stop = () => {
+    session.off('Page.loadEventFired', onLoad);
+    connection?.off('Target.targetDestroyed', onDestroyed);
+  };
+  session.on('Page.loadEventFired', onLoad);
+  connection?.on('Target.targetDestroyed', onDestroyed);
+  return { fired: fired.finally(stop), stop };
+}
+
 /** How long after a command failed with "target closed" Chromium may take to report the page's target destroyed. */
 const CLOSE_REPORT_MS = 1000;
 
@@ -280,8 +303,17 @@ export class ChromiumRenderer implements Renderer {
               loaded = openBundleDocument(session, frameId, request.bundle.documentPath, WAIT_FOR_LOAD, deadline);
             } else {
               navigation = watchNavigation(session, frameId);
-              await session.send('Page.setDocumentContent', { frameId, html: request.html });
-              loaded = session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, returnByValue: true, timeout: Math.max(1, deadline - Date.now()) });
+              // Set as text, the document says readyState "complete" at once, before its images, stylesheets and
+              // frames have arrived: waiting on readyState printed it without them. Its load event does wait for
+              // them (and comes before setDocumentContent answers when there is nothing to fetch).
+              const windowLoaded = loadEvent(session, page.targetId);
+              try {
+                await session.send('Page.setDocumentContent', { frameId, html: request.html });
+              } catch (err) {
+                windowLoaded.stop();
+                throw err;
+              }
+              loaded = windowLoaded.fired.then(() => session.send('Runtime.evaluate', { expression: WAIT_FOR_LOAD, awaitPromise: true, returnByValue: true, timeout: Math.max(1, deadline - Date.now()) }));
             }
             let renderTimeout = false;
             let facts = null;

@@ -1,0 +1,54 @@
+import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { systemResolver } from '../../../functions/adapters/net/dns-resolver';
+import { PrivateTargetAllowlist } from '../../../functions/core/net/allowlist';
+import { NetworkGuard } from '../../../functions/core/net/guard';
+import { parsePdfOptions } from '../../../functions/core/render/options';
+import { png } from '../../support/images';
+import { readPdf, readPdfDrawing } from '../../support/pdf';
+import { type TestServer, httpServer } from '../../support/servers';
+
+/** Every answer comes 300 ms late, as from a real remote host (a loopback answer came before the print either way). */
+const LATE_MS = 300;
+let assets: TestServer;
+let browser: ChromiumBrowser;
+let renderer: ChromiumRenderer;
+
+beforeAll(async () => {
+  assets = await httpServer((req, res) => {
+    setTimeout(() => {
+      if (req.url?.startsWith('/green.png')) return res.writeHead(200, { 'Content-Type': 'image/png' }).end(png(200, 100, [0, 170, 0]));
+      if (req.url === '/style.css') return res.writeHead(200, { 'Content-Type': 'text/css' }).end('p.styled { background: #123456; }');
+      if (req.url === '/frame.html') return res.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>framed text</p>');
+      res.writeHead(404).end();
+    }, LATE_MS);
+  });
+  const guard = new NetworkGuard(systemResolver, new PrivateTargetAllowlist(`localhost:${assets.port}`));
+  browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 2, guard, executablePath: process.env.CHROMIUM_PATH });
+  renderer = new ChromiumRenderer(browser);
+});
+afterAll(async () => {
+  await browser?.close();
+  await assets?.close();
+});
+
+const render = (html: string) => renderer.render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 });
+
+describe('a quick document prints once it has loaded', () => {
+  it("waits for its images, stylesheets and frames (readyState said 'complete' at once and it printed without them)", async () => {
+    const at = `http://localhost:${assets.port}`;
+    const html = `<link rel="stylesheet" href="${at}/style.css"><p class="styled">text</p><img src="${at}/green.png"><iframe src="${at}/frame.html"></iframe>`;
+    const { pdf } = await render(html);
+    const [page] = await readPdfDrawing(pdf);
+    expect(page.images).toHaveLength(1);
+    expect(page.fillColors).toContain('#123456');
+    expect((await readPdf(pdf))[0].text).toContain('framed text');
+  });
+
+  it('prints images marked loading="lazy" below the first screen (they were never fetched and printed blank)', async () => {
+    const inline = `data:image/png;base64,${png(200, 100, [0, 0, 204]).toString('base64')}`;
+    const html = `<div style="height:2500px">top</div><img loading="lazy" src="http://localhost:${assets.port}/green.png?lazy"><div style="height:2500px"></div><img loading="lazy" src="${inline}">`;
+    const pages = await readPdfDrawing((await render(html)).pdf);
+    expect(pages.flatMap((page) => page.images)).toHaveLength(2);
+  });
+});
