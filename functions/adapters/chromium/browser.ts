@@ -66,9 +66,9 @@ const BASE_ARGS = [
   '--mute-audio',
   '--hide-scrollbars',
   '--font-render-hinting=none',
-  // Every document gets a new renderer process; without a compositor thread (and its set-up) each costs a
-  // quarter less CPU. Printing does not need threaded compositing: it lays out and paints on the main thread.
-  '--disable-threaded-compositing',
+  // Not --disable-threaded-compositing, although each new renderer would cost about a quarter less CPU without its
+  // compositor thread: without it no frame is produced, so requestAnimationFrame, IntersectionObserver and
+  // ResizeObserver callbacks never run, and charts and layouts drawn in them printed empty.
   // With --disable-gpu the GPU process only composites in software; run it as a thread of the browser process so
   // each new renderer's compositor set-up is not a round of cross-process messages (a few % of a document's CPU).
   '--in-process-gpu',

@@ -45,6 +45,17 @@ describe('a quick document prints once it has loaded', () => {
     expect((await readPdf(pdf))[0].text).toContain('framed text');
   });
 
+  it('runs animation-frame and observer callbacks while it loads (charts and lazy patterns drawn in them printed empty)', async () => {
+    // The late image holds load back; meanwhile the page's frames, IntersectionObserver and ResizeObserver run.
+    const html = `<p id="raf">raf:none</p><p id="io">io:none</p><p id="ro">ro:none</p><img src="http://localhost:${assets.port}/green.png?hold"><script>
+      requestAnimationFrame(() => (document.getElementById('raf').textContent = 'raf:ran'));
+      new IntersectionObserver((e) => e[0].isIntersecting && (document.getElementById('io').textContent = 'io:ran')).observe(document.getElementById('io'));
+      new ResizeObserver(() => (document.getElementById('ro').textContent = 'ro:ran')).observe(document.getElementById('ro'));
+    </script>`;
+    const text = (await readPdf((await render(html)).pdf))[0].text;
+    expect(text.match(/\w+:\w+/g)).toEqual(['raf:ran', 'io:ran', 'ro:ran']);
+  });
+
   it('prints images marked loading="lazy" below the first screen (they were never fetched and printed blank)', async () => {
     const inline = `data:image/png;base64,${png(200, 100, [0, 0, 204]).toString('base64')}`;
     const html = `<div style="height:2500px">top</div><img loading="lazy" src="http://localhost:${assets.port}/green.png?lazy"><div style="height:2500px"></div><img loading="lazy" src="${inline}">`;
