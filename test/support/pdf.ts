@@ -59,3 +59,18 @@ export async function pdfFontNames(bytes: Uint8Array): Promise<string[]> {
   }
   return [...names].sort();
 }
+
+/** The distinct opacities (`ca`, `CA` of every graphics state) a PDF paints with: 0 is something drawn invisible. */
+export async function pdfOpacities(bytes: Uint8Array): Promise<number[]> {
+  const { PDFDocument, PDFDict, PDFName, PDFNumber } = await import('pdf-lib');
+  const doc = await PDFDocument.load(bytes);
+  const values = new Set<number>();
+  for (const [, obj] of doc.context.enumerateIndirectObjects()) {
+    if (!(obj instanceof PDFDict)) continue;
+    for (const key of ['ca', 'CA']) {
+      const value = obj.get(PDFName.of(key));
+      if (value instanceof PDFNumber) values.add(value.asNumber());
+    }
+  }
+  return [...values].sort();
+}

@@ -9,18 +9,28 @@ import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 import { LOADED_FACTS, loadedFacts, refuseFarTooLong } from './page-estimate';
 
+/**
+ * CSS animations and transitions jump to their end before printing (infinite ones are dropped): a page prints as it
+ * looks once it has settled, not at its first frame — a fade-in on load printed invisible.
+ */
+const FINISH_ANIMATIONS = `for (const animation of document.getAnimations()) {
+  try { animation.finish(); } catch { animation.cancel(); }
+}`;
+
 /** Resolves once the document has loaded (images, styles) and its web fonts are ready, to its LoadedFacts. */
 const WAIT_FOR_LOAD = `new Promise((resolve) => {
   if (document.readyState === 'complete') resolve();
   else addEventListener('load', () => resolve(), { once: true });
-}).then(() => document.fonts && document.fonts.ready).then(() => ${LOADED_FACTS})`;
+}).then(() => document.fonts && document.fonts.ready).then(() => { ${FINISH_ANIMATIONS} }).then(() => ${LOADED_FACTS})`;
 
 /**
- * Links from a bundle document to other bundle files point at the internal bundle origin, dead in any PDF reader (and
- * naming an internal host): they print as their text. A link within the document (`#section`) stays a link inside
- * the PDF, and links elsewhere stay links.
+ * Run just before a bundle document prints (it may have waited for quiet since its load): animations finished again,
+ * and links to other bundle files, which point at the internal bundle origin (dead in any PDF reader, and naming an
+ * internal host), print as their text. A link within the document (`#section`) stays a link inside the PDF, and
+ * links elsewhere stay links.
  */
-const UNLINK_BUNDLE_FILES = `(() => {
+const BEFORE_BUNDLE_PRINT = `(() => {
+  ${FINISH_ANIMATIONS}
   const here = location.href.split('#')[0];
   for (const link of document.querySelectorAll('a[href], area[href]')) {
     let to;
@@ -341,7 +351,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
-            if (origin) await session.send('Runtime.evaluate', { expression: UNLINK_BUNDLE_FILES });
+            if (origin) await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT });
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (navigation?.away()) throw navigatedAway();

@@ -9,7 +9,7 @@ import { NetworkGuard } from '../../../functions/core/net/guard';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import type { RenderBundle } from '../../../functions/core/render/ports';
 import { png } from '../../support/images';
-import { pdfFontNames, readPdf, readPdfDrawing } from '../../support/pdf';
+import { pdfFontNames, pdfOpacities, readPdf, readPdfDrawing } from '../../support/pdf';
 import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../../support/servers';
 
 let remote: TestServer;
@@ -95,6 +95,14 @@ describe('rendering with a bundle as the page world', () => {
     const uris = links.map((link) => (link.get(PDFName.of('A')) as PDFDict | undefined)?.get(PDFName.of('URI'))?.toString() ?? 'internal');
     expect(uris.sort()).toEqual(['(https://example.com/x)', 'internal']);
     expect((await readPdf(pdf))[0].text).toContain('Guide Sheet End Out');
+  });
+
+  it('prints animations started after load at their end too (a bundle page waits for quiet after its load)', async () => {
+    const html = `<style>@keyframes fade { from { opacity: 0 } to { opacity: 1 } } .fade { animation: fade 5s both }</style>
+      <p id="late">Shown late</p><script>setTimeout(() => document.getElementById('late').classList.add('fade'), 30);</script>`;
+    const { pdf } = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 300, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
+    const opacities = await pdfOpacities(pdf);
+    expect(opacities.filter((o) => o !== 1)).toEqual([]);
   });
 
   it('blocks and counts private, local and file: requests while the page still renders', async () => {

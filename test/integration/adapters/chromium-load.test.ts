@@ -5,7 +5,7 @@ import { PrivateTargetAllowlist } from '../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../functions/core/net/guard';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { png } from '../../support/images';
-import { readPdf, readPdfDrawing } from '../../support/pdf';
+import { pdfOpacities, readPdf, readPdfDrawing } from '../../support/pdf';
 import { type TestServer, httpServer } from '../../support/servers';
 
 /** Every answer comes 300 ms late, as from a real remote host (a loopback answer came before the print either way). */
@@ -54,6 +54,13 @@ describe('a quick document prints once it has loaded', () => {
     </script>`;
     const text = (await readPdf((await render(html)).pdf))[0].text;
     expect(text.match(/\w+:\w+/g)).toEqual(['raf:ran', 'io:ran', 'ro:ran']);
+  });
+
+  it('prints CSS animations and transitions at their end (a fade-in on load printed invisible, opacity 0)', async () => {
+    const html = `<style>@keyframes fade { from { opacity: 0 } to { opacity: 1 } } .fade { animation: fade 5s both }
+      .spin { animation: fade 1s infinite }</style><p class="fade">Faded in</p><div class="fade" style="height:40px;background:#0000cc"></div><p class="spin">Spinner</p>`;
+    const opacities = await pdfOpacities((await render(html)).pdf);
+    expect(opacities.filter((o) => o !== 1)).toEqual([]);
   });
 
   it('prints images marked loading="lazy" below the first screen (they were never fetched and printed blank)', async () => {
