@@ -67,6 +67,8 @@ function printParameters(o: PdfOptions, pageRanges: string, documentUrl = '') {
     headerTemplate: band(o.headerTemplate),
     footerTemplate: band(o.footerTemplate),
     preferCSSPageSize: o.preferCSSPageSize,
+    // Bookmarks from the document's headings (h1–h6), as Chrome's own "Save as PDF" makes them.
+    generateDocumentOutline: true,
     // Read in pieces (see readPdf): one base64 message of a few hundred MB would exceed what a string can hold.
     transferMode: 'ReturnAsStream' as const,
   };

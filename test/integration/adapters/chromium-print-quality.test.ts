@@ -56,6 +56,21 @@ describe('Markdown print quality', () => {
     expect(lines(page.text)).toBe(lines(a4.text));
   });
 
+  it("gives the PDF bookmarks from the document's headings", async () => {
+    const pdf = await markdownPdf('# Report\n\ntext\n\n## Results\n\nmore\n\n## Method\n\nend\n');
+    const doc = await PDFDocument.load(pdf);
+    const outlines = doc.catalog.lookupMaybe(PDFName.of('Outlines'), PDFDict);
+    const titles: string[] = [];
+    const walk = (item: PDFDict | undefined) => {
+      for (let node = item; node; node = node.lookupMaybe(PDFName.of('Next'), PDFDict)) {
+        titles.push(node.lookup(PDFName.of('Title'))!.toString());
+        walk(node.lookupMaybe(PDFName.of('First'), PDFDict));
+      }
+    };
+    walk(outlines?.lookupMaybe(PDFName.of('First'), PDFDict));
+    expect(titles.map((t) => t.replace(/^\(|\)$/g, ''))).toEqual(['Report', 'Results', 'Method']);
+  });
+
   it('links [text](#heading) to the heading GitHub-style, as a link inside the PDF', async () => {
     const pdf = await markdownPdf('# Top\n\n[Jump to Details](#details-section)\n\n<div style="break-after:page"></div>\n\n## Details section\n\ntext\n');
     const doc = await PDFDocument.load(pdf);
