@@ -353,7 +353,10 @@ export class ChromiumBrowser {
         if (CHROMIUM_REFUSAL.test(event.entry.text)) refusedByChromium++;
       });
       // Page.enable is what starts the renderer process, the costly part, which is why pages are prepared ahead.
-      await Promise.all([session.send('Page.enable'), session.send('Log.enable')]);
+      // Documents load as they will be printed (set once per page, while it is prepared ahead: emulation lasts for
+      // the page's life): on screen, what only print styles use (a print stylesheet's web fonts, its images) was
+      // never fetched, and the PDF fell back to other fonts and left the images out.
+      await Promise.all([session.send('Page.enable'), session.send('Log.enable'), session.send('Emulation.setEmulatedMedia', { media: 'print' })]);
       // A page target's main frame has the target's id.
       const page: PooledPage = {
         browserContextId,

@@ -94,7 +94,7 @@ export async function refuseFarTooLong(session: CDPSession, request: RenderReque
   if (request.maxPages === undefined) return;
   const known = facts ?? loadedFacts(await evaluate(session, LOADED_FACTS));
   if (!known || !worthEstimating(known, request.options, request.maxPages)) return;
-  // Print media (the renderer loads documents with it): laying the page out at the page width too would show the
+  // Print media (every page is prepared with it): laying the page out at the page width too would show the
   // document's scripts a resize.
   const laid = await evaluate(session, laidOutFacts(known.elements + 1 >= estimateRefusalPages(request.maxPages)));
   if (!Array.isArray(laid) || !laid.slice(0, 3).every((n) => typeof n === 'number')) return;

@@ -46,7 +46,7 @@ const BEFORE_BUNDLE_PRINT = `(() => {
  */
 const EXACT_BAND_COLOURS = '<style>html{-webkit-print-color-adjust:exact;print-color-adjust:exact}</style>';
 
-export function bandForPrint(template: string, printBackground: boolean): string {
+function bandForPrint(template: string, printBackground: boolean): string {
   return printBackground && template ? EXACT_BAND_COLOURS + template : template;
 }
 
@@ -305,9 +305,6 @@ export class ChromiumRenderer implements Renderer {
             let origin: BundleOrigin | null = null;
             // What the document tells of its length once loaded (bundle documents: read before printing).
             let loaded: Promise<{ result?: { value?: unknown } } | void>;
-            // The document loads as it will be printed: on screen, what only print styles use (a print stylesheet's
-            // web fonts, its images) was never fetched, and the PDF fell back to other fonts and left the images out.
-            await session.send('Emulation.setEmulatedMedia', { media: 'print' });
             if (request.bundle) {
               if (page.reused) await clearBundleOrigin(session);
               origin = await serveBundle(session, request.bundle, request.html, this.limits.bundleServing, workerScriptAnswered);
