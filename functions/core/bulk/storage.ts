@@ -123,11 +123,7 @@ export async function loadIndex(blobs: BlobStore, accountId: string, jobId: stri
 /** Per index: bundle paths by their NFC form (null where two files share one). */
 const byComposedName = new WeakMap<BundleIndex, Map<string, string | null>>();
 
-/**
- * The entry a page's request names: the path itself, else the one file whose name is the same text in another
- * Unicode normalisation. ZIPs made on macOS often name `café.png` decomposed (e + U+0301) while the page that
- * refers to it, typed in an editor, has it composed; browsers do not normalise URLs, so the image was missing.
- */
+/** The entry a page's request names (see entryNamed), else, in a ZIP of one folder, that name inside the folder. */
 function entryAt(index: BundleIndex, path: string): EntryLocation | undefined {
   const found = entryNamed(index, path);
   if (found) return found;
@@ -149,6 +145,11 @@ function singleFolderOf(index: BundleIndex): string | null {
   return root;
 }
 
+/**
+ * The entry at `path`, else the one file whose name is the same text in another Unicode normalisation. ZIPs made on
+ * macOS often name `café.png` decomposed (e + U+0301) while the page that refers to it, typed in an editor, has it
+ * composed; browsers do not normalise URLs, so the image was missing.
+ */
 function entryNamed(index: BundleIndex, path: string): EntryLocation | undefined {
   if (Object.prototype.hasOwnProperty.call(index.entries, path)) return index.entries[path];
   let composed = byComposedName.get(index);
