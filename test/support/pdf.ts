@@ -46,30 +46,34 @@ export function readPdfDrawing(bytes: Uint8Array): Promise<PdfPageDrawing[]> {
 
 export const MM_PER_POINT = 25.4 / 72;
 
+/** Every dictionary among a PDF's indirect objects (fonts, graphics states, …), read with pdf-lib. */
+async function pdfDicts(bytes: Uint8Array) {
+  const lib = await import('pdf-lib');
+  const doc = await lib.PDFDocument.load(bytes);
+  const dicts = doc.context.enumerateIndirectObjects().map(([, obj]) => obj).filter((obj): obj is import('pdf-lib').PDFDict => obj instanceof lib.PDFDict);
+  return { lib, dicts };
+}
+
 /** The base names of the fonts a PDF embeds, subset prefixes removed (`AAAAAA+DejaVuSans` → `DejaVuSans`). */
 export async function pdfFontNames(bytes: Uint8Array): Promise<string[]> {
-  const { PDFDocument, PDFDict, PDFName } = await import('pdf-lib');
-  const doc = await PDFDocument.load(bytes);
+  const { lib, dicts } = await pdfDicts(bytes);
   const names = new Set<string>();
-  for (const [, obj] of doc.context.enumerateIndirectObjects()) {
-    if (obj instanceof PDFDict && obj.get(PDFName.of('Type')) === PDFName.of('Font')) {
-      const base = obj.get(PDFName.of('BaseFont'));
-      if (base instanceof PDFName) names.add(base.decodeText().replace(/^[A-Z]{6}\+/, ''));
-    }
+  for (const dict of dicts) {
+    if (dict.get(lib.PDFName.of('Type')) !== lib.PDFName.of('Font')) continue;
+    const base = dict.get(lib.PDFName.of('BaseFont'));
+    if (base instanceof lib.PDFName) names.add(base.decodeText().replace(/^[A-Z]{6}\+/, ''));
   }
   return [...names].sort();
 }
 
 /** The distinct opacities (`ca`, `CA` of every graphics state) a PDF paints with: 0 is something drawn invisible. */
 export async function pdfOpacities(bytes: Uint8Array): Promise<number[]> {
-  const { PDFDocument, PDFDict, PDFName, PDFNumber } = await import('pdf-lib');
-  const doc = await PDFDocument.load(bytes);
+  const { lib, dicts } = await pdfDicts(bytes);
   const values = new Set<number>();
-  for (const [, obj] of doc.context.enumerateIndirectObjects()) {
-    if (!(obj instanceof PDFDict)) continue;
+  for (const dict of dicts) {
     for (const key of ['ca', 'CA']) {
-      const value = obj.get(PDFName.of(key));
-      if (value instanceof PDFNumber) values.add(value.asNumber());
+      const value = dict.get(lib.PDFName.of(key));
+      if (value instanceof lib.PDFNumber) values.add(value.asNumber());
     }
   }
   return [...values].sort();
