@@ -5,6 +5,7 @@ import type { PdfOptions } from '../../core/render/options';
 import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
 import { BUNDLE_ORIGIN, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
+import { layoutViewport } from '../../core/render/viewport';
 import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 import { LOADED_FACTS, loadedFacts, refuseFarTooLong } from './page-estimate';
@@ -301,6 +302,8 @@ export class ChromiumRenderer implements Renderer {
               for (const [event, listener] of listeners) session.on(event, listener);
               await session.send('Network.enable');
             }
+            // Scripts that measure the window lay out for the page they print on (see layoutViewport).
+            await session.send('Emulation.setDeviceMetricsOverride', { ...layoutViewport(request.options), deviceScaleFactor: 0, mobile: false });
             // A bundle document lives at the bundle origin, which is answered from the bundle (see bundle-origin.ts).
             let origin: BundleOrigin | null = null;
             // What the document tells of its length once loaded (bundle documents: read before printing).

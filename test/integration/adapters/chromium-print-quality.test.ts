@@ -37,6 +37,21 @@ describe('print quality', () => {
     expect(await print(true)).toContain('#123456');
     expect(await print(false)).not.toContain('#123456');
   });
+
+  it("loads the document in a window of the page's size: a chart a script sizes to the body prints at the page's width, and the document keeps its size", async () => {
+    const pixel = `data:image/png;base64,${png(10, 10).toString('base64')}`;
+    // The "chart" takes the body's width when the document loads, as chart libraries size their canvas; the square
+    // is 100 CSS px, 75 pt when nothing shrinks. In an 800 px window the chart overflowed the 642 px page and
+    // Chromium shrank the whole document to 80 %.
+    const html = `<!doctype html><img id="chart" src="${pixel}" style="height:20px;display:block"><img src="${pixel}" style="width:100px;height:100px;display:block">
+      <p id="seen"></p><script>chart.style.width = document.body.clientWidth + 'px'; seen.textContent = innerWidth + ' x ' + innerHeight;</script>`;
+    const options = parsePdfOptions({ margin: { top: '1in', bottom: '1in', left: '20mm', right: '20mm' } });
+    const { pdf } = await renderer.render({ html, options, timeoutMs: 20_000 });
+    const [{ images }] = await readPdfDrawing(pdf);
+    expect(images[1].width).toBeCloseTo(75, 0);
+    expect(images[0].width).toBeCloseTo(((642 - 16) * 72) / 96, 0); // the page's 642 px less the body's 8 px margins
+    expect((await readPdf(pdf))[0].text).toBe('642 x 930');
+  });
 });
 
 describe('Markdown print quality', () => {
