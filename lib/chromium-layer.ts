@@ -4,7 +4,7 @@ import path from 'node:path';
 import { AssetHashType, DockerImage, FileSystem } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { LAYER_FONT_FILE } from '../functions/adapters/chromium/fonts';
+import { shippedFontFiles } from '../functions/adapters/chromium/shipped-fonts';
 
 /** Where render functions find the compressed Chromium (CHROMIUM_PACK_DIR). */
 export const CHROMIUM_PACK_DIR = '/opt/chromium';
@@ -12,18 +12,16 @@ export const CHROMIUM_PACK_DIR = '/opt/chromium';
 export const CHROMIUM_FONT_DIR = '/opt/fonts';
 
 const BIN_DIR = path.resolve(__dirname, '../node_modules/@sparticuz/chromium/bin');
-const FONT_SOURCE = path.resolve(__dirname, '../node_modules/dejavu-fonts-ttf/ttf');
 /** Bump when the layer's layout (what goes where) changes without any input file changing. */
-const LAYOUT_VERSION = 2;
+const LAYOUT_VERSION = 3;
 
-/** What the layer is built from. */
+/** What the layer is built from: Chromium's compressed binaries and the font files (see shippedFontFiles). */
 export interface LayerInputs {
   binDir: string;
-  fontDir: string;
-  fontFile: RegExp;
+  fontFiles: string[];
 }
 
-const LAYER_INPUTS: LayerInputs = { binDir: BIN_DIR, fontDir: FONT_SOURCE, fontFile: LAYER_FONT_FILE };
+const layerInputs = (): LayerInputs => ({ binDir: BIN_DIR, fontFiles: shippedFontFiles() });
 
 /**
  * The layer asset's identity: everything that decides its contents (the Chromium binaries, the font files, which
@@ -31,11 +29,8 @@ const LAYER_INPUTS: LayerInputs = { binDir: BIN_DIR, fontDir: FONT_SOURCE, fontF
  * whose fonts changed kept its old hash: a stale staged copy in cdk.out, or the copy already in the bootstrap
  * bucket, was deployed instead, without the fonts.
  */
-function layerAssetHash(inputs: LayerInputs = LAYER_INPUTS): string {
-  const fonts = readdirSync(inputs.fontDir)
-    .filter((f) => inputs.fontFile.test(f))
-    .sort()
-    .map((f) => `${f}:${FileSystem.fingerprint(path.join(inputs.fontDir, f))}`);
+function layerAssetHash(inputs: LayerInputs): string {
+  const fonts = inputs.fontFiles.map((file) => `${path.basename(file)}:${FileSystem.fingerprint(file)}`).sort();
   return createHash('sha256')
     .update(JSON.stringify({ layout: LAYOUT_VERSION, chromium: FileSystem.fingerprint(inputs.binDir), fonts }))
     .digest('hex');
@@ -49,11 +44,11 @@ export class ChromiumLayer extends Construct {
   readonly layer: lambda.LayerVersion;
 
   /** `inputs` other than the real ones are for tests. */
-  constructor(scope: Construct, id: string, inputs: LayerInputs = LAYER_INPUTS) {
+  constructor(scope: Construct, id: string, inputs: LayerInputs = layerInputs()) {
     super(scope, id);
-    const { binDir, fontDir: fontSource, fontFile } = inputs;
+    const { binDir, fontFiles } = inputs;
     this.layer = new lambda.LayerVersion(this, 'Layer', {
-      description: 'Chromium for PDF rendering (@sparticuz/chromium binaries) and DejaVu fonts',
+      description: 'Chromium for PDF rendering (@sparticuz/chromium binaries), DejaVu and Noto Sans SC/KR fonts',
       compatibleRuntimes: [lambda.Runtime.NODEJS_22_X],
       compatibleArchitectures: [lambda.Architecture.X86_64],
       code: lambda.Code.fromAsset(binDir, {
@@ -68,7 +63,7 @@ export class ChromiumLayer extends Construct {
               for (const file of readdirSync(binDir)) copyFileSync(path.join(binDir, file), path.join(target, file));
               const fonts = path.join(outputDir, path.basename(CHROMIUM_FONT_DIR));
               mkdirSync(fonts, { recursive: true });
-              for (const file of readdirSync(fontSource).filter((f) => fontFile.test(f))) copyFileSync(path.join(fontSource, file), path.join(fonts, file));
+              for (const file of fontFiles) copyFileSync(file, path.join(fonts, path.basename(file)));
               return true;
             },
           },

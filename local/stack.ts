@@ -9,6 +9,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { type Services, configFromEnv, createServices, setServices, warmRenderer } from '../functions/composition';
+import { shippedFontFiles, stageFonts } from '../functions/adapters/chromium/shipped-fonts';
 import { planCatalogue } from '../functions/core/billing/plans';
 import { releaseDeadWorker } from '../functions/core/conversion/longjob';
 import { QUICKJOB_TIMEOUT_SECONDS } from '../functions/core/conversion/quickjob';
@@ -174,6 +175,8 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     for (const q of queues.values()) await q.stop();
   });
   env.MAIL_DIR ??= path.join(dataDir, 'mail');
+  // Chromium prints with the render layer's fonts here too, so a document looks (and breaks into pages) as it will in AWS.
+  env.CHROMIUM_FONT_DIR ??= stageFonts(shippedFontFiles(), path.join(dataDir, 'fonts'));
   services = createServices(configFromEnv(env), opts.clock, {
     workflows,
     renderQueue: queues.get('render'),

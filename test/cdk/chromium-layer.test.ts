@@ -1,9 +1,9 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { LAYER_FONT_FILE } from '../../functions/adapters/chromium/fonts';
+import { shippedFontFiles } from '../../functions/adapters/chromium/shipped-fonts';
 import { ChromiumLayer, type LayerInputs } from '../../lib/chromium-layer';
 
 /**
@@ -11,15 +11,19 @@ import { ChromiumLayer, type LayerInputs } from '../../lib/chromium-layer';
  * binaries' directory only), a layer whose fonts changed kept its key, and a stale copy without the fonts was deployed.
  */
 describe('Chromium layer asset identity', () => {
-  const fontSource = path.resolve(__dirname, '../../node_modules/dejavu-fonts-ttf/ttf');
   const binDir = path.resolve(__dirname, '../../node_modules/@sparticuz/chromium/bin');
   let work: string;
-  let fontDir: string;
+  let fontFiles: string[];
   beforeAll(() => {
     work = mkdtempSync(path.join(os.tmpdir(), 'layer-hash-'));
-    fontDir = path.join(work, 'ttf');
-    mkdirSync(fontDir);
-    for (const f of readdirSync(fontSource).filter((f) => LAYER_FONT_FILE.test(f))) copyFileSync(path.join(fontSource, f), path.join(fontDir, f));
+    // Copies of the small DejaVu files (the Noto ones are ~10 MB each), which the test edits.
+    fontFiles = shippedFontFiles()
+      .filter((file) => path.basename(file).startsWith('DejaVu'))
+      .map((file) => {
+        const copy = path.join(work, path.basename(file));
+        copyFileSync(file, copy);
+        return copy;
+      });
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -31,14 +35,14 @@ describe('Chromium layer asset identity', () => {
   }
 
   it('changes when a font file changes, a font is added or the font selection changes, with the same binaries', () => {
-    const base = layerKey({ binDir, fontDir, fontFile: LAYER_FONT_FILE });
-    expect(layerKey({ binDir, fontDir, fontFile: LAYER_FONT_FILE })).toBe(base);
-    expect(layerKey({ binDir, fontDir, fontFile: /^DejaVuSans\.ttf$/ })).not.toBe(base);
-    const [first] = readdirSync(fontDir).filter((f) => LAYER_FONT_FILE.test(f));
-    writeFileSync(path.join(fontDir, first), 'not the same font');
-    const edited = layerKey({ binDir, fontDir, fontFile: LAYER_FONT_FILE });
+    const base = layerKey({ binDir, fontFiles });
+    expect(layerKey({ binDir, fontFiles: [...fontFiles].reverse() })).toBe(base);
+    expect(layerKey({ binDir, fontFiles: fontFiles.slice(1) })).not.toBe(base);
+    writeFileSync(fontFiles[0], 'not the same font');
+    const edited = layerKey({ binDir, fontFiles });
     expect(edited).not.toBe(base);
-    writeFileSync(path.join(fontDir, 'DejaVuSans-Extra.ttf'), 'another font');
-    expect(layerKey({ binDir, fontDir, fontFile: /\.ttf$/ })).not.toBe(edited);
+    const extra = path.join(work, 'DejaVuSans-Extra.ttf');
+    writeFileSync(extra, 'another font');
+    expect(layerKey({ binDir, fontFiles: [...fontFiles, extra] })).not.toBe(edited);
   });
 });

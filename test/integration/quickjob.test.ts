@@ -1,5 +1,5 @@
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
-import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
+import { MM_PER_POINT, pdfFontNames, readPdf, readPdfDrawing } from '../support/pdf';
 import { expectHourLink } from '../support/links';
 
 let stack: TestStack;
@@ -64,6 +64,12 @@ describe('POST /quickjob with HTML', () => {
     expect(bytes.subarray(0, 5).toString()).toBe('%PDF-');
     expect(bytes.length).toBeGreaterThan(4.4 * 2 ** 20);
     expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBeLessThan(before);
+  });
+
+  it('prints Chinese, Japanese and Korean text in the fonts the render layer ships, as in AWS (the machine here has no such font)', async () => {
+    const { bytes, pages } = await pdfOf(await quick({ input_type: 'html', html: '<p>Invoice 发票 請求書 청구서</p>' }));
+    expect(pages[0].text).toContain('Invoice');
+    expect(await pdfFontNames(bytes)).toEqual(['DejaVuSans', 'NotoSansKR-Regular', 'NotoSansSC-Regular']);
   });
 
   it('applies format, landscape and custom width/height with format null', async () => {

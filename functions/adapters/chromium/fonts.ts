@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -7,28 +8,43 @@ export const LAYER_FONT_FILE = /^DejaVu(Sans|Serif|SansMono)(-(Bold|Oblique|Bold
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/** CSS's generic families and the families documents commonly name, each with the shipped face that stands in for it. */
+const FAMILY_CLASSES: { generic: string; face: string; named: string[] }[] = [
+  { generic: 'serif', face: 'DejaVu Serif', named: ['Times New Roman', 'Times', 'Liberation Serif', 'Tinos', 'Georgia', 'Cambria', 'Garamond', 'Palatino', 'Book Antiqua'] },
+  { generic: 'sans-serif', face: 'DejaVu Sans', named: ['Arial', 'Helvetica', 'Helvetica Neue', 'Liberation Sans', 'Arimo', 'Verdana', 'Tahoma', 'Calibri', 'Segoe UI', 'Roboto', 'system-ui'] },
+  { generic: 'monospace', face: 'DejaVu Sans Mono', named: ['Courier New', 'Courier', 'Liberation Mono', 'Cousine', 'Consolas', 'Menlo', 'Monaco'] },
+];
+
 /**
- * A fontconfig for Chromium where no system fonts exist (Lambda): the shipped fonts in `fontDir`, plus what
- * @sparticuz/chromium unpacks into /tmp/fonts (Open Sans), with CSS's generic families mapped to DejaVu. Its own
- * configuration has no such mapping, so every face (serif, monospace code blocks) came out in Open Sans, and line
- * breaks and page counts differed from a machine with DejaVu. Returns the directory to use as FONTCONFIG_PATH.
+ * A fontconfig for Chromium where no system fonts exist (Lambda; the local stack uses the same fonts): the shipped
+ * fonts in `fontDir`, plus what @sparticuz/chromium unpacks into /tmp/fonts (Open Sans). Families resolve as a
+ * desktop's fontconfig resolves them: CSS's generic families and the common named ones (Times New Roman, Arial,
+ * Courier New, …) to the DejaVu face of their class, and any other family to DejaVu Sans. Without this, text with no
+ * font set (Chromium asks for Times New Roman) and every family not shipped printed in Open Sans, and line breaks and
+ * page counts differed from a machine with DejaVu. Characters DejaVu lacks still fall back by coverage (Noto Sans
+ * SC/KR for Chinese, Japanese and Korean). Returns the directory to use as FONTCONFIG_PATH: one per font directory,
+ * written whole (several local stacks, each with its own fonts, may launch Chromium at once).
  */
-export function writeFontConfig(fontDir: string, configDir = path.join(tmpdir(), 'pdf-fontconfig')): string {
-  const generic = [
-    ['serif', 'DejaVu Serif'],
-    ['sans-serif', 'DejaVu Sans'],
-    ['monospace', 'DejaVu Sans Mono'],
-  ];
+export function writeFontConfig(fontDir: string, configDir = path.join(tmpdir(), `pdf-fontconfig-${createHash('sha256').update(fontDir).digest('hex').slice(0, 16)}`)): string {
+  const generics = FAMILY_CLASSES.map(({ generic }) => generic);
+  const family = (name: string) => `<family>${escapeXml(name)}</family>`;
   const xml = `<?xml version="1.0"?>
 <!DOCTYPE fontconfig SYSTEM "fonts.dtd">
 <fontconfig>
   <dir>${escapeXml(fontDir)}</dir>
   <dir>${escapeXml(path.join(tmpdir(), 'fonts'))}</dir>
   <cachedir>${escapeXml(path.join(tmpdir(), 'fonts-cache'))}</cachedir>
-${generic.map(([family, face]) => `  <alias binding="same"><family>${family}</family><prefer><family>${face}</family></prefer></alias>`).join('\n')}
+${FAMILY_CLASSES.flatMap(({ generic, named }) => named.map((name) => `  <alias binding="same">${family(name)}<default>${family(generic)}</default></alias>`)).join('\n')}
+  <match target="pattern">
+${generics.map((generic) => `    <test qual="all" name="family" compare="not_eq"><string>${generic}</string></test>`).join('\n')}
+    <edit name="family" mode="append_last"><string>sans-serif</string></edit>
+  </match>
+${FAMILY_CLASSES.map(({ generic, face }) => `  <alias binding="same">${family(generic)}<prefer>${family(face)}</prefer></alias>`).join('\n')}
 </fontconfig>
 `;
   mkdirSync(configDir, { recursive: true });
-  writeFileSync(path.join(configDir, 'fonts.conf'), xml);
+  const staged = path.join(configDir, `fonts.conf.${process.pid}`);
+  writeFileSync(staged, xml);
+  renameSync(staged, path.join(configDir, 'fonts.conf'));
   return configDir;
 }

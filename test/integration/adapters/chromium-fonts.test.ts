@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
-import { LAYER_FONT_FILE } from '../../../functions/adapters/chromium/fonts';
+import { shippedFontFiles, stageFonts } from '../../../functions/adapters/chromium/shipped-fonts';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 
@@ -14,10 +14,34 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono', () => {
-    expect(readdirSync(DEJAVU).filter((f) => LAYER_FONT_FILE.test(f)).sort()).toEqual(
-      ['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSans-BoldOblique', 'DejaVuSans-Oblique', 'DejaVuSansMono', 'DejaVuSansMono-Bold', 'DejaVuSansMono-BoldOblique', 'DejaVuSansMono-Oblique', 'DejaVuSerif', 'DejaVuSerif-Bold', 'DejaVuSerif-BoldItalic', 'DejaVuSerif-Italic'].map((f) => `${f}.ttf`).sort(),
+  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, and Noto Sans SC and KR regular and bold', () => {
+    expect(shippedFontFiles().map((file) => path.basename(file)).sort()).toEqual(
+      [
+        ...['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSans-BoldOblique', 'DejaVuSans-Oblique', 'DejaVuSansMono', 'DejaVuSansMono-Bold', 'DejaVuSansMono-BoldOblique', 'DejaVuSansMono-Oblique', 'DejaVuSerif', 'DejaVuSerif-Bold', 'DejaVuSerif-BoldItalic', 'DejaVuSerif-Italic'],
+        ...['NotoSansSC_400Regular', 'NotoSansSC_700Bold', 'NotoSansKR_400Regular', 'NotoSansKR_700Bold'],
+      ]
+        .map((f) => `${f}.ttf`)
+        .sort(),
     );
+    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(16);
+  });
+
+  it('prints Chinese, Japanese and Korean text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
+    const render = async (files: string[]): Promise<string[]> => {
+      const home = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
+      dirs.push(home);
+      const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir: stageFonts(files, path.join(home, 'fonts')) });
+      try {
+        const html = '<p>Invoice 发票 請求書のご案内 청구서</p><p style="font-weight:bold">合计 합계</p>';
+        return embeddedFonts((await new ChromiumRenderer(browser).render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 })).pdf);
+      } finally {
+        await browser.close();
+      }
+    };
+    const shipped = await render(shippedFontFiles());
+    // Latin text with no font set prints in DejaVu Sans, as with a desktop's fontconfig (it printed in Open Sans).
+    expect(shipped).toEqual(expect.arrayContaining(['DejaVuSans', 'NotoSansSC-Regular', 'NotoSansKR-Regular']));
+    expect(shipped).not.toContain('OpenSans-Regular'); // nothing fell through to the last resort
   });
 
   it('prints only with the fonts it was given, generic families mapped to them', async () => {

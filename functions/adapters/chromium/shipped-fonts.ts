@@ -1,0 +1,37 @@
+import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { LAYER_FONT_FILE } from './fonts';
+
+/** A package's directory in node_modules (wherever npm placed it). */
+const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
+
+/**
+ * The faces Chromium prints with in AWS (the render layer's /opt/fonts) and in the local stack, as files in
+ * node_modules: DejaVu Sans, Serif and Sans Mono (CSS's generic families; Latin, Greek, Cyrillic, Hebrew, Arabic), and
+ * Noto Sans SC and KR, regular and bold, which Chromium falls back to for Chinese, Japanese (kana and kanji) and Korean
+ * text — DejaVu has none of them, and such text printed as empty boxes. Build and local start only: Lambda code finds
+ * the fonts in the layer.
+ */
+export function shippedFontFiles(): string[] {
+  const dejavu = path.join(packageDir('dejavu-fonts-ttf'), 'ttf');
+  const noto = (pkg: string, face: string) => ['400Regular', '700Bold'].map((weight) => path.join(packageDir(pkg), weight, `${face}_${weight}.ttf`));
+  return [
+    ...readdirSync(dejavu)
+      .filter((file) => LAYER_FONT_FILE.test(file))
+      .sort()
+      .map((file) => path.join(dejavu, file)),
+    ...noto('@expo-google-fonts/noto-sans-sc', 'NotoSansSC'),
+    ...noto('@expo-google-fonts/noto-sans-kr', 'NotoSansKR'),
+  ];
+}
+
+/**
+ * A directory holding exactly `files` (as links, nothing copied), for Chromium's fontconfig: the local stack prints
+ * with the layer's fonts, so a document looks (and breaks into pages) the same locally as in AWS. Made afresh each time.
+ */
+export function stageFonts(files: string[], dir: string): string {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const file of files) symlinkSync(file, path.join(dir, path.basename(file)));
+  return dir;
+}
