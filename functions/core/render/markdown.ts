@@ -1,5 +1,6 @@
 import { Script, createContext } from 'node:vm';
-import { Marked, Renderer, type Token, type Tokens } from 'marked';
+import { Marked, type MarkedExtension, Renderer, type Token, type Tokens } from 'marked';
+import markedFootnote from 'marked-footnote';
 import { invalidParameter } from '../errors';
 
 /**
@@ -50,7 +51,7 @@ export function escapeHtml(text: string): string {
  */
 export const MARKDOWN_STYLESHEET = `
 :root { color-scheme: light; }
-body { font-family: -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
+body { font-family: -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", "Noto Sans SC", "Noto Sans KR", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.6em; font-weight: 600; line-height: 1.25; break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 2em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
 h2 { font-size: 1.5em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
@@ -79,6 +80,10 @@ th, td { padding: 6px 13px; border: 1px solid #d1d9e0; }
 th { font-weight: 600; background-color: #f6f8fa; }
 img { max-width: 100%; max-height: 100vh; object-fit: contain; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
 del { color: #59636e; }
+section.footnotes { margin-top: 2em; padding-top: 0.5em; border-top: 1px solid #d1d9e0; font-size: 0.85em; color: #59636e; }
+section.footnotes ol { padding-left: 1.5em; margin: 0; }
+section.footnotes p { margin: 0; }
+.sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
 `;
 
 /** Page margin for Markdown when the caller sends none. */
@@ -107,7 +112,7 @@ function plainText(tokens: Token[]): string {
  * Gives every heading the id GitHub gives it: the text lower-cased, punctuation removed, spaces turned into hyphens,
  * and `-1`, `-2`… after a repeat, so tables of contents written for GitHub keep working in the PDF.
  */
-function anchorHeadings(tokens: Token[]): void {
+function anchorHeadings(markdown: Marked, tokens: Token[]): void {
   const seen = new Map<string, number>();
   markdown.walkTokens(tokens, (token) => {
     if (token.type !== 'heading') return;
@@ -125,8 +130,8 @@ function anchorHeadings(tokens: Token[]): void {
   });
 }
 
-const markdown = new Marked({ gfm: true, breaks: false, async: false });
-markdown.use({
+/** How Markdown prints beyond marked's own HTML: heading ids, wide tables, long code blocks. */
+const RENDERING: MarkedExtension = {
   renderer: {
     heading(token) {
       const { anchor } = token as AnchoredHeading;
@@ -144,7 +149,19 @@ markdown.use({
       return token.text.split('\n').length > SHORT_CODE_LINES ? html.replace(/^<pre>/, '<pre class="flow">') : html;
     },
   },
-});
+};
+
+/**
+ * A parser for one conversion (making one takes ~0.05 ms). GitHub's footnotes (`text[^1]` and `[^1]: note`: numbered
+ * references linked to a list at the end, and back) come from an extension that keeps state between calls, which
+ * a parse cut off by its deadline would leave wrong for the next document.
+ */
+function createParser(): Marked {
+  const parser = new Marked({ gfm: true, breaks: false, async: false });
+  parser.use(markedFootnote());
+  parser.use(RENDERING);
+  return parser;
+}
 
 /**
  * How long parsing may take. marked's inline rules backtrack quadratically on some inputs (32 KB of `*a_` repeated
@@ -165,8 +182,11 @@ const parseContext = createContext({ parse: null as null | (() => unknown) });
  */
 function parseWithDeadline(body: string, deadlineMs: number): { html: string; heading: string | null } {
   parseContext.parse = () => {
+    const markdown = createParser();
     const tokens = markdown.lexer(body);
-    anchorHeadings(tokens);
+    // What parse() does between lexing and rendering: the extensions' token walks (footnotes gather at the end).
+    if (markdown.defaults.walkTokens) markdown.walkTokens(tokens, markdown.defaults.walkTokens);
+    anchorHeadings(markdown, tokens);
     const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
     const text = heading ? heading.text.replace(/[*_`]/g, '').trim() : '';
     return { html: markdown.parser(tokens) as string, heading: text || null };

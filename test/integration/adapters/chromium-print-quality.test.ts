@@ -95,4 +95,16 @@ describe('Markdown print quality', () => {
     expect(links[0].get(PDFName.of('A'))).toBeUndefined();
     expect(links[0].get(PDFName.of('Dest'))).toBeDefined();
   });
+
+  it('prints footnotes at the end of the document, each reference a link inside the PDF to its note', async () => {
+    const pdf = await markdownPdf('Revenue grew[^growth].\n\n[^growth]: Year on year, at constant rates.\n\n<div style="break-after:page"></div>\n\nClosing remarks.\n');
+    const pages = await readPdf(pdf);
+    expect(pages).toHaveLength(2);
+    expect(pages[0].text).not.toContain('Year on year');
+    expect(pages[1].text).toBe('Closing remarks. 1. Year on year, at constant rates. ↩'); // the "Footnotes" heading is for screen readers only
+    const doc = await PDFDocument.load(pdf);
+    const links = doc.getPages()[0].node.Annots()?.asArray().map((ref) => doc.context.lookup(ref) as PDFDict) ?? [];
+    expect(links).toHaveLength(1);
+    expect(links[0].get(PDFName.of('Dest'))).toBeDefined();
+  });
 });

@@ -33,6 +33,18 @@ describe('markdown', () => {
     expect(html.match(/<h\d[^>]*>/g)).toEqual(['<h1 id="top">', '<h2 id="details-section">', '<h2 id="details-section-1">', '<h2 id="details-section-1-1">', '<h3 id="café--crème-code-link">', '<h2>', '<h2 id="quoted">']);
   });
 
+  it("renders GitHub's footnotes: numbered references linked to a list at the end, and back; each conversion numbers its own", () => {
+    const html = markdownToHtml('Revenue grew[^growth] while costs fell[^1].\n\n[^growth]: Year on year.\n[^1]: After *one-off* items.\n');
+    expect(html).toContain('grew<sup><a id="footnote-ref-growth" href="#footnote-growth"');
+    expect(html).toMatch(/<section class="footnotes"[^>]*>\s*<h2 id="footnote-label" class="sr-only">Footnotes<\/h2>\s*<ol>\s*<li id="footnote-growth">\s*<p>Year on year\. <a href="#footnote-ref-growth"/);
+    expect(html).toContain('<li id="footnote-1">\n<p>After <em>one-off</em> items.');
+    expect(html).not.toContain('[^');
+    expect(html.indexOf('<section class="footnotes"')).toBeGreaterThan(html.indexOf('costs fell')); // at the end, not where the notes were defined
+    const next = markdownToHtml('Only[^a].\n\n[^a]: A.\n');
+    expect(next).toContain('>1</a></sup>');
+    expect(next).not.toContain('growth');
+  });
+
   it('lays out tables of 7 columns or more at the page width, lets long code blocks break across pages', () => {
     const table = (n: number) => `|${' h |'.repeat(n)}\n|${' - |'.repeat(n)}\n|${' c |'.repeat(n)}\n`;
     expect(markdownToHtml(table(6))).toContain('<table>');
