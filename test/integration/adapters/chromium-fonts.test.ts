@@ -4,6 +4,7 @@ import path from 'node:path';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { shippedFontFiles, stageFonts } from '../../../functions/adapters/chromium/shipped-fonts';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { markdownToHtml } from '../../../functions/core/render/markdown';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 
 const DEJAVU = path.resolve(__dirname, '../../../node_modules/dejavu-fonts-ttf/ttf');
@@ -13,6 +14,18 @@ const embeddedFonts = (pdf: Uint8Array) => [...new Set([...Buffer.from(pdf).toSt
 describe('Chromium with shipped fonts (the Lambda layer)', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+  /** The fonts a PDF of `html` embeds, printed with the shipped fonts only. */
+  const render = async (html: string): Promise<string[]> => {
+    const home = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
+    dirs.push(home);
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir: stageFonts(shippedFontFiles(), path.join(home, 'fonts')) });
+    try {
+      return embeddedFonts((await new ChromiumRenderer(browser).render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 })).pdf);
+    } finally {
+      await browser.close();
+    }
+  };
 
   it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, and Noto Sans SC and KR regular and bold', () => {
     expect(shippedFontFiles().map((file) => path.basename(file)).sort()).toEqual(
@@ -27,21 +40,14 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
   });
 
   it('prints Chinese, Japanese and Korean text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
-    const render = async (files: string[]): Promise<string[]> => {
-      const home = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
-      dirs.push(home);
-      const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir: stageFonts(files, path.join(home, 'fonts')) });
-      try {
-        const html = '<p>Invoice 发票 請求書のご案内 청구서</p><p style="font-weight:bold">合计 합계</p>';
-        return embeddedFonts((await new ChromiumRenderer(browser).render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 })).pdf);
-      } finally {
-        await browser.close();
-      }
-    };
-    const shipped = await render(shippedFontFiles());
+    const shipped = await render('<p>Invoice 发票 請求書のご案内 청구서</p><p style="font-weight:bold">合计 합계</p>');
     // Latin text with no font set prints in DejaVu Sans, as with a desktop's fontconfig (it printed in Open Sans).
     expect(shipped).toEqual(expect.arrayContaining(['DejaVuSans', 'NotoSansSC-Regular', 'NotoSansKR-Regular']));
     expect(shipped).not.toContain('OpenSans-Regular'); // nothing fell through to the last resort
+  });
+
+  it("prints bold Chinese and Korean in Markdown with the Noto bold faces (its stylesheet names them; a fallback face is only emboldened)", async () => {
+    expect(await render(markdownToHtml('**合计** **합계** plain 文本 텍스트'))).toEqual(expect.arrayContaining(['NotoSansSC-Bold', 'NotoSansKR-Bold', 'NotoSansSC-Regular', 'NotoSansKR-Regular']));
   });
 
   it('prints only with the fonts it was given, generic families mapped to them', async () => {
