@@ -48,7 +48,7 @@ export class ChromiumLayer extends Construct {
     super(scope, id);
     const { binDir, fontFiles } = inputs;
     this.layer = new lambda.LayerVersion(this, 'Layer', {
-      description: 'Chromium for PDF rendering (@sparticuz/chromium binaries), DejaVu and Noto Sans SC/KR fonts',
+      description: 'Chromium for PDF rendering (@sparticuz/chromium binaries), DejaVu and Noto fonts',
       compatibleRuntimes: [lambda.Runtime.NODEJS_22_X],
       compatibleArchitectures: [lambda.Architecture.X86_64],
       code: lambda.Code.fromAsset(binDir, {

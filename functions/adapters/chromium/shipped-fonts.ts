@@ -6,11 +6,16 @@ import { LAYER_FONT_FILE } from './fonts';
 const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
 
 /**
+ * Noto faces (regular and bold) for scripts DejaVu lacks, which Chromium falls back to for such text (it printed as
+ * empty boxes): SC covers Chinese and Japanese (kana and kanji), KR Korean; then Devanagari (Hindi, Marathi, Nepali),
+ * Bengali, Tamil and Thai. Each is the npm package @expo-google-fonts/noto-sans-<name>.
+ */
+const NOTO_FACES = ['NotoSansSC', 'NotoSansKR', 'NotoSansDevanagari', 'NotoSansBengali', 'NotoSansTamil', 'NotoSansThai'];
+
+/**
  * The faces Chromium prints with in AWS (the render layer's /opt/fonts) and in the local stack, as files in
- * node_modules: DejaVu Sans, Serif and Sans Mono (CSS's generic families; Latin, Greek, Cyrillic, Hebrew, Arabic), and
- * Noto Sans SC and KR, regular and bold, which Chromium falls back to for Chinese, Japanese (kana and kanji) and Korean
- * text — DejaVu has none of them, and such text printed as empty boxes. Build and local start only: Lambda code finds
- * the fonts in the layer.
+ * node_modules: DejaVu Sans, Serif and Sans Mono (CSS's generic families; Latin, Greek, Cyrillic, Hebrew, Arabic) and
+ * the Noto faces above. Build and local start only: Lambda code finds the fonts in the layer.
  */
 export function shippedFontFiles(): string[] {
   const dejavu = path.join(packageDir('dejavu-fonts-ttf'), 'ttf');
@@ -20,8 +25,7 @@ export function shippedFontFiles(): string[] {
       .filter((file) => LAYER_FONT_FILE.test(file))
       .sort()
       .map((file) => path.join(dejavu, file)),
-    ...noto('@expo-google-fonts/noto-sans-sc', 'NotoSansSC'),
-    ...noto('@expo-google-fonts/noto-sans-kr', 'NotoSansKR'),
+    ...NOTO_FACES.flatMap((face) => noto(`@expo-google-fonts/noto-sans-${face.slice('NotoSans'.length).toLowerCase()}`, face)),
   ];
 }
 

@@ -27,22 +27,22 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
     }
   };
 
-  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, and Noto Sans SC and KR regular and bold', () => {
+  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, and Noto faces for other scripts, regular and bold', () => {
     expect(shippedFontFiles().map((file) => path.basename(file)).sort()).toEqual(
       [
         ...['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSans-BoldOblique', 'DejaVuSans-Oblique', 'DejaVuSansMono', 'DejaVuSansMono-Bold', 'DejaVuSansMono-BoldOblique', 'DejaVuSansMono-Oblique', 'DejaVuSerif', 'DejaVuSerif-Bold', 'DejaVuSerif-BoldItalic', 'DejaVuSerif-Italic'],
-        ...['NotoSansSC_400Regular', 'NotoSansSC_700Bold', 'NotoSansKR_400Regular', 'NotoSansKR_700Bold'],
+        ...['SC', 'KR', 'Devanagari', 'Bengali', 'Tamil', 'Thai'].flatMap((script) => [`NotoSans${script}_400Regular`, `NotoSans${script}_700Bold`]),
       ]
         .map((f) => `${f}.ttf`)
         .sort(),
     );
-    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(16);
+    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(24);
   });
 
-  it('prints Chinese, Japanese and Korean text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
-    const shipped = await render('<p>Invoice 发票 請求書のご案内 청구서</p><p style="font-weight:bold">合计 합계</p>');
+  it('prints Chinese, Japanese, Korean, Hindi, Bengali, Tamil and Thai text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
+    const shipped = await render('<p>Invoice 发票 請求書のご案内 청구서</p><p style="font-weight:bold">合计 합계</p><p>चालान চালান விலைப்பட்டியல் ใบแจ้งหนี้</p>');
     // Latin text with no font set prints in DejaVu Sans, as with a desktop's fontconfig (it printed in Open Sans).
-    expect(shipped).toEqual(expect.arrayContaining(['DejaVuSans', 'NotoSansSC-Regular', 'NotoSansKR-Regular']));
+    expect(shipped).toEqual(expect.arrayContaining(['DejaVuSans', 'NotoSansSC-Regular', 'NotoSansKR-Regular', 'NotoSansDevanagari-Regular', 'NotoSansBengali-Regular', 'NotoSansTamil-Regular', 'NotoSansThai-Regular']));
     expect(shipped).not.toContain('OpenSans-Regular'); // nothing fell through to the last resort
   });
 
