@@ -14,8 +14,8 @@ const NOTO_FACES = ['NotoSansSC', 'NotoSansKR', 'NotoSansDevanagari', 'NotoSansB
 
 /**
  * The faces Chromium prints with in AWS (the render layer's /opt/fonts) and in the local stack, as files in
- * node_modules: DejaVu Sans, Serif and Sans Mono (CSS's generic families; Latin, Greek, Cyrillic, Hebrew, Arabic) and
- * the Noto faces above. Build and local start only: Lambda code finds the fonts in the layer.
+ * node_modules: DejaVu Sans, Serif and Sans Mono (CSS's generic families; Latin, Greek, Cyrillic, Hebrew, Arabic), the
+ * Noto faces above and Noto Color Emoji. Build and local start only: Lambda code finds the fonts in the layer.
  */
 export function shippedFontFiles(): string[] {
   const dejavu = path.join(packageDir('dejavu-fonts-ttf'), 'ttf');
@@ -26,6 +26,8 @@ export function shippedFontFiles(): string[] {
       .sort()
       .map((file) => path.join(dejavu, file)),
     ...NOTO_FACES.flatMap((face) => noto(`@expo-google-fonts/noto-sans-${face.slice('NotoSans'.length).toLowerCase()}`, face)),
+    // Emoji in colour (as vector glyphs in the PDF); DejaVu draws only a few, in black.
+    path.join(packageDir('@expo-google-fonts/noto-color-emoji'), '400Regular', 'NotoColorEmoji_400Regular.ttf'),
   ];
 }
 

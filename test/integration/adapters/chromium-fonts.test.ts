@@ -1,6 +1,7 @@
 import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { inflateSync } from 'node:zlib';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
 import { shippedFontFiles, stageFonts } from '../../../functions/adapters/chromium/shipped-fonts';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
@@ -15,28 +16,31 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-  /** The fonts a PDF of `html` embeds, printed with the shipped fonts only. */
-  const render = async (html: string): Promise<string[]> => {
+  /** `html` printed with the shipped fonts only. */
+  const printWithShippedFonts = async (html: string) => {
     const home = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
     dirs.push(home);
     const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir: stageFonts(shippedFontFiles(), path.join(home, 'fonts')) });
     try {
-      return embeddedFonts((await new ChromiumRenderer(browser).render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 })).pdf);
+      return await new ChromiumRenderer(browser).render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 });
     } finally {
       await browser.close();
     }
   };
+  /** The fonts a PDF of `html` embeds, printed with the shipped fonts only. */
+  const render = async (html: string): Promise<string[]> => embeddedFonts((await printWithShippedFonts(html)).pdf);
 
-  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, and Noto faces for other scripts, regular and bold', () => {
+  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, Noto faces for other scripts, regular and bold, and Noto Color Emoji', () => {
     expect(shippedFontFiles().map((file) => path.basename(file)).sort()).toEqual(
       [
         ...['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSans-BoldOblique', 'DejaVuSans-Oblique', 'DejaVuSansMono', 'DejaVuSansMono-Bold', 'DejaVuSansMono-BoldOblique', 'DejaVuSansMono-Oblique', 'DejaVuSerif', 'DejaVuSerif-Bold', 'DejaVuSerif-BoldItalic', 'DejaVuSerif-Italic'],
         ...['SC', 'KR', 'Devanagari', 'Bengali', 'Tamil', 'Thai'].flatMap((script) => [`NotoSans${script}_400Regular`, `NotoSans${script}_700Bold`]),
+        'NotoColorEmoji_400Regular',
       ]
         .map((f) => `${f}.ttf`)
         .sort(),
     );
-    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(24);
+    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(25);
   });
 
   it('prints Chinese, Japanese, Korean, Hindi, Bengali, Tamil and Thai text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
@@ -44,6 +48,22 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
     // Latin text with no font set prints in DejaVu Sans, as with a desktop's fontconfig (it printed in Open Sans).
     expect(shipped).toEqual(expect.arrayContaining(['DejaVuSans', 'NotoSansSC-Regular', 'NotoSansKR-Regular', 'NotoSansDevanagari-Regular', 'NotoSansBengali-Regular', 'NotoSansTamil-Regular', 'NotoSansThai-Regular']));
     expect(shipped).not.toContain('OpenSans-Regular'); // nothing fell through to the last resort
+  });
+
+  it('prints emoji in colour (DejaVu has a few, in black; most printed as empty boxes)', async () => {
+    const colours = new Set<string>();
+    const { pdf } = await printWithShippedFonts('<p style="font-size:40px">😀 🇫🇷</p>');
+    // Chromium draws colour glyphs as vector paths filled in their colours: gather every RGB fill the PDF's streams set.
+    for (const [, stream] of Buffer.from(pdf).toString('latin1').matchAll(/stream\r?\n([\s\S]*?)endstream/g)) {
+      let text: string;
+      try {
+        text = inflateSync(Buffer.from(stream, 'latin1')).toString('latin1');
+      } catch {
+        continue; // not a Flate stream (a font file, say)
+      }
+      for (const [, rgb] of text.matchAll(/(?:^|\s)([\d.]+ [\d.]+ [\d.]+) (?:rg|sc|scn)\b/g)) colours.add(rgb);
+    }
+    expect(colours.size).toBeGreaterThan(3); // the smiley's yellows and browns, the flag's blue, white and red
   });
 
   it("prints bold Chinese and Korean in Markdown with the Noto bold faces (its stylesheet names them; a fallback face is only emboldened)", async () => {
