@@ -1,4 +1,4 @@
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
@@ -44,5 +44,10 @@ describe('Chromium layer asset identity', () => {
     const extra = path.join(work, 'DejaVuSans-Extra.ttf');
     writeFileSync(extra, 'another font');
     expect(layerKey({ binDir, fontFiles: [...fontFiles, extra] })).not.toBe(edited);
+  });
+
+  it("stays well inside Lambda's 250 MB for a function and its layers, unzipped (Chromium and the fonts: ~130 MB)", () => {
+    const bytes = [...readdirSync(binDir).map((file) => path.join(binDir, file)), ...shippedFontFiles()].reduce((sum, file) => sum + statSync(file).size, 0);
+    expect(bytes).toBeLessThan(200 * 1e6); // room for the render functions' own code
   });
 });
