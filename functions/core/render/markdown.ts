@@ -1,7 +1,9 @@
 import { Script, createContext } from 'node:vm';
 import { Marked, type MarkedExtension, Renderer, type Token, type Tokens } from 'marked';
+import markedAlert from 'marked-alert';
 import markedFootnote from 'marked-footnote';
 import { invalidParameter } from '../errors';
+import { CODE_HIGHLIGHT_STYLESHEET, type CodeHighlighter, codeHighlighter } from './code-highlight';
 
 /**
  * A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. It may be empty
@@ -84,7 +86,16 @@ section.footnotes { margin-top: 2em; padding-top: 0.5em; border-top: 1px solid #
 section.footnotes ol { padding-left: 1.5em; margin: 0; }
 section.footnotes p { margin: 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
-`;
+.markdown-alert { padding: 0.5em 1em; margin: 0 0 1em; border-left: 0.25em solid #d1d9e0; break-inside: avoid; page-break-inside: avoid; }
+.markdown-alert > :last-child { margin-bottom: 0; }
+.markdown-alert-title { display: flex; align-items: center; gap: 0.5em; font-weight: 600; line-height: 1; }
+.markdown-alert-title svg { fill: currentColor; }
+.markdown-alert-note { border-left-color: #0969da; } .markdown-alert-note .markdown-alert-title { color: #0969da; }
+.markdown-alert-tip { border-left-color: #1a7f37; } .markdown-alert-tip .markdown-alert-title { color: #1a7f37; }
+.markdown-alert-important { border-left-color: #8250df; } .markdown-alert-important .markdown-alert-title { color: #8250df; }
+.markdown-alert-warning { border-left-color: #9a6700; } .markdown-alert-warning .markdown-alert-title { color: #9a6700; }
+.markdown-alert-caution { border-left-color: #d1242f; } .markdown-alert-caution .markdown-alert-title { color: #d1242f; }
+${CODE_HIGHLIGHT_STYLESHEET}`;
 
 /** Page margin for Markdown when the caller sends none. */
 export const MARKDOWN_DEFAULT_MARGIN = { top: '18mm', right: '16mm', bottom: '18mm', left: '16mm' };
@@ -130,8 +141,8 @@ function anchorHeadings(markdown: Marked, tokens: Token[]): void {
   });
 }
 
-/** How Markdown prints beyond marked's own HTML: heading ids, wide tables, long code blocks. */
-const RENDERING: MarkedExtension = {
+/** How Markdown prints beyond marked's own HTML: heading ids, wide tables, long and highlighted code blocks. */
+const rendering = (highlight: CodeHighlighter): MarkedExtension => ({
   renderer: {
     heading(token) {
       const { anchor } = token as AnchoredHeading;
@@ -145,21 +156,23 @@ const RENDERING: MarkedExtension = {
     },
     // A long code block moved whole to the next page would leave most of a page blank and still not fit.
     code(token) {
-      const html = Renderer.prototype.code.call(this, token) as string;
+      const highlighted = highlight(token.text, token.lang);
+      const html = Renderer.prototype.code.call(this, highlighted === null ? token : { ...token, text: highlighted, escaped: true }) as string;
       return token.text.split('\n').length > SHORT_CODE_LINES ? html.replace(/^<pre>/, '<pre class="flow">') : html;
     },
   },
-};
+});
 
 /**
- * A parser for one conversion (making one takes ~0.05 ms). GitHub's footnotes (`text[^1]` and `[^1]: note`: numbered
- * references linked to a list at the end, and back) come from an extension that keeps state between calls, which
- * a parse cut off by its deadline would leave wrong for the next document.
+ * A parser for one conversion (making one takes ~0.05 ms), with GitHub's footnotes (`text[^1]` and `[^1]: note`:
+ * numbered references linked to a list at the end, and back) and alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`,
+ * `[!WARNING]`, `[!CAUTION]`). One per conversion: the footnote extension keeps state between calls, which a parse cut
+ * off by its deadline would leave wrong for the next document, and the code highlighter's time budget is per document.
  */
 function createParser(): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
-  parser.use(markedFootnote());
-  parser.use(RENDERING);
+  parser.use(markedFootnote(), markedAlert());
+  parser.use(rendering(codeHighlighter()));
   return parser;
 }
 

@@ -96,6 +96,13 @@ describe('Markdown print quality', () => {
     expect(links[0].get(PDFName.of('Dest'))).toBeDefined();
   });
 
+  it("prints code in GitHub's colours when the block names its language, and alerts with their colour", async () => {
+    const pdf = await markdownPdf('```js\nconst total = 42;\n```\n\n> [!CAUTION]\n> Payment is overdue.\n');
+    const [{ fillColors }] = await readPdfDrawing(pdf);
+    expect(fillColors).toEqual(expect.arrayContaining(['#cf222e', '#0550ae', '#d1242f'])); // keyword, number, the caution title
+    expect((await readPdf(pdf))[0].text.replace(/\s+/g, ' ')).toMatch(/^const total = 42 ?; Caution Payment is overdue\.$/); // pdfjs may split a run at a colour change
+  });
+
   it('prints footnotes at the end of the document, each reference a link inside the PDF to its note', async () => {
     const pdf = await markdownPdf('Revenue grew[^growth].\n\n[^growth]: Year on year, at constant rates.\n\n<div style="break-after:page"></div>\n\nClosing remarks.\n');
     const pages = await readPdf(pdf);

@@ -23,7 +23,7 @@ describe('markdown', () => {
   it('renders GFM tables, fenced code and images with the default stylesheet', () => {
     const html = markdownToHtml('| a | b |\n|---|---|\n| 1 | 2 |\n\n```js\nconst x = 1 < 2;\n```\n\n![logo](https://example.com/logo.png)');
     expect(html).toContain('<table>');
-    expect(html).toContain('<pre><code class="language-js">const x = 1 &lt; 2;');
+    expect(html).toContain('<pre><code class="language-js"><span class="hljs-keyword">const</span> x = <span class="hljs-number">1</span> &lt; <span class="hljs-number">2</span>;');
     expect(html).toContain('<img src="https://example.com/logo.png" alt="logo">');
     expect(html).toMatch(/img \{ max-width: 100%/);
   });
@@ -43,6 +43,19 @@ describe('markdown', () => {
     const next = markdownToHtml('Only[^a].\n\n[^a]: A.\n');
     expect(next).toContain('>1</a></sup>');
     expect(next).not.toContain('growth');
+  });
+
+  it('colours fenced code that names its language, as GitHub does; other code stays plain', () => {
+    const html = markdownToHtml('```ts\nconst total: number = 42; // due\n```\n\n```\nconst plain = 1;\n```\n');
+    expect(html).toContain('<pre><code class="language-ts"><span class="hljs-keyword">const</span> <span class="hljs-attr">total</span>: <span class="hljs-built_in">number</span> = <span class="hljs-number">42</span>; <span class="hljs-comment">// due</span>\n</code></pre>');
+    expect(html).toContain('<pre><code>const plain = 1;\n</code></pre>');
+    expect(html).toContain('.hljs-keyword, .hljs-selector-tag');
+  });
+
+  it("renders GitHub's alerts (> [!NOTE] … [!CAUTION]) as titled, coloured boxes; other quotes stay quotes", () => {
+    const html = markdownToHtml('> [!WARNING]\n> Payment is *overdue*.\n\n> Just a quote.\n');
+    expect(html).toMatch(/<div class="markdown-alert markdown-alert-warning">\s*<p class="markdown-alert-title"><svg[^>]*>[\s\S]*?<\/svg>Warning<\/p>\s*<p>Payment is <em>overdue<\/em>\.<\/p>\s*<\/div>/);
+    expect(html).toContain('<blockquote>\n<p>Just a quote.</p>\n</blockquote>');
   });
 
   it('lays out tables of 7 columns or more at the page width, lets long code blocks break across pages', () => {
