@@ -229,7 +229,7 @@ export function markdownToHtml(
     // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
     if (err instanceof RangeError) throw invalidParameter(parameter, 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
     if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack; escape the markers (\\*, \\_) or send the text as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
+      throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack, and thousands of footnotes slow it down too; escape the markers (\\*, \\_), split the document, or send it as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
     }
     throw err;
   }
