@@ -3,9 +3,6 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-/** The DejaVu faces the render layer ships (regular, bold, italic of sans, serif and mono: what the default stylesheets use). */
-export const LAYER_FONT_FILE = /^DejaVu(Sans|Serif|SansMono)(-(Bold|Oblique|BoldOblique|Italic|BoldItalic))?\.ttf$/;
-
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** CSS's generic families and the families documents commonly name, each with the shipped face that stands in for it. */
@@ -21,8 +18,8 @@ const FAMILY_CLASSES: { generic: string; face: string; named: string[] }[] = [
  * desktop's fontconfig resolves them: CSS's generic families and the common named ones (Times New Roman, Arial,
  * Courier New, …) to the DejaVu face of their class, and any other family to DejaVu Sans. Without this, text with no
  * font set (Chromium asks for Times New Roman) and every family not shipped printed in Open Sans, and line breaks and
- * page counts differed from a machine with DejaVu. Characters DejaVu lacks still fall back by coverage (Noto Sans
- * SC/KR for Chinese, Japanese and Korean). Returns the directory to use as FONTCONFIG_PATH: one per font directory,
+ * page counts differed from a machine with DejaVu. Characters DejaVu lacks still fall back by coverage, to the Noto
+ * faces (CJK, Indic scripts, Thai, emoji: see shipped-fonts.ts). Returns the directory to use as FONTCONFIG_PATH: one per font directory,
  * written whole (several local stacks, each with its own fonts, may launch Chromium at once).
  */
 export function writeFontConfig(fontDir: string, configDir = path.join(tmpdir(), `pdf-fontconfig-${createHash('sha256').update(fontDir).digest('hex').slice(0, 16)}`)): string {

@@ -1,6 +1,8 @@
 import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { LAYER_FONT_FILE } from './fonts';
+
+/** The DejaVu faces shipped (regular, bold, italic of sans, serif and mono: what the default stylesheets use). */
+const DEJAVU_FACE = /^DejaVu(Sans|Serif|SansMono)(-(Bold|Oblique|BoldOblique|Italic|BoldItalic))?\.ttf$/;
 
 /** A package's directory in node_modules (wherever npm placed it). */
 const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
@@ -22,7 +24,7 @@ export function shippedFontFiles(): string[] {
   const noto = (pkg: string, face: string) => ['400Regular', '700Bold'].map((weight) => path.join(packageDir(pkg), weight, `${face}_${weight}.ttf`));
   return [
     ...readdirSync(dejavu)
-      .filter((file) => LAYER_FONT_FILE.test(file))
+      .filter((file) => DEJAVU_FACE.test(file))
       .sort()
       .map((file) => path.join(dejavu, file)),
     ...NOTO_FACES.flatMap((face) => noto(`@expo-google-fonts/noto-sans-${face.slice('NotoSans'.length).toLowerCase()}`, face)),
