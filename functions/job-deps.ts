@@ -26,7 +26,7 @@ export function workflowJobDeps(svc: Services): WorkflowJobDeps {
 
 /** Bulk jobs: POST /bulkjob, the cancel route and the bulk workflow's tasks. */
 export function bulkDeps(svc: Services): BulkDeps {
-  return { ...workflowJobDeps(svc), renderer: svc.renderer, progress: svc.bulkProgress, timing: svc.config.bulkTiming };
+  return { ...workflowJobDeps(svc), renderer: svc.renderer, progress: svc.bulkProgress, timing: svc.config.bulkTiming, logUnexpected: (m, e) => svc.log.error(m, e) };
 }
 
 /** Background merge/split: POST /pdf/jobs and the pdfop workflow's tasks. */

@@ -11,4 +11,6 @@ export interface BulkDeps extends WorkflowJobDeps {
   renderer: Renderer;
   progress: BulkProgress;
   timing: BulkTiming;
+  /** A file's render failing for no reason the document explains (a crash, a protocol error): logged as an error, to be alerted on. */
+  logUnexpected?: (message: string, err: unknown) => void;
 }

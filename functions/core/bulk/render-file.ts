@@ -150,7 +150,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
       return record({ error_code: 'RENDER_TIMEOUT', error_message: `${file.path} did not finish rendering within ${deps.timing.fileTimeoutSeconds} seconds (a script that never ends?).` });
     }
     if (err instanceof TooManyPagesError) return record(pageLimitRow(err));
-    deps.log?.(`bulk job ${job.job_id}: file ${index} failed to render`, err);
+    (isServiceError(err) ? deps.log : (deps.logUnexpected ?? deps.log))?.(`bulk job ${job.job_id}: file ${index} failed to render`, err);
     const why = isServiceError(err) ? err.message : 'the renderer could not print it (the page crashed or could not be opened).';
     return record({ error_code: 'RENDER_FAILED', error_message: `${file.path} could not be converted: ${why}` });
   }

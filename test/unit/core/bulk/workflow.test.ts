@@ -1,3 +1,4 @@
+import { invalidParameter } from '../../../../functions/core/errors';
 import { cancelJob } from '../../../../functions/core/bulk/cancel';
 import { decideRows, finishBulkJob, recordBulkJobFailure } from '../../../../functions/core/bulk/finish';
 import { prepareBulkJob } from '../../../../functions/core/bulk/prepare';
@@ -311,6 +312,26 @@ describe('a bulk job from submission to its end', () => {
     expect(rows[2].error_message).toBe('bomb.html has more than 100 pages; a file of a bulk job may have at most 100. Split it, or use options.pageRanges.');
     expect(job).toMatchObject({ status: 'partial_failed', success_count: 1, failure_count: 5, processed_count: 6 });
     expect(charges(w, job_id)).toEqual([`${job_id}#file#5`]);
+  });
+
+  it("logs a file's unexplained render failure (a crash) as unexpected, one the document explains as an ordinary failure", async () => {
+    const w = bulkWorld();
+    const logged: { level: string; message: string }[] = [];
+    w.deps.log = (message) => logged.push({ level: 'warn', message });
+    w.deps.logUnexpected = (message) => logged.push({ level: 'error', message });
+    const { job_id } = await submit(w, [
+      { name: 'broken.html', data: '<p>broken</p>' },
+      { name: 'ranged.html', data: '<p>ranged</p>' },
+    ]);
+    w.renderer.behave = (req) => {
+      if (req.html.includes('broken')) throw new Error('Page crashed');
+      throw invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document.');
+    };
+    await run(w, job_id);
+    expect(logged.filter((l) => l.message.includes('failed to render'))).toEqual([
+      { level: 'error', message: `bulk job ${job_id}: file 0 failed to render` },
+      { level: 'warn', message: `bulk job ${job_id}: file 1 failed to render` },
+    ]);
   });
 
   it('fails the job with BULK_ALL_FILES_FAILED when nothing converted, charging nothing and storing no output', async () => {
