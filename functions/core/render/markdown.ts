@@ -108,12 +108,15 @@ const SHORT_CODE_LINES = 30;
 /** A heading with the GitHub-style anchor it is given before rendering (`[see](#section-name)` links reach it). */
 type AnchoredHeading = Tokens.Heading & { anchor?: string };
 
-/** The text a reader sees of inline tokens (emphasis, links and code as their text; raw HTML left out). */
-function plainText(tokens: Token[]): string {
+/**
+ * The text a reader sees of inline tokens (emphasis, links and code as their text; raw HTML left out, or kept as
+ * written with `keepHtml`). A footnote reference has no text: it is no part of an anchor or a title.
+ */
+function plainText(tokens: Token[], keepHtml = false): string {
   return tokens
     .map((token) => {
-      if (token.type === 'html') return '';
-      if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length) return plainText(token.tokens);
+      if (token.type === 'html') return keepHtml ? token.raw : '';
+      if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length) return plainText(token.tokens, keepHtml);
       return 'text' in token && typeof token.text === 'string' ? token.text : '';
     })
     .join('');
@@ -124,7 +127,9 @@ function plainText(tokens: Token[]): string {
  * and `-1`, `-2`… after a repeat, so tables of contents written for GitHub keep working in the PDF.
  */
 function anchorHeadings(markdown: Marked, tokens: Token[]): void {
-  const seen = new Map<string, number>();
+  // The footnotes' ids are taken first: a heading "Footnote 1" would otherwise be given footnote-1, the id of the first
+  // note, and every reference [^1] would lead to the heading instead of the note.
+  const seen = new Map<string, number>(footnoteIds(tokens).map((id) => [id, 0]));
   markdown.walkTokens(tokens, (token) => {
     if (token.type !== 'heading') return;
     const heading = token as AnchoredHeading;
@@ -138,6 +143,39 @@ function anchorHeadings(markdown: Marked, tokens: Token[]): void {
     }
     seen.set(anchor, 0);
     heading.anchor = anchor;
+  });
+}
+
+/** A footnote or a reference to one, as marked-footnote tokenizes them (its label exactly as written). */
+type FootnoteToken = { type: 'footnote' | 'footnoteRef'; label: string };
+/** The footnote list marked-footnote appends to the top-level tokens: each note with the references to it. */
+type FootnotesToken = { type: 'footnotes'; items?: { label: string; refs: unknown[] }[] };
+
+/** The ids marked-footnote gives its list, notes and references (see its renderers). */
+function footnoteIds(tokens: Token[]): string[] {
+  const ids = ['footnote-label'];
+  for (const token of tokens as unknown as FootnotesToken[]) {
+    if (token.type !== 'footnotes') continue;
+    for (const { label, refs } of token.items ?? []) {
+      const id = encodeURIComponent(label);
+      ids.push(`footnote-${id}`, `footnote-ref-${id}`, ...refs.slice(1).map((_, i) => `footnote-ref-${id}-${i + 2}`));
+    }
+  }
+  return ids;
+}
+
+/**
+ * marked-footnote writes a note's label into its back link's aria-label as it is: a label with a quote (`[^a"b]`)
+ * broke out of the attribute. Labels are escaped (and `$`, which String.replace would read as a pattern), on the notes
+ * and the references alike, so both still derive the same ids from them.
+ */
+function escapeFootnoteLabels(markdown: Marked, tokens: Token[]): void {
+  const done = new WeakSet<object>();
+  markdown.walkTokens(tokens, (token) => {
+    const note = token as unknown as FootnoteToken;
+    if ((note.type !== 'footnote' && note.type !== 'footnoteRef') || done.has(note)) return;
+    done.add(note);
+    note.label = escapeHtml(note.label).replace(/\$/g, '&#36;');
   });
 }
 
@@ -199,9 +237,11 @@ function parseWithDeadline(body: string, deadlineMs: number): { html: string; he
     const tokens = markdown.lexer(body);
     // What parse() does between lexing and rendering: the extensions' token walks (footnotes gather at the end).
     if (markdown.defaults.walkTokens) markdown.walkTokens(tokens, markdown.defaults.walkTokens);
+    escapeFootnoteLabels(markdown, tokens);
     anchorHeadings(markdown, tokens);
     const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
-    const text = heading ? heading.text.replace(/[*_`]/g, '').trim() : '';
+    // Its text, not its Markdown: a footnote reference ([^1]) or a link's address is no part of the title.
+    const text = heading ? plainText(heading.tokens, true).trim() : '';
     return { html: markdown.parser(tokens) as string, heading: text || null };
   };
   try {

@@ -45,6 +45,28 @@ describe('markdown', () => {
     expect(next).not.toContain('growth');
   });
 
+  it("takes the title from the first heading's text: no footnote marker or link address", () => {
+    expect(markdownToHtml('# Release 2.1[^1]\n\n[^1]: Out on Monday.\n')).toContain('<title>Release 2.1</title>');
+    expect(markdownToHtml('# See [the guide](https://example.com/guide) **now**')).toContain('<title>See the guide now</title>');
+  });
+
+  it('gives a heading that would take a footnote\'s id the next one, so references still lead to their notes', () => {
+    const html = markdownToHtml('Text[^1].\n\n## Footnote 1\n\n## Footnote label\n\n[^1]: The note.\n');
+    expect(html).toContain('<h2 id="footnote-1-1">Footnote 1</h2>');
+    expect(html).toContain('<h2 id="footnote-label-1">Footnote label</h2>');
+    expect(html.match(/id="footnote-1"/g)).toHaveLength(1);
+    expect(html).toContain('<li id="footnote-1">');
+  });
+
+  it("escapes a footnote's label in the attributes it is written into; reference and note keep one id", () => {
+    const html = markdownToHtml('Text[^a" data-x="1 $&].\n\n[^a" data-x="1 $&]: The note.\n');
+    expect(html).not.toContain('data-x="1');
+    expect(html).toContain('aria-label="Back to reference a&quot; data-x=&quot;1 &#36;&amp;"');
+    const ref = /<a id="footnote-ref-([^"]+)" href="#footnote-([^"]+)"/.exec(html)!;
+    expect(ref[1]).toBe(ref[2]);
+    expect(html).toContain(`<li id="footnote-${ref[2]}">`);
+  });
+
   it('colours fenced code that names its language, as GitHub does; other code stays plain', () => {
     const html = markdownToHtml('```ts\nconst total: number = 42; // due\n```\n\n```\nconst plain = 1;\n```\n');
     expect(html).toContain('<pre><code class="language-ts"><span class="hljs-keyword">const</span> <span class="hljs-attr">total</span>: <span class="hljs-built_in">number</span> = <span class="hljs-number">42</span>; <span class="hljs-comment">// due</span>\n</code></pre>');
