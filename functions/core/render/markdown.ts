@@ -46,7 +46,7 @@ export function escapeHtml(text: string): string {
  * Images fit the page both ways: in print, 100vh is the page area (paper less margins), so a tall image shrinks to one
  * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute). Tables
  * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
- * a table never pushes past the page. Short code blocks move whole to the next page; long ones (`flow`) break.
+ * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
  * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
  * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.
@@ -87,8 +87,9 @@ section.footnotes ol { padding-left: 1.5em; margin: 0; }
 section.footnotes p { margin: 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
 .markdown-alert { padding: 0.5em 1em; margin: 0 0 1em; border-left: 0.25em solid #d1d9e0; break-inside: avoid; page-break-inside: avoid; }
+.markdown-alert.flow { break-inside: auto; page-break-inside: auto; }
 .markdown-alert > :last-child { margin-bottom: 0; }
-.markdown-alert-title { display: flex; align-items: center; gap: 0.5em; font-weight: 600; line-height: 1; }
+.markdown-alert-title { display: flex; align-items: center; gap: 0.5em; font-weight: 600; line-height: 1; break-after: avoid; page-break-after: avoid; }
 .markdown-alert-title svg { fill: currentColor; }
 .markdown-alert-note { border-left-color: #0969da; } .markdown-alert-note .markdown-alert-title { color: #0969da; }
 .markdown-alert-tip { border-left-color: #1a7f37; } .markdown-alert-tip .markdown-alert-title { color: #1a7f37; }
@@ -202,6 +203,25 @@ const rendering = (highlight: CodeHighlighter): MarkedExtension => ({
 });
 
 /**
+ * Alerts, as short code blocks, move whole to the next page; one longer than SHORT_CODE_LINES (`flow`) breaks
+ * across pages instead: moved whole, an alert taller than a page left most of the page before it blank.
+ */
+function longAlertsFlow(alerts: MarkedExtension): MarkedExtension {
+  const extensions = (alerts.extensions ?? []).map((extension) => {
+    if (extension.name !== 'alert' || !('renderer' in extension) || !extension.renderer) return extension;
+    const render = extension.renderer;
+    return {
+      ...extension,
+      renderer(this: ThisParameterType<typeof render>, token: Tokens.Generic) {
+        const html = render.call(this, token);
+        return typeof html === 'string' && token.raw.split('\n').length > SHORT_CODE_LINES ? html.replace(/^<div class="/, '<div class="flow ') : html;
+      },
+    };
+  });
+  return { ...alerts, extensions };
+}
+
+/**
  * A parser for one conversion (making one takes ~0.05 ms), with GitHub's footnotes (`text[^1]` and `[^1]: note`:
  * numbered references linked to a list at the end, and back) and alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`,
  * `[!WARNING]`, `[!CAUTION]`). One per conversion: the footnote extension keeps state between calls, which a parse cut
@@ -209,7 +229,7 @@ const rendering = (highlight: CodeHighlighter): MarkedExtension => ({
  */
 function createParser(): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
-  parser.use(markedFootnote(), markedAlert());
+  parser.use(markedFootnote(), longAlertsFlow(markedAlert()));
   parser.use(rendering(codeHighlighter()));
   return parser;
 }

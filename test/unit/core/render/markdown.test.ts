@@ -80,6 +80,13 @@ describe('markdown', () => {
     expect(html).toContain('<blockquote>\n<p>Just a quote.</p>\n</blockquote>');
   });
 
+  it('lets an alert longer than a page break across pages, as long code blocks do; short ones move whole', () => {
+    const long = markdownToHtml('Intro.\n\n> [!WARNING]\n' + Array.from({ length: 40 }, (_, i) => `> Line ${i}.\n>`).join('\n'));
+    expect(long).toContain('<div class="flow markdown-alert markdown-alert-warning">');
+    expect(long).toMatch(/\.markdown-alert\.flow \{ break-inside: auto;/);
+    expect(markdownToHtml('> [!TIP]\n> Short.')).toContain('<div class="markdown-alert markdown-alert-tip">');
+  });
+
   it('lays out tables of 7 columns or more at the page width, lets long code blocks break across pages', () => {
     const table = (n: number) => `|${' h |'.repeat(n)}\n|${' - |'.repeat(n)}\n|${' c |'.repeat(n)}\n`;
     expect(markdownToHtml(table(6))).toContain('<table>');
