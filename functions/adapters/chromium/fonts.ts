@@ -13,6 +13,14 @@ const FAMILY_CLASSES: { generic: string; face: string; named: string[] }[] = [
 ];
 
 /**
+ * The Noto faces in the order characters DejaVu lacks fall back to them. Chinese characters are in both SC and KR: with
+ * the two unordered, fontconfig took KR (the first file), so Japanese printed in Korean forms and a Chinese sentence
+ * in a mix of both faces (a simplified character KR lacks switched to SC mid-sentence). SC first, as the Markdown
+ * stylesheet names them; Hangul is only in KR and still falls to it.
+ */
+const FALLBACK_FACES = ['Noto Sans SC', 'Noto Sans KR', 'Noto Sans Devanagari', 'Noto Sans Bengali', 'Noto Sans Tamil', 'Noto Sans Thai'];
+
+/**
  * A fontconfig for Chromium where no system fonts exist (Lambda; the local stack uses the same fonts): the shipped
  * fonts in `fontDir`, plus what @sparticuz/chromium unpacks into /tmp/fonts (Open Sans). Families resolve as a
  * desktop's fontconfig resolves them: CSS's generic families and the common named ones (Times New Roman, Arial,
@@ -36,7 +44,7 @@ ${FAMILY_CLASSES.flatMap(({ generic, named }) => named.map((name) => `  <alias b
 ${generics.map((generic) => `    <test qual="all" name="family" compare="not_eq"><string>${generic}</string></test>`).join('\n')}
     <edit name="family" mode="append_last"><string>sans-serif</string></edit>
   </match>
-${FAMILY_CLASSES.map(({ generic, face }) => `  <alias binding="same">${family(generic)}<prefer>${family(face)}</prefer></alias>`).join('\n')}
+${FAMILY_CLASSES.map(({ generic, face }) => `  <alias binding="same">${family(generic)}<prefer>${[face, ...FALLBACK_FACES].map(family).join('')}</prefer></alias>`).join('\n')}
 </fontconfig>
 `;
   mkdirSync(configDir, { recursive: true });

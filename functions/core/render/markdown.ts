@@ -47,13 +47,17 @@ export function escapeHtml(text: string): string {
  * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute). Tables
  * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
  * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
+ * Emoji are taken from Noto Color Emoji before any other face (a face limited to their code points, so text keeps its
+ * own): DejaVu Sans draws some seventy of the most used ones itself (😀 😂 😉 …, U+1F600–1F643), and they printed in
+ * black beside the others in colour.
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
  * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
  * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.
  */
 export const MARKDOWN_STYLESHEET = `
 :root { color-scheme: light; }
-body { font-family: -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", "Noto Sans SC", "Noto Sans KR", "Noto Sans Devanagari", "Noto Sans Bengali", "Noto Sans Tamil", "Noto Sans Thai", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
+@font-face { font-family: "Markdown Emoji"; src: local("Noto Color Emoji"); unicode-range: U+1F300-1FAFF; }
+body { font-family: "Markdown Emoji", -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", "Noto Sans SC", "Noto Sans KR", "Noto Sans Devanagari", "Noto Sans Bengali", "Noto Sans Tamil", "Noto Sans Thai", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.6em; font-weight: 600; line-height: 1.25; break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 2em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
 h2 { font-size: 1.5em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }

@@ -50,10 +50,9 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
     expect(shipped).not.toContain('OpenSans-Regular'); // nothing fell through to the last resort
   });
 
-  it('prints emoji in colour (DejaVu has a few, in black; most printed as empty boxes)', async () => {
+  /** Every RGB fill a PDF's streams set: Chromium draws colour glyphs as vector paths filled in their colours. */
+  const fillColours = (pdf: Uint8Array) => {
     const colours = new Set<string>();
-    const { pdf } = await printWithShippedFonts('<p style="font-size:40px">😀 🇫🇷</p>');
-    // Chromium draws colour glyphs as vector paths filled in their colours: gather every RGB fill the PDF's streams set.
     for (const [, stream] of Buffer.from(pdf).toString('latin1').matchAll(/stream\r?\n([\s\S]*?)endstream/g)) {
       let text: string;
       try {
@@ -63,7 +62,22 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
       }
       for (const [, rgb] of text.matchAll(/(?:^|\s)([\d.]+ [\d.]+ [\d.]+) (?:rg|sc|scn)\b/g)) colours.add(rgb);
     }
-    expect(colours.size).toBeGreaterThan(3); // the smiley's yellows and browns, the flag's blue, white and red
+    return colours;
+  };
+
+  it('prints emoji in colour (DejaVu has a few, in black; most printed as empty boxes)', async () => {
+    const { pdf } = await printWithShippedFonts('<p style="font-size:40px">😀 🇫🇷</p>');
+    expect(fillColours(pdf).size).toBeGreaterThan(3); // the smiley's yellows and browns, the flag's blue, white and red
+  });
+
+  it('prints the smileys DejaVu Sans draws itself (😀 😂 😉) in colour in Markdown: they printed in black', async () => {
+    const { pdf } = await printWithShippedFonts(markdownToHtml('# 😀 😂 😉\n\nText 😀'));
+    expect(fillColours(pdf).size).toBeGreaterThan(3); // yellows and browns, not the text's one colour
+  });
+
+  it('prints kanji and Chinese without a lang attribute in Noto Sans SC, Hangul in KR (KR drew Japanese in Korean forms, and a Chinese sentence in both faces)', async () => {
+    expect(await render('<p>吾輩は猫である。名前はまだ無い。</p><p>中国人民银行发布了新的报告。</p>')).toEqual(['NotoSansSC-Regular']);
+    expect(await render('<p>청구서</p>')).toEqual(['NotoSansKR-Regular']);
   });
 
   it("prints bold Chinese and Korean in Markdown with the Noto bold faces (its stylesheet names them; a fallback face is only emboldened)", async () => {
