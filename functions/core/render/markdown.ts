@@ -239,6 +239,14 @@ function createParser(): Marked {
 }
 
 /**
+ * Markdown whose HTML passes both of these is refused: HTML input may be at most 5 MB, and Markdown rarely grows
+ * more than a few times when converted, but footnote references and alerts grow 30–55 times (a 400 KB document of
+ * references became 22 MB of HTML, which held a quick job for its whole 30 s before the 408).
+ */
+const MAX_CONVERTED_HTML_CHARS = 5 * 1024 * 1024;
+const MAX_EXPANSION = 10;
+
+/**
  * How long parsing may take. marked's inline rules backtrack quadratically on some inputs (32 KB of `*a_` repeated
  * takes over 10 s), and the parse is synchronous: without a deadline one small request would hold a Lambda, or the
  * whole local server, for minutes. Ordinary Markdown parses at several MB per second, so the budget grows with size.
@@ -296,6 +304,14 @@ export function markdownToHtml(
       throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack, and thousands of footnotes slow it down too; escape the markers (\\*, \\_), split the document, or send it as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
     }
     throw err;
+  }
+  if (content.length > MAX_CONVERTED_HTML_CHARS && content.length > MAX_EXPANSION * source.length) {
+    const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+    throw invalidParameter(
+      parameter,
+      `The Markdown converts to ${mb(content.length)} MB of HTML, ${Math.round(content.length / source.length)} times its own size: more than a document can be printed from in time. Footnote references and alerts expand the most (each becomes a link or a titled box); use fewer of them, or split the document.`,
+      { reason: 'converted_too_large', max_html_bytes: MAX_CONVERTED_HTML_CHARS },
+    );
   }
   const title = frontMatterTitle(frontMatter) ?? heading ?? 'Document';
   return `<!DOCTYPE html>

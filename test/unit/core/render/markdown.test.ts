@@ -140,6 +140,16 @@ describe('markdown', () => {
     expect(markdownToHtml('Next[^a].\n\n[^a]: Fine.\n')).toContain('<li id="footnote-a">');
   });
 
+  it('refuses Markdown that converts to over 5 MB of HTML and over ten times its own size (thousands of footnote references), and converts long ordinary text', () => {
+    const references = `x${'[^a]'.repeat(100_000)}\n\n[^a]: note\n`;
+    expect(() => markdownToHtml(references, { parameter: 'url' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'url', reason: 'converted_too_large', max_html_bytes: 5 * 1024 * 1024 }, message: expect.stringContaining('Footnote references and alerts expand the most') }),
+    );
+    // Plain paragraphs of the same scale grow a little, not tenfold: converted, however large.
+    const prose = 'A sentence of an ordinary long report.\n\n'.repeat(150_000);
+    expect(markdownToHtml(prose).length).toBeGreaterThan(5 * 1024 * 1024);
+  });
+
   it('gives larger documents a longer deadline', () => {
     expect(markdownDeadlineMs(0)).toBe(1000);
     expect(markdownDeadlineMs(6_000_000)).toBe(4000);
