@@ -8,34 +8,65 @@ import { type RenderRequest, TooManyPagesError } from '../../core/render/ports';
  */
 
 /**
- * Expression for the document just loaded: [elements, scrollHeight, viewportWidth, @page box or null] (see
- * LoadedFacts). Rules are read from every readable sheet (imports, @media, @supports, layers; depth-bounded), those
- * under a media query only when it names print or all.
+ * Script defining `pageBoxOf(sheets)`: the `@page` box of a list of stylesheets, the last declaration of each property
+ * winning. Rules are read from every readable sheet (imports, @media, @supports, layers; depth-bounded), those under a
+ * media query only when it names print or all.
  */
-export const LOADED_FACTS = `(() => {
-  const forPrint = (media) => !media || (/\\b(all|print)\\b/i.test(media) && !/\\bnot\\s+(all|print)\\b/i.test(media));
-  const props = [['size', 'size'], ['marginTop', 'margin-top'], ['marginRight', 'margin-right'], ['marginBottom', 'margin-bottom'], ['marginLeft', 'margin-left']];
-  let box = null;
-  const walk = (rules, depth) => {
-    if (depth > 16) return;
-    for (const rule of rules) {
-      try {
-        if (rule.type === 6) {
-          if (String(rule.selectorText || '').trim()) continue;
-          box = box || { size: '', marginTop: '', marginRight: '', marginBottom: '', marginLeft: '' };
-          for (const [key, prop] of props) { const value = rule.style.getPropertyValue(prop); if (value) box[key] = value; }
-        } else if (rule.type === 3) { if (forPrint(rule.media.mediaText) && rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1); }
-        else if (rule.type === 4) { if (forPrint(rule.media.mediaText)) walk(rule.cssRules, depth + 1); }
-        else if (rule.cssRules) walk(rule.cssRules, depth + 1);
-      } catch (e) { /* a sheet of another origin cannot be read */ }
+const PAGE_BOX_OF_SHEETS = `const forPrint = (media) => !media || (/\\b(all|print)\\b/i.test(media) && !/\\bnot\\s+(all|print)\\b/i.test(media));
+  const pageBoxOf = (sheets) => {
+    const props = [['size', 'size'], ['marginTop', 'margin-top'], ['marginRight', 'margin-right'], ['marginBottom', 'margin-bottom'], ['marginLeft', 'margin-left']];
+    let box = null;
+    const walk = (rules, depth) => {
+      if (depth > 16) return;
+      for (const rule of rules) {
+        try {
+          if (rule.type === 6) {
+            if (String(rule.selectorText || '').trim()) continue;
+            box = box || { size: '', marginTop: '', marginRight: '', marginBottom: '', marginLeft: '' };
+            for (const [key, prop] of props) { const value = rule.style.getPropertyValue(prop); if (value) box[key] = value; }
+          } else if (rule.type === 3) { if (forPrint(rule.media.mediaText) && rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1); }
+          else if (rule.type === 4) { if (forPrint(rule.media.mediaText)) walk(rule.cssRules, depth + 1); }
+          else if (rule.cssRules) walk(rule.cssRules, depth + 1);
+        } catch (e) { /* a sheet of another origin cannot be read */ }
+      }
+    };
+    for (const sheet of sheets) {
+      try { if (!sheet.disabled && forPrint(sheet.media.mediaText)) walk(sheet.cssRules, 0); } catch (e) { /* another origin */ }
     }
-  };
-  for (const sheet of [...document.styleSheets, ...(document.adoptedStyleSheets || [])]) {
-    try { if (!sheet.disabled && forPrint(sheet.media.mediaText)) walk(sheet.cssRules, 0); } catch (e) { /* another origin */ }
-  }
+    return box;
+  };`;
+
+/** Expression for the document just loaded: [elements, scrollHeight, viewportWidth, @page box or null] (see LoadedFacts). */
+export const LOADED_FACTS = `(() => {
+  ${PAGE_BOX_OF_SHEETS}
   const root = document.documentElement;
-  return [document.getElementsByTagName('*').length, root ? root.scrollHeight : 0, innerWidth, box];
+  return [document.getElementsByTagName('*').length, root ? root.scrollHeight : 0, innerWidth, pageBoxOf([...document.styleSheets, ...(document.adoptedStyleSheets || [])])];
 })()`;
+
+/**
+ * Expression for `html` not loaded yet (run on the blank page): the `@page` box of its own `<style>` elements, read
+ * from an inert copy (DOMParser: nothing fetched, no script run). Linked stylesheets are not read.
+ */
+export function htmlPageBoxExpression(html: string): string {
+  return `(() => {
+  ${PAGE_BOX_OF_SHEETS}
+  const doc = new DOMParser().parseFromString(${JSON.stringify(html)}, 'text/html');
+  const sheets = [];
+  for (const style of doc.querySelectorAll('style')) {
+    try {
+      const sheet = new CSSStyleSheet({ media: style.getAttribute('media') || '' });
+      sheet.replaceSync(style.textContent);
+      sheets.push(sheet);
+    } catch (e) { /* not a stylesheet this page can build */ }
+  }
+  return pageBoxOf(sheets);
+})()`;
+}
+
+/** The @page box of htmlPageBoxExpression's value (null without one). */
+export function htmlPageBox(value: unknown): CssPageBox | null {
+  return pageBoxOf(value);
+}
 
 /** LoadedFacts from LOADED_FACTS's value; null when the document's scripts made it something else. */
 export function loadedFacts(value: unknown): LoadedFacts | null {

@@ -52,6 +52,20 @@ describe('print quality', () => {
     expect(images[0].width).toBeCloseTo(((642 - 16) * 72) / 96, 0); // the page's 642 px less the body's 8 px margins
     expect((await readPdf(pdf))[0].text).toBe('642 x 930');
   });
+
+  it("sizes the window by the document's own @page rules: a chart sized to it fits a page the CSS made narrower", async () => {
+    const pixel = `data:image/png;base64,${png(10, 10).toString('base64')}`;
+    // @page margins of 30 mm leave 566 px of A4's width; the window was 793 px, the chart overflowed and the whole
+    // document shrank to 71 %.
+    const html = `<!doctype html><style>@media print { @page { margin: 30mm } }</style><body style="margin:0">
+      <img id="chart" src="${pixel}" style="height:20px;display:block"><img src="${pixel}" style="width:100px;height:100px;display:block">
+      <p id="seen"></p><script>chart.style.width = innerWidth + 'px'; seen.textContent = innerWidth + ' x ' + innerHeight;</script></body>`;
+    const { pdf } = await renderer.render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 });
+    const [{ images }] = await readPdfDrawing(pdf);
+    expect(images[1].width).toBeCloseTo(75, 0);
+    expect(images[0].width).toBeCloseTo((566 * 72) / 96, 0);
+    expect((await readPdf(pdf))[0].text).toBe('566 x 895');
+  });
 });
 
 describe('Markdown print quality', () => {

@@ -16,6 +16,12 @@ describe('layoutViewport', () => {
     expect(layoutViewport(normalisePdfOptions({ scale: 0.1 }))).toEqual({ width: MAX_VIEWPORT_PX, height: MAX_VIEWPORT_PX });
   });
 
+  it("takes the document's own @page size and margins where it has them (Chromium prints at them)", () => {
+    const box = { size: 'A5', marginTop: '10mm', marginRight: '10mm', marginBottom: '10mm', marginLeft: '10mm' };
+    expect(layoutViewport(normalisePdfOptions({}), box)).toEqual({ width: 483, height: 718 }); // (148 − 20) × (210 − 20) mm
+    expect(layoutViewport(normalisePdfOptions({}), { size: '', marginTop: '', marginRight: '30mm', marginBottom: '', marginLeft: '30mm' })).toEqual({ width: 566, height: 1122 });
+  });
+
   it('is at least one pixel on a page with almost no room', () => {
     expect(layoutViewport(normalisePdfOptions({ format: null, width: '1px', height: '1px', scale: 2 }))).toEqual({ width: 1, height: 1 });
   });
