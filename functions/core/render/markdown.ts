@@ -2,6 +2,7 @@ import { Script, createContext } from 'node:vm';
 import { Marked, type MarkedExtension, Renderer, type Token, type Tokens } from 'marked';
 import markedAlert from 'marked-alert';
 import markedFootnote from 'marked-footnote';
+import { get as emojiNamed } from 'node-emoji';
 import { invalidParameter } from '../errors';
 import { CODE_HIGHLIGHT_STYLESHEET, type CodeHighlighter, codeHighlighter } from './code-highlight';
 
@@ -114,14 +115,17 @@ const SHORT_CODE_LINES = 30;
 type AnchoredHeading = Tokens.Heading & { anchor?: string };
 
 /**
- * The text a reader sees of inline tokens (emphasis, links and code as their text; raw HTML left out, or kept as
- * written with `keepHtml`). A footnote reference has no text: it is no part of an anchor or a title.
+ * The text of inline tokens: emphasis, links and code as their text. For a title (`forTitle`) what a reader sees,
+ * raw HTML kept as written; for an anchor what GitHub builds its ids from, raw HTML left out and an emoji shortcode
+ * as its name (`## :sparkles: Features` → `#sparkles-features`). A footnote reference has no text: it is no part of
+ * either.
  */
-function plainText(tokens: Token[], keepHtml = false): string {
+function plainText(tokens: Token[], forTitle = false): string {
   return tokens
     .map((token) => {
-      if (token.type === 'html') return keepHtml ? token.raw : '';
-      if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length) return plainText(token.tokens, keepHtml);
+      if (token.type === 'html') return forTitle ? token.raw : '';
+      if (token.type === 'emojiShortcode' && !forTitle) return token.raw.slice(1, -1);
+      if ('tokens' in token && Array.isArray(token.tokens) && token.tokens.length) return plainText(token.tokens, forTitle);
       return 'text' in token && typeof token.text === 'string' ? token.text : '';
     })
     .join('');
@@ -226,14 +230,37 @@ function longAlertsFlow(alerts: MarkedExtension): MarkedExtension {
 }
 
 /**
+ * GitHub's emoji shortcodes (`:tada:` → 🎉, `:+1:` → 👍), outside code and links; a name it does not know stays as
+ * written. Names from node-emoji (emojilib's, which GitHub's mostly share).
+ */
+const EMOJI_SHORTCODES: MarkedExtension = {
+  extensions: [
+    {
+      name: 'emojiShortcode',
+      level: 'inline',
+      start: (src: string) => {
+        const at = src.indexOf(':');
+        return at < 0 ? undefined : at;
+      },
+      tokenizer(src: string) {
+        const match = /^:([a-z0-9_+-]{1,50}):/.exec(src);
+        const emoji = match ? emojiNamed(match[1]) : undefined;
+        return emoji ? { type: 'emojiShortcode', raw: match![0], text: emoji } : undefined;
+      },
+      renderer: (token: Tokens.Generic) => escapeHtml(String(token.text)),
+    },
+  ],
+};
+
+/**
  * A parser for one conversion (making one takes ~0.05 ms), with GitHub's footnotes (`text[^1]` and `[^1]: note`:
- * numbered references linked to a list at the end, and back) and alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`,
- * `[!WARNING]`, `[!CAUTION]`). One per conversion: the footnote extension keeps state between calls, which a parse cut
+ * numbered references linked to a list at the end, and back), alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`,
+ * `[!WARNING]`, `[!CAUTION]`) and emoji shortcodes. One per conversion: the footnote extension keeps state between calls, which a parse cut
  * off by its deadline would leave wrong for the next document, and the code highlighter's time budget is per document.
  */
 function createParser(): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
-  parser.use(markedFootnote(), longAlertsFlow(markedAlert()));
+  parser.use(markedFootnote(), longAlertsFlow(markedAlert()), EMOJI_SHORTCODES);
   parser.use(rendering(codeHighlighter()));
   return parser;
 }

@@ -74,6 +74,18 @@ describe('markdown', () => {
     expect(html).toContain('.hljs-keyword, .hljs-selector-tag');
   });
 
+  it("turns GitHub's emoji shortcodes into emoji, outside code and links; unknown names, times and code stay as written", () => {
+    const html = markdownToHtml(':tada: Released :rocket: with `:tada:` and :not_an_emoji: at 12:30:45, see https://example.com/:tada:/x :+1: **:x:**\n\n```\n:tada:\n```\n');
+    expect(html).toContain('<p>🎉 Released 🚀 with <code>:tada:</code> and :not_an_emoji: at 12:30:45, see <a href="https://example.com/:tada:/x">https://example.com/:tada:/x</a> 👍 <strong>❌</strong></p>');
+    expect(html).toContain('<pre><code>:tada:\n</code></pre>');
+  });
+
+  it('builds heading ids from shortcode names as GitHub does (## :sparkles: Features → #sparkles-features), and titles from the emoji', () => {
+    const html = markdownToHtml('# :sparkles: Features\n\n[go](#sparkles-features)');
+    expect(html).toContain('<h1 id="sparkles-features">✨ Features</h1>');
+    expect(html).toContain('<title>✨ Features</title>');
+  });
+
   it("renders GitHub's alerts (> [!NOTE] … [!CAUTION]) as titled, coloured boxes; other quotes stay quotes", () => {
     const html = markdownToHtml('> [!WARNING]\n> Payment is *overdue*.\n\n> Just a quote.\n');
     expect(html).toMatch(/<div class="markdown-alert markdown-alert-warning">\s*<p class="markdown-alert-title"><svg[^>]*>[\s\S]*?<\/svg>Warning<\/p>\s*<p>Payment is <em>overdue<\/em>\.<\/p>\s*<\/div>/);
