@@ -255,8 +255,9 @@ const EMOJI_SHORTCODES: MarkedExtension = {
 /**
  * A parser for one conversion (making one takes ~0.05 ms), with GitHub's footnotes (`text[^1]` and `[^1]: note`:
  * numbered references linked to a list at the end, and back), alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`,
- * `[!WARNING]`, `[!CAUTION]`) and emoji shortcodes. One per conversion: the footnote extension keeps state between calls, which a parse cut
- * off by its deadline would leave wrong for the next document, and the code highlighter's time budget is per document.
+ * `[!WARNING]`, `[!CAUTION]`) and emoji shortcodes. One per conversion: the footnote extension keeps state between
+ * calls, which a parse cut off by its deadline would leave wrong for the next document, and the code highlighter's
+ * time budget is per document.
  */
 function createParser(): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
