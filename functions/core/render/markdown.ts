@@ -259,12 +259,15 @@ const EMOJI_SHORTCODES: MarkedExtension = {
  * calls, which a parse cut off by its deadline would leave wrong for the next document, and the code highlighter's
  * time budget is per document.
  */
-function createParser(): Marked {
+function createParser(highlight: CodeHighlighter): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
   parser.use(markedFootnote(), longAlertsFlow(markedAlert()), EMOJI_SHORTCODES);
-  parser.use(rendering(codeHighlighter()));
+  parser.use(rendering(highlight));
   return parser;
 }
+
+/** Code prints plain: the highlighter of a parse that starts again without highlighting. */
+const NO_HIGHLIGHTING: CodeHighlighter = () => null;
 
 /**
  * Markdown whose HTML passes both of these is refused: HTML input may be at most 5 MB, and Markdown rarely grows
@@ -291,9 +294,9 @@ const parseContext = createContext({ parse: null as null | (() => unknown) });
  * The HTML of `body` and the text of its first top-level heading. The heading is read from marked's tokens (what
  * `parse` does: lex, then render), so a `# comment` in a code block or an HTML comment is no heading, a setext one is.
  */
-function parseWithDeadline(body: string, deadlineMs: number): { html: string; heading: string | null } {
+function parseWithDeadline(body: string, deadlineMs: number, highlight: CodeHighlighter): { html: string; heading: string | null } {
   parseContext.parse = () => {
-    const markdown = createParser();
+    const markdown = createParser(highlight);
     const tokens = markdown.lexer(body);
     // What parse() does between lexing and rendering: the extensions' token walks (footnotes gather at the end).
     if (markdown.defaults.walkTokens) markdown.walkTokens(tokens, markdown.defaults.walkTokens);
@@ -312,19 +315,41 @@ function parseWithDeadline(body: string, deadlineMs: number): { html: string; he
 }
 
 /**
+ * parseWithDeadline with code highlighted, or, when that overran the deadline after highlighting had begun (a block
+ * can take most of a second on hostile input, past any budget check), once more with code plain: a document is never
+ * refused for its highlighting, only for what plain parsing cannot finish.
+ */
+function parseWithHighlightingIfTime(body: string, deadlineMs: number, highlighter: CodeHighlighter): { html: string; heading: string | null } {
+  let highlighting = false;
+  try {
+    return parseWithDeadline(body, deadlineMs, (code, lang) => {
+      if (lang?.trim()) highlighting = true; // a block naming a language: highlight.js may run on it
+      return highlighter(code, lang);
+    });
+  } catch (err) {
+    if (!highlighting || (err as { code?: string }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw err;
+    return parseWithDeadline(body, deadlineMs, NO_HIGHLIGHTING);
+  }
+}
+
+/**
  * Markdown → a complete HTML document with the default stylesheet. Raw HTML inside the Markdown is kept
  * (it renders in the same sandboxed page as HTML input). The title comes from front matter or the first heading.
  * A refusal names `parameter`: where the Markdown came from (the markdown field, or a URL that served Markdown).
  */
 export function markdownToHtml(
   source: string,
-  { deadlineMs = markdownDeadlineMs(source.length), parameter = 'markdown' }: { deadlineMs?: number; parameter?: string } = {},
+  {
+    deadlineMs = markdownDeadlineMs(source.length),
+    parameter = 'markdown',
+    highlighter = codeHighlighter(),
+  }: { deadlineMs?: number; parameter?: string; highlighter?: CodeHighlighter } = {},
 ): string {
   const { body, frontMatter } = stripFrontMatter(source);
   let content: string;
   let heading: string | null;
   try {
-    ({ html: content, heading } = parseWithDeadline(body, deadlineMs));
+    ({ html: content, heading } = parseWithHighlightingIfTime(body, deadlineMs, highlighter));
   } catch (err) {
     // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
     if (err instanceof RangeError) throw invalidParameter(parameter, 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');

@@ -144,6 +144,21 @@ describe('markdown', () => {
     expect(markdownToHtml('# Next\n\n*fine*')).toContain('<em>fine</em>');
   });
 
+  it('prints code plain rather than refuse a document whose highlighting overran the deadline (one block can take most of a second)', () => {
+    const slowHighlighter = (code: string) => {
+      const until = Date.now() + 300;
+      while (Date.now() < until); // a grammar backtracking on hostile input
+      return `<span class="hljs-keyword">${code}</span>`;
+    };
+    const source = '# Report\n\n```csharp\nvar x = 1;\n```\n';
+    const html = markdownToHtml(source, { deadlineMs: 150, highlighter: slowHighlighter });
+    expect(html).toContain('<pre><code class="language-csharp">var x = 1;\n</code></pre>');
+    // Markdown that plain parsing cannot finish is still refused, highlighted or not.
+    expect(() => markdownToHtml(`${'*a_'.repeat(11_000)}\n\n\`\`\`js\nx\n\`\`\`\n`, { deadlineMs: 1, highlighter: slowHighlighter })).toThrow(
+      expect.objectContaining({ details: expect.objectContaining({ reason: 'conversion_deadline' }) }),
+    );
+  });
+
   it('names thousands of footnotes among the causes when a parse overruns its deadline, and footnotes work again after it', () => {
     const notes = Array.from({ length: 3000 }, (_, i) => i);
     const heavy = `${notes.map((i) => `word[^${i}]`).join(' ')}\n\n${notes.map((i) => `[^${i}]: note ${i}`).join('\n')}\n`;
