@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { FALLBACK_FAMILIES } from '../../core/render/fonts';
 
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -13,22 +14,15 @@ const FAMILY_CLASSES: { generic: string; face: string; named: string[] }[] = [
 ];
 
 /**
- * The Noto faces in the order characters DejaVu lacks fall back to them. Chinese characters are in both SC and KR: with
- * the two unordered, fontconfig took KR (the first file), so Japanese printed in Korean forms and a Chinese sentence
- * in a mix of both faces (a simplified character KR lacks switched to SC mid-sentence). SC first, as the Markdown
- * stylesheet names them; Hangul is only in KR and still falls to it.
- */
-const FALLBACK_FACES = ['Noto Sans SC', 'Noto Sans KR', 'Noto Sans Devanagari', 'Noto Sans Bengali', 'Noto Sans Tamil', 'Noto Sans Thai'];
-
-/**
  * A fontconfig for Chromium where no system fonts exist (Lambda; the local stack uses the same fonts): the shipped
  * fonts in `fontDir`, plus what @sparticuz/chromium unpacks into /tmp/fonts (Open Sans). Families resolve as a
  * desktop's fontconfig resolves them: CSS's generic families and the common named ones (Times New Roman, Arial,
  * Courier New, …) to the DejaVu face of their class, and any other family to DejaVu Sans. Without this, text with no
  * font set (Chromium asks for Times New Roman) and every family not shipped printed in Open Sans, and line breaks and
- * page counts differed from a machine with DejaVu. Characters DejaVu lacks still fall back by coverage, to the Noto
- * faces (CJK, Indic scripts, Thai, emoji: see shipped-fonts.ts). Returns the directory to use as FONTCONFIG_PATH: one per font directory,
- * written whole (several local stacks, each with its own fonts, may launch Chromium at once).
+ * page counts differed from a machine with DejaVu. Characters DejaVu lacks fall back to the Noto faces, the fallback
+ * families in their order (core/render/fonts.ts), then emoji by coverage. Returns the directory to use as
+ * FONTCONFIG_PATH: one per font directory, written whole (several local stacks, each with its own fonts, may launch
+ * Chromium at once).
  */
 export function writeFontConfig(fontDir: string, configDir = path.join(tmpdir(), `pdf-fontconfig-${createHash('sha256').update(fontDir).digest('hex').slice(0, 16)}`)): string {
   const generics = FAMILY_CLASSES.map(({ generic }) => generic);
@@ -44,7 +38,7 @@ ${FAMILY_CLASSES.flatMap(({ generic, named }) => named.map((name) => `  <alias b
 ${generics.map((generic) => `    <test qual="all" name="family" compare="not_eq"><string>${generic}</string></test>`).join('\n')}
     <edit name="family" mode="append_last"><string>sans-serif</string></edit>
   </match>
-${FAMILY_CLASSES.map(({ generic, face }) => `  <alias binding="same">${family(generic)}<prefer>${[face, ...FALLBACK_FACES].map(family).join('')}</prefer></alias>`).join('\n')}
+${FAMILY_CLASSES.map(({ generic, face }) => `  <alias binding="same">${family(generic)}<prefer>${[face, ...FALLBACK_FAMILIES].map(family).join('')}</prefer></alias>`).join('\n')}
 </fontconfig>
 `;
   mkdirSync(configDir, { recursive: true });

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
+import { FALLBACK_FAMILIES } from '../../core/render/fonts';
 
 /** The DejaVu faces shipped (regular, bold, italic of sans, serif and mono: what the default stylesheets use). */
 const DEJAVU_FACE = /^DejaVu(Sans|Serif|SansMono)(-(Bold|Oblique|BoldOblique|Italic|BoldItalic))?\.ttf$/;
@@ -8,16 +9,10 @@ const DEJAVU_FACE = /^DejaVu(Sans|Serif|SansMono)(-(Bold|Oblique|BoldOblique|Ita
 const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
 
 /**
- * Noto faces (regular and bold) for scripts DejaVu lacks, which Chromium falls back to for such text (it printed as
- * empty boxes): SC covers Chinese and Japanese (kana and kanji), KR Korean; then Devanagari (Hindi, Marathi, Nepali),
- * Bengali, Tamil and Thai. Each is the npm package @expo-google-fonts/noto-sans-<name>.
- */
-const NOTO_FACES = ['NotoSansSC', 'NotoSansKR', 'NotoSansDevanagari', 'NotoSansBengali', 'NotoSansTamil', 'NotoSansThai'];
-
-/**
  * The faces Chromium prints with in AWS (the render layer's /opt/fonts) and in the local stack, as files in
  * node_modules: DejaVu Sans, Serif and Sans Mono (CSS's generic families; Latin, Greek, Cyrillic, Hebrew, Arabic), the
- * Noto faces above and Noto Color Emoji. Build and local start only: Lambda code finds the fonts in the layer.
+ * Noto fallback families (core/render/fonts.ts), regular and bold, and Noto Color Emoji. Build and local start only:
+ * Lambda code finds the fonts in the layer.
  */
 export function shippedFontFiles(): string[] {
   const dejavu = path.join(packageDir('dejavu-fonts-ttf'), 'ttf');
@@ -27,7 +22,8 @@ export function shippedFontFiles(): string[] {
       .filter((file) => DEJAVU_FACE.test(file))
       .sort()
       .map((file) => path.join(dejavu, file)),
-    ...NOTO_FACES.flatMap((face) => noto(`@expo-google-fonts/noto-sans-${face.slice('NotoSans'.length).toLowerCase()}`, face)),
+    // Each fallback family is the npm package @expo-google-fonts/noto-sans-<script>, its files named NotoSans<Script>_….
+    ...FALLBACK_FAMILIES.flatMap((family) => noto(`@expo-google-fonts/${family.toLowerCase().replace(/ /g, '-')}`, family.replace(/ /g, ''))),
     // Emoji in colour (as vector glyphs in the PDF); DejaVu draws only a few, in black.
     path.join(packageDir('@expo-google-fonts/noto-color-emoji'), '400Regular', 'NotoColorEmoji_400Regular.ttf'),
   ];

@@ -5,6 +5,7 @@ import markedFootnote from 'marked-footnote';
 import { get as emojiNamed } from 'node-emoji';
 import { invalidParameter } from '../errors';
 import { CODE_HIGHLIGHT_STYLESHEET, type CodeHighlighter, codeHighlighter } from './code-highlight';
+import { FALLBACK_FAMILIES } from './fonts';
 
 /**
  * A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. It may be empty
@@ -58,7 +59,7 @@ export function escapeHtml(text: string): string {
 export const MARKDOWN_STYLESHEET = `
 :root { color-scheme: light; }
 @font-face { font-family: "Markdown Emoji"; src: local("Noto Color Emoji"); unicode-range: U+1F300-1FAFF; }
-body { font-family: "Markdown Emoji", -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", "Noto Sans SC", "Noto Sans KR", "Noto Sans Devanagari", "Noto Sans Bengali", "Noto Sans Tamil", "Noto Sans Thai", sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
+body { font-family: "Markdown Emoji", -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", ${FALLBACK_FAMILIES.map((family) => `"${family}"`).join(', ')}, sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.6em; font-weight: 600; line-height: 1.25; break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 2em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
 h2 { font-size: 1.5em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }
