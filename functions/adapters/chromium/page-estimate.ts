@@ -44,10 +44,10 @@ export const LOADED_FACTS = `(() => {
 })()`;
 
 /**
- * Expression for `html` not loaded yet (run on the blank page): the `@page` box of its own `<style>` elements, read
- * from an inert copy (DOMParser: nothing fetched, no script run). Linked stylesheets are not read.
+ * Expression for `html` not loaded yet: the `@page` box of its own `<style>` elements, read from an inert copy
+ * (DOMParser: nothing fetched, no script run). Linked stylesheets are not read.
  */
-export function htmlPageBoxExpression(html: string): string {
+function htmlPageBoxExpression(html: string): string {
   return `(() => {
   ${PAGE_BOX_OF_SHEETS}
   const doc = new DOMParser().parseFromString(${JSON.stringify(html)}, 'text/html');
@@ -63,9 +63,15 @@ export function htmlPageBoxExpression(html: string): string {
 })()`;
 }
 
-/** The @page box of htmlPageBoxExpression's value (null without one). */
-export function htmlPageBox(value: unknown): CssPageBox | null {
-  return pageBoxOf(value);
+/**
+ * The `@page` box of `html` (see htmlPageBoxExpression), read before it is loaded, in a world of its own on the page:
+ * a page kept for the next file of a bulk job still holds the last document, whose scripts may have replaced
+ * DOMParser or CSSStyleSheet in the page's own world.
+ */
+export async function htmlPageBox(session: CDPSession, frameId: string, html: string): Promise<CssPageBox | null> {
+  const { executionContextId } = (await session.send('Page.createIsolatedWorld', { frameId, worldName: 'page-box' })) as { executionContextId: number };
+  const { result } = (await session.send('Runtime.evaluate', { expression: htmlPageBoxExpression(html), contextId: executionContextId, returnByValue: true })) as { result?: { value?: unknown } };
+  return pageBoxOf(result?.value);
 }
 
 /** LoadedFacts from LOADED_FACTS's value; null when the document's scripts made it something else. */

@@ -8,7 +8,7 @@ import { BUNDLE_ORIGIN, RenderNotStartedError, type RenderRequest, type RenderRe
 import { layoutViewport } from '../../core/render/viewport';
 import type { ChromiumBrowser } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
-import { LOADED_FACTS, htmlPageBox, htmlPageBoxExpression, loadedFacts, refuseFarTooLong } from './page-estimate';
+import { LOADED_FACTS, htmlPageBox, loadedFacts, refuseFarTooLong } from './page-estimate';
 
 /**
  * CSS animations and transitions jump to their end before printing (infinite ones are dropped): a page prints as it
@@ -303,9 +303,8 @@ export class ChromiumRenderer implements Renderer {
               await session.send('Network.enable');
             }
             // Scripts that measure the window lay out for the page they print on (see layoutViewport), its own @page
-            // rules included (read beforehand from the document's <style> elements, when it has any; on a fresh page,
-            // which no document's script has touched).
-            const pageBox = !page.reused && /@page/i.test(request.html) ? htmlPageBox((await session.send('Runtime.evaluate', { expression: htmlPageBoxExpression(request.html), returnByValue: true })).result?.value) : null;
+            // rules included (read beforehand from the document's <style> elements, when it has any).
+            const pageBox = /@page/i.test(request.html) ? await htmlPageBox(session, frameId, request.html) : null;
             await session.send('Emulation.setDeviceMetricsOverride', { ...layoutViewport(request.options, pageBox), deviceScaleFactor: 0, mobile: false });
             // A bundle document lives at the bundle origin, which is answered from the bundle (see bundle-origin.ts).
             let origin: BundleOrigin | null = null;

@@ -204,6 +204,17 @@ describe('rendering with a bundle as the page world', () => {
     }
   });
 
+  it("sizes the window by a document's own @page rules on a page kept from the scope's last document too, whose scripts replaced DOMParser", async () => {
+    const scope = 'job-page-box';
+    const idle = { quietMs: 100, maxMs: 5_000 };
+    // The first document breaks what reading @page rules uses in its own world; the page is kept for the next file.
+    const saboteur = '<h1>First</h1><script>window.DOMParser = function () { throw new Error("no"); }; window.CSSStyleSheet = null;</script>';
+    await renderer.render({ html: saboteur, options, timeoutMs: 20_000, networkIdle: idle, bundle: { ...bundleOf({}, 'a.html'), scope } });
+    const measured = '<style>@page { margin: 30mm }</style><p id="out"></p><script>document.getElementById("out").textContent = innerWidth + " x " + innerHeight;</script>';
+    const second = await renderer.render({ html: measured, options, timeoutMs: 20_000, networkIdle: idle, bundle: { ...bundleOf({}, 'b.html'), scope } });
+    expect((await readPdf(second.pdf))[0].text).toBe('566 x 895'); // A4 less 30 mm a side, not the options' 793 x 1122
+  });
+
   it('goes idle with dedicated workers running: a worker\'s script is not a request left in flight for ever', async () => {
     // A worker's own script is announced on the page's session (loaderId "") but finishes on the worker's target:
     // waiting for it held every such document the full idle limit and reported render_timeout.
