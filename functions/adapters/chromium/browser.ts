@@ -182,7 +182,8 @@ export class ChromiumBrowser {
   private closed = false;
   /** Browser contexts this class created (hidden from puppeteer's target handling). */
   private readonly contexts = new Set<string>();
-  private readonly crashHandlers = new Map<string, () => void>();
+  /** Per page: fails its document with what ended its renderer (a crash's termination status, or the browser going away). */
+  private readonly crashHandlers = new Map<string, (cause: string) => void>();
   /** Pages whose target Chromium destroyed while the pool still held them (see `closedItself`). */
   private readonly destroyHandlers = new Map<string, () => void>();
   private readonly slots: FairSlots;
@@ -214,9 +215,9 @@ export class ChromiumBrowser {
     );
   }
 
-  private crashError(): Error {
+  private crashError(cause: string): Error {
     const killed = this.memoryWatch?.claimKill();
-    if (!killed) return new Error('the page crashed (out of memory or a renderer fault)');
+    if (!killed) return new Error(`the page's renderer ended: ${cause}`);
     if (killed === 'audio_threads') return tooManyAudioThreadsError();
     const mb = Math.round((this.config.maxPageMemoryBytes ?? 0) / 2 ** 20);
     return new ServiceError('PDF_GENERATION_FAILED', `The document used more than ${mb} MB of memory while rendering and was stopped. Use smaller images, canvases or data in its scripts.`, {
@@ -270,7 +271,9 @@ export class ChromiumBrowser {
             throw err;
           });
         // Crashes of document renderers arrive on the browser connection.
-        root.connection()!.on('Target.targetCrashed', (event: { targetId: string }) => this.crashHandlers.get(event.targetId)?.());
+        root.connection()!.on('Target.targetCrashed', (event: { targetId: string; status: string; errorCode: number }) =>
+          this.crashHandlers.get(event.targetId)?.(`it crashed (termination status ${event.status}, code ${event.errorCode})`),
+        );
         root.connection()!.on('Target.targetDestroyed', (event: { targetId: string }) => {
           this.destroyHandlers.get(event.targetId)?.();
           this.workers.destroyed(event.targetId);
@@ -302,7 +305,7 @@ export class ChromiumBrowser {
     this.discardReady();
     this.contexts.clear();
     this.workers.clear();
-    for (const fail of this.crashHandlers.values()) fail();
+    for (const fail of this.crashHandlers.values()) fail(`its browser went away (${reason})`);
     this.crashHandlers.clear();
     this.destroyHandlers.clear();
   }
@@ -332,7 +335,7 @@ export class ChromiumBrowser {
       const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
       const session = root.connection()!.session(sessionId)!;
       const crashed = new Promise<never>((_, reject) => {
-        this.crashHandlers.set(targetId!, () => reject(this.crashError()));
+        this.crashHandlers.set(targetId!, (cause) => reject(this.crashError(cause)));
       });
       let dead = false;
       crashed.catch(() => (dead = true));
@@ -558,7 +561,7 @@ export class ChromiumBrowser {
     if (instance) await (await instance).browser.close().catch(() => undefined);
     // Documents in flight may be waiting on their page for what will never come now (an event, the network going
     // quiet, a bundle file): they end now, as RendererStoppedError (see withPage), not at their own time limits.
-    for (const fail of this.crashHandlers.values()) fail();
+    for (const fail of this.crashHandlers.values()) fail('the service closed its browser');
     this.crashHandlers.clear();
   }
 }
