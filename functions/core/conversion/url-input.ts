@@ -59,7 +59,11 @@ export function validateUrl(raw: string, guard: NetworkGuard): URL {
   if (url.protocol !== 'https:') throw invalidUrl('Only https:// URLs can be converted.', { url: shown(raw), reason: 'not_https' });
   if (url.username || url.password) throw invalidUrl('URLs with user names or passwords are not accepted.', { url: shown(raw), reason: 'credentials' });
   if (raw.length > 8192) throw invalidUrl('url is longer than 8192 characters.', { reason: 'too_long' });
-  const verdict = guard.checkLiteral(url.hostname, url.port ? Number(url.port) : 443);
+  const port = url.port ? Number(url.port) : 443;
+  // The URL parser takes port 0, which nothing can be connected to: refused here, like any other invalid URL, rather
+  // than after a job was recorded, where the connection-time guard would call it a private address.
+  if (port < 1) throw invalidUrl(`url names port ${port}, which cannot be connected to; leave the port out (443) or name a real one.`, { url: shown(raw), reason: 'invalid_port' });
+  const verdict = guard.checkLiteral(url.hostname, port);
   if (!verdict.allowed) throw invalidUrl(`The URL points to a private or internal address (${verdict.reason}); only public hosts can be fetched.`, { url: shown(raw), reason: 'private_address' });
   return url;
 }

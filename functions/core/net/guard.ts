@@ -99,6 +99,8 @@ export class NetworkGuard {
   checkLiteral(rawHost: string, port: number): { allowed: true } | { allowed: false; reason: string } {
     const host = normalizeHost(rawHost);
     if (!host) return { allowed: false, reason: 'not a valid host' };
+    // The same port rule as `approve`: a URL stored now must not be refused only when it is first called.
+    if (!Number.isInteger(port) || port < 1 || port > 65535) return { allowed: false, reason: `port ${port} is not valid` };
     if (this.allowlist.allows(host, port)) return { allowed: true };
     const name = classifyHostName(host);
     // With an allowlist, an internal name may resolve to a listed address: `approve` decides once it has resolved.

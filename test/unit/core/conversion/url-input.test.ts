@@ -55,6 +55,13 @@ describe('validateUrl', () => {
     expect(err.details.url).toBe(shown);
     expect(JSON.stringify(err)).not.toContain('hunter2');
   });
+
+  it('refuses port 0 before any job exists, as an invalid port rather than a private address', () => {
+    const err = refused('https://example.com:0/doc');
+    expect(err).toMatchObject({ code: 'INVALID_URL', details: { reason: 'invalid_port', url: 'https://example.com:0/doc' } });
+    expect(err.message).not.toMatch(/private/);
+    expect(guard.checkLiteral('example.com', 0)).toEqual({ allowed: false, reason: 'port 0 is not valid' });
+  });
 });
 
 describe('fetchDocument', () => {
