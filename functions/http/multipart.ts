@@ -6,6 +6,8 @@
  */
 import { ServiceError } from '../core/errors';
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 export interface MultipartPart {
   /** The form field name. */
   name: string;
@@ -53,7 +55,12 @@ export class MultipartForm {
     const parts = this.all(name);
     if (parts.length === 0) return undefined;
     if (parts.length > 1) throw malformed('duplicate_field', `The field "${name}" appears more than once; send it once.`, { field: name });
-    return parts[0].data.toString('utf8');
+    try {
+      return UTF8.decode(parts[0].data);
+    } catch {
+      // A lenient decode would carry U+FFFD into the document and into refusals that echo the field back.
+      throw malformed('not_utf8', `The field "${name}" is not valid UTF-8; send text fields in UTF-8.`, { field: name });
+    }
   }
 
   has(name: string): boolean {

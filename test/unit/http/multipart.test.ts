@@ -106,6 +106,13 @@ describe('multipart/form-data parser', () => {
     expect(refusal(() => parseMultipart(twice, CT, LIMITS).text('store')).details.reason).toBe('duplicate_field');
   });
 
+  it('refuses a text field that is not UTF-8 rather than reading it with replacement characters', () => {
+    const latin1 = body([{ headers: ['Content-Disposition: form-data; name="input_type"'], data: Buffer.from([0xff, 0xfe, 0x68]) }]);
+    expect(refusal(() => parseMultipart(latin1, CT, LIMITS).text('input_type')).details).toEqual({ reason: 'not_utf8', field: 'input_type' });
+    const bom = body([{ headers: ['Content-Disposition: form-data; name="input_type"'], data: Buffer.from('\ufeffhtml') }]);
+    expect(parseMultipart(bom, CT, LIMITS).text('input_type')).toBe('html');
+  });
+
   it('keeps the body order of parts across the names asked for (files and files[] mixed)', () => {
     const mixed = body([
       { headers: ['Content-Disposition: form-data; name="files[]"; filename="a.html"'], data: 'A' },
