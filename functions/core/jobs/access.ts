@@ -40,7 +40,7 @@ export async function presentJob(deps: JobAccessDeps, job: Job): Promise<Record<
     status: job.status,
     job_type: job.job_type,
     mode: job.mode,
-    pages: job.pages ?? 0, // a number, as the spec types it: 0 until a PDF is made (as in file rows)
+    pages: job.pages ?? 0, // a number, as the spec types it: the page count once known (a long job's from submission), else 0
     truncated: job.truncated,
     created_at: job.created_at,
     completed_at: job.completed_at,
