@@ -12,4 +12,22 @@ describe('fillUrlClass', () => {
     expect(fillUrlClass('<span class="url"></span>', '')).toBe('<span class="url-filled"></span>');
     expect(fillUrlClass('', 'https://e.com')).toBe('');
   });
+
+  it('reads the class attribute as HTML does: unquoted, in any case, the first one counting (Chromium printed about:blank for these)', () => {
+    expect(fillUrlClass('<span class=url></span><b CLASS="url"></b><i Class=\'x url\' id=a></i>', 'https://e.com/?a&b')).toBe(
+      '<span class="url-filled">https://e.com/?a&amp;b</span><b CLASS="url-filled">https://e.com/?a&amp;b</b><i Class="x url-filled" id=a>https://e.com/?a&amp;b</i>',
+    );
+    expect(fillUrlClass('<span class=url />', '')).toBe('<span class="url-filled" />');
+    // Not the class attribute: another attribute's name or value, or a second class attribute.
+    expect(fillUrlClass('<span data-class="url" title="class=url"></span><p class="a" class="url"></p>', 'https://e.com')).toBe(
+      '<span data-class="url" title="class=url"></span><p class="a" class="url"></p>',
+    );
+  });
+
+  it('takes linear time on templates of many attributes without a closing bracket', () => {
+    const started = Date.now();
+    fillUrlClass(`<a${' class="x"'.repeat(9000)} url`, 'https://e.com');
+    fillUrlClass(`<a${' class=x'.repeat(12000)} url`, 'https://e.com');
+    expect(Date.now() - started).toBeLessThan(200);
+  });
 });
