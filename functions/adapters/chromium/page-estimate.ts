@@ -90,8 +90,8 @@ function pageBoxOf(value: unknown): CssPageBox | null {
 }
 
 /**
- * Expression (print media): [scrollHeight, viewportWidth, forced breaks]. Every element with a box and a forced
- * break counts (empty ones too: after content, each makes a blank page), except where its break is the same as its
+ * Expression (print media): [scrollHeight, viewportWidth, forced breaks]. Every block-level element with a box and a
+ * forced break counts (empty ones too: after content, each makes a blank page), except where its break is the same as its
  * parent's (first or last child) or its neighbour's (break-after then break-before).
  */
 function laidOutFacts(countBreaks: boolean): string {
@@ -101,8 +101,10 @@ function laidOutFacts(countBreaks: boolean): string {
   let breaks = 0;
   if (${countBreaks}) {
     const forced = /^(page|left|right|recto|verso|always)$/;
+    // Breaks apply to block-level boxes only: Chromium ignores them on inline-level boxes and table cells.
+    const notBlock = /^(inline|ruby|table-cell)/;
     const styles = new Map();
-    const style = (el) => { let s = styles.get(el); if (!s) { const c = getComputedStyle(el); s = [forced.test(c.breakBefore), forced.test(c.breakAfter)]; styles.set(el, s); } return s; };
+    const style = (el) => { let s = styles.get(el); if (!s) { const c = getComputedStyle(el); const block = !notBlock.test(c.display); s = [block && forced.test(c.breakBefore), block && forced.test(c.breakAfter)]; styles.set(el, s); } return s; };
     for (const el of document.getElementsByTagName('*')) {
       const [before, after] = style(el);
       if ((!before && !after) || el.getClientRects().length === 0) continue;

@@ -104,6 +104,9 @@ describe('ChromiumRenderer', () => {
       expect(await renderer.render({ html: `<p>x</p>${'<div style="display: none; break-before: page">hidden</div>'.repeat(3000)}`, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 1 });
       const together = '<div style="break-before: page; break-after: page"><p style="break-before: page; break-after: page">x</p></div>'.repeat(600);
       expect(await renderer.render({ html: together, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 26, morePages: true });
+      // Breaks of inline-level boxes and table cells make no page (Chromium ignores them): a two-page document.
+      const inline = `<p>${'<span style="break-after: page">ab </span>'.repeat(1500)}</p><table><tr>${'<td style="break-before: page">c</td>'.repeat(1500)}</tr></table>`;
+      expect(await renderer.render({ html: inline, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 2, morePages: false });
       // Many elements, few pages.
       expect(await renderer.render({ html: `<p>${'<span>a</span> '.repeat(3000)}</p>`, options, timeoutMs: 20_000, maxPages: 25 })).toMatchObject({ pages: 1, morePages: false });
       // @page rules for the screen only, and a small page only for a named page nobody uses.
