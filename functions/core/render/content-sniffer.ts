@@ -74,8 +74,9 @@ export function sniffContent(text: string): SniffedType {
   const head = text.slice(0, 8192);
   if (head.startsWith('%PDF-')) return 'pdf';
   if (head.startsWith('\u0089PNG') || head.startsWith('\u00ff\u00d8\u00ff') || (text.length > 64 && BASE64_IMAGE.test(head))) return 'image';
+  // ESC is left out: terminal output pasted into a document (ANSI colour codes, one ESC every few characters) is text.
   // eslint-disable-next-line no-control-regex
-  const controls = head.match(/[\u0000-\u0008\u000e-\u001f]/g)?.length ?? 0;
+  const controls = head.match(/[\u0000-\u0008\u000e-\u001a\u001c-\u001f]/g)?.length ?? 0;
   if (controls > 0 && controls / Math.max(1, head.length) > 0.01) return 'binary';
   if (URL_ONLY.test(text)) return 'url';
   if (looksLikeHtmlDocument(head)) return 'html';

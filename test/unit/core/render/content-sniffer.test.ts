@@ -42,6 +42,13 @@ describe('content sniffing', () => {
     expect(sniffContent('\u0000\u0001\u0002\u0003binary\u0004')).toBe('binary');
   });
 
+  it('takes terminal output with ANSI colour codes for text, not binary data', () => {
+    const log = Array.from({ length: 20 }, (_, i) => `\u001b[32mPASS\u001b[0m test ${i}`).join('\n');
+    expect(contentMismatch('markdown', `# CI report\n\n\`\`\`\n${log}\n\`\`\`\n`)).toBeNull();
+    expect(contentMismatch('html', `<pre>${log}</pre>`)).toBeNull();
+    expect(sniffContent(`\u001b\u0000\u0001\u0002\u0003binary\u0004`)).toBe('binary');
+  });
+
   it('finds a whole document behind an XML declaration and comments, and not behind an unclosed comment', () => {
     expect(looksLikeHtmlDocument('  <?xml version="1.0"?>\n<!-- a --> <!----><!DOCTYPE html><p>x')).toBe(true);
     expect(looksLikeHtmlDocument('<!-- a --><HTML lang="en">')).toBe(true);
