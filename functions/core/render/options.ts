@@ -64,6 +64,7 @@ const TEMPLATE_MAX = 100_000;
  * whole print fail, whatever the document, so such a template is refused up front (400, not a 500 to retry).
  */
 const TEMPLATE_STYLESHEET = /<link\b|@import\b/i;
+const TEMPLATE_IMPORT = /@import\b/i;
 const TEMPLATE_STYLESHEET_HINT =
   'header and footer templates cannot load stylesheets (<link> or @import) or web fonts (@font-face from a URL); put the styles in a style attribute or a <style> element, and fonts in data: URLs';
 /** A url() in an @font-face rule that is not a data: URL: Chromium fails the whole print on it (images do not). */
@@ -87,10 +88,35 @@ function cssAsRead(template: string): string {
       return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
     });
 }
-const loadsNoStylesheet = (template: string) => {
+/** The ASCII punctuation HTML names that the checks look for (`&commat;import` is `@import` where references are decoded). */
+const NAMED_REFERENCES: Record<string, string> = {
+  commat: '@', lpar: '(', rpar: ')', colon: ':', bsol: '\\', sol: '/', ast: '*', midast: '*', quot: '"', apos: "'",
+  semi: ';', period: '.', comma: ',', excl: '!', num: '#', Tab: '\t', NewLine: '\n',
+};
+/**
+ * A template with character references decoded and CDATA markers removed: inside `<svg>` a `<style>` element's text is
+ * read that way (`<svg><style>&#64;import url(…)</style></svg>` is an @import to Chromium), unlike an HTML `<style>`.
+ */
+function referencesDecoded(template: string): string {
+  if (!template.includes('&') && !template.includes('<![')) return template;
+  return template.replace(/<!\[CDATA\[|\]\]>/g, '').replace(/&(?:#[xX]([0-9a-fA-F]{1,6})|#(\d{1,7})|([A-Za-z]+));?/g, (ref, hex?: string, dec?: string, name?: string) => {
+    if (name !== undefined) return Object.hasOwn(NAMED_REFERENCES, name) ? NAMED_REFERENCES[name] : ref;
+    const code = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+    return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : '\ufffd';
+  });
+}
+const loadsNoStylesheetAsWritten = (template: string) => {
   const css = cssAsRead(template);
   return !TEMPLATE_STYLESHEET.test(template) && !TEMPLATE_STYLESHEET.test(css) && loadsNoRemoteFont(css);
 };
+/** Decoded, only the CSS matters: `&lt;link&gt;` is text showing a tag, not a tag. */
+const loadsNoStylesheetDecoded = (template: string) => {
+  const decoded = referencesDecoded(template);
+  if (decoded === template) return true;
+  const css = cssAsRead(decoded);
+  return !TEMPLATE_IMPORT.test(decoded) && !TEMPLATE_IMPORT.test(css) && loadsNoRemoteFont(css);
+};
+const loadsNoStylesheet = (template: string) => loadsNoStylesheetAsWritten(template) && loadsNoStylesheetDecoded(template);
 
 /** Largest page side: Acrobat and most viewers refuse pages over 200 in (14,400 pt). */
 const MAX_PAPER_IN = 200;

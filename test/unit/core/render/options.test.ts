@@ -91,6 +91,11 @@ describe('parsePdfOptions', () => {
     [{ displayHeaderFooter: true, footerTemplate: '<style>@\\import url(https://example.com/a.css);</style>' }, 'options.footerTemplate'],
     [{ displayHeaderFooter: true, footerTemplate: '<style>@font-face{font-family:X;src:\\75rl(https://example.com/f.woff)}</style>' }, 'options.footerTemplate'],
     [{ displayHeaderFooter: true, footerTemplate: '<style>@font-\\66 ace{font-family:X;src:/**/url(https://example.com/f.woff)}</style>' }, 'options.footerTemplate'],
+    // In SVG a <style> element's text has its character references and CDATA sections decoded (the print failed: 500).
+    [{ displayHeaderFooter: true, headerTemplate: '<svg><style>&#64;import url(https://example.com/a.css);</style></svg>' }, 'options.headerTemplate'],
+    [{ displayHeaderFooter: true, headerTemplate: '<svg><style>&commat;im&#x70;ort url(https://example.com/a.css);</style></svg>' }, 'options.headerTemplate'],
+    [{ displayHeaderFooter: true, footerTemplate: '<svg><style>@font-face{font-family:X;src:&#117;rl(https://example.com/f.woff)}</style></svg>' }, 'options.footerTemplate'],
+    [{ displayHeaderFooter: true, footerTemplate: '<svg><style><![CDATA[@im]]><![CDATA[port url(https://example.com/a.css);]]></style></svg>' }, 'options.footerTemplate'],
   ])('refuses %j naming %s', (raw, parameter) => {
     const err = refusal(() => parsePdfOptions(raw));
     expect(err.code).toBe('INVALID_PARAMETER');
@@ -104,6 +109,8 @@ describe('parsePdfOptions', () => {
       '@font-face '.repeat(1000),
       // A comment between the letters makes two tokens, not @import; escapes elsewhere are only text.
       '<style>@im/**/port url(https://example.com/a.css);</style><span>\\75rl(x) \\</span>',
+      // Text that shows a tag or a reference is only text.
+      '<span>&lt;link rel=stylesheet&gt; &amp;#64;import &#169; 2026</span>',
     ]) {
       expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate }).headerTemplate).toBe(headerTemplate);
     }
