@@ -59,12 +59,13 @@ function isRangeSyntax(text: string): boolean {
 
 const TEMPLATE_MAX = 100_000;
 
+/** The at-rule only: a name character after it makes another word (`orders@import-direct.com` is an address, not CSS). */
+const TEMPLATE_IMPORT = /@import(?![\w\u0080-\uffff-])/i;
 /**
  * Chromium prints header and footer templates without a network: a stylesheet they link or import makes the
  * whole print fail, whatever the document, so such a template is refused up front (400, not a 500 to retry).
  */
-const TEMPLATE_STYLESHEET = /<link\b|@import\b/i;
-const TEMPLATE_IMPORT = /@import\b/i;
+const TEMPLATE_STYLESHEET = new RegExp(`<link\\b|${TEMPLATE_IMPORT.source}`, 'i');
 const TEMPLATE_STYLESHEET_HINT =
   'header and footer templates cannot load stylesheets (<link> or @import) or web fonts (@font-face from a URL); put the styles in a style attribute or a <style> element, and fonts in data: URLs';
 /** A url() in an @font-face rule that is not a data: URL: Chromium fails the whole print on it (images do not). */

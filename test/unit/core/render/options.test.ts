@@ -111,6 +111,8 @@ describe('parsePdfOptions', () => {
       '<style>@im/**/port url(https://example.com/a.css);</style><span>\\75rl(x) \\</span>',
       // Text that shows a tag or a reference is only text.
       '<span>&lt;link rel=stylesheet&gt; &amp;#64;import &#169; 2026</span>',
+      // An address whose domain starts with "import" is not the at-rule (CSS reads @import-direct as one name).
+      '<div>Contact: orders@import-direct.com, sales@imports.example, büro@importé.example</div>',
     ]) {
       expect(parsePdfOptions({ displayHeaderFooter: true, headerTemplate }).headerTemplate).toBe(headerTemplate);
     }
