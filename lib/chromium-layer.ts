@@ -4,7 +4,7 @@ import path from 'node:path';
 import { AssetHashType, DockerImage, FileSystem } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { shippedFontFiles } from '../functions/adapters/chromium/shipped-fonts';
+import { shippedFontFiles, shippedFontsProcessing, stageFonts } from '../functions/adapters/chromium/shipped-fonts';
 
 /** Where render functions find the compressed Chromium (CHROMIUM_PACK_DIR). */
 export const CHROMIUM_PACK_DIR = '/opt/chromium';
@@ -25,14 +25,14 @@ const layerInputs = (): LayerInputs => ({ binDir: BIN_DIR, fontFiles: shippedFon
 
 /**
  * The layer asset's identity: everything that decides its contents (the Chromium binaries, the font files, which
- * fonts are picked, the layout). CDK's default hashes only the asset's source directory (the binaries), so a layer
+ * fonts are picked and how they are processed, the layout). CDK's default hashes only the asset's source directory (the binaries), so a layer
  * whose fonts changed kept its old hash: a stale staged copy in cdk.out, or the copy already in the bootstrap
  * bucket, was deployed instead, without the fonts.
  */
 function layerAssetHash(inputs: LayerInputs): string {
   const fonts = inputs.fontFiles.map((file) => `${path.basename(file)}:${FileSystem.fingerprint(file)}`).sort();
   return createHash('sha256')
-    .update(JSON.stringify({ layout: LAYOUT_VERSION, chromium: FileSystem.fingerprint(inputs.binDir), fonts }))
+    .update(JSON.stringify({ layout: LAYOUT_VERSION, chromium: FileSystem.fingerprint(inputs.binDir), fonts, processing: shippedFontsProcessing() }))
     .digest('hex');
 }
 
@@ -61,9 +61,7 @@ export class ChromiumLayer extends Construct {
               const target = path.join(outputDir, path.basename(CHROMIUM_PACK_DIR));
               mkdirSync(target, { recursive: true });
               for (const file of readdirSync(binDir)) copyFileSync(path.join(binDir, file), path.join(target, file));
-              const fonts = path.join(outputDir, path.basename(CHROMIUM_FONT_DIR));
-              mkdirSync(fonts, { recursive: true });
-              for (const file of fontFiles) copyFileSync(file, path.join(fonts, path.basename(file)));
+              stageFonts(fontFiles, path.join(outputDir, path.basename(CHROMIUM_FONT_DIR)), 'copy');
               return true;
             },
           },

@@ -50,8 +50,8 @@ export function escapeHtml(text: string): string {
  * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
  * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
  * Emoji are taken from Noto Color Emoji before any other face (a face limited to their code points, so text keeps its
- * own): DejaVu Sans draws some seventy of the most used ones itself (😀 😂 😉 …, U+1F600–1F643), and they printed in
- * black beside the others in colour.
+ * own): a face with some of its own draws them in black (DejaVu Sans did, 😀 😂 😉 …, until the shipped faces lost
+ * them; a deployment with other fonts may still have such a face).
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
  * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
  * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.

@@ -65,9 +65,48 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
     return colours;
   };
 
+  /** The page content streams of a PDF (those drawing text), inflated. */
+  const textStreams = (pdf: Uint8Array) =>
+    [...Buffer.from(pdf).toString('latin1').matchAll(/stream\r?\n([\s\S]*?)endstream/g)]
+      .map(([, stream]) => {
+        try {
+          return inflateSync(Buffer.from(stream, 'latin1')).toString('latin1');
+        } catch {
+          return '';
+        }
+      })
+      .filter((text) => /\bBT\b/.test(text));
+
   it('prints emoji in colour (DejaVu has a few, in black; most printed as empty boxes)', async () => {
     const { pdf } = await printWithShippedFonts('<p style="font-size:40px">😀 🇫🇷</p>');
     expect(fillColours(pdf).size).toBeGreaterThan(3); // the smiley's yellows and browns, the flag's blue, white and red
+  });
+
+  it('prints the emoji DejaVu Sans has (😀 😂 ⚡ ☕ ♈) in colour in HTML set in it (they printed in black); symbols that are text by default (✔ ☺ ★) stay DejaVu', async () => {
+    const { pdf } = await printWithShippedFonts('<p style="font-size:40px">😀 😂 ⚡ ☕ ♈</p>');
+    expect(fillColours(pdf).size).toBeGreaterThan(3); // drawn as coloured paths, not in a font
+    expect(await render('<p style="font-family: DejaVu Sans">✔ ☺ ★ ☀</p>')).toEqual(['DejaVuSans']);
+  });
+
+  it('lays text out exactly as the unmodified DejaVu faces do (only their emoji are taken out)', async () => {
+    const text = '<h1>Invoice № 42 — “Quarterly” ﬁnance</h1><p>Tax ∑ 1,234.56 € · Привет · Ελληνικά · שלום · مرحبا</p><pre>const total = items.reduce((a, b) => a + b, 0);</pre><p style="font-family: serif"><b>Bold</b> <i>italic</i> AV Wa Ty</p>';
+    const original = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
+    dirs.push(original);
+    for (const file of shippedFontFiles()) copyFileSync(file, path.join(original, path.basename(file)));
+    const print = async (fontDir: string) => {
+      const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir });
+      try {
+        return (await new ChromiumRenderer(browser).render({ html: text, options: parsePdfOptions({}), timeoutMs: 20_000 })).pdf;
+      } finally {
+        await browser.close();
+      }
+    };
+    const shippedDir = stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'));
+    dirs.push(path.dirname(shippedDir));
+    // Glyph ids and metrics are kept, so the pages draw the same glyphs at the same places: equal content streams.
+    const [before, after] = await Promise.all([print(original), print(shippedDir)]);
+    expect(textStreams(after)).toEqual(textStreams(before));
+    expect(textStreams(after).join('')).toContain('Tj');
   });
 
   it('prints the smileys DejaVu Sans draws itself (😀 😂 😉) in colour in Markdown: they printed in black', async () => {
