@@ -55,12 +55,12 @@ function zip(files: Record<string, string | Buffer>): Promise<Buffer> {
   });
 }
 
-async function main() {
-  const dir = path.resolve(process.argv[2] ?? '.');
+/** Writes every input file into `dir`, reporting each through `log`. */
+export async function writeExampleInputs(dir: string, log: (line: string) => void = () => undefined): Promise<void> {
   mkdirSync(dir, { recursive: true });
   const write = (name: string, bytes: Uint8Array | string) => {
     writeFileSync(path.join(dir, name), bytes);
-    console.log(`wrote ${name}`);
+    log(`wrote ${name}`);
   };
 
   write('cover.pdf', await (await labelledPdf('Cover', ['Q3 report'])).save());
@@ -79,7 +79,7 @@ async function main() {
   write('form.pdf', await form.save());
 
   copyFileSync(path.join(__dirname, '../test/fixtures/photo.jpg'), path.join(dir, 'photo.jpg'));
-  console.log('wrote photo.jpg');
+  log('wrote photo.jpg');
   write('scan.png', gradientPng(600, 400));
 
   const style = 'body { font-family: sans-serif; color: #222 } h1 { color: #0b5394 }';
@@ -96,7 +96,9 @@ async function main() {
   write('guide.md', '# Guide\n\n| Step | What |\n|---|---|\n| 1 | Install |\n| 2 | Run |\n\n```sh\nnpm start\n```\n');
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+if (require.main === module) {
+  writeExampleInputs(path.resolve(process.argv[2] ?? '.'), console.log).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
