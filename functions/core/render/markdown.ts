@@ -51,14 +51,17 @@ export function escapeHtml(text: string): string {
  * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
  * Emoji are taken from Noto Color Emoji before any other face (a face limited to their code points, so text keeps its
  * own): a face with some of its own draws them in black (DejaVu Sans did, 😀 😂 😉 …, until the shipped faces lost
- * them; a deployment with other fonts may still have such a face).
+ * them; a deployment with other fonts may still have such a face). The face's range includes the characters that join
+ * emoji into one (ZWJ, VS16, the keycap mark, tag characters): taken from another face, they split a sequence, and
+ * 👨‍👩‍👧 printed as three people, 👩🏽‍💻 as a woman and a laptop, 🏴󠁧󠁢󠁳󠁣󠁴󠁿 as a black flag (Indic and Arabic text with
+ * joiners prints the same either way).
  * No @page margins here: Chromium lets CSS page margins override the request's, so Markdown's default margin is
  * applied through the options instead (MARKDOWN_DEFAULT_MARGIN) and a caller's `margin` still wins. No
  * `print-color-adjust: exact` either: it prints backgrounds even with the caller's `printBackground: false`.
  */
 export const MARKDOWN_STYLESHEET = `
 :root { color-scheme: light; }
-@font-face { font-family: "Markdown Emoji"; src: local("Noto Color Emoji"); unicode-range: U+1F300-1FAFF; }
+@font-face { font-family: "Markdown Emoji"; src: local("Noto Color Emoji"); unicode-range: U+200D, U+20E3, U+FE0F, U+1F000-1FAFF, U+E0020-E007F; }
 body { font-family: "Markdown Emoji", -apple-system, "Segoe UI", "Helvetica Neue", Arial, "DejaVu Sans", ${FALLBACK_FAMILIES.map((family) => `"${family}"`).join(', ')}, sans-serif; font-size: 11pt; line-height: 1.55; color: #1f2328; margin: 0; word-wrap: break-word; }
 h1, h2, h3, h4, h5, h6 { margin: 1.4em 0 0.6em; font-weight: 600; line-height: 1.25; break-after: avoid; page-break-after: avoid; }
 h1 { font-size: 2em; padding-bottom: 0.3em; border-bottom: 1px solid #d1d9e0; }

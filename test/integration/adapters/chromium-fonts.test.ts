@@ -7,6 +7,7 @@ import { shippedFontFiles, stageFonts } from '../../../functions/adapters/chromi
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { markdownToHtml } from '../../../functions/core/render/markdown';
 import { parsePdfOptions } from '../../../functions/core/render/options';
+import { readPdf } from '../../support/pdf';
 
 const DEJAVU = path.resolve(__dirname, '../../../node_modules/dejavu-fonts-ttf/ttf');
 /** The fonts a PDF embeds, without their subset prefixes. */
@@ -112,6 +113,17 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
   it('prints the smileys DejaVu Sans draws itself (😀 😂 😉) in colour in Markdown: they printed in black', async () => {
     const { pdf } = await printWithShippedFonts(markdownToHtml('# 😀 😂 😉\n\nText 😀'));
     expect(fillColours(pdf).size).toBeGreaterThan(3); // yellows and browns, not the text's one colour
+  });
+
+  it('prints emoji sequences in Markdown as one emoji each: 👨‍👩‍👧 is one family, 🏴󠁧󠁢󠁳󠁣󠁴󠁿 the Scottish flag (they split into three people and a black flag)', async () => {
+    // Each sequence's printed width in emoji: 1 when it is drawn as one glyph. The joiners and tag characters were
+    // outside the Markdown emoji face's range, so they came from another face and broke the sequence apart.
+    const sequences = ['👨‍👩‍👧', '👩🏽‍💻', '🏳️‍🌈', '🏴󠁧󠁢󠁳󠁣󠁴󠁿', '1️⃣'];
+    const spans = sequences.map((emoji, i) => `<span id="s${i}">${emoji}</span>`).join(' ');
+    const script = `<p id="widths"></p><script>const one = document.getElementById('one').getBoundingClientRect().width;
+      widths.textContent = [${sequences.map((_, i) => `s${i}`).join(', ')}].map((s) => Math.round(s.getBoundingClientRect().width / one)).join(' ');</script>`;
+    const { pdf } = await printWithShippedFonts(markdownToHtml(`# Emoji\n\n<span id="one">👨</span> ${spans}\n\n${script}\n`));
+    expect((await readPdf(pdf))[0].text).toContain('1 1 1 1 1');
   });
 
   it('prints kanji and Chinese without a lang attribute in Noto Sans SC, Hangul in KR (KR drew Japanese in Korean forms, and a Chinese sentence in both faces)', async () => {
