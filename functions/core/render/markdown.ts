@@ -49,6 +49,8 @@ export function escapeHtml(text: string): string {
  * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute). Tables
  * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
  * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
+ * Lists nested in a list have no margins of their own (GitHub's spacing: they left a blank line after them), and a
+ * task list's items print no bullet (it showed through the disabled checkbox as a dot or a ring).
  * Emoji are taken from Noto Color Emoji before any other face (a face limited to their code points, so text keeps its
  * own): a face with some of its own draws them in black (DejaVu Sans did, 😀 😂 😉 …, until the shipped faces lost
  * them; a deployment with other fonts may still have such a face). The face's range includes the characters that join
@@ -71,8 +73,10 @@ body > :first-child { margin-top: 0; }
 p, ul, ol, dl, table, pre, blockquote { margin: 0 0 1em; }
 a { color: #0969da; text-decoration: none; }
 ul, ol { padding-left: 2em; }
-li + li { margin-top: 0.25em; }
-li > input[type="checkbox"] { margin: 0 0.4em 0.2em -1.4em; vertical-align: middle; }
+ul ul, ul ol, ol ol, ol ul { margin-top: 0; margin-bottom: 0; }
+li + li, li > ul, li > ol { margin-top: 0.25em; }
+li:has(> input[type="checkbox"]:first-child), li:has(> p:first-child > input[type="checkbox"]:first-child) { list-style-type: none; }
+li > input[type="checkbox"], li > p > input[type="checkbox"]:first-child { margin: 0 0.4em 0.2em -1.4em; vertical-align: middle; }
 blockquote { padding: 0 1em; color: #59636e; border-left: 0.25em solid #d1d9e0; }
 hr { height: 0.25em; padding: 0; margin: 1.5em 0; background-color: #d1d9e0; border: 0; }
 code, kbd, samp, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 0.88em; }

@@ -85,6 +85,20 @@ describe('Markdown print quality', () => {
     expect(lines(page.text)).toBe(lines(a4.text));
   });
 
+  it('prints task lists without list bullets behind their checkboxes, and nested lists without a gap after them (as GitHub)', async () => {
+    const markdown = `- [ ] Open task\n- [x] Done task\n\nText.\n\n* Usage\n  * Advanced\n* FAQ\n* Last\n\n<p id="seen"></p><script>
+      const items = [...document.querySelectorAll('li')];
+      const byText = (t) => items.find((li) => li.firstChild.textContent.trim() === t || li.textContent.trim() === t);
+      const markers = items.slice(0, 2).map((li) => getComputedStyle(li).listStyleType).join(',');
+      const gap = (a, b) => Math.round(b.getBoundingClientRect().top - a.getBoundingClientRect().bottom);
+      seen.textContent = 'markers ' + markers + ' gaps ' + gap(byText('Advanced'), byText('FAQ')) + '/' + gap(byText('FAQ'), byText('Last'));
+    </script>\n`;
+    const [page] = await readPdf(await markdownPdf(markdown));
+    const [, markers, after, between] = /markers (\S+) gaps (-?\d+)\/(-?\d+)/.exec(page.text)!;
+    expect(markers).toBe('none,none');
+    expect(Number(after)).toBe(Number(between)); // the item after a nested list sits as close as any other
+  });
+
   it("gives the PDF bookmarks from the document's headings", async () => {
     const pdf = await markdownPdf('# Report\n\ntext\n\n## Results\n\nmore\n\n## Method\n\nend\n');
     const doc = await PDFDocument.load(pdf);
