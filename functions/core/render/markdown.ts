@@ -46,7 +46,10 @@ export function escapeHtml(text: string): string {
 /**
  * The default stylesheet for Markdown: readable print typography, tables, code blocks and images that fit the page.
  * Images fit the page both ways: in print, 100vh is the page area (paper less margins), so a tall image shrinks to one
- * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute). Tables
+ * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute); it stops
+ * 6em short of a page, so that a heading above it prints on the same page (at a full page, the text before, the
+ * heading and the image printed on three pages) and the line holding it, a little taller than the image, no longer
+ * spills onto a blank page. Tables
  * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
  * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
  * Lists nested in a list have no margins of their own (GitHub's spacing: they left a blank line after them), and a
@@ -93,7 +96,7 @@ tr { break-inside: avoid; page-break-inside: avoid; border-top: 1px solid #d1d9e
 tr:nth-child(2n) { background-color: #f6f8fa; }
 th, td { padding: 6px 13px; border: 1px solid #d1d9e0; }
 th { font-weight: 600; background-color: #f6f8fa; }
-img { max-width: 100%; max-height: 100vh; object-fit: contain; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
+img { max-width: 100%; max-height: calc(100vh - 6em); object-fit: contain; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
 del { color: #59636e; }
 section.footnotes { margin-top: 2em; padding-top: 0.5em; border-top: 1px solid #d1d9e0; font-size: 0.85em; color: #59636e; }
 section.footnotes ol { padding-left: 1.5em; margin: 0; }

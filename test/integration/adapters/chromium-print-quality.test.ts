@@ -85,6 +85,19 @@ describe('Markdown print quality', () => {
     expect(lines(page.text)).toBe(lines(a4.text));
   });
 
+  it('keeps a heading with the page-tall image under it, and prints no blank page after the image', async () => {
+    const tall = png(400, 3000).toString('base64');
+    const filler = Array.from({ length: 19 }, (_, i) => `Line ${i} of filler text, long enough to take most of a line on the page.`).join('\n\n');
+    for (const heading of ['# Big diagram', '## Diagram']) {
+      const pdf = await markdownPdf(`# Report\n\n${filler}\n\n${heading}\n\n![diagram](data:image/png;base64,${tall})\n`);
+      // The heading printed alone at the foot of a page (or on a page of its own), the image on the next, then a blank page.
+      const [pages, drawing] = await Promise.all([readPdf(pdf), readPdfDrawing(pdf)]);
+      const imagePage = drawing.findIndex((page) => page.images.length > 0);
+      expect(pages[imagePage].text).toContain(heading.replace(/^#+ /, ''));
+      expect(pages).toHaveLength(imagePage + 1);
+    }
+  });
+
   it('prints task lists without list bullets behind their checkboxes, and nested lists without a gap after them (as GitHub)', async () => {
     const markdown = `- [ ] Open task\n- [x] Done task\n\nText.\n\n* Usage\n  * Advanced\n* FAQ\n* Last\n\n<p id="seen"></p><script>
       const items = [...document.querySelectorAll('li')];
