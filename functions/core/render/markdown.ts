@@ -50,8 +50,9 @@ export function escapeHtml(text: string): string {
  * 6em short of a page, so that a heading above it prints on the same page (at a full page, the text before, the
  * heading and the image printed on three pages) and the line holding it, a little taller than the image, no longer
  * spills onto a blank page. Tables
- * of many columns (`wide`) are laid out at the page's width, and long links and code in any cell may wrap anywhere:
- * a table never pushes past the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
+ * of many columns (`wide`) are laid out at the page's width, long links and code in any cell may wrap anywhere, and
+ * a table that still overflows breaks its cells anywhere (`fit-page`, FIT_TABLES_SCRIPT): a table never pushes past
+ * the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
  * Lists nested in a list have no margins of their own (GitHub's spacing: they left a blank line after them), and a
  * task list's items print no bullet (it showed through the disabled checkbox as a dot or a ring).
  * Emoji are taken from Noto Color Emoji before any other face (a face limited to their code points, so text keeps its
@@ -91,6 +92,7 @@ table { border-collapse: collapse; border-spacing: 0; display: table; width: aut
 table.wide { width: 100%; font-size: 0.8em; }
 table.wide th, table.wide td { padding: 4px 6px; overflow-wrap: anywhere; }
 th a, td a, th code, td code { overflow-wrap: anywhere; }
+table.fit-page th, table.fit-page td { overflow-wrap: anywhere; }
 thead { display: table-header-group; }
 tr { break-inside: avoid; page-break-inside: avoid; border-top: 1px solid #d1d9e0; }
 tr:nth-child(2n) { background-color: #f6f8fa; }
@@ -116,6 +118,19 @@ ${CODE_HIGHLIGHT_STYLESHEET}`;
 
 /** Page margin for Markdown when the caller sends none. */
 export const MARKDOWN_DEFAULT_MARGIN = { top: '18mm', right: '16mm', bottom: '18mm', left: '16mm' };
+
+/**
+ * A table whose text cannot shrink to the page (a hash, a file path, a long token in a cell of a table of a few
+ * columns) would make Chromium shrink every page of the document to fit it (to 67 % for one SHA-256): such a table's
+ * cells may break anywhere instead (`table.fit-page`). Only a table that overflows, measured as laid out (the window is
+ * the page's width): breaking anywhere in other tables would split words that fit. Checked again at load, once images
+ * in cells have their sizes.
+ */
+const FIT_TABLES_SCRIPT = `(() => {
+  const fit = () => { for (const table of document.querySelectorAll('table:not(.fit-page)')) if (table.getBoundingClientRect().width > table.parentElement.clientWidth + 1) table.classList.add('fit-page'); };
+  fit();
+  addEventListener('load', fit);
+})();`;
 
 /** Tables with this many columns or more are laid out to the page's width (see `table.wide`). */
 const WIDE_TABLE_COLUMNS = 7;
@@ -383,5 +398,6 @@ export function markdownToHtml(
 <style>${MARKDOWN_STYLESHEET}</style></head>
 <body class="markdown-body">
 ${content}
+<script>${FIT_TABLES_SCRIPT}</script>
 </body></html>`;
 }

@@ -85,6 +85,20 @@ describe('Markdown print quality', () => {
     expect(lines(page.text)).toBe(lines(a4.text));
   });
 
+  it('breaks a long unbreakable value in a table cell rather than shrinking the whole document to fit the table', async () => {
+    const square = `data:image/png;base64,${png(10, 10).toString('base64')}`;
+    const hash = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+    const table = `| File | SHA-256 |\n|---|---|\n| release.tar.gz | ${hash}${hash.slice(0, 20)} |\n| a short row | two words |`;
+    // The square is 100 CSS px: 75 pt unless Chromium shrinks the document (to ~67 % for this table before).
+    const pdf = await markdownPdf(`# Checksums\n\n<img src="${square}" width="100" height="100">\n\n${table}\n`);
+    const [{ images }] = await readPdfDrawing(pdf);
+    expect(images[0].width).toBeCloseTo(75, 0);
+    expect((await readPdf(pdf))[0].text.replace(/\s+/g, '')).toContain(hash); // all of it printed, wrapped
+    // A table that fits keeps its words whole.
+    const fitting = await markdownPdf(`| Owner | Amount |\n|---|---|\n| Someone | 10 |\n\n<p id="out"></p><script>addEventListener('load', () => { out.textContent = 'count=' + document.querySelectorAll('table.fit-page').length; });</script>`);
+    expect((await readPdf(fitting))[0].text).toContain('count=0');
+  });
+
   it('keeps a heading with the page-tall image under it, and prints no blank page after the image', async () => {
     const tall = png(400, 3000).toString('base64');
     const filler = Array.from({ length: 19 }, (_, i) => `Line ${i} of filler text, long enough to take most of a line on the page.`).join('\n\n');
