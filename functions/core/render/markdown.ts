@@ -214,13 +214,27 @@ function escapeFootnoteLabels(markdown: Marked, tokens: Token[]): void {
   });
 }
 
-/** How Markdown prints beyond marked's own HTML: heading ids, wide tables, long and highlighted code blocks. */
+/**
+ * Blocks of text take their direction from their own first strong letter (`dir="auto"`, as GitHub marks them): an
+ * Arabic or Hebrew paragraph (also in a quote), heading or list prints right to left, aligned right, its bullets on the
+ * right. Not a quote itself: `dir="auto"` skips descendants with a `dir` of their own, so it found no letter.
+ */
+const withDirAuto = (html: string, tag: string) => html.replace(new RegExp(`^<${tag}\\b`), `<${tag} dir="auto"`);
+
+/** How Markdown prints beyond marked's own HTML: heading ids, text direction, wide tables, long and highlighted code blocks. */
 const rendering = (highlight: CodeHighlighter): MarkedExtension => ({
   renderer: {
     heading(token) {
       const { anchor } = token as AnchoredHeading;
-      return `<h${token.depth}${anchor ? ` id="${escapeHtml(anchor)}"` : ''}>${this.parser.parseInline(token.tokens)}</h${token.depth}>\n`;
+      return `<h${token.depth} dir="auto"${anchor ? ` id="${escapeHtml(anchor)}"` : ''}>${this.parser.parseInline(token.tokens)}</h${token.depth}>\n`;
     },
+    paragraph(token) {
+      return withDirAuto(Renderer.prototype.paragraph.call(this, token) as string, 'p');
+    },
+    list(token) {
+      return withDirAuto(Renderer.prototype.list.call(this, token) as string, token.ordered ? 'ol' : 'ul');
+    },
+
     // A table of many columns cannot shrink to the page by its content: laid out at the page's width instead (else
     // Chromium shrinks the whole document to fit it, and still cuts off its last columns).
     table(token) {

@@ -99,6 +99,14 @@ describe('Markdown print quality', () => {
     expect((await readPdf(fitting))[0].text).toContain('count=0');
   });
 
+  it('prints Arabic and Hebrew paragraphs (also quoted), headings and lists right to left (GitHub marks them dir="auto"); English stays left to right', async () => {
+    const markdown = `# عنوان التقرير\n\nهذه فقرة باللغة العربية.\n\n- البند الأول\n- البند الثاني\n\n> שלום עולם\n\nAn English paragraph.\n\n<p id="out"></p><script>
+      out.textContent = [...document.querySelectorAll('h1, p:not(#out), ul')].map((el) => el.tagName + '=' + getComputedStyle(el).direction).join(' ');
+    </script>`;
+    const text = (await readPdf(await markdownPdf(markdown)))[0].text;
+    expect(text).toContain('H1=rtl P=rtl UL=rtl P=rtl P=ltr'); // the fourth paragraph is the quoted Hebrew
+  });
+
   it('keeps a heading with the page-tall image under it, and prints no blank page after the image', async () => {
     const tall = png(400, 3000).toString('base64');
     const filler = Array.from({ length: 19 }, (_, i) => `Line ${i} of filler text, long enough to take most of a line on the page.`).join('\n\n');

@@ -6,7 +6,7 @@ describe('markdown', () => {
     const html = markdownToHtml('---\ntitle: "Quarterly report"\nauthor: me\n---\n# Heading\n\ntext');
     expect(html).toContain('<title>Quarterly report</title>');
     expect(html).not.toContain('author: me');
-    expect(html).toContain('<h1 id="heading">Heading</h1>');
+    expect(html).toContain('<h1 dir="auto" id="heading">Heading</h1>');
   });
 
   it('removes an empty leading front-matter block (--- then ---), keeping later rules', () => {
@@ -30,14 +30,14 @@ describe('markdown', () => {
 
   it('gives headings the ids GitHub gives them, so [text](#section) links reach them', () => {
     const html = markdownToHtml('# Top\n\n## Details section\n\n## Details section\n\n## Details section-1\n\n### Café & *Crème* `code` [link](x)\n\n## !!!\n\n> ## Quoted\n');
-    expect(html.match(/<h\d[^>]*>/g)).toEqual(['<h1 id="top">', '<h2 id="details-section">', '<h2 id="details-section-1">', '<h2 id="details-section-1-1">', '<h3 id="café--crème-code-link">', '<h2>', '<h2 id="quoted">']);
+    expect(html.match(/<h\d[^>]*>/g)).toEqual(['<h1 dir="auto" id="top">', '<h2 dir="auto" id="details-section">', '<h2 dir="auto" id="details-section-1">', '<h2 dir="auto" id="details-section-1-1">', '<h3 dir="auto" id="café--crème-code-link">', '<h2 dir="auto">', '<h2 dir="auto" id="quoted">']);
   });
 
   it("renders GitHub's footnotes: numbered references linked to a list at the end, and back; each conversion numbers its own", () => {
     const html = markdownToHtml('Revenue grew[^growth] while costs fell[^1].\n\n[^growth]: Year on year.\n[^1]: After *one-off* items.\n');
     expect(html).toContain('grew<sup><a id="footnote-ref-growth" href="#footnote-growth"');
-    expect(html).toMatch(/<section class="footnotes"[^>]*>\s*<h2 id="footnote-label" class="sr-only">Footnotes<\/h2>\s*<ol>\s*<li id="footnote-growth">\s*<p>Year on year\. <a href="#footnote-ref-growth"/);
-    expect(html).toContain('<li id="footnote-1">\n<p>After <em>one-off</em> items.');
+    expect(html).toMatch(/<section class="footnotes"[^>]*>\s*<h2 id="footnote-label" class="sr-only">Footnotes<\/h2>\s*<ol>\s*<li id="footnote-growth">\s*<p dir="auto">Year on year\. <a href="#footnote-ref-growth"/);
+    expect(html).toContain('<li id="footnote-1">\n<p dir="auto">After <em>one-off</em> items.');
     expect(html).not.toContain('[^');
     expect(html.indexOf('<section class="footnotes"')).toBeGreaterThan(html.indexOf('costs fell')); // at the end, not where the notes were defined
     const next = markdownToHtml('Only[^a].\n\n[^a]: A.\n');
@@ -52,8 +52,8 @@ describe('markdown', () => {
 
   it('gives a heading that would take a footnote\'s id the next one, so references still lead to their notes', () => {
     const html = markdownToHtml('Text[^1].\n\n## Footnote 1\n\n## Footnote label\n\n[^1]: The note.\n');
-    expect(html).toContain('<h2 id="footnote-1-1">Footnote 1</h2>');
-    expect(html).toContain('<h2 id="footnote-label-1">Footnote label</h2>');
+    expect(html).toContain('<h2 dir="auto" id="footnote-1-1">Footnote 1</h2>');
+    expect(html).toContain('<h2 dir="auto" id="footnote-label-1">Footnote label</h2>');
     expect(html.match(/id="footnote-1"/g)).toHaveLength(1);
     expect(html).toContain('<li id="footnote-1">');
   });
@@ -76,20 +76,20 @@ describe('markdown', () => {
 
   it("turns GitHub's emoji shortcodes into emoji, outside code and links; unknown names, times and code stay as written", () => {
     const html = markdownToHtml(':tada: Released :rocket: with `:tada:` and :not_an_emoji: at 12:30:45, see https://example.com/:tada:/x :+1: **:x:**\n\n```\n:tada:\n```\n');
-    expect(html).toContain('<p>🎉 Released 🚀 with <code>:tada:</code> and :not_an_emoji: at 12:30:45, see <a href="https://example.com/:tada:/x">https://example.com/:tada:/x</a> 👍 <strong>❌</strong></p>');
+    expect(html).toContain('<p dir="auto">🎉 Released 🚀 with <code>:tada:</code> and :not_an_emoji: at 12:30:45, see <a href="https://example.com/:tada:/x">https://example.com/:tada:/x</a> 👍 <strong>❌</strong></p>');
     expect(html).toContain('<pre><code>:tada:\n</code></pre>');
   });
 
   it('builds heading ids from shortcode names as GitHub does (## :sparkles: Features → #sparkles-features), and titles from the emoji', () => {
     const html = markdownToHtml('# :sparkles: Features\n\n[go](#sparkles-features)');
-    expect(html).toContain('<h1 id="sparkles-features">✨ Features</h1>');
+    expect(html).toContain('<h1 dir="auto" id="sparkles-features">✨ Features</h1>');
     expect(html).toContain('<title>✨ Features</title>');
   });
 
   it("renders GitHub's alerts (> [!NOTE] … [!CAUTION]) as titled, coloured boxes; other quotes stay quotes", () => {
     const html = markdownToHtml('> [!WARNING]\n> Payment is *overdue*.\n\n> Just a quote.\n');
-    expect(html).toMatch(/<div class="markdown-alert markdown-alert-warning">\s*<p class="markdown-alert-title"><svg[^>]*>[\s\S]*?<\/svg>Warning<\/p>\s*<p>Payment is <em>overdue<\/em>\.<\/p>\s*<\/div>/);
-    expect(html).toContain('<blockquote>\n<p>Just a quote.</p>\n</blockquote>');
+    expect(html).toMatch(/<div class="markdown-alert markdown-alert-warning">\s*<p class="markdown-alert-title"><svg[^>]*>[\s\S]*?<\/svg>Warning<\/p>\s*<p dir="auto">Payment is <em>overdue<\/em>\.<\/p>\s*<\/div>/);
+    expect(html).toContain('<blockquote>\n<p dir="auto">Just a quote.</p>\n</blockquote>');
   });
 
   it('lets an alert longer than a page break across pages, as long code blocks do; short ones move whole', () => {
