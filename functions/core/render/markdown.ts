@@ -84,6 +84,7 @@ li > input[type="checkbox"], li > p > input[type="checkbox"]:first-child { margi
 blockquote { padding: 0 1em; color: #59636e; border-left: 0.25em solid #d1d9e0; }
 hr { height: 0.25em; padding: 0; margin: 1.5em 0; background-color: #d1d9e0; border: 0; }
 code, kbd, samp, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 0.88em; }
+kbd { display: inline-block; padding: 0.2em 0.4em; font-size: 0.8em; line-height: 1; color: #1f2328; background: #f6f8fa; border: 1px solid #d1d9e0; border-radius: 6px; box-shadow: inset 0 -1px 0 #afb8c1; vertical-align: middle; }
 code { padding: 0.2em 0.4em; background-color: #eff1f3; border-radius: 6px; }
 pre { padding: 12px 16px; background-color: #f6f8fa; border-radius: 6px; line-height: 1.45; white-space: pre-wrap; overflow-wrap: anywhere; break-inside: avoid; page-break-inside: avoid; }
 pre.flow { break-inside: auto; page-break-inside: auto; }

@@ -107,6 +107,11 @@ describe('Markdown print quality', () => {
     expect(text).toContain('H1=rtl P=rtl UL=rtl P=rtl P=ltr'); // the fourth paragraph is the quoted Hebrew
   });
 
+  it('prints <kbd> as a key cap, as GitHub does (it printed as plain monospace text)', async () => {
+    const [page] = await readPdfDrawing(await markdownPdf('Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to copy.'));
+    expect(page.fillColors).toContain('#f6f8fa');
+  });
+
   it('keeps a heading with the page-tall image under it, and prints no blank page after the image', async () => {
     const tall = png(400, 3000).toString('base64');
     const filler = Array.from({ length: 19 }, (_, i) => `Line ${i} of filler text, long enough to take most of a line on the page.`).join('\n\n');
