@@ -4,8 +4,11 @@ import path from 'node:path';
 import { FALLBACK_FAMILIES } from '../../core/render/fonts';
 import { emojiPresentationCharacters, fontWithout, subsetterVersion } from './font-subset';
 
-/** The DejaVu faces shipped (regular, bold, italic of sans, serif and mono: what the default stylesheets use). */
-const DEJAVU_FACE = /^DejaVu(Sans|Serif|SansMono)(-(Bold|Oblique|BoldOblique|Italic|BoldItalic))?\.ttf$/;
+/**
+ * The DejaVu faces shipped: regular, bold, italic of sans, serif and mono (what the default stylesheets use), and the
+ * math face (with an OpenType MATH table: MathML, and so Markdown's formulas, lays out with it).
+ */
+const DEJAVU_FACE = /^DejaVu((Sans|Serif|SansMono)(-(Bold|Oblique|BoldOblique|Italic|BoldItalic))?|MathTeXGyre)\.ttf$/;
 
 /** A package's directory in node_modules (wherever npm placed it). */
 const packageDir = (name: string) => path.dirname(require.resolve(`${name}/package.json`));
@@ -37,7 +40,7 @@ export function shippedFontFiles(): string[] {
  * any document set in DejaVu (the default), while other emoji fell back to Noto Color Emoji. Taken out, they fall back
  * too. Everything else in the faces is kept as it was, so text lays out (and breaks into pages) exactly as before.
  */
-const WITHOUT_EMOJI = /^DejaVu/;
+const WITHOUT_EMOJI = /^DejaVu(Sans|Serif)/;
 
 let processing: string | null = null;
 /** What decides the shipped bytes beyond the source files (part of the layer asset's identity and of the cache key). */

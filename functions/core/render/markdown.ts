@@ -6,6 +6,7 @@ import { get as emojiNamed } from 'node-emoji';
 import { invalidParameter } from '../errors';
 import { CODE_HIGHLIGHT_STYLESHEET, type CodeHighlighter, codeHighlighter } from './code-highlight';
 import { FALLBACK_FAMILIES } from './fonts';
+import { GITHUB_MATH, typesetMath } from './markdown-math';
 
 /**
  * A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. It may be empty
@@ -83,6 +84,8 @@ li:has(> input[type="checkbox"]:first-child), li:has(> p:first-child > input[typ
 li > input[type="checkbox"], li > p > input[type="checkbox"]:first-child { margin: 0 0.4em 0.2em -1.4em; vertical-align: middle; }
 blockquote { padding: 0 1em; color: #59636e; border-left: 0.25em solid #d1d9e0; }
 hr { height: 0.25em; padding: 0; margin: 1.5em 0; background-color: #d1d9e0; border: 0; }
+math { font-family: "DejaVu Math TeX Gyre", math; }
+.math-display { margin: 0 0 1em; break-inside: avoid; }
 code, kbd, samp, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", monospace; font-size: 0.88em; }
 kbd { display: inline-block; padding: 0.2em 0.4em; font-size: 0.8em; line-height: 1; color: #1f2328; background: #f6f8fa; border: 1px solid #d1d9e0; border-radius: 6px; box-shadow: inset 0 -1px 0 #afb8c1; vertical-align: middle; }
 code { padding: 0.2em 0.4em; background-color: #eff1f3; border-radius: 6px; }
@@ -244,6 +247,8 @@ const rendering = (highlight: CodeHighlighter): MarkedExtension => ({
     },
     // A long code block moved whole to the next page would leave most of a page blank and still not fit.
     code(token) {
+      // GitHub's other way to write a block formula.
+      if (token.lang?.trim() === 'math') return `<div class="math-display">${typesetMath(token.text, true)}</div>\n`;
       const highlighted = highlight(token.text, token.lang);
       const html = Renderer.prototype.code.call(this, highlighted === null ? token : { ...token, text: highlighted, escaped: true }) as string;
       return token.text.split('\n').length > SHORT_CODE_LINES ? html.replace(/^<pre>/, '<pre class="flow">') : html;
@@ -302,7 +307,7 @@ const EMOJI_SHORTCODES: MarkedExtension = {
  */
 function createParser(highlight: CodeHighlighter): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
-  parser.use(markedFootnote(), longAlertsFlow(markedAlert()), EMOJI_SHORTCODES);
+  parser.use(markedFootnote(), longAlertsFlow(markedAlert()), EMOJI_SHORTCODES, GITHUB_MATH);
   parser.use(rendering(highlight));
   return parser;
 }

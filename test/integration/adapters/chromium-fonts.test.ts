@@ -31,17 +31,18 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
   /** The fonts a PDF of `html` embeds, printed with the shipped fonts only. */
   const render = async (html: string): Promise<string[]> => embeddedFonts((await printWithShippedFonts(html)).pdf);
 
-  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, Noto faces for other scripts, regular and bold, and Noto Color Emoji', () => {
+  it('ships the regular, bold and italic faces of DejaVu Sans, Serif and Sans Mono, its math face, Noto faces for other scripts, regular and bold, and Noto Color Emoji', () => {
     expect(shippedFontFiles().map((file) => path.basename(file)).sort()).toEqual(
       [
         ...['DejaVuSans', 'DejaVuSans-Bold', 'DejaVuSans-BoldOblique', 'DejaVuSans-Oblique', 'DejaVuSansMono', 'DejaVuSansMono-Bold', 'DejaVuSansMono-BoldOblique', 'DejaVuSansMono-Oblique', 'DejaVuSerif', 'DejaVuSerif-Bold', 'DejaVuSerif-BoldItalic', 'DejaVuSerif-Italic'],
+        'DejaVuMathTeXGyre',
         ...['SC', 'KR', 'Devanagari', 'Bengali', 'Tamil', 'Thai'].flatMap((script) => [`NotoSans${script}_400Regular`, `NotoSans${script}_700Bold`]),
         'NotoColorEmoji_400Regular',
       ]
         .map((f) => `${f}.ttf`)
         .sort(),
     );
-    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(25);
+    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(26);
   });
 
   it('prints Chinese, Japanese, Korean, Hindi, Bengali, Tamil and Thai text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
@@ -108,6 +109,14 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
     const [before, after] = await Promise.all([print(original), print(shippedDir)]);
     expect(textStreams(after)).toEqual(textStreams(before));
     expect(textStreams(after).join('')).toContain('Tj');
+  });
+
+  it("typesets Markdown's math with the shipped math face, as formulas rather than TeX source", async () => {
+    const { pdf } = await printWithShippedFonts(markdownToHtml('Area $A = \\pi r^2$ of a circle.\n\n$$\n\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}\n$$\n'));
+    expect(embeddedFonts(pdf)).toContain('DejaVuMathTeXGyre-Regular');
+    const [page] = await readPdf(pdf);
+    expect(page.text).toContain('𝐴 = 𝜋 𝑟 2'); // Chromium sets single-letter identifiers in mathematical italic
+    expect(page.text).not.toMatch(/\\(pi|sum|frac)/); // neither printed as source nor left in a visible annotation
   });
 
   it('prints the smileys DejaVu Sans draws itself (😀 😂 😉) in colour in Markdown: they printed in black', async () => {
