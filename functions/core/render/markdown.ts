@@ -77,11 +77,11 @@ h3 { font-size: 1.25em; } h4 { font-size: 1em; } h5 { font-size: 0.875em; } h6 {
 body > :first-child { margin-top: 0; }
 p, ul, ol, dl, table, pre, blockquote { margin: 0 0 1em; }
 a { color: #0969da; text-decoration: none; }
-ul, ol { padding-left: 2em; }
+ul, ol { padding-inline-start: 2em; }
 ul ul, ul ol, ol ol, ol ul { margin-top: 0; margin-bottom: 0; }
 li + li, li > ul, li > ol { margin-top: 0.25em; }
 li:has(> input[type="checkbox"]:first-child), li:has(> p:first-child > input[type="checkbox"]:first-child) { list-style-type: none; }
-li > input[type="checkbox"], li > p > input[type="checkbox"]:first-child { margin: 0 0.4em 0.2em -1.4em; vertical-align: middle; }
+li > input[type="checkbox"], li > p > input[type="checkbox"]:first-child { margin-block: 0 0.2em; margin-inline: -1.4em 0.4em; vertical-align: middle; }
 blockquote { padding: 0 1em; color: #59636e; border-left: 0.25em solid #d1d9e0; }
 hr { height: 0.25em; padding: 0; margin: 1.5em 0; background-color: #d1d9e0; border: 0; }
 math { font-family: "DejaVu Math TeX Gyre", math; }
@@ -105,7 +105,7 @@ th { font-weight: 600; background-color: #f6f8fa; }
 img { max-width: 100%; max-height: calc(100vh - 6em); object-fit: contain; height: auto; box-sizing: content-box; break-inside: avoid; page-break-inside: avoid; }
 del { color: #59636e; }
 section.footnotes { margin-top: 2em; padding-top: 0.5em; border-top: 1px solid #d1d9e0; font-size: 0.85em; color: #59636e; }
-section.footnotes ol { padding-left: 1.5em; margin: 0; }
+section.footnotes ol { padding-inline-start: 1.5em; margin: 0; }
 section.footnotes p { margin: 0; }
 .sr-only { position: absolute; width: 1px; height: 1px; padding: 0; margin: -1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap; border: 0; }
 .markdown-alert { padding: 0.5em 1em; margin: 0 0 1em; border-left: 0.25em solid #d1d9e0; break-inside: avoid; page-break-inside: avoid; }

@@ -101,10 +101,12 @@ describe('Markdown print quality', () => {
 
   it('prints Arabic and Hebrew paragraphs (also quoted), headings and lists right to left (GitHub marks them dir="auto"); English stays left to right', async () => {
     const markdown = `# عنوان التقرير\n\nهذه فقرة باللغة العربية.\n\n- البند الأول\n- البند الثاني\n\n> שלום עולם\n\nAn English paragraph.\n\n<p id="out"></p><script>
-      out.textContent = [...document.querySelectorAll('h1, p:not(#out), ul')].map((el) => el.tagName + '=' + getComputedStyle(el).direction).join(' ');
+      out.textContent = [...document.querySelectorAll('h1, p:not(#out), ul')].map((el) => el.tagName + '=' + getComputedStyle(el).direction).join(' ') +
+        ' indent=' + ['Left', 'Right'].map((side) => parseFloat(getComputedStyle(document.querySelector('ul'))['padding' + side]) > 0).join('/');
     </script>`;
     const text = (await readPdf(await markdownPdf(markdown)))[0].text;
     expect(text).toContain('H1=rtl P=rtl UL=rtl P=rtl P=ltr'); // the fourth paragraph is the quoted Hebrew
+    expect(text).toContain('indent=false/true'); // indented on the right only, where its bullets are
   });
 
   it('prints <kbd> as a key cap, as GitHub does (it printed as plain monospace text)', async () => {
