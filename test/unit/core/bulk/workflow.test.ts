@@ -236,7 +236,7 @@ describe('a bulk job from submission to its end', () => {
       ['b.markdown', 'b.pdf'],
     ]);
     const html = w.renderer.calls[0].html;
-    expect(html).toContain('<h1 id="heading">Heading</h1>');
+    expect(html).toContain('<h1 dir="auto" id="heading">Heading</h1>');
     expect(html).not.toContain('title: Secret title');
   });
 
