@@ -112,10 +112,11 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
   });
 
   it("typesets Markdown's math with the shipped math face, as formulas rather than TeX source", async () => {
-    const { pdf } = await printWithShippedFonts(markdownToHtml('Area $A = \\pi r^2$ of a circle.\n\n$$\n\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}\n$$\n'));
+    const { pdf } = await printWithShippedFonts(markdownToHtml('Area $A = \\pi r^2$ of a circle, $x \\in \\mathbb{R}$.\n\n$$\n\\sum_{i=1}^{n} i = \\frac{n(n+1)}{2}\n$$\n'));
     expect(embeddedFonts(pdf)).toContain('DejaVuMathTeXGyre-Regular');
     const [page] = await readPdf(pdf);
     expect(page.text).toContain('𝐴 = 𝜋 𝑟 2'); // Chromium sets single-letter identifiers in mathematical italic
+    expect(page.text).toContain('𝑥 ∈ ℝ');
     expect(page.text).not.toMatch(/\\(pi|sum|frac)/); // neither printed as source nor left in a visible annotation
   });
 

@@ -29,6 +29,13 @@ describe('GitHub math in Markdown', () => {
     expect(html).toContain('Costs $5 and $10. Paths $HOME/$USER and $PATH. Escaped $x$ stays. Code <code>$y$</code> too.');
   });
 
+  it('writes \\mathbb, \\mathcal, \\mathbf and the other alphabets in Unicode math letters (Chromium ignores mathvariant)', () => {
+    const html = typesetMath('\\mathbb{R}^n \\mathbb{1} \\mathcal{L} \\mathbf{x} \\mathfrak{g} \\mathsf{A} \\mathtt{t} \\boldsymbol{\\alpha} \\textbf{a\\&b} \\mathrm{d}x', false).replace(/<annotation[\s\S]*?<\/annotation>/g, '');
+    const letters = [...html.matchAll(/<(?:mi|mn|mtext)[^>]*>([^<]*)</g)].map((m) => m[1]);
+    expect(letters).toEqual(['ℝ', 'n', '𝟙', 'ℒ', '𝐱', '𝔤', '𝖠', '𝚝', '𝜶', '𝐚&amp;𝐛', 'd', 'x']);
+    expect(html).not.toMatch(/mathvariant="(?!normal")/);
+  });
+
   it('prints a formula KaTeX cannot read as its source in red instead of failing the document', () => {
     expect(body('Bad $\\frac{1$ here.')).toMatch(/<span class="katex-error"[^>]*style="color:#cc0000">\\frac\{1<\/span> here/);
     expect(body('Unknown $\\notacommand{x}$ here.')).toContain('<mstyle mathcolor="#cc0000"><mtext>\\notacommand</mtext></mstyle>');
