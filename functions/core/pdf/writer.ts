@@ -11,6 +11,11 @@ import { JOB_LIMITS } from './limits';
 
 /** Below this many small objects a classic xref table is smaller than object streams plus their index. */
 const OBJECT_STREAM_THRESHOLD = 8;
+/**
+ * ...unless they are big: past this many bytes of (uncompressed) small objects, object streams are used however few
+ * there are, so that a long string in a dictionary (stored compressed in the input) is not written out at full length.
+ */
+const OBJECT_STREAM_MIN_BYTES = 4096;
 const OBJECTS_PER_STREAM = 200;
 
 const enc = (s: string) => Buffer.from(s, 'latin1');
@@ -110,11 +115,15 @@ export class OutputDocument {
     const infoRef = this.info ? this.register(this.info) : null;
 
     const small: number[] = [];
+    let smallBytes = 0;
     for (let n = 1; n < this.objects.length; n++) {
       const obj = this.objects[n];
-      if (obj && !(obj instanceof PDFRawStream)) small.push(n);
+      if (obj && !(obj instanceof PDFRawStream)) {
+        small.push(n);
+        smallBytes += this.sizes[n] ?? 0;
+      }
     }
-    const useObjectStreams = small.length >= OBJECT_STREAM_THRESHOLD;
+    const useObjectStreams = small.length >= OBJECT_STREAM_THRESHOLD || smallBytes > OBJECT_STREAM_MIN_BYTES;
 
     const chunks: Uint8Array[] = [];
     let offset = 0;
