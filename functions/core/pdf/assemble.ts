@@ -69,6 +69,14 @@ export async function assemble(selections: PageSelection[], opts: AssembleOption
     if (f.hasBookmarks) warnings.add('BOOKMARKS_NOT_PRESERVED');
     if (f.signed) warnings.add('SIGNATURE_INVALIDATED');
   }
+  const groups: PDFRef[] = [];
+  const hidden: PDFRef[] = [];
+  for (const copier of copiers.values()) {
+    const oc = copier.optionalContent();
+    groups.push(...oc.groups);
+    hidden.push(...oc.hidden);
+  }
+  out.setOptionalContent(groups, hidden);
   if (opts.title) out.setTitle(opts.title);
   deadline.check();
   const bytes = out.save();

@@ -47,6 +47,10 @@ const K = {
   Dests: PDFName.of('Dests'),
   Metadata: PDFName.of('Metadata'),
   OCProperties: PDFName.of('OCProperties'),
+  OCGs: PDFName.of('OCGs'),
+  BaseState: PDFName.of('BaseState'),
+  ON: PDFName.of('ON'),
+  OFF: PDFName.of('OFF'),
 } as const;
 
 const SKIP_PAGE_KEYS = new Set<PDFName>([N.Parent, N.Type, K.Annots, K.B, K.StructParents]);
@@ -258,6 +262,39 @@ export class PageCopier {
     readonly source: SourceDocument,
   ) {
     this.reader = source.reader;
+  }
+
+  /**
+   * The optional content groups (layers) the copied pages brought into the output, and those of them the source's
+   * default configuration hides (its /D: listed in /OFF, or not in /ON under /BaseState /OFF). The catalog's
+   * /OCProperties is not followed while copying, and without one in the output every layer would show: content the
+   * source hides by default (an answer key, a print-only stamp) became visible.
+   */
+  optionalContent(): { groups: PDFRef[]; hidden: PDFRef[] } {
+    const r = this.reader;
+    const props = r.get(r.catalog, K.OCProperties, PDFDict);
+    const groups: PDFRef[] = [];
+    const hidden: PDFRef[] = [];
+    const ocgs = props && r.get(props, K.OCGs, PDFArray);
+    if (!props || !ocgs) return { groups, hidden };
+    const d = r.get(props, K.D, PDFDict);
+    const refsIn = (key: PDFName) => {
+      const list = d && r.get(d, key, PDFArray);
+      return new Set(list ? list.asArray().filter((v): v is PDFRef => v instanceof PDFRef) : []);
+    };
+    const on = refsIn(K.ON);
+    const off = refsIn(K.OFF);
+    const baseOff = d !== undefined && r.resolve(d.get(K.BaseState)) === K.OFF;
+    const seen = new Set<PDFRef>();
+    for (const entry of ocgs.asArray()) {
+      if (!(entry instanceof PDFRef) || seen.has(entry)) continue;
+      seen.add(entry);
+      const copied = this.shared.get(entry);
+      if (!copied) continue;
+      groups.push(copied);
+      if (baseOff ? !on.has(entry) : off.has(entry)) hidden.push(copied);
+    }
+    return { groups, hidden };
   }
 
   /** Maps a source page to its (first) destination reference before any page is copied. */

@@ -39,6 +39,7 @@ export class OutputDocument {
   private readonly pageRefs: PDFRef[] = [];
   readonly pagesRef: PDFRef;
   private info: PDFDict | null = null;
+  private optionalContent: { groups: PDFRef[]; hidden: PDFRef[] } | null = null;
 
   private readonly maxObjects: number;
   private readonly deadline: Deadline;
@@ -103,6 +104,11 @@ export class OutputDocument {
     return this.pageRefs.length;
   }
 
+  /** Optional content groups of the copied pages (the catalog's /OCProperties), `hidden` off by default. */
+  setOptionalContent(groups: PDFRef[], hidden: PDFRef[]): void {
+    this.optionalContent = groups.length ? { groups, hidden } : null;
+  }
+
   setTitle(title: string): void {
     this.info ??= this.dict();
     this.info.set(PDFName.of('Title'), PDFHexString.fromText(title));
@@ -111,7 +117,16 @@ export class OutputDocument {
   /** Serialises the document. Unassigned allocated numbers become free entries. */
   save(): Uint8Array {
     this.assign(this.pagesRef, this.dict({ Type: PDFName.of('Pages'), Kids: this.array(this.pageRefs), Count: PDFNumber.of(this.pageRefs.length) }));
-    const catalogRef = this.register(this.dict({ Type: PDFName.of('Catalog'), Pages: this.pagesRef }));
+    const catalog = this.dict({ Type: PDFName.of('Catalog'), Pages: this.pagesRef });
+    if (this.optionalContent) {
+      const { groups } = this.optionalContent;
+      const hidden = new Set(this.optionalContent.hidden);
+      catalog.set(
+        PDFName.of('OCProperties'),
+        this.dict({ OCGs: this.array(groups), D: this.dict({ Order: this.array(groups), ON: this.array(groups.filter((g) => !hidden.has(g))), OFF: this.array([...hidden]) }) }),
+      );
+    }
+    const catalogRef = this.register(catalog);
     const infoRef = this.info ? this.register(this.info) : null;
 
     const small: number[] = [];
