@@ -40,6 +40,14 @@ export function sanitizeFilename(name: string, fallback: string): string {
   return s === '' || /^_+$/.test(s) ? fallback : s;
 }
 
+/** Names Windows reserves for devices, with any extension (`NUL.pdf` cannot be created, so a ZIP holding it does not unzip). */
+const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
+
+/** A finished output name (extension included) that Windows can create: device names get a `_` prefix (`_NUL.pdf`). */
+export function windowsSafeName(name: string): string {
+  return WINDOWS_DEVICE.test(name) ? `_${name}` : name;
+}
+
 /** The input name without its `.pdf` extension, made safe. */
 export function basenameOf(filename: string, fallback = 'document'): string {
   return sanitizeFilename(filename.replace(/\.pdf$/i, ''), fallback);
@@ -132,7 +140,7 @@ export function renderFilename(pattern: FilenamePattern, values: { basename: str
       return p.pad ? String(values.index).padStart(p.pad, '0') : String(values.index);
     })
     .join('');
-  return withPdfExtension(sanitizeFilename(text, fallback));
+  return windowsSafeName(withPdfExtension(sanitizeFilename(text, fallback)));
 }
 
 /** Makes names unique (case-insensitively) by suffixing `-2`, `-3`, … before the extension. */

@@ -9,7 +9,7 @@ import { ReadBudget } from './budget';
 import { SourceDocument } from './copier';
 import { Deadline, type InputRef, OutputBudgetExceeded, PdfDeadlineExceeded, PdfProblem, culprit, inputProblem } from './errors';
 import { type PdfWarning, orderWarnings } from './features';
-import { type FilenamePattern, DEFAULT_MERGE_NAME, basenameOf, dedupeFilenames, renderFilename, sanitizeFilename, withPdfExtension } from './filenames';
+import { type FilenamePattern, DEFAULT_MERGE_NAME, basenameOf, dedupeFilenames, renderFilename, sanitizeFilename, windowsSafeName, withPdfExtension } from './filenames';
 import type { PdfToolLimits } from './limits';
 import { type ParsedRange, assertWithinDocument, countSelected, formatPages, resolvePageRange } from './page-ranges';
 import { PdfReader, asProblem } from './reader';
@@ -184,7 +184,7 @@ export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: Pd
     for (const p of pages) selections.push({ source, page: p - 1 });
   });
   const requested = spec.outputFilename ? spec.outputFilename.replace(/\.pdf$/i, '') : DEFAULT_MERGE_NAME;
-  const name = withPdfExtension(sanitizeFilename(requested, DEFAULT_MERGE_NAME));
+  const name = windowsSafeName(withPdfExtension(sanitizeFilename(requested, DEFAULT_MERGE_NAME)));
   assertOutputsCanFit([{ name, page_range: '', selections }], limits, spec.inputs[0]);
   return {
     operation: 'merge',

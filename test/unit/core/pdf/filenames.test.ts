@@ -39,6 +39,15 @@ describe('file names', () => {
     }
   });
 
+  it('gives output names Windows reserves for devices a _ prefix (a split ZIP holding CON.pdf did not unzip there)', () => {
+    for (const pattern of ['{basename}', '{basename}.pdf', 'nul', 'Com1.pdf', 'LPT9']) {
+      const name = renderFilename(parseFilenamePattern(pattern), { basename: 'CON', index: 1, pages: '1' }, 'f');
+      expect(name).toMatch(/^_/);
+    }
+    expect(renderFilename(parseFilenamePattern(undefined), { basename: 'CON', index: 1, pages: '1' }, 'f')).toBe('CON-001.pdf');
+    expect(renderFilename(parseFilenamePattern('{basename}'), { basename: 'console', index: 1, pages: '1' }, 'f')).toBe('console.pdf');
+  });
+
   it('suffixes duplicates -2, -3 (case-insensitively) and keeps names unique', () => {
     expect(dedupeFilenames(['a.pdf', 'A.pdf', 'a.pdf', 'b.pdf'])).toEqual(['a.pdf', 'A-2.pdf', 'a-3.pdf', 'b.pdf']);
     fc.assert(
