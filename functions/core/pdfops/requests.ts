@@ -310,7 +310,7 @@ export function inputRefusal(at: InputAt, field: PropertyKey | undefined, issue:
 
 function tooLarge(size: number, limits: PdfToolLimits, extra: Record<string, unknown> = {}): ServiceError {
   const hint = limits.kind === 'instant' ? ' Upload larger files with POST /pdf/upload-url and process them with POST /pdf/jobs (up to 150 MB).' : '';
-  return new ServiceError('PDF_INPUT_TOO_LARGE', `The PDF input is ${(size / MB).toFixed(1)} MB; the limit is ${limits.maxInputBytes / MB} MB.${hint}`, {
+  return new ServiceError('PDF_INPUT_TOO_LARGE', `The PDF input is ${size} bytes; the limit is ${limits.maxInputBytes / MB} MB (${limits.maxInputBytes} bytes).${hint}`, {
     ...extra,
     size_bytes: size,
     max_bytes: limits.maxInputBytes,

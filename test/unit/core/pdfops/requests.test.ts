@@ -91,6 +91,11 @@ describe('POST /pdf/merge: the input that takes the total over 4 MB', () => {
     });
   });
 
+  it('says how far over the limit the total is (a total just past 4 MB read "4.0 MB; the limit is 4 MB")', () => {
+    const inputs = [{ pdf_base64: b64(sized(3 * MB)), filename: 'big.pdf' }, { pdf_base64: b64(sized(MB + 20)), filename: 'over.pdf' }];
+    expect(refusal(() => merge({ inputs })).message).toMatch(/^The PDF input is 4194324 bytes; the limit is 4 MB \(4194304 bytes\)\./);
+  });
+
   it('is named in a form, with the whole total and the file count', () => {
     const files = [file('a.pdf'), file('big.pdf', sized(3 * MB)), file(null, sized(MB)), file('d.pdf')];
     expect(refused(() => parseMergeRequest({ form: { files } }))).toEqual({
