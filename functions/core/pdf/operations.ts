@@ -169,18 +169,24 @@ function pageLimit(limits: PdfToolLimits, pages: number, input?: InputRef): Serv
 
 export function planMerge(spec: MergeSpec, sources: SourceDocument[], limits: PdfToolLimits): OperationPlan {
   const selections: OutputPlan['selections'] = [];
+  const context = (i: number) => ({ ...culprit(spec.inputs[i]), parameter: spec.inputs[i].pagesParameter ?? `inputs[${i}].pages` });
+  // Counted (without expanding any range) before a page is listed. A page past the end is the caller's real mistake:
+  // said before the limit. Over the limit, the refusal gives the whole count and names the input that passed it.
+  const counts = spec.inputs.map((input, i) => {
+    const total = sources[i].pages.length;
+    if (input.pages) assertWithinDocument(input.pages, total, context(i));
+    return input.pages ? countSelected(input.pages, total) : total;
+  });
+  const selected = counts.reduce((sum, n) => sum + n, 0);
+  if (selected > limits.maxPages) {
+    let running = 0;
+    throw pageLimit(limits, selected, spec.inputs[counts.findIndex((n) => (running += n) > limits.maxPages)]);
+  }
   let inputPages = 0;
-  let selected = 0;
   spec.inputs.forEach((input, i) => {
     const source = sources[i];
-    const total = source.pages.length;
-    inputPages += total;
-    const context = { ...culprit(input), parameter: input.pagesParameter ?? `inputs[${i}].pages` };
-    // A page past the end is the caller's real mistake: say so before counting against the limit.
-    if (input.pages) assertWithinDocument(input.pages, total, context);
-    selected += input.pages ? countSelected(input.pages, total) : total;
-    if (selected > limits.maxPages) throw pageLimit(limits, selected, input);
-    const pages = input.pages ? resolvePageRange(input.pages, total, context) : source.pages.map((_, p) => p + 1);
+    inputPages += source.pages.length;
+    const pages = input.pages ? resolvePageRange(input.pages, source.pages.length, context(i)) : source.pages.map((_, p) => p + 1);
     for (const p of pages) selections.push({ source, page: p - 1 });
   });
   const requested = spec.outputFilename ? spec.outputFilename.replace(/\.pdf$/i, '') : DEFAULT_MERGE_NAME;

@@ -153,6 +153,9 @@ describe('merge', () => {
     const err = await refusal(() => merge([{ bytes: a, filename: 'a.pdf' }, { bytes: a, filename: 'a2.pdf', pages: '1-2' }], {}, limits));
     expect(err.code).toBe('PDF_PAGE_LIMIT_EXCEEDED');
     expect(err.details).toMatchObject({ pages: 5, max_pages: 4, filename: 'a2.pdf', input_index: 1 });
+    // The count is the whole request's, not the running total where it passed the limit (it said 5 for 7 here).
+    const more = await refusal(() => merge([{ bytes: a, filename: 'a.pdf' }, { bytes: a, filename: 'a2.pdf', pages: '1-2' }, { bytes: a, filename: 'a3.pdf', pages: '2-3' }], {}, limits));
+    expect(more.details).toMatchObject({ pages: 7, max_pages: 4, filename: 'a2.pdf', input_index: 1 });
   });
 
   it('refuses pages past the end naming file, input and total', async () => {
