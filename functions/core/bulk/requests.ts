@@ -63,12 +63,14 @@ export function tooManyFiles(count: number | null): ServiceError {
 const notBase64 = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} is not valid base64.`, { parameter });
 const notAString = (parameter: string) => new ServiceError('INVALID_BASE64', `${parameter} must be a base64 string.`, { parameter });
 
-function noInput(count: number): ServiceError {
+function noInput(count: number, formWithoutFiles = false): ServiceError {
   return new ServiceError(
     'INVALID_BULK_INPUT',
     count === 0
       ? 'Send the bundle as exactly one of: s3_key (from POST /bulkjob/upload-url), zip_base64, or files ([{path, content_base64}]); or as multipart "files" parts.'
-      : 'Send exactly one of s3_key, zip_base64 or files, not several.',
+      : formWithoutFiles && count === 1
+        ? 'A multipart request carries the bundle as repeated "files" parts; send s3_key or zip_base64 in a JSON body instead.'
+        : 'Send exactly one of s3_key, zip_base64 or files, not several.',
     { inputs_sent: count, allowed: ['s3_key', 'zip_base64', 'files'] },
   );
 }
@@ -293,7 +295,7 @@ export const bulkJobFormSchema = z
   .superRefine((form, ctx) => {
     const files = Array.isArray(form.files) ? form.files : [];
     const count = (files.length > 0 ? 1 : 0) + (['s3_key', 'zip_base64'] as const).filter((k) => form[k] !== undefined).length;
-    if (count !== 1 || files.length === 0) refuse(ctx, noInput(count), { rank: 0.5 });
+    if (count !== 1 || files.length === 0) refuse(ctx, noInput(count, files.length === 0), { rank: 0.5 });
     checkOptions(form, ctx, 1.5);
     const paths = formPaths(files, form.paths);
     const problem = isServiceError(paths) ? paths : duplicatePath(paths, (i) => (form.paths !== undefined ? `paths[${i}]` : `files[${i}] file name`));

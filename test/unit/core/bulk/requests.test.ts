@@ -220,6 +220,11 @@ describe('POST /bulkjob problems in the spec order', () => {
     const form = { files: [{ filename: 'a.html', data: Buffer.from('x') }] };
     expect(refused(() => parseBulkForm({ ...form, zip_base64: '' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 2 } });
     expect(refused(() => parseBulkForm({ files: [], s3_key: 'k' }))).toMatchObject({ code: 'INVALID_BULK_INPUT', details: { inputs_sent: 1 } });
+    // One input sent, in the wrong place: the message must not say "not several".
+    const only = refusal(() => parseBulkForm({ files: [], s3_key: 'k' }));
+    expect(only.message).not.toMatch(/not several/);
+    expect(only.message).toMatch(/JSON body/);
+    expect(refusal(() => parseBulkForm({ ...form, s3_key: 'k' })).message).toMatch(/not several/);
     expect(refused(() => parseBulkForm({ ...form, options: '{"scale": 9}', paths: '[' }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'options.scale' } });
     expect(parseBulkForm({ ...form, options: ' ' })).toMatchObject({ bundle_type: 'html', input: { files: [{ path: 'a.html' }] } });
     // An empty bundle_type field is no bundle type, as in JSON.
