@@ -153,6 +153,9 @@ const nameRefusal: Refuser = () => invalidParameter('name', `name must be ${labe
 const activeRefusal: Refuser = () => invalidParameter('is_active', 'is_active must be true or false.');
 
 const bodyRefusals = { url: urlRefusal, name: nameRefusal, events: eventsRefusal, is_active: activeRefusal };
+/** On update a null url is no missing one: it is refused as null, like the other fields (it could mean "clear it"). */
+const updateNullUrl: Refuser = (value, issue) => (value === null ? badUrl('url cannot be null; leave it out to keep the current URL') : urlRefusal(value, issue));
+const updateRefusals = { ...bodyRefusals, url: updateNullUrl };
 
 /** Body of POST /accounts/me/webhooks. Problems are reported in this order: url, name, events, is_active. */
 function createWebhookBody(guard?: UrlChecker) {
@@ -226,7 +229,7 @@ export function parseCreateWebhook(body: unknown, guard: UrlChecker): CreateWebh
 
 /** PUT /accounts/me/webhooks/{id}: any of name, url, events, is_active (at least one). */
 export function parseUpdateWebhook(body: unknown, guard: UrlChecker): Partial<CreateWebhookRequest> {
-  const b = parseRequest(schemasFor(guard).update, body, { refusals: bodyRefusals, example: '{"is_active": false}' });
+  const b = parseRequest(schemasFor(guard).update, body, { refusals: updateRefusals, example: '{"is_active": false}' });
   return Object.fromEntries(Object.entries(b).filter(([, value]) => value !== undefined));
 }
 

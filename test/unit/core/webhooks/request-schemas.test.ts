@@ -26,7 +26,8 @@ describe('webhook body schemas', () => {
   it('null is refused on update, naming the field with its own code', () => {
     expect(refusal(() => parseUpdateWebhook({ is_active: null }, guard)).details).toEqual({ parameter: 'is_active' });
     expect(refusal(() => parseUpdateWebhook({ events: null }, guard)).code).toBe('INVALID_EVENTS');
-    expect(refusal(() => parseUpdateWebhook({ url: null }, guard)).details).toEqual({ reason: 'url is required' });
+    // Not "url is required" (url is optional on update): null itself is what is refused.
+    expect(refusal(() => parseUpdateWebhook({ url: null }, guard)).details).toEqual({ reason: 'url cannot be null; leave it out to keep the current URL' });
   });
 
   it('keeps the details of each refusal', () => {
