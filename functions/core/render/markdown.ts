@@ -50,10 +50,10 @@ export function escapeHtml(text: string): string {
  * page instead of being sliced across two (object-fit keeps the proportions of one with a width attribute); it stops
  * 6em short of a page, so that a heading above it prints on the same page (at a full page, the text before, the
  * heading and the image printed on three pages) and the line holding it, a little taller than the image, no longer
- * spills onto a blank page. Tables
- * of many columns (`wide`) are laid out at the page's width, long links and code in any cell may wrap anywhere, and
- * a table that still overflows breaks its cells anywhere (`fit-page`, FIT_TABLES_SCRIPT): a table never pushes past
- * the page. Short code blocks and alerts move whole to the next page; long ones (`flow`) break.
+ * spills onto a blank page. Tables of many columns (`wide`) are laid out at the page's width, long links and code in
+ * any cell may wrap anywhere, and a table that still overflows breaks its cells anywhere (`fit-page`,
+ * FIT_TABLES_SCRIPT): a table never pushes past the page. Short code blocks and alerts move whole to the next page;
+ * long ones (`flow`) break.
  * Lists nested in a list have no margins of their own (GitHub's spacing: they left a blank line after them), and a
  * task list's items print no bullet (it showed through the disabled checkbox as a dot or a ring).
  * Emoji are taken from Noto Color Emoji before any other face (a face limited to their code points, so text keeps its
@@ -238,7 +238,6 @@ const rendering = (highlight: CodeHighlighter): MarkedExtension => ({
     list(token) {
       return withDirAuto(Renderer.prototype.list.call(this, token) as string, token.ordered ? 'ol' : 'ul');
     },
-
     // A table of many columns cannot shrink to the page by its content: laid out at the page's width instead (else
     // Chromium shrinks the whole document to fit it, and still cuts off its last columns).
     table(token) {
