@@ -40,6 +40,8 @@ const PNG_CHANNELS: Record<number, number> = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 };
 /** Bit depths by colour type: grey, RGB, palette, grey + alpha, RGBA. */
 const PNG_DEPTHS: Record<number, number[]> = { 0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16] };
 
+const CRITICAL_CHUNKS = new Set(['IHDR', 'PLTE', 'IDAT', 'IEND']);
+
 async function checkPng(buf: Buffer): Promise<ImageCheck> {
   let offset = 8;
   let width = 0;
@@ -48,6 +50,7 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
   let palette = false;
   let needsPalette = false;
   let sawEnd = false;
+  let idatEnded = false;
   const idat: Buffer[] = [];
   while (offset + 12 <= buf.length) {
     const length = buf.readUInt32BE(offset);
@@ -57,6 +60,12 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
     if (crc32(buf.subarray(offset + 4, offset + 8 + length)) !== crc) return bad(`The PNG's ${type} chunk is damaged (checksum mismatch).`);
     const data = buf.subarray(offset + 8, offset + 8 + length);
     if (offset === 8 && type !== 'IHDR') return bad('The PNG does not start with its header chunk.');
+    // Chromium's decoder stops at what these break and prints a broken-image icon or nothing (a charged page):
+    // an unknown critical chunk (upper-case first letter), a second header, image data split by other chunks.
+    if (!CRITICAL_CHUNKS.has(type) && (buf[offset + 4] & 0x20) === 0) return bad(`The PNG has an unknown critical chunk (${JSON.stringify(type)}).`);
+    if (type === 'IHDR' && offset !== 8) return bad('The PNG has more than one header chunk.');
+    if (type === 'IDAT' && idatEnded) return bad('The PNG image data is split by other chunks.');
+    if (type !== 'IDAT' && idat.length > 0) idatEnded = true;
     if (type === 'IHDR') {
       if (length !== 13) return bad('The PNG header chunk has the wrong size.');
       width = data.readUInt32BE(0);
@@ -70,6 +79,8 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
       rows = pngRows(width, height, depth * PNG_CHANNELS[colour], data[12] === 1);
       needsPalette = colour === 3;
     } else if (type === 'PLTE') {
+      // A palette PNG's palette holds 1 to 256 entries; Chromium draws nothing with an empty or longer one.
+      if (needsPalette && (length === 0 || length > 256 * 3)) return bad(`The PNG palette has ${Math.floor(length / 3)} entries; 1 to 256 are allowed.`);
       palette = true;
     } else if (type === 'IDAT') {
       if (needsPalette && !palette) return bad('The PNG uses a palette but has none (no PLTE chunk before its image data).');

@@ -111,6 +111,33 @@ describe('checkImage', () => {
     expect(await checkImage(withScanlines(pngChunk('IHDR', paletteHeader), indexed, [pngChunk('PLTE', Buffer.from([255, 0, 0]))]))).toMatchObject({ ok: true });
   });
 
+  it('refuses PNGs that Chromium prints as a broken image: unknown critical chunk, second header, split image data, empty or oversized palette', async () => {
+    const good = png(4, 4);
+    const sig = good.subarray(0, 8);
+    const ihdr = good.subarray(8, 8 + 25);
+    const rest = good.subarray(8 + 25); // IDAT…, IEND
+    const iend = pngChunk('IEND', Buffer.alloc(0));
+    expect(await checkImage(Buffer.concat([sig, ihdr, pngChunk('ABCD', Buffer.from('x')), rest]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    expect(await checkImage(Buffer.concat([sig, ihdr, ihdr, rest]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    // Ancillary chunks (lower-case first letter, APNG's acTL among them) stay fine.
+    expect(await checkImage(Buffer.concat([sig, ihdr, pngChunk('acTL', Buffer.alloc(8)), rest]))).toMatchObject({ ok: true });
+    const grey = Buffer.alloc(13);
+    grey.writeUInt32BE(100, 0);
+    grey.writeUInt32BE(100, 4);
+    grey[8] = 8;
+    const z = deflateSync(Buffer.alloc(101 * 100));
+    const split = Buffer.concat([sig, pngChunk('IHDR', grey), pngChunk('IDAT', z.subarray(0, 10)), pngChunk('tEXt', Buffer.from('a\0b')), pngChunk('IDAT', z.subarray(10)), iend]);
+    expect(await checkImage(split)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    const joined = Buffer.concat([sig, pngChunk('IHDR', grey), pngChunk('IDAT', z.subarray(0, 10)), pngChunk('IDAT', z.subarray(10)), pngChunk('tEXt', Buffer.from('a\0b')), iend]);
+    expect(await checkImage(joined)).toMatchObject({ ok: true });
+    const pal = Buffer.from(grey);
+    pal[9] = 3;
+    const withPalette = (entries: number) => Buffer.concat([sig, pngChunk('IHDR', pal), pngChunk('PLTE', Buffer.alloc(entries * 3)), pngChunk('IDAT', z), iend]);
+    expect(await checkImage(withPalette(0))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/palette/) });
+    expect(await checkImage(withPalette(300))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/palette/) });
+    expect(await checkImage(withPalette(256))).toMatchObject({ ok: true });
+  });
+
   it('refuses images over 10000 pixels on a side or over 5 MB', async () => {
     expect(await checkImage(png(10_001, 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
     expect(await checkImage(png(1, 10_001))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
