@@ -176,6 +176,16 @@ interface Instance {
   root: CDPSession;
 }
 
+/** Chromium's exit code for a renderer its browser process killed for sending a message it judged invalid. */
+const RESULT_CODE_KILLED_BAD_MESSAGE = 3;
+
+/**
+ * The page's renderer was killed by Chromium's own browser process over an internal message it judged invalid
+ * (RESULT_CODE_KILLED_BAD_MESSAGE): a fault between Chromium's processes, seen under load on pages taking bundle files
+ * and being navigated, not something the document did. The same document printed again on a fresh page succeeds.
+ */
+export class ChromiumFaultError extends Error {}
+
 export class ChromiumBrowser {
   private instance: Promise<Instance> | null = null;
   private ready: Promise<PooledPage>[] = [];
@@ -183,7 +193,7 @@ export class ChromiumBrowser {
   /** Browser contexts this class created (hidden from puppeteer's target handling). */
   private readonly contexts = new Set<string>();
   /** Per page: fails its document with what ended its renderer (a crash's termination status, or the browser going away). */
-  private readonly crashHandlers = new Map<string, (cause: string) => void>();
+  private readonly crashHandlers = new Map<string, (cause: string, exitCode?: number) => void>();
   /** Pages whose target Chromium destroyed while the pool still held them (see `closedItself`). */
   private readonly destroyHandlers = new Map<string, () => void>();
   private readonly slots: FairSlots;
@@ -215,8 +225,9 @@ export class ChromiumBrowser {
     );
   }
 
-  private crashError(cause: string): Error {
+  private crashError(cause: string, exitCode?: number): Error {
     const killed = this.memoryWatch?.claimKill();
+    if (!killed && exitCode === RESULT_CODE_KILLED_BAD_MESSAGE) return new ChromiumFaultError(`the page's renderer ended: Chromium killed it over an invalid internal message (${cause})`);
     if (!killed) return new Error(`the page's renderer ended: ${cause}`);
     if (killed === 'audio_threads') return tooManyAudioThreadsError();
     const mb = Math.round((this.config.maxPageMemoryBytes ?? 0) / 2 ** 20);
@@ -272,7 +283,7 @@ export class ChromiumBrowser {
           });
         // Crashes of document renderers arrive on the browser connection.
         root.connection()!.on('Target.targetCrashed', (event: { targetId: string; status: string; errorCode: number }) =>
-          this.crashHandlers.get(event.targetId)?.(`it crashed (termination status ${event.status}, code ${event.errorCode})`),
+          this.crashHandlers.get(event.targetId)?.(`it crashed (termination status ${event.status}, code ${event.errorCode})`, event.errorCode),
         );
         root.connection()!.on('Target.targetDestroyed', (event: { targetId: string }) => {
           this.destroyHandlers.get(event.targetId)?.();
@@ -335,7 +346,7 @@ export class ChromiumBrowser {
       const { sessionId } = await root.send('Target.attachToTarget', { targetId, flatten: true });
       const session = root.connection()!.session(sessionId)!;
       const crashed = new Promise<never>((_, reject) => {
-        this.crashHandlers.set(targetId!, (cause) => reject(this.crashError(cause)));
+        this.crashHandlers.set(targetId!, (cause, exitCode) => reject(this.crashError(cause, exitCode)));
       });
       let dead = false;
       crashed.catch(() => (dead = true));

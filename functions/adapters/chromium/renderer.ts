@@ -6,7 +6,7 @@ import { countPdfPages } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
 import { BUNDLE_ORIGIN, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import { layoutViewport } from '../../core/render/viewport';
-import type { ChromiumBrowser } from './browser';
+import { type ChromiumBrowser, ChromiumFaultError } from './browser';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 import { LOADED_FACTS, htmlPageBox, loadedFacts, refuseFarTooLong } from './page-estimate';
 
@@ -256,11 +256,24 @@ export class ChromiumRenderer implements Renderer {
     private readonly limits: { maxPdfBytes: number; bundleServing: typeof BUNDLE_SERVING_LIMITS } = { maxPdfBytes: MAX_PDF_BYTES, bundleServing: BUNDLE_SERVING_LIMITS },
   ) {}
 
+  /**
+   * Prints the document; when Chromium itself killed the page's renderer (ChromiumFaultError, not the document's
+   * doing), once more on a fresh page within the same time limit.
+   */
   async render(request: RenderRequest): Promise<RenderResult> {
     const deadline = Date.now() + request.timeoutMs;
+    try {
+      return await this.renderOnce(request, deadline);
+    } catch (err) {
+      if (!(err instanceof ChromiumFaultError) || Date.now() >= deadline) throw err;
+      return this.renderOnce(request, deadline);
+    }
+  }
+
+  private async renderOnce(request: RenderRequest, deadline: number): Promise<RenderResult> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new RenderTimeoutError(request.timeoutMs)), Math.max(0, request.timeoutMs));
+      timer = setTimeout(() => reject(new RenderTimeoutError(request.timeoutMs)), Math.max(0, deadline - Date.now()));
     });
     try {
       // The queue wait counts against the limit too: the caller's clock is what matters.

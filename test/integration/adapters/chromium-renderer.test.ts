@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ChromiumBrowser, launchArgs, roomyDevShm } from '../../../functions/adapters/chromium/browser';
+import { ChromiumBrowser, ChromiumFaultError, launchArgs, roomyDevShm } from '../../../functions/adapters/chromium/browser';
 import { BUNDLE_SERVING_LIMITS } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
@@ -246,6 +246,43 @@ describe('ChromiumRenderer', () => {
       return Promise.race([page.crashed, new Promise((r) => setTimeout(() => r('no crash reported'), 5000))]);
     });
     await expect(failing).rejects.toThrow(/it crashed \(termination status \w+/);
+    expect((await render('<p>fine</p>')).pages).toBe(1);
+  });
+
+  it("prints a document again, once, on a fresh page when Chromium killed its renderer over an internal message (the document's not at fault); other crashes are not retried", async () => {
+    // What Chromium reports then (seen in CI under load): the renderer killed with RESULT_CODE_KILLED_BAD_MESSAGE (3).
+    const killUnder = (kills: number, errorCode = 3) => {
+      const original = browser.withPage.bind(browser);
+      let attempts = 0;
+      const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, placement) =>
+        original(async (page) => {
+          if (++attempts <= kills) page.session.connection()!.emit('Target.targetCrashed', { targetId: page.targetId, status: 'killed', errorCode });
+          return work(page);
+        }, placement),
+      );
+      return { attempts: () => attempts, restore: () => spy.mockRestore() };
+    };
+    const once = killUnder(1);
+    try {
+      expect((await readPdf((await render('<p>printed again</p>')).pdf))[0].text).toBe('printed again');
+      expect(once.attempts()).toBe(2);
+    } finally {
+      once.restore();
+    }
+    const always = killUnder(5);
+    try {
+      await expect(render('<p>x</p>')).rejects.toBeInstanceOf(ChromiumFaultError);
+      expect(always.attempts()).toBe(2);
+    } finally {
+      always.restore();
+    }
+    const crash = killUnder(5, 139);
+    try {
+      await expect(render('<p>x</p>')).rejects.toThrow(/termination status killed, code 139/);
+      expect(crash.attempts()).toBe(1);
+    } finally {
+      crash.restore();
+    }
     expect((await render('<p>fine</p>')).pages).toBe(1);
   });
 
