@@ -3,6 +3,7 @@
  * ZIP entry names, and the output names that mirror them.
  */
 import { ServiceError } from '../errors';
+import { windowsSafeName } from '../pdf/filenames';
 import { DISPLAY_CONTROLS } from '../validation/display-controls';
 import { type BundleType, CONVERTIBLE_EXTENSIONS } from './limits';
 
@@ -99,7 +100,6 @@ export function outputPaths(inputs: readonly string[], bundleType: BundleType): 
 }
 
 const WINDOWS_FORBIDDEN = /[<>:"|?*]/g;
-const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$/i;
 
 /**
  * A path every common file system can hold, segment by segment: `<>:"|?*` become `_` (a `:` would write an NTFS
@@ -109,11 +109,7 @@ const WINDOWS_DEVICE = /^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$
 function windowsSafe(path: string): string {
   return path
     .split('/')
-    .map((segment) => {
-      let safe = segment.replace(WINDOWS_FORBIDDEN, '_').replace(/[. ]+$/, '_');
-      if (WINDOWS_DEVICE.test(safe)) safe = `_${safe}`;
-      return safe;
-    })
+    .map((segment) => windowsSafeName(segment.replace(WINDOWS_FORBIDDEN, '_').replace(/[. ]+$/, '_')))
     .join('/');
 }
 
