@@ -1,13 +1,14 @@
 /**
  * Writes the input files the README's API examples use into a directory (the current one by default), so every
  * example can be pasted as it stands: `npm run example-inputs [dir]`. PDFs are made with pdf-lib, the ZIP with yazl,
- * the PNG by hand; nothing needs the service or the network.
+ * the PNGs with the tests' chunk writer; nothing needs the service or the network.
  */
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { crc32, deflateSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import { PDFDocument, PageSizes, StandardFonts, rgb } from 'pdf-lib';
 import { ZipFile } from 'yazl';
+import { pngChunk } from '../test/support/images';
 
 /** A PDF of A4 pages, each showing its label in large type. */
 async function labelledPdf(title: string, labels: string[]): Promise<PDFDocument> {
@@ -25,14 +26,6 @@ const pages = (prefix: string, count: number) => Array.from({ length: count }, (
 
 /** A PNG (RGB, 8 bits) of a diagonal colour gradient. */
 function gradientPng(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const framed = Buffer.alloc(body.length + 8);
-    framed.writeUInt32BE(data.length, 0);
-    body.copy(framed, 4);
-    framed.writeUInt32BE(crc32(body), body.length + 4);
-    return framed;
-  };
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
@@ -42,7 +35,7 @@ function gradientPng(width: number, height: number): Buffer {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) rows.set([(255 * x) / width, (255 * y) / height, 160], y * (1 + width * 3) + 1 + x * 3);
   }
-  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), chunk('IHDR', header), chunk('IDAT', deflateSync(rows)), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), pngChunk('IHDR', header), pngChunk('IDAT', deflateSync(rows)), pngChunk('IEND', Buffer.alloc(0))]);
 }
 
 function zip(files: Record<string, string | Buffer>): Promise<Buffer> {
