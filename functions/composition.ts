@@ -113,6 +113,12 @@ export interface ServiceConfig {
   bulkTiming: BulkTiming;
   /** WEBHOOK_QUEUE_URL: the webhook dispatcher queue (SQS); locally an in-process queue is injected. */
   webhookQueueUrl?: string;
+  /**
+   * WEBHOOK_DISPATCHES_PER_ACCOUNT (10 of the 50 dispatchers in AWS; the local stack, which runs 4, sets 2): events of
+   * one account dispatched at once. WEBHOOK_DEFER_SECONDS (30): the longest an event over that share waits before it
+   * is tried again.
+   */
+  webhookShare: { dispatchesPerAccount?: number; deferSeconds?: number };
   /** WEBHOOK_SECRETS_KEY: encrypts webhook signing secrets at rest (functions that create, rotate or sign). */
   webhookSecretsKey?: string;
   /** RESPONSE_CONTRACT=strict (the test stack): every answer is checked against the OpenAPI document's schemas. */
@@ -237,6 +243,11 @@ export function configFromEnv(env = process.env): ServiceConfig {
       jobTimeBudgetSeconds: Number(env.BULK_JOB_TIME_BUDGET_SECONDS) || DEFAULT_BULK_TIMING.jobTimeBudgetSeconds,
     },
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
+    webhookShare: {
+      dispatchesPerAccount: Number(env.WEBHOOK_DISPATCHES_PER_ACCOUNT) >= 1 ? Math.floor(Number(env.WEBHOOK_DISPATCHES_PER_ACCOUNT)) : undefined,
+      // At least 1 s: an event sent back at once would be tried again and again without pause.
+      deferSeconds: Number(env.WEBHOOK_DEFER_SECONDS) >= 1 ? Number(env.WEBHOOK_DEFER_SECONDS) : undefined,
+    },
     webhookSecretsKey: env.WEBHOOK_SECRETS_KEY || undefined,
     checkResponseContract: env.RESPONSE_CONTRACT === 'strict',
   };

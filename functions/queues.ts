@@ -58,7 +58,8 @@ export const QUEUES: readonly QueueDef[] = [
   },
   {
     // The webhook dispatcher: one message per outbox event. A series to one webhook takes at most ~47 s
-    // (4 attempts of 10 s, waits of 1+2+4 s); a webhook's deliveries run in parallel with the others'.
+    // (4 attempts of 10 s, waits of 1+2+4 s); a webhook's deliveries run in parallel with the others'. An account has
+    // 10 of the 50 dispatchers at most (core/webhooks/dispatch.ts): events over that go back to this queue, delayed.
     name: 'webhooks',
     urlVariable: 'WEBHOOK_QUEUE_URL',
     handler: 'workers/webhooks/dispatch#handler',
@@ -67,7 +68,7 @@ export const QUEUES: readonly QueueDef[] = [
     visibilityTimeoutSeconds: 720,
     maxReceiveCount: 5,
     retryDelaysSeconds: [10, 60, 300, 600],
-    permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets'],
+    permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets', 'queue:webhooks'],
     sendsMail: false,
     maxConcurrency: 50,
   },

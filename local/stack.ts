@@ -76,6 +76,8 @@ const TASK_SETTLE_MS = 10_000;
 
 /** Long jobs rendering at once locally (the render queue's worker concurrency): each holds a printing slot for its whole run. */
 const LOCAL_RENDER_WORKERS = 2;
+/** Messages the other local queues (the webhook dispatcher) handle at once. */
+const LOCAL_QUEUE_WORKERS = 4;
 
 async function stopNewestFirst(started: (() => Promise<unknown>)[]): Promise<void> {
   for (const stop of [...started].reverse()) await stop().catch(() => undefined);
@@ -125,6 +127,8 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     WEBHOOK_SECRETS_KEY: process.env.WEBHOOK_SECRETS_KEY || loadOrCreateSecret(path.join(dataDir, 'webhook-secrets-key')),
     // One account's long jobs take one of the two local render workers at most, so another account's job does not wait behind them.
     LONGJOB_RENDERS_PER_ACCOUNT: process.env.LONGJOB_RENDERS_PER_ACCOUNT || String(LOCAL_RENDER_WORKERS - 1),
+    // Likewise one account's events take half of the local webhook dispatchers at most (slow receivers hold one ~47 s).
+    WEBHOOK_DISPATCHES_PER_ACCOUNT: process.env.WEBHOOK_DISPATCHES_PER_ACCOUNT || String(LOCAL_QUEUE_WORKERS / 2),
     ...opts.env,
   };
   // Step Functions: the ASL files run in-process with the same task handlers (LOCAL_SFN_RETRY_MS shortens retries in tests).
@@ -156,7 +160,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
       new LocalQueue<any>({
         name: q.name,
         handler: (event, context) => loadHandler<(e: SQSEvent, c: Context) => Promise<SQSBatchResponse>>(q.handler)(event, context),
-        concurrency: q.profile === 'render' ? LOCAL_RENDER_WORKERS : 4,
+        concurrency: q.profile === 'render' ? LOCAL_RENDER_WORKERS : LOCAL_QUEUE_WORKERS,
         maxReceiveCount: q.maxReceiveCount,
         retryDelayMs: Number(env.LOCAL_QUEUE_RETRY_MS ?? 5000),
         timeoutMs: q.timeoutSeconds * 1000,

@@ -543,6 +543,11 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     expect(dispatcher.Properties.Timeout).toBeGreaterThanOrEqual(60);
     expect(dispatcher.Properties.Layers ?? []).toEqual([]);
     expect(roleActions(dispatcher)).toEqual(expect.arrayContaining(['dynamodb:UpdateItem', 's3:GetObject*']));
+    // An event over its account's share of dispatchers goes back to the queue, delayed.
+    expect(JSON.stringify(envOf(dispatcher).WEBHOOK_QUEUE_URL)).toContain(queueId);
+    expect(
+      policyStatementsOfRole(dispatcher.Properties.Role['Fn::GetAtt'][0]).some((s) => [s.Action].flat().includes('sqs:SendMessage') && JSON.stringify(s.Resource).includes(`"${queueId}"`)),
+    ).toBe(true);
   });
 
   it('gives the queue URL and send rights to every function that writes events, and to no route that does not', () => {

@@ -29,6 +29,9 @@ let receiver: TestServer;
 let stack: TestStack;
 const received: Received[] = [];
 const hangCount = new Map<string, number>();
+/** Answers to `/hold` requests kept waiting until the test lets them go (`holding` false answers at once). */
+const held: http.ServerResponse[] = [];
+let holding = true;
 /** Run by the receiver before it answers a request to that path (e.g. to change the webhook mid-series). */
 const beforeAnswer = new Map<string, (r: Received) => Promise<void>>();
 const stripe = new Stripe('sk_test_unused');
@@ -47,6 +50,10 @@ function receive(req: http.IncomingMessage, res: http.ServerResponse) {
     if (route === '/big-ok') return res.writeHead(200, { 'Content-Type': 'text/plain' }).end(Buffer.alloc(3 * 1024 * 1024, 0x61));
     if (route === '/unauthorized') return res.writeHead(401).end('bad signature');
     if (route === '/redirect') return res.writeHead(302, { Location: '/ok/after-redirect' }).end();
+    if (route === '/hold') {
+      if (holding) return void held.push(res);
+      return res.writeHead(204).end();
+    }
     if (route === '/hang-once') {
       const n = (hangCount.get(path) ?? 0) + 1;
       hangCount.set(path, n);
@@ -804,6 +811,81 @@ describe('deliveries', () => {
     await dispatcher().send({ job_id: job.job_id, event_id: (await jobEventIds(job.job_id))[0] });
     await dispatcher().drained();
     expect(deliveriesTo('/ok/swept')).toHaveLength(1);
+  });
+});
+
+describe('dispatchers shared between accounts', () => {
+  /** Polls until `ready` holds; fails after `ms`. */
+  async function until(what: string, ready: () => boolean, ms = 8000) {
+    const end = Date.now() + ms;
+    while (!ready()) {
+      if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  /** Writes a job change with its event (the notice goes to the dispatcher), without waiting for the delivery. */
+  async function write(user: TestAccount): Promise<Job> {
+    const now = new Date();
+    const job = completed(newJob({ job_id: `job_share${Math.random().toString(36).slice(2, 12)}`, account_id: user.account_id, job_type: 'long', status: 'processing', mode: 'html', now }), now);
+    await stack.services.jobs.put(job, [jobEvent('job.completed', job, now)]);
+    return job;
+  }
+
+  it("delivers another account's event while one account's receivers keep every series of its share waiting", async () => {
+    const slow = await stack.account();
+    const other = await stack.account();
+    const path = `/hold?${Date.now()}`;
+    const slowHook = await createHook(slow, { url: hookUrl(path) });
+    await createHook(other, { url: hookUrl('/ok/not-held-back') });
+    // As many events as the local dispatchers (4): without a share per account they would take every one of them.
+    const jobs = [];
+    for (let i = 0; i < 4; i++) jobs.push(await write(slow));
+    try {
+      await until('two deliveries waiting at the slow receiver', () => deliveriesTo(path).length >= 2);
+      await write(other);
+      await until("the other account's delivery", () => deliveriesTo('/ok/not-held-back').length === 1);
+      // The slow account has its share (2 locally) in flight; its other events wait in the queue.
+      expect(deliveriesTo(path)).toHaveLength(2);
+      expect(held).toHaveLength(2);
+    } finally {
+      holding = false;
+      for (const res of held.splice(0)) res.writeHead(204).end();
+    }
+    // Once its series end, the events sent back are delivered too: each once, on its first attempt.
+    await dispatcher().drained();
+    const eventIds = deliveriesTo(path).map((r) => JSON.parse(r.body.toString()).event_id);
+    expect(eventIds).toHaveLength(4);
+    expect(new Set(eventIds).size).toBe(4);
+    expect(new Set(deliveriesTo(path).map((r) => JSON.parse(r.body.toString()).job_id))).toEqual(new Set(jobs.map((j) => j.job_id)));
+    const records = (await history(slow, slowHook.webhook_id)).history;
+    expect(records.map((r: { status: string; retry_count: number }) => `${r.status} ${r.retry_count}`)).toEqual(Array(4).fill('success 0'));
+    for (const job of jobs) expect((await stack.services.outbox.get(job.job_id, (await jobEventIds(job.job_id))[0]))!.pending).toBe(false);
+  }, 60_000);
+
+  it('moves a postponed event in the pending index, so the sweeper sends it only two minutes later', async () => {
+    const user = await stack.account();
+    const { config } = stack.services;
+    // Written without a notice (no webhook would be called either way): it stays pending.
+    const plain = new DynamoJobRepository(createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint }));
+    const now = new Date();
+    const job = completed(newJob({ job_id: `job_postponed${Date.now()}`, account_id: user.account_id, job_type: 'long', status: 'processing', mode: 'html', now }), now);
+    await plain.put(job, [jobEvent('job.completed', job, now)]);
+    const [eventId] = await jobEventIds(job.job_id);
+    const listed = async (before: Date) => {
+      const shards = await Promise.all(Array.from({ length: stack.services.outbox.shards }, (_, n) => stack.services.outbox.listPending(n, before.toISOString(), 1000)));
+      return shards.flat().filter((e) => e.event_id === eventId);
+    };
+    expect(await listed(new Date(now.getTime() + 1000))).toEqual([{ job_id: job.job_id, event_id: eventId, created_at: now.toISOString() }]);
+    const postponedTo = new Date(now.getTime() + 60_000);
+    await stack.services.outbox.postpone(job.job_id, eventId, postponedTo.toISOString());
+    expect(await listed(new Date(now.getTime() + 1000))).toEqual([]);
+    // Listed again from then, still with the time it was written (the day after which it is given up runs from that).
+    expect(await listed(new Date(postponedTo.getTime() + 1))).toEqual([{ job_id: job.job_id, event_id: eventId, created_at: now.toISOString() }]);
+    // A dispatched event is not put back into the index.
+    await stack.services.outbox.markDispatched(job.job_id, eventId, new Date().toISOString());
+    await stack.services.outbox.postpone(job.job_id, eventId, new Date().toISOString());
+    expect(await listed(new Date(Date.now() + 3_600_000))).toEqual([]);
+    expect((await stack.services.outbox.get(job.job_id, eventId))!.pending).toBe(false);
   });
 });
 

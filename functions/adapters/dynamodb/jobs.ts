@@ -19,7 +19,7 @@ export function jobItem(job: Job): Record<string, unknown> {
 /** The stored form of an outbox event: pending until the dispatcher removes its index keys. */
 export function eventItem(event: OutboxEvent): Record<string, unknown> {
   const shard = shardOf(event.event_id, OUTBOX_SHARDS);
-  return { ...keys.event(event.job_id, event.event_id), gsi1pk: keys.pendingEvents(shard), gsi1sk: `${event.created_at}#${event.event_id}`, ...event };
+  return { ...keys.event(event.job_id, event.event_id), gsi1pk: keys.pendingEvents(shard), gsi1sk: keys.pendingEventSort(event.created_at, event.event_id), ...event };
 }
 
 /**

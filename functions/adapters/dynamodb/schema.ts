@@ -12,7 +12,7 @@
  * | API key count | ACCOUNT#<account_id>    | APIKEYS                    |                              |                        |
  * | job           | JOB#<job_id>            | JOB                        | ACCOUNT#<account_id>#JOBS    | <created_at>#<job_id>  |
  * | rate window   | RATE#<account_id>       | MINUTE#<yyyy-mm-ddThh:mm>  |                              |                        |
- * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at>#<event id>|
+ * | outbox event  | JOB#<job_id>            | EVENT#<event_id>           | OUTBOX#<shard> (while pending)| <created_at or last postponed>#<event id>|
  * | job file row  | JOB#<job_id>            | FILE#<index, 6 digits>     |                              |                        |
  * | unsent start  | JOB#<job_id>            | START                      | STARTS#<shard>               | <due_at>#<job_id>      |
  * | workflow watch| JOB#<job_id>            | START                      | WATCHES#<shard>              | <due_at>#<job_id>      |
@@ -77,6 +77,8 @@ export const keys = {
   event: (jobId: string, eventId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: `EVENT#${eventId}` }),
   /** Pending events are listed through a sparse, sharded index so a sweeper can find undelivered ones. */
   pendingEvents: (shard: number) => `OUTBOX#${shard}`,
+  /** A pending event's place in that index: when it was written, or last postponed (the sweeper lists the oldest). */
+  pendingEventSort: (at: string, eventId: string) => `${at}#${eventId}`,
   /** How a queued job is to be started, until its start was sent (see core/jobs/starts.ts). */
   jobStart: (jobId: string): ItemKey => ({ pk: `JOB#${jobId}`, sk: 'START' }),
   /** Unsent starts are listed through a sparse, sharded index, like pending outbox events. */

@@ -348,6 +348,21 @@ export class DynamoOutbox implements Outbox {
     );
   }
 
+  async postpone(jobId: string, eventId: string, at: string): Promise<void> {
+    // Only while pending: a dispatched event has left the index and must not come back to it.
+    await conditional(() =>
+      this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.event(jobId, eventId),
+          ConditionExpression: 'attribute_exists(gsi1pk)',
+          UpdateExpression: 'SET gsi1sk = :sk',
+          ExpressionAttributeValues: { ':sk': keys.pendingEventSort(at, eventId) },
+        }),
+      ),
+    );
+  }
+
   async listPending(shard: number, before: string, limit: number): Promise<PendingEvent[]> {
     const { Items = [] } = await this.db.doc.send(
       new QueryCommand({

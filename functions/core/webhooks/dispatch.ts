@@ -6,6 +6,7 @@ import type { HttpClient } from '../net/fetch';
 import { signedLink } from '../jobs/access';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { MessageQueue } from '../jobs/queue';
+import type { JobSlots } from '../jobs/slots';
 import { type DeliveryDeps, type SeriesResult, type SeriesStop, type SeriesTarget, runAttemptSeries } from './delivery';
 import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './ports';
 import type { SecretBox } from './secret-box';
@@ -18,6 +19,18 @@ export const SWEEP_AFTER_SECONDS = 120;
 /** Pending events handled per index shard and run (8 shards, every minute), and how many writes or sends are in flight at once. */
 const SWEEP_PER_SHARD = 1000;
 const SWEEP_SENDS_IN_FLIGHT = 16;
+/**
+ * Events of one account dispatched at once, unless the deployment says otherwise. A series to a receiver that times
+ * out holds its dispatcher ~47 s; without a cap one account's slow receivers could hold every dispatcher (50 in AWS)
+ * while other accounts' events wait.
+ */
+export const DISPATCHES_PER_ACCOUNT = 10;
+/** The longest an event over its account's share waits before it is tried again (the waits double from 2 s up to it). */
+export const DISPATCH_DEFER_SECONDS = 30;
+/** The slots (core/jobs/slots.ts) that count an account's events being dispatched. */
+export const DISPATCH_SLOT_KIND = 'webhook-dispatch';
+/** How long a dispatch holds its account's slot at most: the dispatcher's own time limit (functions/queues.ts). */
+const DISPATCH_SLOT_LEASE_SECONDS = 120;
 /** An event still pending this long is given up (its failures are permanent, or it would flood receivers with stale news). */
 export const ABANDON_AFTER_SECONDS = 24 * 3600;
 
@@ -30,6 +43,11 @@ export interface DispatchDeps {
   clock: Clock;
   blobs: Pick<BlobStore, 'signedGetUrl' | 'head'>;
   jobs: Pick<JobRepository, 'get'>;
+  /** The account's share of dispatchers, and the queue an event over it goes back to with a delay. */
+  slots: JobSlots;
+  queue: MessageQueue<OutboxNotice>;
+  /** Defaults: DISPATCHES_PER_ACCOUNT and DISPATCH_DEFER_SECONDS (the longest wait between tries). */
+  share?: { dispatchesPerAccount?: number; deferSeconds?: number };
   sleep?: DeliveryDeps['sleep'];
   retryDelaysMs?: readonly number[];
   log?: (message: string, err?: unknown) => void;
@@ -59,13 +77,36 @@ export async function buildPayload(deps: Pick<DispatchDeps, 'blobs' | 'jobs' | '
   return payload;
 }
 
-export type DispatchOutcome = 'missing' | 'already_dispatched' | 'dispatched' | 'in_progress';
+export type DispatchOutcome = 'missing' | 'already_dispatched' | 'dispatched' | 'in_progress' | 'deferred';
+
+/** A dispatcher message read from its body; null for one that is not (not JSON, no job or event id). */
+export function readOutboxNotice(body: string): OutboxNotice | null {
+  try {
+    const message = JSON.parse(body) as { job_id?: unknown; event_id?: unknown; deferrals?: unknown } | null;
+    if (typeof message?.job_id !== 'string' || typeof message.event_id !== 'string') return null;
+    const deferrals = Number(message.deferrals);
+    return { job_id: message.job_id, event_id: message.event_id, ...(Number.isSafeInteger(deferrals) && deferrals > 0 ? { deferrals } : {}) };
+  } catch {
+    return null;
+  }
+}
+
+/** The wait before an event sent back for the `deferrals`-th time is tried again: 2, 4, 8, 16 s, then `maxSeconds`. */
+export function dispatchDeferralSeconds(deferrals: number, maxSeconds = DISPATCH_DEFER_SECONDS): number {
+  return Math.max(1, Math.min(maxSeconds, 2 ** Math.min(Math.max(1, deferrals), 10)));
+}
 
 /**
  * Fans one outbox event out to the account's active webhooks subscribed to it (`job.timeout` never goes
  * out). Safe under at-least-once: each (event, webhook) pair is claimed, so a redelivered notice or a swept
  * event never starts a second series for a pair that finished, and a series taken over after a crash keeps its
  * delivery id. The event leaves the pending index once every pair has finished.
+ *
+ * Fair between accounts: an event is dispatched only in one of its account's dispatch slots
+ * (`share.dispatchesPerAccount`). One over the share goes back to the queue with a delay (a new message, so waiting
+ * uses up none of the deliveries that count towards the dead-letter queue; the waits double up to
+ * `share.deferSeconds`), and its place in the pending index moves to now, so the sweeper does not send it again
+ * meanwhile.
  */
 export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): Promise<DispatchOutcome> {
   const stored = await deps.outbox.get(notice.job_id, notice.event_id);
@@ -75,7 +116,30 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
   const targets = NEVER_DELIVERED.has(event.event)
     ? []
     : (await deps.webhooks.listForAccount(event.account_id)).filter((w) => deliveryStopReason(w, event.event) === null);
+  if (targets.length === 0) {
+    await deps.outbox.markDispatched(event.job_id, event.event_id, deps.clock.now().toISOString());
+    return 'dispatched';
+  }
+  // This dispatch's own slot: if its lease runs out and the event is dispatched again meanwhile, this one's late
+  // release gives back only what it took.
+  const slot = { accountId: event.account_id, kind: DISPATCH_SLOT_KIND, jobId: `${event.job_id}/${event.event_id}`, holder: newUlid() };
+  const now = deps.clock.now();
+  const max = deps.share?.dispatchesPerAccount ?? DISPATCHES_PER_ACCOUNT;
+  if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: DISPATCH_SLOT_LEASE_SECONDS }))) {
+    const deferrals = (notice.deferrals ?? 0) + 1;
+    await deps.outbox.postpone(event.job_id, event.event_id, now.toISOString());
+    await deps.queue.send({ job_id: event.job_id, event_id: event.event_id, deferrals }, { delaySeconds: dispatchDeferralSeconds(deferrals, deps.share?.deferSeconds) });
+    return 'deferred';
+  }
+  try {
+    return await fanOut(deps, event, targets);
+  } finally {
+    // If this fails the slot frees itself when its lease runs out.
+    await deps.slots.release(slot).catch((err) => deps.log?.(`could not give back the dispatch slot of event ${event.event_id}`, err));
+  }
+}
 
+async function fanOut(deps: DispatchDeps, event: OutboxEvent, targets: Webhook[]): Promise<DispatchOutcome> {
   // One payload (one signed link) for every webhook of this run, built only when someone is called.
   let body: Promise<string> | null = null;
   const payloadBody = () => (body ??= buildPayload(deps, event).then((p) => JSON.stringify(p)));

@@ -73,7 +73,12 @@ export interface Outbox {
   get(jobId: string, eventId: string): Promise<{ event: OutboxEvent; pending: boolean } | null>;
   /** Removes the event from the pending index (it stays stored with the job). */
   markDispatched(jobId: string, eventId: string, at: string): Promise<void>;
-  /** Pending events of one index shard created before `before`, oldest first. */
+  /**
+   * Moves a pending event's place in the pending index to `at` (no-op once dispatched): the sweeper lists it again
+   * only two minutes after that. For an event sent back to the queue because its account had its share of dispatchers.
+   */
+  postpone(jobId: string, eventId: string, at: string): Promise<void>;
+  /** Pending events of one index shard whose place (written, or last postponed) is before `before`, oldest first. */
   listPending(shard: number, before: string, limit: number): Promise<PendingEvent[]>;
   readonly shards: number;
 }
@@ -82,9 +87,11 @@ export interface Outbox {
 export interface OutboxNotice {
   job_id: string;
   event_id: string;
+  /** How often the event was sent back already because its account had its share of dispatchers (absent: never). */
+  deferrals?: number;
 }
 
-/** An event still waiting in the pending index, with the time it was written. */
+/** An event still waiting in the pending index, with the time it was written (not when it was last postponed). */
 export interface PendingEvent extends OutboxNotice {
   created_at: string;
 }

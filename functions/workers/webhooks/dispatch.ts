@@ -1,7 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readyServices } from '../../composition';
-import { dispatchEvent } from '../../core/webhooks/dispatch';
-import type { OutboxNotice } from '../../core/webhooks/ports';
+import { dispatchEvent, readOutboxNotice } from '../../core/webhooks/dispatch';
 import { queueDef } from '../../queues';
 import { retryLater } from '../retry-later';
 
@@ -15,8 +14,8 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
   const failures: SQSBatchResponse['batchItemFailures'] = [];
   for (const record of event.Records) {
     try {
-      const notice = JSON.parse(record.body) as OutboxNotice;
-      if (typeof notice?.job_id !== 'string' || typeof notice.event_id !== 'string') {
+      const notice = readOutboxNotice(record.body);
+      if (!notice) {
         svc.log.error(`dispatcher: ignoring a malformed message ${record.messageId}`);
         continue;
       }
@@ -30,6 +29,9 @@ export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
           clock: svc.clock,
           blobs: svc.blobs,
           jobs: svc.jobs,
+          slots: svc.jobSlots,
+          queue: svc.webhookQueue,
+          share: svc.config.webhookShare,
           log: (m, e) => svc.log.info(m, e),
         },
         notice,

@@ -1,11 +1,12 @@
 import { type EventType, type OutboxEvent, jobEvent } from '../../../../functions/core/events/events';
 import { completed, newJob } from '../../../../functions/core/jobs/job';
 import { FetchError, type HttpClient, type HttpRequestSpec } from '../../../../functions/core/net/fetch';
-import { type DispatchDeps, buildPayload, dispatchEvent, sweepOutbox } from '../../../../functions/core/webhooks/dispatch';
+import { DISPATCH_SLOT_KIND, type DispatchDeps, buildPayload, dispatchDeferralSeconds, dispatchEvent, readOutboxNotice, sweepOutbox } from '../../../../functions/core/webhooks/dispatch';
 import type { ClaimResult, DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from '../../../../functions/core/webhooks/ports';
 import { SecretBox } from '../../../../functions/core/webhooks/secret-box';
 import { verifyWebhookSignature } from '../../../../functions/core/webhooks/signature';
 import type { DeliveryRecord, Webhook } from '../../../../functions/core/webhooks/webhook';
+import { MemorySlots } from '../../../support/memory';
 
 const box = new SecretBox('unit-test-deployment-key');
 let clockMs = Date.parse('2026-05-01T10:00:00.000Z');
@@ -24,7 +25,7 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
   hooks: Webhook[] = [];
   claims = new Map<string, { delivery_id: string; state: 'pending' | 'done'; lease_until: string; attempts?: number }>();
   records: DeliveryRecord[] = [];
-  events = new Map<string, { event: OutboxEvent; pending: boolean }>();
+  events = new Map<string, { event: OutboxEvent; pending: boolean; postponed_at?: string }>();
   readonly shards = 1;
   async get(jobIdOrWebhook: string, eventId?: string): Promise<any> {
     if (eventId === undefined) return this.hooks.find((h) => h.webhook_id === jobIdOrWebhook) ?? null;
@@ -85,9 +86,13 @@ class Memory implements WebhookRepository, DeliveryStore, Outbox {
   async markDispatched(_jobId: string, eventId: string) {
     this.events.get(eventId)!.pending = false;
   }
+  async postpone(_jobId: string, eventId: string, at: string) {
+    const stored = this.events.get(eventId);
+    if (stored?.pending) stored.postponed_at = at;
+  }
   async listPending(_shard: number, before: string, limit: number) {
     return [...this.events.values()]
-      .filter((e) => e.pending && e.event.created_at < before)
+      .filter((e) => e.pending && (e.postponed_at ?? e.event.created_at) < before)
       .slice(0, limit)
       .map((e) => ({ job_id: e.event.job_id, event_id: e.event.event_id, created_at: e.event.created_at }));
   }
@@ -114,13 +119,17 @@ function setup(answer: number | ((spec: HttpRequestSpec, memory: Memory) => numb
     head: async (key: string) => (stored.has(key) ? { size_bytes: 10, content_type: 'application/pdf' } : null),
     stored,
   };
-  const deps: DispatchDeps = { outbox: memory, webhooks: memory, deliveries: memory, secrets: box, http, clock, blobs, jobs: { get: async () => job }, sleep: async () => undefined };
+  const queue = { sent: [] as { message: OutboxNotice; delaySeconds?: number }[], send: async (message: OutboxNotice, opts?: { delaySeconds?: number }) => void queue.sent.push({ message, ...opts }) };
+  const slots = new MemorySlots();
+  const deps: DispatchDeps = {
+    outbox: memory, webhooks: memory, deliveries: memory, secrets: box, http, clock, blobs, jobs: { get: async () => job }, slots, queue, sleep: async () => undefined,
+  };
   const add = (type: EventType) => {
     const event = jobEvent(type, job, clock.now());
     memory.events.set(event.event_id, { event, pending: true });
     return { job_id: event.job_id, event_id: event.event_id };
   };
-  return { memory, sent, deps, add, blobs, job };
+  return { memory, sent, deps, add, blobs, job, queue, slots };
 }
 
 describe('dispatchEvent', () => {
@@ -363,6 +372,86 @@ describe('dispatchEvent when a webhook cannot be served', () => {
     clockMs += 91_000;
     expect(await dispatchEvent(deps, notice)).toBe('dispatched');
     expect(sent.map((s) => s.headers!['X-Webhook-Id']).sort()).toEqual(['wh_a', 'wh_c', 'wh_db']);
+  });
+});
+
+describe('dispatchEvent shares the dispatchers between accounts', () => {
+  it('sends an event over its account’s share back to the queue with a delay, and takes it once a slot is free', async () => {
+    const { memory, sent, deps, add, queue, slots } = setup();
+    memory.hooks = [hook('wh_a')];
+    const share = { dispatchesPerAccount: 2 };
+    // Two of the account's events are being dispatched (their series still run).
+    for (const n of [1, 2]) await slots.acquire({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, jobId: `busy_${n}`, max: 2, now: clock.now(), leaseSeconds: 120 });
+    const notice = add('job.completed');
+    expect(await dispatchEvent({ ...deps, share }, notice)).toBe('deferred');
+    expect(sent).toEqual([]);
+    expect(memory.records).toEqual([]);
+    expect(queue.sent).toEqual([{ message: { ...notice, deferrals: 1 }, delaySeconds: 2 }]);
+    expect(memory.events.get(notice.event_id)!.pending).toBe(true);
+    // Sent back again, it waits longer.
+    expect(await dispatchEvent({ ...deps, share }, queue.sent[0].message)).toBe('deferred');
+    expect(queue.sent[1]).toEqual({ message: { ...notice, deferrals: 2 }, delaySeconds: 4 });
+    // Another account's event is not held back.
+    memory.hooks.push(hook('wh_b', { account_id: 'acc_2' }));
+    const other = add('job.completed');
+    memory.events.get(other.event_id)!.event.account_id = 'acc_2';
+    expect(await dispatchEvent({ ...deps, share }, other)).toBe('dispatched');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id'])).toEqual(['wh_b']);
+    // A slot given back: the event is dispatched, and gives its own slot back after.
+    await slots.release({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, jobId: 'busy_1' });
+    expect(await dispatchEvent({ ...deps, share }, queue.sent[1].message)).toBe('dispatched');
+    expect(sent.map((s) => s.headers!['X-Webhook-Id'])).toEqual(['wh_b', 'wh_a']);
+    expect(await slots.holders({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, now: clock.now() })).toEqual(['busy_2']);
+  });
+
+  it('holds a slot for the whole fan-out and gives it back when a series fails unexpectedly', async () => {
+    const { memory, deps, add, slots } = setup();
+    memory.hooks = [hook('wh_a')];
+    let during: string[] = [];
+    deps.http = {
+      async request() {
+        during = await slots.holders({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, now: clock.now() });
+        return { status: 200, headers: {}, body: Buffer.alloc(0), finalUrl: '', redirects: [] };
+      },
+    };
+    const notice = add('job.completed');
+    memory.complete = async () => {
+      throw new Error('table unavailable');
+    };
+    await expect(dispatchEvent(deps, notice)).rejects.toThrow('table unavailable');
+    expect(during).toEqual([`${notice.job_id}/${notice.event_id}`]);
+    expect(await slots.holders({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, now: clock.now() })).toEqual([]);
+  });
+
+  it('takes no slot for an event nobody is to be called for', async () => {
+    const { deps, add, slots } = setup();
+    const acquire = jest.spyOn(slots, 'acquire');
+    expect(await dispatchEvent({ ...deps, share: { dispatchesPerAccount: 1 } }, add('job.completed'))).toBe('dispatched');
+    expect(acquire).not.toHaveBeenCalled();
+  });
+
+  it('keeps a deferred event from the sweeper until two minutes after it was last sent back', async () => {
+    const { memory, deps, add, slots } = setup();
+    memory.hooks = [hook('wh_a')];
+    await slots.acquire({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, jobId: 'busy', max: 1, now: clock.now(), leaseSeconds: 600 });
+    const notice = add('job.completed');
+    const swept = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void swept.sent.push(m) };
+    const later = (ms: number) => ({ now: () => new Date(clockMs + ms) });
+    expect(await dispatchEvent({ ...deps, clock: later(100_000), share: { dispatchesPerAccount: 1 } }, notice)).toBe('deferred');
+    expect(await sweepOutbox({ outbox: memory, queue: swept, clock: later(121_000) })).toEqual({ sent: 0, abandoned: 0 });
+    expect(await sweepOutbox({ outbox: memory, queue: swept, clock: later(221_000) })).toEqual({ sent: 1, abandoned: 0 });
+    expect(swept.sent).toEqual([notice]);
+  });
+
+  it('waits 2, 4, 8, 16 s, then the longest wait, between tries', () => {
+    expect([1, 2, 3, 4, 5, 40].map((n) => dispatchDeferralSeconds(n))).toEqual([2, 4, 8, 16, 30, 30]);
+    expect(dispatchDeferralSeconds(3, 5)).toBe(5);
+  });
+
+  it('reads a message back with its deferrals, and refuses what is not one', () => {
+    expect(readOutboxNotice('{"job_id":"j","event_id":"e","deferrals":3}')).toEqual({ job_id: 'j', event_id: 'e', deferrals: 3 });
+    expect(readOutboxNotice('{"job_id":"j","event_id":"e","deferrals":"x"}')).toEqual({ job_id: 'j', event_id: 'e' });
+    for (const bad of ['', 'null', '{"job_id":"j"}', '{"job_id":1,"event_id":"e"}', '[']) expect(readOutboxNotice(bad)).toBeNull();
   });
 });
 
