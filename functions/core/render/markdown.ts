@@ -1,11 +1,11 @@
 import { Script, createContext } from 'node:vm';
 import { Marked, type MarkedExtension, Renderer, type Token, type Tokens } from 'marked';
 import markedAlert from 'marked-alert';
-import markedFootnote from 'marked-footnote';
 import { get as emojiNamed } from 'node-emoji';
 import { invalidParameter } from '../errors';
 import { CODE_HIGHLIGHT_STYLESHEET, type CodeHighlighter, codeHighlighter } from './code-highlight';
 import { FALLBACK_FAMILIES } from './fonts';
+import { GITHUB_FOOTNOTES, footnoteIds } from './markdown-footnotes';
 import { GITHUB_MATH, typesetMath } from './markdown-math';
 
 /**
@@ -185,39 +185,6 @@ function anchorHeadings(markdown: Marked, tokens: Token[]): void {
   });
 }
 
-/** A footnote or a reference to one, as marked-footnote tokenizes them (its label exactly as written). */
-type FootnoteToken = { type: 'footnote' | 'footnoteRef'; label: string };
-/** The footnote list marked-footnote appends to the top-level tokens: each note with the references to it. */
-type FootnotesToken = { type: 'footnotes'; items?: { label: string; refs: unknown[] }[] };
-
-/** The ids marked-footnote gives its list, notes and references (see its renderers). */
-function footnoteIds(tokens: Token[]): string[] {
-  const ids = ['footnote-label'];
-  for (const token of tokens as unknown as FootnotesToken[]) {
-    if (token.type !== 'footnotes') continue;
-    for (const { label, refs } of token.items ?? []) {
-      const id = encodeURIComponent(label);
-      ids.push(`footnote-${id}`, `footnote-ref-${id}`, ...refs.slice(1).map((_, i) => `footnote-ref-${id}-${i + 2}`));
-    }
-  }
-  return ids;
-}
-
-/**
- * marked-footnote writes a note's label into its back link's aria-label as it is: a label with a quote (`[^a"b]`)
- * broke out of the attribute. Labels are escaped (and `$`, which String.replace would read as a pattern), on the notes
- * and the references alike, so both still derive the same ids from them.
- */
-function escapeFootnoteLabels(markdown: Marked, tokens: Token[]): void {
-  const done = new WeakSet<object>();
-  markdown.walkTokens(tokens, (token) => {
-    const note = token as unknown as FootnoteToken;
-    if ((note.type !== 'footnote' && note.type !== 'footnoteRef') || done.has(note)) return;
-    done.add(note);
-    note.label = escapeHtml(note.label).replace(/\$/g, '&#36;');
-  });
-}
-
 /**
  * Blocks of text take their direction from their own first strong letter (`dir="auto"`, as GitHub marks them): an
  * Arabic or Hebrew paragraph (also in a quote), heading or list prints right to left, aligned right, its bullets on the
@@ -299,14 +266,13 @@ const EMOJI_SHORTCODES: MarkedExtension = {
 
 /**
  * A parser for one conversion (making one takes ~0.05 ms), with GitHub's footnotes (`text[^1]` and `[^1]: note`:
- * numbered references linked to a list at the end, and back), alerts (`> [!NOTE]`, `[!TIP]`, `[!IMPORTANT]`,
- * `[!WARNING]`, `[!CAUTION]`) and emoji shortcodes. One per conversion: the footnote extension keeps state between
- * calls, which a parse cut off by its deadline would leave wrong for the next document, and the code highlighter's
- * time budget is per document.
+ * numbered references linked to a list at the end, and back; `markdown-footnotes.ts`), alerts (`> [!NOTE]`, `[!TIP]`,
+ * `[!IMPORTANT]`, `[!WARNING]`, `[!CAUTION]`) and emoji shortcodes. One per conversion: the code highlighter's time
+ * budget is per document (the footnotes are kept per lexer, so a parse cut off by its deadline leaves none behind).
  */
 function createParser(highlight: CodeHighlighter): Marked {
   const parser = new Marked({ gfm: true, breaks: false, async: false });
-  parser.use(markedFootnote(), longAlertsFlow(markedAlert()), EMOJI_SHORTCODES, GITHUB_MATH);
+  parser.use(GITHUB_FOOTNOTES, longAlertsFlow(markedAlert()), EMOJI_SHORTCODES, GITHUB_MATH);
   parser.use(rendering(highlight));
   return parser;
 }
@@ -343,9 +309,8 @@ function parseWithDeadline(body: string, deadlineMs: number, highlight: CodeHigh
   parseContext.parse = () => {
     const markdown = createParser(highlight);
     const tokens = markdown.lexer(body);
-    // What parse() does between lexing and rendering: the extensions' token walks (footnotes gather at the end).
+    // What parse() does between lexing and rendering: the extensions' token walks (quotes become alerts).
     if (markdown.defaults.walkTokens) markdown.walkTokens(tokens, markdown.defaults.walkTokens);
-    escapeFootnoteLabels(markdown, tokens);
     anchorHeadings(markdown, tokens);
     const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
     // Its text, not its Markdown: a footnote reference ([^1]) or a link's address is no part of the title.
@@ -399,7 +364,7 @@ export function markdownToHtml(
     // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
     if (err instanceof RangeError) throw invalidParameter(parameter, 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
     if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack, and thousands of footnotes slow it down too; escape the markers (\\*, \\_), split the document, or send it as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
+      throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack, and tens of thousands of footnotes slow it down too; escape the markers (\\*, \\_), split the document, or send it as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
     }
     throw err;
   }
