@@ -85,8 +85,8 @@ const DOLLAR = /(?<!\\)\$/;
  * How far ahead the `start` hooks look. marked asks them on every text run for the rest of the block (or document),
  * so a search to the end made long documents quadratic (100,000 footnote references in one paragraph took minutes).
  */
-const LOOKAHEAD = 1024;
-const ahead = (src: string) => (src.length > LOOKAHEAD ? src.slice(0, LOOKAHEAD) : src);
+export const LOOKAHEAD = 1024;
+export const ahead = (src: string) => (src.length > LOOKAHEAD ? src.slice(0, LOOKAHEAD) : src);
 
 type MathToken = Tokens.Generic & { text: string; display: boolean };
 

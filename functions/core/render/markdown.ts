@@ -6,7 +6,7 @@ import { invalidParameter } from '../errors';
 import { CODE_HIGHLIGHT_STYLESHEET, type CodeHighlighter, codeHighlighter } from './code-highlight';
 import { FALLBACK_FAMILIES } from './fonts';
 import { GITHUB_FOOTNOTES, footnoteIds } from './markdown-footnotes';
-import { GITHUB_MATH, typesetMath } from './markdown-math';
+import { GITHUB_MATH, LOOKAHEAD, ahead, typesetMath } from './markdown-math';
 
 /**
  * A leading YAML front-matter block (--- … --- or …), with an optional byte-order mark before it. It may be empty
@@ -250,9 +250,11 @@ const EMOJI_SHORTCODES: MarkedExtension = {
     {
       name: 'emojiShortcode',
       level: 'inline',
+      // Within the lookahead, as math's hooks: marked asks on every run of text, and a search to the end of the
+      // paragraph (a long one without a colon) made it quadratic. Without a colon there, the run is cut.
       start: (src: string) => {
-        const at = src.indexOf(':');
-        return at < 0 ? undefined : at;
+        const at = ahead(src).indexOf(':');
+        return at >= 0 ? at : src.length > LOOKAHEAD ? LOOKAHEAD - 1 : undefined;
       },
       tokenizer(src: string) {
         const match = /^:([a-z0-9_+-]{1,50}):/.exec(src);

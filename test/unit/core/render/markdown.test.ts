@@ -80,6 +80,11 @@ describe('markdown', () => {
     expect(html).toContain('<pre><code>:tada:\n</code></pre>');
   });
 
+  it('finds shortcodes far into a long paragraph, which is searched 1 KB at a time (a search to its end per run of text was quadratic)', () => {
+    const html = markdownToHtml(`${'word '.repeat(300)}:tada: ${'*word* '.repeat(300)}:rocket: end`);
+    expect(html).toContain(`${'word '.repeat(300)}🎉 ${'<em>word</em> '.repeat(300)}🚀 end</p>`);
+  });
+
   it('builds heading ids from shortcode names as GitHub does (## :sparkles: Features → #sparkles-features), and titles from the emoji', () => {
     const html = markdownToHtml('# :sparkles: Features\n\n[go](#sparkles-features)');
     expect(html).toContain('<h1 dir="auto" id="sparkles-features">✨ Features</h1>');
