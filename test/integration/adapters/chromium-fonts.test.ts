@@ -145,6 +145,16 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
     expect(await render(markdownToHtml('**合计** **합계** plain 文本 텍스트'))).toEqual(expect.arrayContaining(['NotoSansSC-Bold', 'NotoSansKR-Bold', 'NotoSansSC-Regular', 'NotoSansKR-Regular']));
   });
 
+  it('prints bold Chinese, Japanese and Korean in HTML naming a common CJK font (Microsoft YaHei, Meiryo, Malgun Gothic …) with the Noto bold faces: they stood in for those names (the fallback was only emboldened)', async () => {
+    const html = [
+      `<p style="font-family: 'Microsoft YaHei', 'PingFang SC', sans-serif"><b>合计</b> 文本</p>`,
+      `<p style="font-family: Meiryo, 'Hiragino Kaku Gothic ProN', sans-serif"><b>請求書</b> です</p>`,
+      `<p style="font-family: 'Malgun Gothic', 'Apple SD Gothic Neo', sans-serif"><b>합계</b> 텍스트</p>`,
+      `<p style="font-family: '微软雅黑'"><b>发票</b></p>`,
+    ].join('');
+    expect(await render(html)).toEqual(['NotoSansKR-Bold', 'NotoSansKR-Regular', 'NotoSansSC-Bold', 'NotoSansSC-Regular']);
+  });
+
   it('prints only with the fonts it was given, generic families mapped to them', async () => {
     // Only two faces: what the host has (DejaVu Sans among them) must not be used.
     const fontDir = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
