@@ -102,7 +102,7 @@ export class SubscriptionService {
     if (await this.deps.store.eventApplied(event.id)) return { result: 'duplicate' };
     switch (event.kind) {
       case 'checkout_completed':
-        return this.checkoutCompleted(event.id, event.session);
+        return this.checkoutCompleted(event.id, event.session, event.created);
       case 'subscription_changed': {
         const p = event.subscription;
         const accountId = p.account_ref ?? (await this.deps.store.accountForCustomer(p.customer_id));
@@ -200,7 +200,8 @@ export class SubscriptionService {
     return this.deps.store.purchaseForPayment(paymentRef);
   }
 
-  private async checkoutCompleted(eventId: string | undefined, s: CheckoutSession): Promise<EventOutcome> {
+  /** `eventAt`: when the checkout's event was created; the subscription read now is at least that recent. */
+  private async checkoutCompleted(eventId: string | undefined, s: CheckoutSession, eventAt?: string): Promise<EventOutcome> {
     const accountId = s.account_ref ?? (s.customer_id ? await this.deps.store.accountForCustomer(s.customer_id) : null);
     if (!accountId) {
       this.deps.log?.error('paid checkout without a known account (client_reference_id must be the account id)', { session: s.id });
@@ -261,7 +262,7 @@ export class SubscriptionService {
     if (s.mode === 'subscription' && s.subscription_id) {
       // The session carries only the id; the subscription itself is read from the provider. Its first invoice is paid.
       const p = await this.provider().getSubscription(s.subscription_id);
-      return this.applySubscription(accountId, p, { eventId, eventAt: null, paid: true });
+      return this.applySubscription(accountId, p, { eventId, eventAt: null, paid: true, viewAt: eventAt });
     }
     return { result: 'ignored', reason: 'checkout_mode_not_handled', account_id: accountId };
   }
@@ -288,7 +289,11 @@ export class SubscriptionService {
    * Applies the provider's view of a subscription to an account: from an event (`eventAt` set), from a
    * completed checkout (`paid`: its first invoice is paid), or from the answer to one of our own API calls.
    */
-  async applySubscription(accountId: string, p: ProviderSubscription, opts: { eventId?: string; eventAt?: string | null; paid?: boolean; creation?: boolean }): Promise<EventOutcome> {
+  async applySubscription(
+    accountId: string,
+    p: ProviderSubscription,
+    opts: { eventId?: string; eventAt?: string | null; paid?: boolean; creation?: boolean; viewAt?: string },
+  ): Promise<EventOutcome> {
     const catalog = await this.catalog();
     const plan = catalog.forPrice(p.price_id);
     if (!plan) {
@@ -329,6 +334,14 @@ export class SubscriptionService {
       if (same && opts.eventAt && same.provider?.event_at && opts.eventAt < same.provider.event_at) return { ignore: 'stale_event' };
 
       let next: Subscription = mergeProviderSubscription(same, p, plan, opts.eventAt ?? null);
+      // A view read from the provider after `viewAt` is newer than the events created before that second: recorded as
+      // the last event time, they are stale when they arrive late (a retried delivery of an update made while the first
+      // payment was under way would otherwise turn the paid subscription past_due). Event times have a resolution of
+      // one second, so events stamped `viewAt`'s own second are left to be applied as before (they may be newer).
+      const viewFloor = opts.viewAt ? new Date(Date.parse(opts.viewAt) - 1000).toISOString() : null;
+      if (viewFloor && next.provider && (!next.provider.event_at || next.provider.event_at < viewFloor)) {
+        next = { ...next, provider: { ...next.provider, event_at: viewFloor } };
+      }
       if (opts.paid && ['active', 'trialing'].includes(mapProviderStatus(p.status))) {
         next = grantPeriodAllowance(next, { period_start: p.period_start, period_end: p.period_end, price_id: p.price_id }, catalog) ?? next;
       }

@@ -303,6 +303,59 @@ describe('SubscriptionService.applySubscription', () => {
   });
 });
 
+describe('SubscriptionService: a subscription checkout against late, older subscription events', () => {
+  const live = {
+    id: 'sub_1',
+    customer_id: 'cus_1',
+    status: 'active',
+    price_id: 'price_s',
+    item_id: 'si_1',
+    period_start: now.toISOString(),
+    period_end: new Date(now.getTime() + 30 * 86_400_000).toISOString(),
+    cancel_at_period_end: false,
+    cancel_at: null,
+    pause_collection: false,
+    account_ref: null,
+  };
+  const checkout: PaymentEvent = {
+    id: 'evt_checkout',
+    type: 'checkout.session.completed',
+    created: now.toISOString(),
+    kind: 'checkout_completed',
+    session: { id: 'cs_sub', mode: 'subscription', payment_status: 'paid', account_ref: 'a1', customer_id: 'cus_1', subscription_id: 'sub_1', payment_ref: null, amount_paid_minor: 2_000 },
+  };
+
+  it('ignores an update created before the checkout that arrives after it (it must not make the paid subscription past_due)', async () => {
+    const { service, accounts } = setup({ getSubscription: async () => live });
+    expect(await service.handleEvent(checkout)).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', allowance_micros: 20_000_000 });
+    // Stripe's update of the subscription while its first payment was under way, delivered late (a retried delivery).
+    const older: PaymentEvent = {
+      id: 'evt_old_update',
+      type: 'customer.subscription.updated',
+      created: new Date(now.getTime() - 5_000).toISOString(),
+      kind: 'subscription_changed',
+      subscription: { ...live, status: 'incomplete' },
+    };
+    expect(await service.handleEvent(older)).toEqual({ result: 'ignored', reason: 'stale_event', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', allowance_micros: 20_000_000 });
+  });
+
+  it('still applies an update created after the checkout', async () => {
+    const { service, accounts } = setup({ getSubscription: async () => live });
+    await service.handleEvent(checkout);
+    const later: PaymentEvent = {
+      id: 'evt_new_update',
+      type: 'customer.subscription.updated',
+      created: new Date(now.getTime() + 5_000).toISOString(),
+      kind: 'subscription_changed',
+      subscription: { ...live, cancel_at_period_end: true },
+    };
+    expect(await service.handleEvent(later)).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', scheduled_change: { action: 'cancel' } });
+  });
+});
+
 describe('SubscriptionService: events that must never credit', () => {
   const items = (...list: { price_id: string | null; quantity: number }[]) => async () => list;
 
