@@ -176,7 +176,8 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
   const charge = { account_id: account.account_id, job_id: job.job_id, unit: 'pdf', operation: 'pdf', amount_micros: price, pdf_count: 1 } as const;
   await chargeCompletion(deps, charge, { job: done }, account, async (err) => {
     if (output) await deps.blobs.delete(output.key).catch((e) => deps.log?.(`could not remove output of uncharged job ${job.job_id}`, e));
-    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.');
+    // The document was printed and counted: the failed job keeps its page count, as GET /jobs shows counted documents.
+    await recordFailure(isServiceError(err) ? err.code : 'INTERNAL_SERVER_ERROR', isServiceError(err) ? err.message : 'Charging failed.', false, { pages });
   });
 
   let stored: QuickJobResult['stored'] = null;

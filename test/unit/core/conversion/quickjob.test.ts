@@ -227,3 +227,27 @@ describe('runQuickJob refusals about the printed document', () => {
     }
   });
 });
+
+describe('runQuickJob refused at its charge', () => {
+  it('records the page count of the document it printed (README: pages once the document is counted), charging nothing', async () => {
+    const { world, credits } = setup(0);
+    const renderer = {
+      render: async () => {
+        // Another request spends the balance while this document prints.
+        const id = world.account.account_id;
+        world.accounts.accounts.set(id, { ...world.accounts.accounts.get(id)!, credits_micros: 0 });
+        return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 3, blockedRequests: 0, renderTimeout: false };
+      },
+    };
+    const clock = { now: () => new Date('2026-11-22T10:00:00Z') };
+    const err = await rejection(
+      runQuickJob(
+        { jobs: world.jobs, blobs: world.blobs, billing: world.billing, renderer, clock, timeoutSeconds: 30 },
+        { account: world.account, plan: world.plan, mode: 'html', store: false, check: async () => textDocument('html', '<p>x</p>', normalisePdfOptions({})) },
+      ),
+    );
+    expect(err).toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
+    expect(await credits()).toBe(0);
+    expect([...world.jobs.jobs.values()][0]).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS', pages: 3 });
+  });
+});
