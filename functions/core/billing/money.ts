@@ -15,3 +15,11 @@ export function usdToMicros(usd: number): Micros {
 export function microsToUsd(micros: Micros): number {
   return micros / MICROS_PER_USD;
 }
+
+/**
+ * How many whole PDFs `micros` pays for at `pricePerPdf`. A plan an operator priced at 0 has nothing to count by:
+ * 0, as a number (dividing gave Infinity or NaN, which JSON writes as null where the spec promises numbers).
+ */
+export function pdfsCovered(micros: Micros, pricePerPdf: Micros): number {
+  return pricePerPdf > 0 ? Math.floor(micros / pricePerPdf) : 0;
+}

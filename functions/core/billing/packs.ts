@@ -1,4 +1,4 @@
-import { type Micros, microsToUsd, usdToMicros } from './money';
+import { type Micros, microsToUsd, pdfsCovered, usdToMicros } from './money';
 
 /** One-off credit packs (charging rule 6): bought through checkout, added to `credits_balance`, never expire. */
 export const CREDIT_PACK_USD = [10, 100, 300, 700, 1000, 1500] as const;
@@ -23,6 +23,6 @@ export function presentPack(pack: CreditPack, pricePerPdfMicros: Micros) {
     price_id: pack.price_id,
     amount: microsToUsd(pack.amount_micros),
     currency: 'USD',
-    pdfs: pricePerPdfMicros > 0 ? Math.floor(pack.amount_micros / pricePerPdfMicros) : 0,
+    pdfs: pdfsCovered(pack.amount_micros, pricePerPdfMicros),
   };
 }

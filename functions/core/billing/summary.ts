@@ -1,5 +1,5 @@
 import { type Account, type Subscription, subscriptionIsUsable, usableAllowanceMicros } from '../accounts/account';
-import { microsToUsd } from './money';
+import { microsToUsd, pdfsCovered } from './money';
 import { PENDING_PLAN_ID, type Plan, PRICE_PER_PDF_MICROS } from './plans';
 import { type CreditPack, presentPack } from './packs';
 
@@ -15,7 +15,7 @@ export function presentSubscription(sub: Subscription, pricePerPdfMicros: number
     price: microsToUsd(sub.price_micros),
     monthly_pdfs: sub.monthly_pdfs,
     credits_remaining: microsToUsd(remaining),
-    pdfs_remaining: pricePerPdfMicros > 0 ? Math.floor(remaining / pricePerPdfMicros) : 0,
+    pdfs_remaining: pdfsCovered(remaining, pricePerPdfMicros),
     period_start: sub.period_start,
     period_end: sub.period_end,
     active,
@@ -41,7 +41,7 @@ export function billingSummary(account: Account, plan: Plan | null, now: Date) {
     credits_balance: microsToUsd(account.credits_micros),
     free_credits_remaining: microsToUsd(account.free_credits_micros),
     subscription_credits_remaining: microsToUsd(allowance),
-    subscription_pdfs_remaining: Math.floor(allowance / pricePerPdf),
+    subscription_pdfs_remaining: pdfsCovered(allowance, pricePerPdf),
     subscription: account.subscription ? presentSubscription(account.subscription, pricePerPdf, now) : null,
     total_pdf_count: account.total_pdf_count,
     total_amount: microsToUsd(account.total_amount_micros),
@@ -64,7 +64,7 @@ export function creditsSummary(
   const allowance = usableAllowanceMicros(account, now);
   const total = allowance + account.free_credits_micros + account.credits_micros;
   // One bucket covers a whole charge, so PDFs are counted per bucket.
-  const pdfs = (micros: number) => Math.floor(micros / pricePerPdf);
+  const pdfs = (micros: number) => pdfsCovered(micros, pricePerPdf);
   return {
     credits: {
       credits_balance: microsToUsd(account.credits_micros),

@@ -42,6 +42,8 @@ const MAX_ATTEMPTS = 25;
  * spending the allowance): writers of one account spread out instead of retrying in lockstep until the attempts run out.
  */
 const afterConflict = (attempt: number) => new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(250, 5 * 2 ** attempt)));
+/** How far our clock and the payment provider's may differ, for telling which of its events our own calls' answers are newer than. */
+const PROVIDER_CLOCK_MARGIN_MS = 60_000;
 /** The most one checkout may credit (1,000,000 USD). A larger total is refused, never credited or clipped. */
 export const MAX_PURCHASE_MICROS: Micros = 1_000_000 * MICROS_PER_USD;
 /** Invoices that start a period's allowance (not proration invoices of an upgrade, which adds the difference itself). */
@@ -262,6 +264,8 @@ export class SubscriptionService {
     if (s.mode === 'subscription' && s.subscription_id) {
       // The session carries only the id; the subscription itself is read from the provider. Its first invoice is paid.
       const p = await this.provider().getSubscription(s.subscription_id);
+      // Read after the checkout's event was created (Stripe stamps events in whole seconds: those of the checkout's
+      // own second may be newer).
       return this.applySubscription(accountId, p, { eventId, eventAt: null, paid: true, viewAt: eventAt });
     }
     return { result: 'ignored', reason: 'checkout_mode_not_handled', account_id: accountId };
@@ -287,7 +291,8 @@ export class SubscriptionService {
 
   /**
    * Applies the provider's view of a subscription to an account: from an event (`eventAt` set), from a
-   * completed checkout (`paid`: its first invoice is paid), or from the answer to one of our own API calls.
+   * completed checkout (`paid`: its first invoice is paid), or from the answer to one of our own API calls. `viewAt`:
+   * a time the view is known to be newer than (events created before it then count as stale).
    */
   async applySubscription(
     accountId: string,
@@ -334,13 +339,12 @@ export class SubscriptionService {
       if (same && opts.eventAt && same.provider?.event_at && opts.eventAt < same.provider.event_at) return { ignore: 'stale_event' };
 
       let next: Subscription = mergeProviderSubscription(same, p, plan, opts.eventAt ?? null);
-      // A view read from the provider after `viewAt` is newer than the events created before that second: recorded as
-      // the last event time, they are stale when they arrive late (a retried delivery of an update made while the first
-      // payment was under way would otherwise turn the paid subscription past_due). Event times have a resolution of
-      // one second, so events stamped `viewAt`'s own second are left to be applied as before (they may be newer).
-      const viewFloor = opts.viewAt ? new Date(Date.parse(opts.viewAt) - 1000).toISOString() : null;
-      if (viewFloor && next.provider && (!next.provider.event_at || next.provider.event_at < viewFloor)) {
-        next = { ...next, provider: { ...next.provider, event_at: viewFloor } };
+      // A view read from the provider after `viewAt` is newer than the events created before it: recorded as the last
+      // event time, they are stale when they arrive late (a retried delivery of an update made while the first payment
+      // was under way would otherwise turn the paid subscription past_due; one made before our cancel would undo the
+      // scheduled cancel). Events stamped `viewAt` itself may be newer than the view and are applied as before.
+      if (opts.viewAt && next.provider && (!next.provider.event_at || next.provider.event_at < opts.viewAt)) {
+        next = { ...next, provider: { ...next.provider, event_at: opts.viewAt } };
       }
       if (opts.paid && ['active', 'trialing'].includes(mapProviderStatus(p.status))) {
         next = grantPeriodAllowance(next, { period_start: p.period_start, period_end: p.period_end, price_id: p.price_id }, catalog) ?? next;
@@ -387,6 +391,14 @@ export class SubscriptionService {
 
   // ── subscription routes ────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * What the answer to one of our own calls to the provider is newer than: events it created over a minute before the
+   * call by our clock (a margin for the two clocks' difference), so that such an event delivered late cannot undo it.
+   */
+  private answerViewAt(): string {
+    return new Date(this.deps.clock.now().getTime() - PROVIDER_CLOCK_MARGIN_MS).toISOString();
+  }
+
   private async reload(account: Account): Promise<Account> {
     return (await this.deps.accounts.get(account.account_id)) ?? account;
   }
@@ -404,7 +416,7 @@ export class SubscriptionService {
     const sub = this.liveSubscription(account);
     if (sub.scheduled_change?.action === 'cancel') return account;
     const p = await this.provider().cancelAtPeriodEnd(sub.subscription_id);
-    await this.applySubscription(account.account_id, p, {});
+    await this.applySubscription(account.account_id, p, { viewAt: this.answerViewAt() });
     return this.reload(account);
   }
 
@@ -418,7 +430,7 @@ export class SubscriptionService {
     };
     if (!pending.cancel_at_period_end && !pending.cancel_at && !pending.pause_collection) return account;
     const p = await this.provider().resume(sub.subscription_id, pending);
-    await this.applySubscription(account.account_id, p, {});
+    await this.applySubscription(account.account_id, p, { viewAt: this.answerViewAt() });
     return this.reload(account);
   }
 
@@ -459,7 +471,7 @@ export class SubscriptionService {
     const minute = Math.floor(this.deps.clock.now().getTime() / 60_000);
     const idempotencyKey = `plan-change:${sub.subscription_id}:${billed}:${target.price_id}:v${account.billing_version ?? 0}:${minute}`;
     const p = await provider.changePrice(sub.subscription_id, itemId, target.price_id, upgrade, idempotencyKey);
-    await this.applySubscription(account.account_id, p, {});
+    await this.applySubscription(account.account_id, p, { viewAt: this.answerViewAt() });
     const result: ChangeResult = upgrade ? 'upgraded' : target.price_id === sub.price_id ? 'downgrade_cancelled' : 'downgrade_scheduled';
     return { account: await this.reload(account), result };
   }

@@ -17,6 +17,17 @@ function account(periodEnd: string, status: 'active' | 'canceled' = 'active'): A
   };
 }
 
+describe('a plan priced at 0 (an operator’s free plan)', () => {
+  it('counts its PDFs as 0, a number, in every summary (dividing by the price gave null in JSON)', () => {
+    const free = { ...standard, price_per_pdf_micros: 0 };
+    const billing = billingSummary(account('2026-12-01T00:00:00.000Z'), free, now);
+    const { credits, packs } = creditsSummary(account('2026-12-01T00:00:00.000Z'), free, now, creditPacks(), []);
+    const counts = [billing.subscription_pdfs_remaining, billing.subscription!.pdfs_remaining, credits.subscription_pdfs_remaining, credits.pdfs_available, ...packs.map((p) => p.pdfs)];
+    expect(counts).toEqual(counts.map(() => 0));
+    expect(JSON.parse(JSON.stringify({ billing, credits }))).toMatchObject({ billing: { subscription_pdfs_remaining: 0 }, credits: { pdfs_available: 0 } });
+  });
+});
+
 describe('billingSummary', () => {
   it('shows the usable allowance exactly, and PDFs as allowance ÷ price', () => {
     expect(billingSummary(account('2026-12-01T00:00:00.000Z'), standard, now)).toMatchObject({

@@ -341,6 +341,45 @@ describe('SubscriptionService: a subscription checkout against late, older subsc
     expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', allowance_micros: 20_000_000 });
   });
 
+  it('counts an update of the second before the checkout as stale, and applies one of the checkout’s own second (it may be newer)', async () => {
+    const update = (id: string, offsetMs: number, changes: Partial<typeof live>): PaymentEvent => ({
+      id,
+      type: 'customer.subscription.updated',
+      created: new Date(now.getTime() + offsetMs).toISOString(),
+      kind: 'subscription_changed',
+      subscription: { ...live, ...changes },
+    });
+    let current = live;
+    const getSubscription = jest.fn(async () => current);
+    const { service, accounts } = setup({ getSubscription });
+    await service.handleEvent(checkout);
+    expect(await service.handleEvent(update('evt_second_before', -1000, { status: 'incomplete' }))).toEqual({ result: 'ignored', reason: 'stale_event', account_id: 'a1' });
+    expect(getSubscription).toHaveBeenCalledTimes(1);
+    // A tie with the time recorded: the subscription is read again, as for any two events of one second.
+    current = { ...live, cancel_at_period_end: true };
+    expect(await service.handleEvent(update('evt_same_second', 0, { cancel_at_period_end: true }))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(getSubscription).toHaveBeenCalledTimes(2);
+    expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', scheduled_change: { action: 'cancel' } });
+  });
+
+  it('ignores an update created over a minute before our own cancel that arrives after it (it would undo the scheduled cancel)', async () => {
+    const cancelled = { ...live, cancel_at_period_end: true };
+    const { service, accounts } = setup({ getSubscription: async () => live, cancelAtPeriodEnd: async () => cancelled });
+    // Subscribed ten minutes ago; cancelled now; then an update made in between arrives.
+    await service.handleEvent({ ...checkout, created: new Date(now.getTime() - 10 * 60_000).toISOString() });
+    await service.cancel(accounts.get('a1')!);
+    expect(accounts.get('a1')!.subscription).toMatchObject({ scheduled_change: { action: 'cancel' } });
+    const older: PaymentEvent = {
+      id: 'evt_before_cancel',
+      type: 'customer.subscription.updated',
+      created: new Date(now.getTime() - 5 * 60_000).toISOString(),
+      kind: 'subscription_changed',
+      subscription: { ...live },
+    };
+    expect(await service.handleEvent(older)).toEqual({ result: 'ignored', reason: 'stale_event', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ scheduled_change: { action: 'cancel' } });
+  });
+
   it('still applies an update created after the checkout', async () => {
     const { service, accounts } = setup({ getSubscription: async () => live });
     await service.handleEvent(checkout);
