@@ -264,9 +264,12 @@ export class SubscriptionService {
     if (s.mode === 'subscription' && s.subscription_id) {
       // The session carries only the id; the subscription itself is read from the provider. Its first invoice is paid.
       const p = await this.provider().getSubscription(s.subscription_id);
-      // Read after the checkout's event was created (Stripe stamps events in whole seconds: those of the checkout's
-      // own second may be newer).
-      return this.applySubscription(accountId, p, { eventId, eventAt: null, paid: true, viewAt: eventAt });
+      // Read after the checkout's event was created. Stripe stamps events in whole seconds: those of the checkout's own
+      // second are applied as they come (as before; mostly the subscription turning active as its payment went
+      // through), those of the second before tie with this time and are decided by a read of the subscription
+      // (untied), and older ones are stale.
+      const viewAt = eventAt ? new Date(Date.parse(eventAt) - 1000).toISOString() : undefined;
+      return this.applySubscription(accountId, p, { eventId, eventAt: null, paid: true, viewAt });
     }
     return { result: 'ignored', reason: 'checkout_mode_not_handled', account_id: accountId };
   }
