@@ -16,7 +16,6 @@ import {
   PDFNull,
   PDFNumber,
   type PDFObject,
-  PDFParsingError,
   PDFRawStream,
   PDFRef,
   PDFString,
@@ -511,11 +510,17 @@ export class PdfReader {
   }
 }
 
+/**
+ * pdf-lib's parse errors (PDFParsingError and its kinds, NumberParsingError), told by their messages: pdf-lib is
+ * compiled to ES5, where a subclass of Error loses its prototype, so `instanceof` and the class name both fail.
+ */
+const PDF_LIB_PARSE_ERROR = /^Failed to parse (PDF document|number)\b/;
+
 /** Any failure while reading (including stack exhaustion on hostile nesting) as a PdfProblem. */
 export function asProblem(err: unknown): PdfProblem {
   if (err instanceof PdfProblem) return err;
   if (err instanceof RangeError) return new PdfProblem('PDF_TOO_COMPLEX', 'nesting', 'The document is nested too deeply to process.');
-  if (err instanceof PDFParsingError || (err instanceof Error && /Parsing|Parse|Stream|NextByte/.test(err.constructor.name))) {
+  if (err instanceof Error && PDF_LIB_PARSE_ERROR.test(err.message)) {
     return new PdfProblem('INVALID_PDF', 'unreadable', 'The PDF structure is damaged and cannot be read.');
   }
   throw err;

@@ -1,10 +1,10 @@
 import { deflateSync } from 'node:zlib';
-import { PDFArray, PDFDict, PDFName, PDFRef } from 'pdf-lib';
+import { MissingPDFHeaderError, NumberParsingError, PDFArray, PDFDict, PDFName, PDFRef, StalledParserError } from 'pdf-lib';
 import { refusal, thrownBy } from '../../../support/errors';
 import { MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
 import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
-import { PdfReader, numberOf } from '../../../../functions/core/pdf/reader';
+import { PdfReader, asProblem, numberOf } from '../../../../functions/core/pdf/reader';
 import { Deadline, PdfDeadlineExceeded, PdfProblem } from '../../../../functions/core/pdf/errors';
 import {
   NOT_A_PDF,
@@ -125,6 +125,22 @@ describe('PdfReader', () => {
     const at = parts.join('').length;
     const bytes = Buffer.from(`${parts.join('')}${classicXref(offsets, '')}startxref\n${at}\n%%EOF\n`, 'latin1');
     expect(problemOf(() => PdfReader.open(bytes).pages())).toMatchObject({ code: 'INVALID_PDF', reason: 'damaged_page' });
+  });
+
+  it("reads pdf-lib's parse errors as a damaged PDF: its compiled error classes lose their type (instanceof and the class name fail)", () => {
+    for (const err of [new MissingPDFHeaderError({ line: 0, column: 0, offset: 0 }), new StalledParserError({ line: 1, column: 2, offset: 3 }), new NumberParsingError({ line: 1, column: 2, offset: 3 }, 'x')]) {
+      expect(asProblem(err)).toMatchObject({ code: 'INVALID_PDF', reason: 'unreadable' });
+    }
+    // Anything else is not the document's fault and stays what it is.
+    expect(() => asProblem(new Error('socket hang up'))).toThrow('socket hang up');
+  });
+
+  it.each([
+    ['a filter pdf-lib does not decode', '/Filter [/FlateDecode /JBIG2Decode]', deflateSync(Buffer.from('x'))],
+    ['an unknown filter', '/Filter [/ASCIIHexDecode /NoSuchDecode]', Buffer.from('00>')],
+  ])('answers a structure stream with %s as a damaged PDF', (_what, filter, data) => {
+    const pdf = hostilePdf((_offsets, at) => Buffer.concat([streamObject(4, `/Type /XRef /Size 5 /W [1 4 2] /Root 1 0 R ${filter}`, data), Buffer.from(`startxref\n${at}\n%%EOF\n`)]));
+    expect(problemOf(() => PdfReader.open(pdf).pages())).toMatchObject({ code: 'INVALID_PDF' });
   });
 
   it('stops a decompression bomb in a filter chain while decoding it, within the document budget', () => {
