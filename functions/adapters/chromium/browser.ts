@@ -1,4 +1,6 @@
 import { statfsSync } from 'node:fs';
+import readline from 'node:readline';
+import type { Readable } from 'node:stream';
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
 import { ServiceError } from '../../core/errors';
 import { RendererStoppedError } from '../../core/render/ports';
@@ -72,6 +74,10 @@ const BASE_ARGS = [
   // With --disable-gpu the GPU process only composites in software; run it as a thread of the browser process so
   // each new renderer's compositor set-up is not a round of cross-process messages (a few % of a document's CPU).
   '--in-process-gpu',
+  // Chromium's own errors on stderr (only errors: a few lines a day), where the browser watches for the one that says
+  // why it killed a renderer over a bad internal message (see chromiumFaultLine).
+  '--enable-logging=stderr',
+  '--log-level=2',
   // window.open() and target=_blank would make pages (and, with noopener, renderer processes) nobody prints:
   // a thousand of them from one small document exhausted memory. Documents get exactly one page.
   '--block-new-web-contents',
@@ -186,6 +192,20 @@ const RESULT_CODE_KILLED_BAD_MESSAGE = 3;
  */
 export class ChromiumFaultError extends Error {}
 
+/** The line Chromium logs when it kills a renderer over a bad IPC or Mojo message, naming the message's reason. */
+const BAD_MESSAGE_LINE = /Terminating render(?:er| process) for bad (?:IPC|Mojo) message/i;
+
+/**
+ * Calls `onFault` with each line of Chromium's log (its stderr) saying it killed a renderer over a bad message: which
+ * message it refused is the clue to the renderer kills seen under load (RESULT_CODE_KILLED_BAD_MESSAGE), otherwise
+ * unexplained. Other lines are dropped.
+ */
+export function watchChromiumLog(stderr: Readable, onFault: (line: string) => void): void {
+  readline.createInterface({ input: stderr, crlfDelay: Infinity }).on('line', (line) => {
+    if (BAD_MESSAGE_LINE.test(line)) onFault(line.slice(0, 500));
+  });
+}
+
 export class ChromiumBrowser {
   private instance: Promise<Instance> | null = null;
   private ready: Promise<PooledPage>[] = [];
@@ -200,6 +220,8 @@ export class ChromiumBrowser {
   private parked: ParkedPage[] = [];
   private readonly memoryWatch: ChromiumMemoryWatch | null;
   private readonly workers = new WorkerCount();
+  /** Chromium's last "Terminating renderer for bad … message" log line, and when it came. */
+  private lastFaultLine: { line: string; at: number } | null = null;
 
   constructor(private readonly config: ChromiumConfig) {
     // Audio threads are always capped, like workers; memory only when configured.
@@ -227,7 +249,11 @@ export class ChromiumBrowser {
 
   private crashError(cause: string, exitCode?: number): Error {
     const killed = this.memoryWatch?.claimKill();
-    if (!killed && exitCode === RESULT_CODE_KILLED_BAD_MESSAGE) return new ChromiumFaultError(`the page's renderer ended: Chromium killed it over an invalid internal message (${cause})`);
+    if (!killed && exitCode === RESULT_CODE_KILLED_BAD_MESSAGE) {
+      // The log line comes on another pipe than the crash event, so it may be read a moment after it.
+      const said = this.lastFaultLine && Date.now() - this.lastFaultLine.at < 10_000 ? `; Chromium: ${this.lastFaultLine.line}` : '';
+      return new ChromiumFaultError(`the page's renderer ended: Chromium killed it over an invalid internal message (${cause}${said})`);
+    }
     if (!killed) return new Error(`the page's renderer ended: ${cause}`);
     if (killed === 'audio_threads') return tooManyAudioThreadsError();
     const mb = Math.round((this.config.maxPageMemoryBytes ?? 0) / 2 ** 20);
@@ -274,6 +300,13 @@ export class ChromiumBrowser {
         browser.on('disconnected', () => {
           if (this.instance === launching) this.reset('browser disconnected');
         });
+        const stderr = browser.process()?.stderr;
+        if (stderr) {
+          watchChromiumLog(stderr, (line) => {
+            this.lastFaultLine = { line, at: Date.now() };
+            this.config.log?.(`Chromium killed a renderer over a bad internal message: ${line}`);
+          });
+        }
         const root = await browser
           .target()
           .createCDPSession()
