@@ -99,13 +99,20 @@ const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamod
  */
 export const RENDER_OBJECT_PREFIXES = [STORAGE_AREAS.jobInputs.prefix, STORAGE_AREAS.jobOutputs.prefix];
 export const RENDER_DENIED_PARTITIONS = [
-  keys.apiKeyPartition(''),
-  keys.apiKeyOwner('').pk,
-  keys.webhook('').pk,
-  keys.stripeEvent('').pk,
-  keys.stripeCustomer('').pk,
-  keys.stripePayment('').pk,
-].map((prefix) => `${prefix}*`);
+  ...[
+    keys.apiKeyPartition(''),
+    keys.apiKeyOwner('').pk,
+    keys.webhook('').pk,
+    keys.stripeEvent('').pk,
+    keys.stripeCustomer('').pk,
+    keys.stripePayment('').pk,
+  ].map((prefix) => `${prefix}*`),
+  // The same items through the index (projection ALL), where the condition sees the index partition key: an account's
+  // API key and webhook listings, and a job's delivery records. Rendering queries none of them.
+  keys.apiKeysOfAccount('*'),
+  keys.webhooksOfAccount('*'),
+  keys.deliveriesOfJob('*'),
+];
 
 /**
  * Function defaults in one place: Node 22 bundles built locally by esbuild, one Lambda per handler,

@@ -193,7 +193,16 @@ describe('CDK app', () => {
       for (const r of objectResources) expect(r).toMatch(/\/(inputs|outputs)\/\*"\]\]\}$/);
       // API keys, webhooks and Stripe mappings are denied, whatever else the role may do with the table.
       const deny = statements.find((st) => st.Effect === 'Deny');
-      expect(deny.Condition).toEqual({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*', 'APIKEYID#*', 'WEBHOOK#*', 'STRIPE_EVENT#*', 'STRIPE_CUSTOMER#*', 'STRIPE_PAYMENT#*'] } });
+      expect(deny.Condition).toEqual({
+        'ForAnyValue:StringLike': {
+          'dynamodb:LeadingKeys': [
+            'APIKEY#*', 'APIKEYID#*', 'WEBHOOK#*', 'STRIPE_EVENT#*', 'STRIPE_CUSTOMER#*', 'STRIPE_PAYMENT#*',
+            // The index partitions that list the same items (gsi1 projects every attribute).
+            'ACCOUNT#*#APIKEYS', 'ACCOUNT#*#WEBHOOKS', 'JOB#*#DELIVERIES',
+          ],
+        },
+      });
+      expect(JSON.stringify(deny.Resource)).toContain('/index/*');
       expect([deny.Action].flat()).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
       // No other function shares the role (it would be confined too, or widen it).
       const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);
