@@ -32,13 +32,14 @@ export interface RouteDef {
  *  `stripe`: the function gets the Stripe secret key (only functions that call Stripe).
  *  `stripe:webhook`: gets the Stripe webhook signing secret (only the Stripe webhook route).
  *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
- *  `workflow:start`: may start the Step Functions workflows (functions/workflows.ts) and gets their ARNs.
+ *  `workflow:start`: may start every Step Functions workflow (functions/workflows.ts) and gets their ARNs;
+ *  `workflow:start:<name>`: that one workflow only (a submit route starts one kind of job).
  *  `workflow:watch`: may read the status of their executions (DescribeExecution; the start sweeper's watch).
  *  `queue:<name>`: may send to that queue of functions/queues.ts and gets its URL (`queue:webhooks`: functions
  *  that write outbox events announce them to the webhook dispatcher).
  *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
 export type Permission =
-  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start' | 'workflow:watch'
+  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start' | `workflow:start:${'pdfop' | 'bulk'}` | 'workflow:watch'
   | 'queue:render' | 'queue:webhooks' | 'webhook:secrets' | 'pagination';
 
 const r = (
@@ -62,7 +63,8 @@ const LIST: Permission[] = ['table:read', 'pagination'];
 const RENDER: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete'];
 /** Merge/split: jobs, charges and file rows; stored outputs (read to sign links, delete on failure); the job event's notice. */
 const PDF_OP: Permission[] = ['table:read', 'table:write', 'bucket:read', 'bucket:write', 'bucket:delete', 'queue:webhooks'];
-const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start'];
+const PDF_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start:pdfop'];
+const BULK_JOB_SUBMIT: Permission[] = [...PDF_OP, 'workflow:start:bulk'];
 /** A presigned PUT can do what its signer may: puts under uploads/ only (bucket:upload), nothing else in the bucket. */
 const UPLOAD_URL: Permission[] = ['table:read', 'bucket:upload'];
 /** Cancel: the job and its event; a queued bulk job's staged inputs are read (index) and deleted. */
@@ -81,7 +83,7 @@ export const ROUTES: readonly RouteDef[] = [
   r('quickjob.create', 'POST', '/quickjob', KT, 'http/quickjob/create#handler', 'Synchronous HTML/Markdown/URL/image conversion', 'render', 35, RENDER),
   r('longjob.create', 'POST', '/longjob', KT, 'http/longjob/create#handler', 'Asynchronous HTML/Markdown conversion', 'render', 35, [...RENDER, 'queue:render', 'queue:webhooks']),
   r('bulkjob.uploadUrl', 'POST', '/bulkjob/upload-url', KT, 'http/bulkjob/upload-url#handler', 'Presigned PUT for a bulk ZIP', 'light', undefined, UPLOAD_URL),
-  r('bulkjob.create', 'POST', '/bulkjob', KT, 'http/bulkjob/create#handler', 'Start a bulk ZIP conversion', 'standard', undefined, PDF_JOB_SUBMIT),
+  r('bulkjob.create', 'POST', '/bulkjob', KT, 'http/bulkjob/create#handler', 'Start a bulk ZIP conversion', 'standard', undefined, BULK_JOB_SUBMIT),
 
   // Jobs
   r('jobs.list', 'GET', '/jobs', T, 'http/jobs/list#handler', 'List jobs, newest first', 'light', undefined, LIST),

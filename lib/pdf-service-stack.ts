@@ -13,6 +13,7 @@ import type { Construct } from 'constructs';
 import { keys } from '../functions/adapters/dynamodb/schema';
 import { planCatalogue } from '../functions/core/billing/plans';
 import { CREDIT_PACK_USD, type PackPriceIds } from '../functions/core/billing/packs';
+import type { Permission } from '../functions/routes';
 import { Api } from './api';
 import { Auth, type CognitoEmail } from './auth';
 import { ChromiumLayer } from './chromium-layer';
@@ -151,11 +152,12 @@ export class PdfServiceStack extends Stack {
     const poolEnv = { USER_POOL_ID: this.auth.userPool.userPoolId, USER_POOL_CLIENT_ID: this.auth.client.userPoolClientId };
 
     // A role of its own: it records a key's last use, and that one write must not reach the read-only routes' shared role.
-    const authorizerFunction = this.functions.forHandler({ ref: 'http/authorizer#handler', profile: 'light', permissions: ['table:read'], environment: poolEnv, dedicatedRole: true });
-    // …and only on API key items (partition APIKEY#<prefix>, functions/adapters/dynamodb/schema.ts).
+    const authorizerFunction = this.functions.forHandler({ ref: 'http/authorizer#handler', profile: 'light', permissions: [], environment: poolEnv, dedicatedRole: true });
+    // It parses every untrusted credential, and needs only API key items (partition APIKEY#<prefix>,
+    // functions/adapters/dynamodb/schema.ts): looked up by prefix, and their last use recorded. ID tokens need no table.
     authorizerFunction.addToRolePolicy(
       new iam.PolicyStatement({
-        actions: ['dynamodb:UpdateItem'],
+        actions: ['dynamodb:Query', 'dynamodb:UpdateItem'],
         resources: [this.storage.table.tableArn],
         conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${keys.apiKey('', '').pk}*`] } },
       }),
@@ -222,8 +224,9 @@ export class PdfServiceStack extends Stack {
         targets: [new targets.LambdaFunction(recorder, { retryAttempts: 8, maxEventAge: Duration.hours(6) })],
       });
     }
-    for (const fn of this.functions.withPermission('workflow:start')) {
-      for (const [name, machine] of Object.entries(this.workflows)) {
+    for (const [name, machine] of Object.entries(this.workflows)) {
+      const starters = new Set([...this.functions.withPermission('workflow:start'), ...this.functions.withPermission(`workflow:start:${name}` as Permission)]);
+      for (const fn of starters) {
         machine.grantStartExecution(fn);
         fn.addEnvironment(workflowArnVariable(name), machine.stateMachineArn);
       }

@@ -167,6 +167,21 @@ describe('CDK app', () => {
     expect(actionsOf(byId('pdf.merge'))).toEqual(expect.arrayContaining(['dynamodb:PutItem', 's3:PutObject', 's3:DeleteObject*']));
     expect(actionsOf(byId('pdf.merge'))).not.toContain('states:StartExecution');
     expect(actionsOf(byId('pdf.jobs'))).toContain('states:StartExecution');
+    // Each submit route starts its own workflow only (its ARN, and the right to start that machine); the sweeper both.
+    const machineIds = Object.fromEntries(
+      Object.entries(resources)
+        .filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine')
+        .map(([id, r]) => [JSON.stringify(r.Properties.DefinitionString ?? r.Properties.Definition).includes('RenderFile') ? 'bulk' : 'pdfop', id]),
+    );
+    const starts = (id: string) =>
+      Object.keys(machineIds).filter((name) =>
+        policyStatementsOfRole(functionOf(methods.find((m) => m.method === 'POST' && m.path === id)!).Properties.Role['Fn::GetAtt'][0]).some(
+          (st) => [st.Action].flat().includes('states:StartExecution') && JSON.stringify(st.Resource).includes(`"${machineIds[name]}"`),
+        ),
+      );
+    expect(starts('/pdf/jobs')).toEqual(['pdfop']);
+    expect(starts('/bulkjob')).toEqual(['bulk']);
+    expect(Object.keys(functionOf(methods.find((m) => m.method === 'POST' && m.path === '/pdf/jobs')!).Properties.Environment.Variables).filter((v) => v.startsWith('WORKFLOW_ARN_'))).toEqual([workflowArnVariable('pdfop')]);
     expect(actionsOf(byId('pdf.inspect')).filter((a) => /dynamodb:(Put|Update|Delete)|s3:(Put|Delete)/.test(a))).toEqual([]);
 
     // A presigned PUT can do what its signer may: the upload-URL routes may put under uploads/ and nothing else.
@@ -226,10 +241,12 @@ describe('CDK app', () => {
     const actions = policyStatementsOfRole(resources[fnId].Properties.Role['Fn::GetAtt'][0]).flatMap((s) => [s.Action].flat());
     expect(actions).toEqual(expect.arrayContaining(['dynamodb:Query', 'dynamodb:UpdateItem']));
     expect(actions.filter((a) => /dynamodb:(Put|Delete|BatchWrite)|^s3:/.test(a))).toEqual([]);
-    // Its one write reaches API key items only.
-    const updates = policyStatementsOfRole(resources[fnId].Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().includes('dynamodb:UpdateItem'));
-    expect(updates).toHaveLength(1);
-    expect(updates[0].Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } });
+    // Its one read and one write reach API key items only, on the table (not through the index): nothing else it can read.
+    const tableStatements = policyStatementsOfRole(resources[fnId].Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+    expect(tableStatements).toHaveLength(1);
+    expect([tableStatements[0].Action].flat().sort()).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
+    expect(JSON.stringify(tableStatements[0].Resource)).not.toContain('/index/');
+    expect(tableStatements[0].Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['APIKEY#*'] } });
     // Its write stays on its own role: read-only routes (one of them public) share no role with it.
     const role = resources[fnId].Properties.Role['Fn::GetAtt'][0];
     const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);
@@ -303,9 +320,9 @@ describe('CDK app', () => {
         detail: { status: ['FAILED', 'TIMED_OUT', 'ABORTED'], stateMachineArn: [{ Ref: machineId }] },
       });
       expect(endings[0].Properties.Targets.map((t: any) => t.Arn['Fn::GetAtt'][0])).toEqual([recorderId]);
-      // Functions that start it get its ARN.
-      const jobs = functionOf(methods.find((m) => m.method === 'POST' && m.path === '/pdf/jobs')!);
-      expect(JSON.stringify(jobs.Properties.Environment.Variables[workflowArnVariable(wf.name)])).toContain(machineId);
+      // The route that starts it gets its ARN.
+      const starter = functionOf(methods.find((m) => m.method === 'POST' && m.path === (wf.name === 'bulk' ? '/bulkjob' : '/pdf/jobs'))!);
+      expect(JSON.stringify(starter.Properties.Environment.Variables[workflowArnVariable(wf.name)])).toContain(machineId);
     }
     const worker = Object.values(resources).find((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Handler === 'index.processJob')!;
     expect(worker.Properties).toMatchObject({ Timeout: 900, MemorySize: 4096 });
