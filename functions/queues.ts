@@ -68,7 +68,8 @@ export const QUEUES: readonly QueueDef[] = [
     visibilityTimeoutSeconds: 720,
     maxReceiveCount: 5,
     retryDelaysSeconds: [10, 60, 300, 600],
-    permissions: ['table:read', 'table:write', 'bucket:read', 'webhook:secrets', 'queue:webhooks'],
+    // bucket:read:outputs: an event's link is to a stored result, never to an upload or an input.
+    permissions: ['table:read', 'table:write', 'bucket:read:outputs', 'webhook:secrets', 'queue:webhooks'],
     sendsMail: false,
     maxConcurrency: 50,
   },

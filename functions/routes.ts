@@ -29,6 +29,7 @@ export interface RouteDef {
 }
 
 /** `bucket:upload`: may put objects under uploads/ only (what the presigned upload URLs it signs can do).
+ *  `bucket:read:outputs`: may read stored results only (outputs/, pdfop/, edits/): the webhook dispatcher links to them.
  *  `stripe`: the function gets the Stripe secret key (only functions that call Stripe).
  *  `stripe:webhook`: gets the Stripe webhook signing secret (only the Stripe webhook route).
  *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
@@ -39,7 +40,7 @@ export interface RouteDef {
  *  that write outbox events announce them to the webhook dispatcher).
  *  `webhook:secrets`: gets WEBHOOK_SECRETS_KEY, the key that seals webhook signing secrets. */
 export type Permission =
-  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start' | `workflow:start:${'pdfop' | 'bulk'}` | 'workflow:watch'
+  | 'table:read' | 'table:write' | 'bucket:read' | 'bucket:read:outputs' | 'bucket:write' | 'bucket:upload' | 'bucket:delete' | 'stripe' | 'stripe:webhook' | 'workflow:start' | `workflow:start:${'pdfop' | 'bulk'}` | 'workflow:watch'
   | 'queue:render' | 'queue:webhooks' | 'webhook:secrets' | 'pagination';
 
 const r = (

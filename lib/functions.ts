@@ -98,6 +98,8 @@ const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamod
  * recording jobs is part of rendering.
  */
 export const RENDER_OBJECT_PREFIXES = [STORAGE_AREAS.jobInputs.prefix, STORAGE_AREAS.jobOutputs.prefix];
+/** The stored results a `bucket:read:outputs` role may read (and sign links to). */
+export const OUTPUT_OBJECT_PREFIXES = [STORAGE_AREAS.jobOutputs.prefix, STORAGE_AREAS.pdfOutputs.prefix, STORAGE_AREAS.editorOutputs.prefix];
 export const RENDER_DENIED_PARTITIONS = [
   ...[
     keys.apiKeyPartition(''),
@@ -238,6 +240,7 @@ export class FunctionFactory extends Construct {
       if (p === 'table:read') table.grant(role, ...TABLE_READ_ACTIONS);
       if (p === 'table:write') table.grant(role, ...TABLE_WRITE_ACTIONS);
       if (p === 'bucket:read') for (const pattern of objects) bucket.grantRead(role, pattern);
+      if (p === 'bucket:read:outputs') for (const prefix of OUTPUT_OBJECT_PREFIXES) bucket.grantRead(role, `${prefix}*`);
       if (p === 'bucket:write') for (const pattern of objects) bucket.grantPut(role, pattern);
       if (p === 'bucket:upload') bucket.grantPut(role, `${STORAGE_AREAS.uploads.prefix}*`);
       if (p === 'bucket:delete') for (const pattern of objects) bucket.grantDelete(role, pattern);

@@ -2,7 +2,7 @@ import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { ROUTES, type Permission } from '../functions/routes';
 import type { PdfServiceStack } from './pdf-service-stack';
-import { RENDER_OBJECT_PREFIXES } from './functions';
+import { OUTPUT_OBJECT_PREFIXES, RENDER_OBJECT_PREFIXES } from './functions';
 
 /**
  * The cdk-nag (AwsSolutions) findings this stack keeps on purpose, each acknowledged on the narrowest construct with
@@ -40,6 +40,17 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
       'Action::s3:GetBucket*': 'CDK grantRead for the declared bucket:read permission: s3:GetBucket* reads this bucket\'s settings (location, versioning, …), not objects.',
       'Action::s3:List*': 'CDK grantRead for the declared bucket:read permission: s3:List* lists this bucket\'s keys (with it a missing key reads as 404, not 403).',
       [objects]: objectsReason,
+    },
+    'bucket:read:outputs': {
+      'Action::s3:GetObject*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:GetObject* is GetObject and its version, ACL, attribute and tagging reads.',
+      'Action::s3:GetBucket*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:GetBucket* reads this bucket\'s settings (location, versioning, …), not objects.',
+      'Action::s3:List*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:List* on the result areas only.',
+      ...Object.fromEntries(
+        OUTPUT_OBJECT_PREFIXES.map((prefix) => [
+          `Resource::${bucket}/${prefix}*`,
+          `Stored results are keyed per account and job at run time; the role reads (and signs links to) the result areas ${OUTPUT_OBJECT_PREFIXES.join(', ')} only.`,
+        ]),
+      ),
     },
     'bucket:write': {
       'Action::s3:Abort*': 'CDK grantPut for the declared bucket:write permission: s3:Abort* is AbortMultipartUpload, so a failed large upload can be cleaned up.',

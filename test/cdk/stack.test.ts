@@ -569,6 +569,15 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     expect(dispatcher.Properties.Timeout).toBeGreaterThanOrEqual(60);
     expect(dispatcher.Properties.Layers ?? []).toEqual([]);
     expect(roleActions(dispatcher)).toEqual(expect.arrayContaining(['dynamodb:UpdateItem', 's3:GetObject*']));
+    // It reads stored results only (an event links to one), never uploads, inputs or template assets.
+    const objectResources = policyStatementsOfRole(dispatcher.Properties.Role['Fn::GetAtt'][0])
+      .filter((st) => [st.Action].flat().some((a: string) => a.startsWith('s3:')))
+      .flatMap((st) => [st.Resource].flat().map((r: unknown) => JSON.stringify(r)));
+    expect(objectResources.length).toBeGreaterThan(0);
+    // (CDK's grantRead also names the bucket itself, for its settings and listing.)
+    const objectPatterns = objectResources.filter((r) => r.includes('/'));
+    expect(objectPatterns.length).toBeGreaterThan(0);
+    for (const r of objectPatterns) expect(r).toMatch(/\/(outputs|pdfop|edits)\/\*/);
     // An event over its account's share of dispatchers goes back to the queue, delayed.
     expect(JSON.stringify(envOf(dispatcher).WEBHOOK_QUEUE_URL)).toContain(queueId);
     expect(
