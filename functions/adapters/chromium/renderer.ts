@@ -25,6 +25,12 @@ const WAIT_FOR_LOAD = `new Promise((resolve) => {
 }).then(() => document.fonts && document.fonts.ready).then(() => { ${FINISH_ANIMATIONS} }).then(() => ${LOADED_FACTS})`;
 
 /**
+ * After the window was resized: two animation frames, so that resize handlers and ResizeObserver callbacks have run
+ * and laid out again, then animations they started finished, as at load.
+ */
+const AFTER_RESIZE = `new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))).then(() => { ${FINISH_ANIMATIONS} })`;
+
+/**
  * Run just before a bundle document prints (it may have waited for quiet since its load): animations finished again,
  * and links to other bundle files, which point at the internal bundle origin (dead in any PDF reader, and naming an
  * internal host), print as their text. A link within the document (`#section`) stays a link inside the PDF, and
@@ -318,7 +324,8 @@ export class ChromiumRenderer implements Renderer {
             // Scripts that measure the window lay out for the page they print on (see layoutViewport), its own @page
             // rules included (read beforehand from the document's <style> elements, when it has any).
             const pageBox = /@page/i.test(request.html) ? await htmlPageBox(session, frameId, request.html) : null;
-            await session.send('Emulation.setDeviceMetricsOverride', { ...layoutViewport(request.options, pageBox), deviceScaleFactor: 0, mobile: false });
+            const firstWindow = layoutViewport(request.options, pageBox);
+            await session.send('Emulation.setDeviceMetricsOverride', { ...firstWindow, deviceScaleFactor: 0, mobile: false });
             // A bundle document lives at the bundle origin, which is answered from the bundle (see bundle-origin.ts).
             let origin: BundleOrigin | null = null;
             // What the document tells of its length once loaded (bundle documents: read before printing).
@@ -363,6 +370,14 @@ export class ChromiumRenderer implements Renderer {
               renderTimeout = !didLoad || !(await page.whileIdle(() => networkIdle(session, inFlight, quietMs, Math.max(0, budget - (Date.now() - started)), crashed)));
             } else {
               facts = loadedFacts((await loaded)?.result?.value);
+              // @page rules of linked stylesheets are known only now: when they make another page, the window takes
+              // its size, and scripts that follow the window (resize events, ResizeObserver) lay out again for it.
+              const loadedWindow = facts?.pageBox ? layoutViewport(request.options, facts.pageBox) : firstWindow;
+              if (loadedWindow.width !== firstWindow.width || loadedWindow.height !== firstWindow.height) {
+                await session.send('Emulation.setDeviceMetricsOverride', { ...loadedWindow, deviceScaleFactor: 0, mobile: false });
+                await session.send('Runtime.evaluate', { expression: AFTER_RESIZE, awaitPromise: true, timeout: Math.max(1, deadline - Date.now()) });
+                facts = null; // measured again, at the new size, if the page estimate needs them
+              }
             }
             if (navigation?.away()) throw navigatedAway();
             const pageRanges = pageWindow(request);

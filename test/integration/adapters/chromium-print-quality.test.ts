@@ -68,6 +68,24 @@ describe('print quality', () => {
   });
 });
 
+describe('a linked stylesheet’s @page rules (read once the document has loaded)', () => {
+  it('resizes the window to the page they make: a chart that follows the window fits the page', async () => {
+    const pixel = `data:image/png;base64,${png(10, 10).toString('base64')}`;
+    // The stylesheet is linked, so the page box is known only after load: the document loaded in the options' A4
+    // window (793 px), and a chart that follows the window (as chart libraries do on resize) overflowed the 566 px
+    // the @page margins leave; Chromium shrank the whole document to 71 %.
+    const sheet = `data:text/css,${encodeURIComponent('@page { margin: 30mm }')}`;
+    const html = `<!doctype html><link rel="stylesheet" href="${sheet}"><body style="margin:0">
+      <img id="chart" src="${pixel}" style="height:20px;display:block"><img src="${pixel}" style="width:100px;height:100px;display:block">
+      <p id="seen"></p><script>const fit = () => { chart.style.width = innerWidth + 'px'; seen.textContent = innerWidth + ' x ' + innerHeight; }; fit(); addEventListener('resize', fit);</script></body>`;
+    const { pdf } = await renderer.render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 });
+    const [{ images }] = await readPdfDrawing(pdf);
+    expect(images[1].width).toBeCloseTo(75, 0);
+    expect(images[0].width).toBeCloseTo((566 * 72) / 96, 0);
+    expect((await readPdf(pdf))[0].text).toBe('566 x 895');
+  });
+});
+
 describe('Markdown print quality', () => {
   const markdownPdf = async (source: string) => (await renderer.render({ html: markdownToHtml(source), options: parsePdfOptions({}, { defaultMargin: MARKDOWN_DEFAULT_MARGIN }), timeoutMs: 20_000 })).pdf;
 
