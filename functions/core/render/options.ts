@@ -46,15 +46,30 @@ const length = z
   // The document: what the refinement lets through (a string with a unit, a zero string, or the number 0).
   .meta({ anyOf: [{ type: 'string', pattern: LENGTH_PATTERN }, { type: 'number', const: 0 }] });
 
-/** One part of Chromium's page-range syntax ("1-5, 8, 11-13"; open ends "3-", "-2"), already trimmed. */
-const RANGE_PART = /^(?:\d+(?:\s*-\s*\d*)?|-\s*\d+)$/;
+/**
+ * One part of Chromium's page-range syntax ("1-5, 8, 11-13"; open ends "3-", "-2"), already trimmed. The blanks are
+ * the ASCII ones Chromium trims around its numbers (TrimWhitespaceASCII): JS's `\s` also takes U+00A0, U+3000, …,
+ * which Chromium refuses only after the whole document has been laid out (a render, and a failed job, for a 400).
+ */
+const RANGE_PART = /^(?:\d+(?:[ \t\n\v\f\r]*-[ \t\n\v\f\r]*\d*)?|-[ \t\n\v\f\r]*\d+)$/;
+const ASCII_BLANKS = ' \t\n\v\f\r';
+
+/** `part` without the ASCII blanks at its ends, by a scan (a regex such as /\s+$/ is quadratic on long runs). */
+function trimAsciiBlanks(part: string): string {
+  let start = 0;
+  let end = part.length;
+  while (start < end && ASCII_BLANKS.includes(part[start])) start++;
+  while (end > start && ASCII_BLANKS.includes(part[end - 1])) end--;
+  return part.slice(start, end);
+}
 
 /**
- * True when `text` is in Chromium's page-range syntax. Checked part by part: one regex over the whole list let
- * spaces be matched by several `\s*` at once and backtracked for minutes on 30 KB of "1 ,1 ,…".
+ * True when `text` is in Chromium's page-range syntax, as it is sent (trimmed whole: see normalisePdfOptions). Checked
+ * part by part: one regex over the whole list let spaces be matched by several `\s*` at once and backtracked for
+ * minutes on 30 KB of "1 ,1 ,…".
  */
 function isRangeSyntax(text: string): boolean {
-  return text.split(',').every((part) => RANGE_PART.test(part.trim()));
+  return text.trim().split(',').every((part) => RANGE_PART.test(trimAsciiBlanks(part)));
 }
 
 const TEMPLATE_MAX = 100_000;

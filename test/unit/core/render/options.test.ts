@@ -154,6 +154,13 @@ describe('parsePdfOptions', () => {
   it('accepts Chromium page-range syntax', () => {
     expect(parsePdfOptions({ pageRanges: '1-3, 5, 8-' }).pageRanges).toBe('1-3, 5, 8-');
     expect(parsePdfOptions({ pageRanges: ' -2 , 4 - 6,9 - ' }).pageRanges).toBe('-2 , 4 - 6,9 -');
+    expect(parsePdfOptions({ pageRanges: '1\t-\t2\n,\r3\v,\f4' }).pageRanges).toBe('1\t-\t2\n,\r3\v,\f4');
+    expect(parsePdfOptions({ pageRanges: '\ufeff1-2\u00a0' }).pageRanges).toBe('1-2');
+  });
+
+  it.each(['1\u00a0-2', '1\u3000-\u30002', '1,\u20282', '1-2,\u00a03'])('refuses blanks Chromium does not read (%j) before anything is printed', (pageRanges) => {
+    // Chromium trims only ASCII blanks: it refused these after laying out the whole document, leaving a failed job.
+    expect(refusal(() => parsePdfOptions({ pageRanges })).details.parameter).toBe('options.pageRanges');
   });
 
   it('reads hostile page ranges part by part, without backtracking over their spaces', () => {
