@@ -1,8 +1,8 @@
 import type { CDPSession } from 'puppeteer-core';
 import { ServiceError, invalidParameter, isServiceError } from '../../core/errors';
 import { fillUrlClass } from '../../core/render/bands';
-import type { PdfOptions } from '../../core/render/options';
-import { countPdfPages } from '../../core/render/pdf-pages';
+import { MAX_PAPER_IN, type PdfOptions } from '../../core/render/options';
+import { countPdfPages, largestPageSidePt } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
 import { BUNDLE_ORIGIN, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import { layoutViewport } from '../../core/render/viewport';
@@ -122,6 +122,13 @@ export function mapRenderError(err: unknown): unknown {
   if (/page range exceeds page count/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges asks for pages beyond the end of the document; select pages the document has, or leave options.pageRanges out.');
   if (/page range is invalid/i.test(message)) return invalidParameter('options.pageRanges', 'options.pageRanges has a range that ends before it starts; write ranges low to high, from page 1.');
   return err;
+}
+
+function cssPageTooLarge(): ServiceError {
+  return new ServiceError('INVALID_PARAMETER', `The document's @page size, which options.preferCSSPageSize makes the paper, is larger than ${MAX_PAPER_IN} in on a side; PDF viewers refuse larger pages. Make the @page size smaller, or leave preferCSSPageSize out to print on the options' paper.`, {
+    parameter: 'html',
+    reason: 'page_too_large',
+  });
 }
 
 function navigatedAway(): ServiceError {
@@ -388,6 +395,9 @@ export class ChromiumRenderer implements Renderer {
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (navigation?.away()) throw navigatedAway();
             if (origin?.failure()) throw origin.failure();
+            // The options' paper is capped at MAX_PAPER_IN; with preferCSSPageSize the document's @page size is the
+            // paper, so the same cap is applied to what was printed (a 5000in @page made pages no viewer opens).
+            if (request.options.preferCSSPageSize && largestPageSidePt(pdf) > MAX_PAPER_IN * 72 + 1) throw cssPageTooLarge();
             const pages = await countPdfPages(pdf);
             const result: RenderResult = { pdf, pages, blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
             if (request.maxPages !== undefined && pageRanges !== request.options.pageRanges) result.morePages = pages > request.maxPages;

@@ -135,7 +135,7 @@ const loadsNoStylesheetDecoded = (template: string) => {
 const loadsNoStylesheet = (template: string) => loadsNoStylesheetAsWritten(template) && loadsNoStylesheetDecoded(template);
 
 /** Largest page side: Acrobat and most viewers refuse pages over 200 in (14,400 pt). */
-const MAX_PAPER_IN = 200;
+export const MAX_PAPER_IN = 200;
 
 /** A template as Chromium must get it: it prints its own URL-and-date band for an empty string, so "nothing" is an empty element. */
 function bandTemplate(template: string | undefined, fallback: string): string {

@@ -19,3 +19,20 @@ export async function countPdfPages(pdf: Uint8Array): Promise<number> {
   const doc = await PDFDocument.load(pdf, { ignoreEncryption: true, updateMetadata: false });
   return doc.getPageCount();
 }
+
+/** A page's `/MediaBox [x0 y0 x1 y1]` as Chromium writes it (page dictionaries uncompressed). */
+const MEDIA_BOX = /\/MediaBox\s*\[\s*(-?\d*\.?\d+)\s+(-?\d*\.?\d+)\s+(-?\d*\.?\d+)\s+(-?\d*\.?\d+)\s*\]/g;
+
+/**
+ * The longest side, in points, of any page of a PDF we just printed (0 when no MediaBox can be read). With
+ * `preferCSSPageSize` the document's own `@page` size is the paper, so this is where a page larger than the
+ * options would allow shows.
+ */
+export function largestPageSidePt(pdf: Uint8Array): number {
+  const text = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1');
+  let largest = 0;
+  for (const m of text.matchAll(MEDIA_BOX)) {
+    largest = Math.max(largest, Math.abs(Number(m[3]) - Number(m[1])), Math.abs(Number(m[4]) - Number(m[2])));
+  }
+  return largest;
+}

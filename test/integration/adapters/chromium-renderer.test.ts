@@ -54,6 +54,16 @@ describe('ChromiumRenderer', () => {
     expect(processes()).toBeLessThanOrEqual(before + 2); // the document's own renderer (and a prepared one), not 40 more
   });
 
+  it("holds a preferCSSPageSize @page size to the options' 200 in cap (a 5000in page printed, which viewers refuse)", async () => {
+    const css = (size: string) => `<style>@page { size: ${size} }</style><p>page</p>`;
+    const prefer = parsePdfOptions({ preferCSSPageSize: true });
+    await expect(renderer.render({ html: css('5000in 5000in'), options: prefer, timeoutMs: 20_000 })).rejects.toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'page_too_large' } });
+    const atCap = await renderer.render({ html: css('200in 10in'), options: prefer, timeoutMs: 20_000 });
+    expect((await readPdf(atCap.pdf))[0]).toMatchObject({ width: 14400, text: 'page' });
+    // Without preferCSSPageSize the page is scaled onto the options' paper, as before.
+    expect((await readPdf((await render(css('5000in 5000in'))).pdf))[0].width).toBeLessThan(600);
+  });
+
   it('refuses a PDF over the size limit while reading it, and keeps working', async () => {
     const small = new ChromiumRenderer(browser, { maxPdfBytes: 20_000, bundleServing: BUNDLE_SERVING_LIMITS });
     const pages = Array.from({ length: 30 }, (_, i) => `<p style="break-after: page">page ${i} ${'text '.repeat(200)}</p>`).join('');

@@ -1,5 +1,5 @@
 import { PDFDocument } from 'pdf-lib';
-import { countPdfPages } from '../../../../functions/core/render/pdf-pages';
+import { countPdfPages, largestPageSidePt } from '../../../../functions/core/render/pdf-pages';
 
 describe('countPdfPages', () => {
   it('reads the root page-tree count of an uncompressed page tree', async () => {
@@ -17,5 +17,13 @@ describe('countPdfPages', () => {
   it('reads the count of the page-tree dictionary, not text elsewhere that looks like one', async () => {
     const hostileTitle = Buffer.from(`%PDF-1.4\n1 0 obj\n<</Title (${'/Count 1 '.repeat(50_000)})>>\nendobj\n2 0 obj\n<</Type /Pages /Kids [3 0 R] /Count 2>>\nendobj\n`, 'latin1');
     expect(await countPdfPages(hostileTitle)).toBe(2);
+  });
+});
+
+describe('largestPageSidePt', () => {
+  it('reads the longest side of any page from the MediaBoxes Chromium writes', () => {
+    const pdf = Buffer.from('%PDF-1.4\n3 0 obj\n<</Type /Page /MediaBox [0 0 595.92 841.92]>>\nendobj\n4 0 obj\n<</Type /Page /MediaBox [0 0 360000 1200]>>\nendobj\n', 'latin1');
+    expect(largestPageSidePt(pdf)).toBe(360000);
+    expect(largestPageSidePt(Buffer.from('%PDF-1.4\n', 'latin1'))).toBe(0);
   });
 });
