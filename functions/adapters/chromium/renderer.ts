@@ -397,7 +397,7 @@ export class ChromiumRenderer implements Renderer {
             if (origin?.failure()) throw origin.failure();
             // The options' paper is capped at MAX_PAPER_IN; with preferCSSPageSize the document's @page size is the
             // paper, so the same cap is applied to what was printed (a 5000in @page made pages no viewer opens).
-            if (request.options.preferCSSPageSize && largestPageSidePt(pdf) > MAX_PAPER_IN * 72 + 1) throw cssPageTooLarge();
+            if (request.options.preferCSSPageSize && (await largestPageSidePt(pdf)) > MAX_PAPER_IN * 72 + 1) throw cssPageTooLarge();
             const pages = await countPdfPages(pdf);
             const result: RenderResult = { pdf, pages, blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
             if (request.maxPages !== undefined && pageRanges !== request.options.pageRanges) result.morePages = pages > request.maxPages;

@@ -20,19 +20,18 @@ export async function countPdfPages(pdf: Uint8Array): Promise<number> {
   return doc.getPageCount();
 }
 
-/** A page's `/MediaBox [x0 y0 x1 y1]` as Chromium writes it (page dictionaries uncompressed). */
-const MEDIA_BOX = /\/MediaBox\s*\[\s*(-?\d*\.?\d+)\s+(-?\d*\.?\d+)\s+(-?\d*\.?\d+)\s+(-?\d*\.?\d+)\s*\]/g;
-
 /**
- * The longest side, in points, of any page of a PDF we just printed (0 when no MediaBox can be read). With
- * `preferCSSPageSize` the document's own `@page` size is the paper, so this is where a page larger than the
- * options would allow shows.
+ * The longest side, in points, of any page of a PDF we just printed (each page's MediaBox, inherited ones included).
+ * With `preferCSSPageSize` the document's own `@page` size is the paper, so this is where a page larger than the
+ * options would allow shows. Read by parsing the PDF, not by searching its bytes: a document's title can spell
+ * "/MediaBox [0 0 99999 1]" too.
  */
-export function largestPageSidePt(pdf: Uint8Array): number {
-  const text = Buffer.from(pdf.buffer, pdf.byteOffset, pdf.byteLength).toString('latin1');
+export async function largestPageSidePt(pdf: Uint8Array): Promise<number> {
+  const doc = await PDFDocument.load(pdf, { ignoreEncryption: true, updateMetadata: false });
   let largest = 0;
-  for (const m of text.matchAll(MEDIA_BOX)) {
-    largest = Math.max(largest, Math.abs(Number(m[3]) - Number(m[1])), Math.abs(Number(m[4]) - Number(m[2])));
+  for (const page of doc.getPages()) {
+    const { width, height } = page.getMediaBox();
+    largest = Math.max(largest, Math.abs(width), Math.abs(height));
   }
   return largest;
 }

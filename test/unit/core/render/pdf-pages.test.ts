@@ -21,9 +21,17 @@ describe('countPdfPages', () => {
 });
 
 describe('largestPageSidePt', () => {
-  it('reads the longest side of any page from the MediaBoxes Chromium writes', () => {
-    const pdf = Buffer.from('%PDF-1.4\n3 0 obj\n<</Type /Page /MediaBox [0 0 595.92 841.92]>>\nendobj\n4 0 obj\n<</Type /Page /MediaBox [0 0 360000 1200]>>\nendobj\n', 'latin1');
-    expect(largestPageSidePt(pdf)).toBe(360000);
-    expect(largestPageSidePt(Buffer.from('%PDF-1.4\n', 'latin1'))).toBe(0);
+  it('reads the longest side of any page', async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([595.92, 841.92]);
+    doc.addPage([360000 / 100, 1200]).setMediaBox(0, 0, 14_500, 1200);
+    expect(await largestPageSidePt(await doc.save())).toBe(14_500);
+  });
+
+  it('is not fooled by text that spells a MediaBox (a document title)', async () => {
+    const doc = await PDFDocument.create();
+    doc.addPage([595.92, 841.92]);
+    doc.setTitle('/MediaBox [0 0 360000 1200]');
+    expect(await largestPageSidePt(await doc.save({ useObjectStreams: false }))).toBeCloseTo(841.92, 2);
   });
 });
