@@ -20,6 +20,15 @@ export async function loadOwnJob(jobs: JobRepository, accountId: string, jobId: 
 }
 
 /**
+ * When a URL signed now for `ttlSeconds` stops working, to tell the caller. The signature is dated to the whole second
+ * (X-Amz-Date), so the URL dies up to a second before now + TTL: the time given is counted from the start of the current
+ * second, never after the URL has stopped working. Taken before signing (a signature made in a later second lives longer).
+ */
+export function signedUrlExpiry(clock: Clock, ttlSeconds: number): string {
+  return new Date(Math.floor(clock.now().getTime() / 1000) * 1000 + ttlSeconds * 1000).toISOString();
+}
+
+/**
  * A fresh signed GET link (LINK_TTL_SECONDS) to a stored object, and when it stops working. `filename` is the name
  * the download is saved under.
  */
@@ -28,7 +37,7 @@ export async function signedLink(
   key: string,
   filename: string | undefined,
 ): Promise<{ url: string; expiresAt: string }> {
-  const expiresAt = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
+  const expiresAt = signedUrlExpiry(deps.clock, LINK_TTL_SECONDS);
   const url = await deps.blobs.signedGetUrl(key, { expiresInSeconds: LINK_TTL_SECONDS, filename });
   return { url, expiresAt };
 }

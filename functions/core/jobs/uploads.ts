@@ -8,6 +8,7 @@ import { ServiceError, invalidParameter } from '../errors';
 import { newUlid } from '../ids';
 import type { BlobStore, JobRepository } from './ports';
 import { type JobSlots, acquireSlot } from './slots';
+import { signedUrlExpiry } from './access';
 import { jobWritten } from './starts';
 import { STORAGE_AREAS, UPLOAD_URL_TTL_SECONDS, keyBelongsTo, objectKey } from './storage-layout';
 import { isJsonObject, parseRequest } from '../validation';
@@ -52,11 +53,12 @@ export function parseUploadLength(
 
 /** What an upload-url route answers: a presigned PUT of exactly `size` bytes of `contentType`, valid 15 minutes. */
 export async function presignUpload(deps: { blobs: BlobStore; clock: Clock }, key: string, upload: { size: number; contentType: string; maxBytes: number }) {
+  const expiresAt = signedUrlExpiry(deps.clock, UPLOAD_URL_TTL_SECONDS);
   const url = await deps.blobs.signedPutUrl(key, { expiresInSeconds: UPLOAD_URL_TTL_SECONDS, contentType: upload.contentType, contentLength: upload.size });
   return {
     upload_url: url,
     s3_key: key,
-    expires_at: new Date(deps.clock.now().getTime() + UPLOAD_URL_TTL_SECONDS * 1000).toISOString(),
+    expires_at: expiresAt,
     max_bytes: upload.maxBytes,
     required_headers: { 'Content-Type': upload.contentType },
   };

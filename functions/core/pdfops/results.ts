@@ -5,6 +5,7 @@
 import { ZipFile } from 'yazl';
 import type { Clock } from '../clock';
 import { type OutboxEvent, jobEvent } from '../events/events';
+import { signedUrlExpiry } from '../jobs/access';
 import type { JobFileRow } from '../jobs/files';
 import type { Job, StoredOutput } from '../jobs/job';
 import type { BlobStore } from '../jobs/ports';
@@ -129,7 +130,7 @@ export async function storedResult(
   rows: JobFileRow[],
   warnings: PdfWarning[],
 ): Promise<Record<string, unknown>> {
-  const expires = new Date(deps.clock.now().getTime() + LINK_TTL_SECONDS * 1000).toISOString();
+  const expires = signedUrlExpiry(deps.clock, LINK_TTL_SECONDS);
   const link = (key: string, filename: string) => deps.blobs.signedGetUrl(key, { expiresInSeconds: LINK_TTL_SECONDS, filename });
   const outputs = await Promise.all(
     rows.map(async (row) => ({

@@ -152,6 +152,21 @@ function rangeParts(text: string): [number, number][] {
   });
 }
 
+/** The largest page number Chromium's page-range parser reads (an unsigned 32-bit int; a larger one fails the parse). */
+const MAX_PAGE_NUMBER = 4_294_967_295;
+
+/**
+ * `text` with page numbers beyond MAX_PAGE_NUMBER written as it: they ask for pages past the end of any document, and
+ * are answered as such ("1-99999999999999999999" prints to the end), where Chromium would call the whole string
+ * unreadable after rendering the document.
+ */
+function withPageNumbersChromiumReads(text: string): string {
+  return text.replace(/\d+/g, (digits) => {
+    const significant = digits.replace(/^0+(?=\d)/, '');
+    return significant.length > 10 || Number(significant) > MAX_PAGE_NUMBER ? String(MAX_PAGE_NUMBER) : digits;
+  });
+}
+
 /** Why a pageRanges string in range syntax still cannot be printed, if it cannot. */
 function pageRangesProblem(text: string): string | null {
   for (const [first, last] of rangeParts(text)) {
@@ -326,7 +341,7 @@ export function normalisePdfOptions(o: Partial<PdfOptionsInput>, defaultMargin: 
     scale: o.scale ?? 1,
     preferCSSPageSize: o.preferCSSPageSize ?? false,
     margin,
-    pageRanges: (o.pageRanges ?? '').trim(),
+    pageRanges: withPageNumbersChromiumReads((o.pageRanges ?? '').trim()),
     displayHeaderFooter,
     headerTemplate: displayHeaderFooter ? bandTemplate(o.headerTemplate, DEFAULT_HEADER_TEMPLATE) : '',
     footerTemplate: displayHeaderFooter ? bandTemplate(o.footerTemplate, DEFAULT_FOOTER_TEMPLATE) : '',

@@ -76,6 +76,12 @@ describe('signedLink', () => {
     });
     expect(calls).toEqual([['outputs/acc/j/j.pdf', { expiresInSeconds: 3600, filename: 'Report.pdf' }]]);
   });
+
+  it('says the second the link stops working, never later: the signature is dated to the whole second', async () => {
+    const blobs = { signedGetUrl: async (key: string) => `https://signed.example/${key}` };
+    const late = new Date('2026-11-21T12:00:00.987Z');
+    expect((await signedLink({ blobs, clock: { now: () => late } }, 'outputs/acc/j/j.pdf', undefined)).expiresAt).toBe('2026-11-21T13:00:00.000Z');
+  });
 });
 
 describe('jobDownloadLink for a stored output', () => {

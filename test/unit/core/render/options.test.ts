@@ -4,6 +4,15 @@ import { DEFAULT_FOOTER_TEMPLATE, DEFAULT_HEADER_TEMPLATE, HEADER_FOOTER_MARGIN_
 import { refusal } from '../../../support/errors';
 
 
+describe('pageRanges page numbers beyond what Chromium reads', () => {
+  it('writes them as the largest it reads (pages past any end), and leaves others as they are', () => {
+    expect(parsePdfOptions({ pageRanges: '99999999999999999999' }).pageRanges).toBe('4294967295');
+    expect(parsePdfOptions({ pageRanges: '1-4294967296, 3' }).pageRanges).toBe('1-4294967295, 3');
+    expect(parsePdfOptions({ pageRanges: ' 2-00000000000000000004 ' }).pageRanges).toBe('2-00000000000000000004');
+    expect(parsePdfOptions({ pageRanges: '4294967295-' }).pageRanges).toBe('4294967295-');
+  });
+});
+
 describe('parsePdfOptions', () => {
   it('applies the spec defaults: A4, printBackground true, scale 1, portrait, all pages', () => {
     const o = parsePdfOptions(undefined);
