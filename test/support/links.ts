@@ -10,23 +10,23 @@ export function signedAt(url: string): number {
 }
 
 /**
- * A one-hour download link: valid an hour from when it was made, which is after the job completed and (the expiry is
- * read before signing) no later than the link's signature.
+ * A one-hour download link: `expiresAt` says when it stops working, never later — S3 counts the hour from the
+ * signature's whole second (X-Amz-Date) — and the link was made after the job completed (within that job's second).
  */
 export function expectHourLink(url: string, expiresAt: string, job: { completed_at: string }): void {
   expect(new URL(url).searchParams.get('X-Amz-Expires')).toBe('3600');
   const expires = Date.parse(expiresAt);
-  expect(expires).toBeGreaterThanOrEqual(Date.parse(job.completed_at) + 3600_000);
-  expect(expires).toBeLessThan(signedAt(url) + 3601_000);
+  expect(expires).toBeLessThanOrEqual(signedAt(url) + 3600_000);
+  expect(expires).toBeGreaterThanOrEqual(Math.floor(Date.parse(job.completed_at) / 1000) * 1000 + 3600_000);
 }
 
 /**
- * A 15-minute upload URL: expires_at is read after signing, so it is at least 900 s after X-Amz-Date, and at most
- * 900 s after the answer was sent: its Date header (whole seconds, and Node may send the previous second for a moment
- * after it turns, hence 902).
+ * A 15-minute upload URL: `expires_at` is never after the URL stops working (900 s from its X-Amz-Date), and it was
+ * made just before the answer was sent: its Date header (whole seconds, and Node may send the previous second for a
+ * moment after it turns, hence the 2 s).
  */
 export function expectQuarterHour(res: Response, body: { upload_url: string; expires_at: string }): void {
   const expires = Date.parse(body.expires_at);
-  expect(expires).toBeGreaterThanOrEqual(signedAt(body.upload_url) + 900_000);
-  expect(expires).toBeLessThan(Date.parse(res.headers.get('date')!) + 902_000);
+  expect(expires).toBeLessThanOrEqual(signedAt(body.upload_url) + 900_000);
+  expect(expires).toBeGreaterThanOrEqual(Date.parse(res.headers.get('date')!) - 2000 + 900_000);
 }
