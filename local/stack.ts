@@ -12,6 +12,7 @@ import { type Services, configFromEnv, createServices, setServices, warmRenderer
 import { shippedFontFiles, stageFonts } from '../functions/adapters/chromium/shipped-fonts';
 import { planCatalogue } from '../functions/core/billing/plans';
 import { releaseDeadWorker } from '../functions/core/conversion/longjob';
+import { readOutboxNotice, releaseDeadDispatch } from '../functions/core/webhooks/dispatch';
 import { QUICKJOB_TIMEOUT_SECONDS } from '../functions/core/conversion/quickjob';
 import type { Clock } from '../functions/core/clock';
 import { startLocalDynamo } from './emulators/dynamodb';
@@ -151,6 +152,11 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     render: async (body) => {
       const jobId = (body as { job_id?: unknown } | null)?.job_id;
       if (typeof jobId === 'string') await releaseDeadWorker({ jobs: services.jobs, slots: services.jobSlots, clock: services.clock }, jobId);
+    },
+    // Likewise a webhook dispatch gives back its account's dispatch slot.
+    webhooks: async (body) => {
+      const notice = readOutboxNotice(JSON.stringify(body));
+      if (notice) await releaseDeadDispatch({ outbox: services.outbox, slots: services.jobSlots }, notice);
     },
   };
   // SQS queues: in-process, delivering to the same worker handlers (LOCAL_QUEUE_RETRY_MS: delay before a redelivery).

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type LocalStack, startLocalStack } from '../../local/stack';
 import { killTree, startNpmService, stillAlive } from '../support/processes';
+import { type TestServer, httpsServer, makeTestCa } from '../support/servers';
 
 /**
  * A crash of the local service (SIGKILL, out of memory) while a long job renders. The process that held the job's
@@ -61,5 +62,52 @@ describe('a crash of the local service', () => {
       after = await (await call(stack.baseUrl, 'GET', `/jobs/${next.job_id}`)).json();
     }
     expect(after.status).toBe('completed');
+  }, 240_000);
+
+  it("gives back the dispatch slots of deliveries the crash cut: the account's next events go out at once", async () => {
+    const webhookData = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-crash-webhooks-'));
+    const ca = makeTestCa();
+    // Holds every delivery until the test lets go: the two the account's local share allows are in flight at the crash.
+    let holding = true;
+    const held: import('node:http').ServerResponse[] = [];
+    const delivered: string[] = [];
+    const receiver: TestServer = await httpsServer(ca, (req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c));
+      req.on('end', () => {
+        if (holding) return void held.push(res);
+        delivered.push(JSON.parse(body).job_id);
+        res.writeHead(204).end();
+      });
+    });
+    const env = { DATA_DIR: webhookData, ALLOW_PRIVATE_TARGETS: `localhost:${receiver.port}`, NODE_EXTRA_CA_CERTS: ca.caFile, RENDER_PREWARM: '1' };
+    let restarted: LocalStack | undefined;
+    try {
+      const first = await startNpmService(env);
+      npm = first.npm;
+      const account = await (await fetch(`${first.baseUrl}/_local/accounts`, { method: 'POST', body: '{"credits_usd":1}' })).json();
+      const call = (baseUrl: string, method: string, route: string, json: unknown, credential: Record<string, string>) =>
+        fetch(`${baseUrl}${route}`, { method, headers: { ...credential, 'Content-Type': 'application/json' }, body: JSON.stringify(json) });
+      const hook = await call(first.baseUrl, 'POST', '/accounts/me/webhooks', { url: `https://localhost:${receiver.port}/hold`, events: ['job.queued', 'job.processing', 'job.completed'] }, { Authorization: `Bearer ${account.id_token}` });
+      expect(hook.status).toBe(201);
+      expect((await call(first.baseUrl, 'POST', '/longjob', { input_type: 'html', html: '<p>first</p>' }, { 'X-API-Key': account.api_key })).status).toBe(202);
+      for (let i = 0; i < 400 && held.length < 2; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(held).toHaveLength(2);
+      const killed = killTree(first.npm);
+      npm = undefined;
+      await stillAlive(killed, 10_000);
+      holding = false;
+      for (const res of held.splice(0)) res.destroy();
+
+      restarted = await startLocalStack({ port: 0, dataDir: webhookData, env });
+      const next = await (await call(restarted.baseUrl, 'POST', '/longjob', { input_type: 'html', html: '<p>next</p>' }, { 'X-API-Key': account.api_key })).json();
+      // The dead dispatches held the account's two slots for their 2-minute leases: the new job's events waited for them.
+      for (let i = 0; i < 300 && !delivered.includes(next.job_id); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(delivered).toContain(next.job_id);
+    } finally {
+      await restarted?.stop();
+      await receiver.close();
+      rmSync(webhookData, { recursive: true, force: true });
+    }
   }, 240_000);
 });

@@ -122,7 +122,7 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
   }
   // This dispatch's own slot: if its lease runs out and the event is dispatched again meanwhile, this one's late
   // release gives back only what it took.
-  const slot = { accountId: event.account_id, kind: DISPATCH_SLOT_KIND, jobId: `${event.job_id}/${event.event_id}`, holder: newUlid() };
+  const slot = { accountId: event.account_id, kind: DISPATCH_SLOT_KIND, jobId: dispatchSlotHolder(event), holder: newUlid() };
   const now = deps.clock.now();
   const max = deps.share?.dispatchesPerAccount ?? DISPATCHES_PER_ACCOUNT;
   if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: DISPATCH_SLOT_LEASE_SECONDS }))) {
@@ -137,6 +137,20 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
     // If this fails the slot frees itself when its lease runs out.
     await deps.slots.release(slot).catch((err) => deps.log?.(`could not give back the dispatch slot of event ${event.event_id}`, err));
   }
+}
+
+/** What a dispatch slot names as its holder: the event being dispatched. */
+const dispatchSlotHolder = (notice: OutboxNotice) => `${notice.job_id}/${notice.event_id}`;
+
+/**
+ * A dispatch whose process died in the middle of it (the local queue knows such deliveries at its next start): its
+ * slot in the account's share is given back at once. Held until its lease ran out (2 minutes), it kept the account's
+ * other events, new ones too, waiting. Its (event, webhook) pairs keep their claims, taken over once those run out.
+ */
+export async function releaseDeadDispatch(deps: { outbox: Pick<Outbox, 'get'>; slots: JobSlots }, notice: OutboxNotice): Promise<void> {
+  const stored = await deps.outbox.get(notice.job_id, notice.event_id);
+  if (!stored) return;
+  await deps.slots.release({ accountId: stored.event.account_id, kind: DISPATCH_SLOT_KIND, jobId: dispatchSlotHolder(notice) });
 }
 
 async function fanOut(deps: DispatchDeps, event: OutboxEvent, targets: Webhook[]): Promise<DispatchOutcome> {
