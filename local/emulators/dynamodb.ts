@@ -12,14 +12,57 @@
  * code keeps using real TransactWriteItems; only this emulator knows the difference.
  */
 import { EventEmitter, once } from 'node:events';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { createTableInput } from '../../functions/adapters/dynamodb/schema';
+import { createLogger } from '../../functions/logger';
 import { writeFileAtomic } from '../files';
+
+type DynaliteCallback = (err: (Error & { statusCode?: number; body?: unknown }) | null, result?: unknown) => void;
+type DynaliteAction = (store: unknown, data: unknown, cb: DynaliteCallback) => unknown;
+
+/** Where a failure of the table store itself goes. */
+const reportStoreFailure = (err: Error) => createLogger().error('local DynamoDB: the table store failed (is DATA_DIR full or read-only?)', err);
+
+const GUARDED_ACTIONS = new WeakSet<DynaliteAction>();
+/** True for a dynalite action that answers store failures (see answeringStoreFailures). */
+export const answersStoreFailures = (action: unknown): boolean => GUARDED_ACTIONS.has(action as DynaliteAction);
+
+/**
+ * `action` answering a failure of the store itself (not a DynamoDB error: LevelDB's "IO error: No space left on
+ * device", a store made read-only) as a 500 InternalServerError, which the SDK retries and the service's handlers
+ * refuse as any failed write, and reporting it. dynalite ends its handler with `if (err) throw err` for such a failure,
+ * thrown from LevelDB's callback: it ended the whole process, cutting every request and render in flight.
+ */
+export function answeringStoreFailures(action: DynaliteAction, report: (err: Error) => void = reportStoreFailure): DynaliteAction {
+  const guarded: DynaliteAction = (store, data, cb) =>
+    action(store, data, (err, result) => {
+      if (!err || err.statusCode) return cb(err, result);
+      report(err);
+      const message = `The local table store failed (${err.message}); is DATA_DIR full or read-only?`;
+      cb(Object.assign(new Error(message), { statusCode: 500, body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message } }));
+    });
+  GUARDED_ACTIONS.add(guarded);
+  return guarded;
+}
+
+
+/** dynalite's actions, guarded before dynalite loads them (it takes them from the module cache). */
+function guardDynaliteActions(): void {
+  const actionsDir = path.join(path.dirname(require.resolve('dynalite')), 'actions');
+  for (const file of readdirSync(actionsDir)) {
+    const modulePath = path.join(actionsDir, file);
+    if (!file.endsWith('.js')) continue;
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const action = require(modulePath) as unknown;
+    if (typeof action === 'function') require.cache[modulePath]!.exports = answeringStoreFailures(action as DynaliteAction);
+  }
+}
+guardDynaliteActions();
 
 // dynalite ships no types.
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -62,8 +105,11 @@ async function waitForFreeStore(dir: string, waitMs = STORE_LOCK_WAIT_MS): Promi
       await db.close();
       return;
     } catch (err) {
-      const locked = (err as { cause?: { code?: string } }).cause?.code === 'LEVEL_LOCKED';
-      if (!locked) throw err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      if (cause?.code !== 'LEVEL_LOCKED') {
+        // LevelDB says only "Database failed to open"; why (a read-only or full DATA_DIR, a file in the way) is its cause.
+        throw new Error(`The table store in ${dir} cannot be opened: ${cause?.message ?? (err as Error).message}. Check that DATA_DIR is writable and has free space.`, { cause: err });
+      }
       if (Date.now() >= until) {
         throw new Error(`The table store in ${dir} is in use by another process (another \`npm start\` on the same DATA_DIR?). Stop it, or start this one with another DATA_DIR.`);
       }

@@ -138,7 +138,7 @@ export class LocalQueue<T> implements MessageQueue<T> {
     const delayMs = Math.min(900, Math.max(0, options.delaySeconds ?? 0)) * 1000;
     if (delayMs > 0) this.parkUntil(stored, delayMs);
     else this.waiting.push(stored);
-    this.persist();
+    this.persist(true);
     setImmediate(() => this.pump());
   }
 
@@ -169,8 +169,19 @@ export class LocalQueue<T> implements MessageQueue<T> {
     return this.waiting.length === 0 && this.inFlight === 0 && this.parked.size === 0 && this.unfinished.size === 0;
   }
 
-  private persist() {
-    if (this.file) writeFileAtomic(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values(), ...this.unfinished.values()]));
+  /**
+   * Writes the queue's state file. When that fails (a full or read-only DATA_DIR) a send fails with it (`sendFails`: its
+   * sender learns the message may not survive a restart); anywhere else it is logged and the queue goes on in memory —
+   * thrown from a delivery's bookkeeping it ended the whole process, and a restart at worst delivers a message again.
+   */
+  private persist(sendFails = false) {
+    if (!this.file) return;
+    try {
+      writeFileAtomic(this.file, JSON.stringify([...this.waiting, ...this.parked.values(), ...this.delivering.values(), ...this.unfinished.values()]));
+    } catch (err) {
+      if (sendFails) throw err;
+      this.opts.log?.(`queue ${this.opts.name}: could not write its state file (is DATA_DIR full or read-only?); going on in memory`, err);
+    }
   }
 
   /** Holds a message back for `delayMs`, then makes it visible again. */

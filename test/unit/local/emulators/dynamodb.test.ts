@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+import { type LocalDynamo, answeringStoreFailures, answersStoreFailures, startLocalDynamo } from '../../../../local/emulators/dynamodb';
 
 const TABLE = 'emulator-test';
 let dynamo: LocalDynamo;
@@ -36,6 +36,20 @@ describe('local DynamoDB start-up', () => {
       await next.stop();
     } finally {
       await holder.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('says which store cannot be opened and why (LevelDB says only "Database failed to open")', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'ddb-blocked-'));
+    // A file where the store's directory should be: as a read-only or full DATA_DIR, the store cannot be opened.
+    const store = path.join(dir, 'dynamodb');
+    writeFileSync(store, 'not a directory');
+    try {
+      await expect(startLocalDynamo({ dataDir: store, tableName: 'blocked-test', storeLockWaitMs: 300 })).rejects.toThrow(
+        new RegExp(`The table store in ${store.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} cannot be opened: .+DATA_DIR is writable`),
+      );
+    } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -262,6 +276,30 @@ describe('local DynamoDB cursors', () => {
     } finally {
       AbstractLevel.prototype.attachResource = originalAttach;
       AbstractLevel.prototype.detachResource = originalDetach;
+    }
+  });
+});
+
+describe('a failure of the table store itself (a full or read-only DATA_DIR)', () => {
+  it('answers that request 500 InternalServerError and reports it, where dynalite threw and ended the process', () => {
+    const reported: Error[] = [];
+    const failing = answeringStoreFailures((_store, _data, cb) => cb(new Error('IO error: 000005.log: No space left on device')), (err) => reported.push(err));
+    let answer: any;
+    failing({}, {}, (err) => (answer = err));
+    expect(answer).toMatchObject({ statusCode: 500, body: { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: expect.stringContaining('No space left on device') } });
+    expect(reported.map((e) => e.message)).toEqual(['IO error: 000005.log: No space left on device']);
+    // DynamoDB's own errors (a failed condition) and results pass as they are.
+    const conditional = Object.assign(new Error('The conditional request failed'), { statusCode: 400 });
+    answeringStoreFailures((_s, _d, cb) => cb(conditional))({}, {}, (err) => (answer = err));
+    expect(answer).toBe(conditional);
+    answeringStoreFailures((_s, _d, cb) => cb(null, { Item: 1 }))({}, {}, (err, result) => (answer = [err, result]));
+    expect(answer).toEqual([null, { Item: 1 }]);
+  });
+
+  it("guards every action dynalite runs (it takes them from the module cache, where they were replaced before it loaded)", () => {
+    const fromDynalite = createRequire(require.resolve('dynalite'));
+    for (const action of ['putItem', 'updateItem', 'deleteItem', 'getItem', 'query', 'scan', 'batchWriteItem', 'createTable']) {
+      expect([action, answersStoreFailures(fromDynalite(`./actions/${action}`))]).toEqual([action, true]);
     }
   });
 });

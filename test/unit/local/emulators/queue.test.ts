@@ -246,6 +246,42 @@ describe('LocalQueue delayed sends (SQS DelaySeconds)', () => {
 });
 
 describe('LocalQueue state file', () => {
+  it('goes on in memory when its state file cannot be written (a full disk), and tells a sender its message may not last', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+    dirs.push(dir);
+    const logged: string[] = [];
+    const seen: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const q = new LocalQueue<{ n: number }>({
+      name: 'work',
+      handler: async (event) => {
+        seen.push(event.Records[0].body);
+        await held;
+      },
+      concurrency: 1,
+      maxReceiveCount: 3,
+      retryDelayMs: 10,
+      timeoutMs: 1000,
+      persistDir: dir,
+      log: (m) => logged.push(m),
+    });
+    try {
+      await q.send({ n: 1 });
+      // The directory goes (as writes fail on a full disk) while the message is delivered: the delivery's bookkeeping
+      // was thrown from a timer, uncaught, and ended the process.
+      rmSync(dir, { recursive: true, force: true });
+      release();
+      await q.drained();
+      expect(seen).toEqual(['{"n":1}']);
+      expect(logged).toEqual(expect.arrayContaining([expect.stringMatching(/could not write its state file/)]));
+      await expect(q.send({ n: 2 })).rejects.toThrow();
+      await q.drained();
+    } finally {
+      await q.stop().catch(() => undefined);
+    }
+  });
+
   it('starts from a torn state file (moved aside and reported) instead of refusing to start', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
     dirs.push(dir);
