@@ -50,13 +50,12 @@ export function answeringStoreFailures(action: DynaliteAction, report: (err: Err
   return guarded;
 }
 
-
 /** dynalite's actions, guarded before dynalite loads them (it takes them from the module cache). */
 function guardDynaliteActions(): void {
   const actionsDir = path.join(path.dirname(require.resolve('dynalite')), 'actions');
   for (const file of readdirSync(actionsDir)) {
-    const modulePath = path.join(actionsDir, file);
     if (!file.endsWith('.js')) continue;
+    const modulePath = path.join(actionsDir, file);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const action = require(modulePath) as unknown;
     if (typeof action === 'function') require.cache[modulePath]!.exports = answeringStoreFailures(action as DynaliteAction);
