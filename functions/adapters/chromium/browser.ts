@@ -74,8 +74,8 @@ const BASE_ARGS = [
   // With --disable-gpu the GPU process only composites in software; run it as a thread of the browser process so
   // each new renderer's compositor set-up is not a round of cross-process messages (a few % of a document's CPU).
   '--in-process-gpu',
-  // Chromium's own errors on stderr (only errors: a few lines a day), where the browser watches for the one that says
-  // why it killed a renderer over a bad internal message (see chromiumFaultLine).
+  // Chromium's own errors on stderr (errors only: none in a normal run), where the browser watches for the one that says
+  // why it killed a renderer over a bad internal message (see watchChromiumLog).
   '--enable-logging=stderr',
   '--log-level=2',
   // window.open() and target=_blank would make pages (and, with noopener, renderer processes) nobody prints:
