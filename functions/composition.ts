@@ -191,6 +191,16 @@ function required(value: string, name: string): string {
   return value;
 }
 
+/** An account's share of a queue's workers (a whole number, at least 1); undefined for anything else (the default). */
+function shareCount(value: string | undefined): number | undefined {
+  return Number(value) >= 1 ? Math.floor(Number(value)) : undefined;
+}
+
+/** The longest wait of a message over its account's share, at least 1 s (sent back at once, it would be tried again and again without pause). */
+function deferWait(value: string | undefined): number | undefined {
+  return Number(value) >= 1 ? Number(value) : undefined;
+}
+
 export function configFromEnv(env = process.env): ServiceConfig {
   return {
     region: env.AWS_REGION ?? env.AWS_DEFAULT_REGION ?? 'us-east-1',
@@ -231,11 +241,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
     extraCaFile: extraCaFile(env.NODE_EXTRA_CA_CERTS),
     renderQueueUrl: env.RENDER_QUEUE_URL || undefined,
     longjobTimeoutSeconds: env.LONGJOB_TIMEOUT_SECONDS ? Number(env.LONGJOB_TIMEOUT_SECONDS) : undefined,
-    longjobShare: {
-      rendersPerAccount: Number(env.LONGJOB_RENDERS_PER_ACCOUNT) >= 1 ? Math.floor(Number(env.LONGJOB_RENDERS_PER_ACCOUNT)) : undefined,
-      // At least 1 s: a job sent back at once would be tried again and again without pause.
-      deferSeconds: Number(env.LONGJOB_DEFER_SECONDS) >= 1 ? Number(env.LONGJOB_DEFER_SECONDS) : undefined,
-    },
+    longjobShare: { rendersPerAccount: shareCount(env.LONGJOB_RENDERS_PER_ACCOUNT), deferSeconds: deferWait(env.LONGJOB_DEFER_SECONDS) },
     mail: { smtpUrl: env.MAIL_SMTP_URL || undefined, dir: env.MAIL_DIR || undefined, from: env.MAIL_FROM || 'PDF service <no-reply@pdf-service.local>' },
     bulkTiming: {
       idleMaxSeconds: Number(env.BULK_IDLE_MAX_SECONDS) || DEFAULT_BULK_TIMING.idleMaxSeconds,
@@ -243,11 +249,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
       jobTimeBudgetSeconds: Number(env.BULK_JOB_TIME_BUDGET_SECONDS) || DEFAULT_BULK_TIMING.jobTimeBudgetSeconds,
     },
     webhookQueueUrl: env.WEBHOOK_QUEUE_URL || undefined,
-    webhookShare: {
-      dispatchesPerAccount: Number(env.WEBHOOK_DISPATCHES_PER_ACCOUNT) >= 1 ? Math.floor(Number(env.WEBHOOK_DISPATCHES_PER_ACCOUNT)) : undefined,
-      // At least 1 s: an event sent back at once would be tried again and again without pause.
-      deferSeconds: Number(env.WEBHOOK_DEFER_SECONDS) >= 1 ? Number(env.WEBHOOK_DEFER_SECONDS) : undefined,
-    },
+    webhookShare: { dispatchesPerAccount: shareCount(env.WEBHOOK_DISPATCHES_PER_ACCOUNT), deferSeconds: deferWait(env.WEBHOOK_DEFER_SECONDS) },
     webhookSecretsKey: env.WEBHOOK_SECRETS_KEY || undefined,
     checkResponseContract: env.RESPONSE_CONTRACT === 'strict',
   };

@@ -12,7 +12,7 @@ import { type Services, configFromEnv, createServices, setServices, warmRenderer
 import { shippedFontFiles, stageFonts } from '../functions/adapters/chromium/shipped-fonts';
 import { planCatalogue } from '../functions/core/billing/plans';
 import { releaseDeadWorker } from '../functions/core/conversion/longjob';
-import { readOutboxNotice, releaseDeadDispatch } from '../functions/core/webhooks/dispatch';
+import { outboxNoticeOf, releaseDeadDispatch } from '../functions/core/webhooks/dispatch';
 import { QUICKJOB_TIMEOUT_SECONDS } from '../functions/core/conversion/quickjob';
 import type { Clock } from '../functions/core/clock';
 import { startLocalDynamo } from './emulators/dynamodb';
@@ -155,7 +155,7 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
     },
     // Likewise a webhook dispatch gives back its account's dispatch slot.
     webhooks: async (body) => {
-      const notice = readOutboxNotice(JSON.stringify(body));
+      const notice = outboxNoticeOf(body);
       if (notice) await releaseDeadDispatch({ outbox: services.outbox, slots: services.jobSlots }, notice);
     },
   };

@@ -8,6 +8,8 @@ describe('configFromEnv', () => {
     expect(configFromEnv({ LONGJOB_RENDERS_PER_ACCOUNT: '3', LONGJOB_DEFER_SECONDS: '12' }).longjobShare).toEqual({ rendersPerAccount: 3, deferSeconds: 12 });
     expect(configFromEnv({ LONGJOB_RENDERS_PER_ACCOUNT: '0', LONGJOB_DEFER_SECONDS: '0' }).longjobShare).toEqual({ rendersPerAccount: undefined, deferSeconds: undefined });
     expect(configFromEnv({ LONGJOB_RENDERS_PER_ACCOUNT: 'many', LONGJOB_DEFER_SECONDS: '' }).longjobShare).toEqual({ rendersPerAccount: undefined, deferSeconds: undefined });
+    expect(configFromEnv({ WEBHOOK_DISPATCHES_PER_ACCOUNT: '2.7', WEBHOOK_DEFER_SECONDS: '0.5' }).webhookShare).toEqual({ dispatchesPerAccount: 2, deferSeconds: undefined });
+    expect(configFromEnv({}).webhookShare).toEqual({ dispatchesPerAccount: undefined, deferSeconds: undefined });
   });
 
   it('reads the Stripe API settings of a test double, and refuses values it cannot use rather than calling Stripe itself', () => {

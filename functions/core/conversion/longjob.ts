@@ -11,7 +11,7 @@ import { newId, newUlid } from '../ids';
 import { FINISHED_STATUSES, type Job, type JobStatus, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
-import type { MessageQueue, RenderJobMessage } from '../jobs/queue';
+import { type MessageQueue, type RenderJobMessage, deferralDelaySeconds } from '../jobs/queue';
 import { confirmStartSent, jobWritten } from '../jobs/starts';
 import { LINK_TTL_SECONDS, objectKey, retentionEnd } from '../jobs/storage-layout';
 import { redactUrl } from '../net/redact-url';
@@ -203,11 +203,6 @@ export const LONGJOB_RENDERS_PER_ACCOUNT = 10;
 /** The longest a job over its account's share waits before it is tried again (the waits double from 2 s up to it). */
 export const LONGJOB_DEFER_SECONDS = 30;
 
-/** The wait before a job sent back for the `deferrals`-th time is tried again: 2, 4, 8, 16 s, then `maxSeconds`. */
-export function deferralDelaySeconds(deferrals: number, maxSeconds = LONGJOB_DEFER_SECONDS): number {
-  return Math.min(maxSeconds, 2 ** Math.min(Math.max(1, deferrals), 10));
-}
-
 /**
  * The worker renders queued jobs. It sends only to its own queue: a job whose account already has its share of
  * jobs rendering goes back to the queue with a delay.
@@ -257,7 +252,7 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
   const max = deps.share?.rendersPerAccount ?? LONGJOB_RENDERS_PER_ACCOUNT;
   if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: Math.ceil(leaseMs / 1000) }))) {
     const deferrals = (message.deferrals ?? 0) + 1;
-    await deps.queue.send({ job_id: jobId, deferrals }, { delaySeconds: deferralDelaySeconds(deferrals, deps.share?.deferSeconds) });
+    await deps.queue.send({ job_id: jobId, deferrals }, { delaySeconds: deferralDelaySeconds(deferrals, deps.share?.deferSeconds ?? LONGJOB_DEFER_SECONDS) });
     return 'deferred';
   }
   try {

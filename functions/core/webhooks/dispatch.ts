@@ -5,7 +5,7 @@ import { newUlid } from '../ids';
 import type { HttpClient } from '../net/fetch';
 import { signedLink } from '../jobs/access';
 import type { BlobStore, JobRepository } from '../jobs/ports';
-import type { MessageQueue } from '../jobs/queue';
+import { type MessageQueue, deferralDelaySeconds, deferralsOf } from '../jobs/queue';
 import type { JobSlots } from '../jobs/slots';
 import { type DeliveryDeps, type SeriesResult, type SeriesStop, type SeriesTarget, runAttemptSeries } from './delivery';
 import type { DeliveryStore, Outbox, OutboxNotice, WebhookRepository } from './ports';
@@ -79,21 +79,21 @@ export async function buildPayload(deps: Pick<DispatchDeps, 'blobs' | 'jobs' | '
 
 export type DispatchOutcome = 'missing' | 'already_dispatched' | 'dispatched' | 'in_progress' | 'deferred';
 
+/** A dispatcher message: which event to dispatch (and how often it was deferred); null for a value that is not one. */
+export function outboxNoticeOf(value: unknown): OutboxNotice | null {
+  const message = value as { job_id?: unknown; event_id?: unknown; deferrals?: unknown } | null;
+  if (typeof message?.job_id !== 'string' || typeof message.event_id !== 'string') return null;
+  const deferrals = deferralsOf(message);
+  return { job_id: message.job_id, event_id: message.event_id, ...(deferrals > 0 ? { deferrals } : {}) };
+}
+
 /** A dispatcher message read from its body; null for one that is not (not JSON, no job or event id). */
 export function readOutboxNotice(body: string): OutboxNotice | null {
   try {
-    const message = JSON.parse(body) as { job_id?: unknown; event_id?: unknown; deferrals?: unknown } | null;
-    if (typeof message?.job_id !== 'string' || typeof message.event_id !== 'string') return null;
-    const deferrals = Number(message.deferrals);
-    return { job_id: message.job_id, event_id: message.event_id, ...(Number.isSafeInteger(deferrals) && deferrals > 0 ? { deferrals } : {}) };
+    return outboxNoticeOf(JSON.parse(body));
   } catch {
     return null;
   }
-}
-
-/** The wait before an event sent back for the `deferrals`-th time is tried again: 2, 4, 8, 16 s, then `maxSeconds`. */
-export function dispatchDeferralSeconds(deferrals: number, maxSeconds = DISPATCH_DEFER_SECONDS): number {
-  return Math.max(1, Math.min(maxSeconds, 2 ** Math.min(Math.max(1, deferrals), 10)));
 }
 
 /**
@@ -128,7 +128,7 @@ export async function dispatchEvent(deps: DispatchDeps, notice: OutboxNotice): P
   if (!(await deps.slots.acquire({ ...slot, max, now, leaseSeconds: DISPATCH_SLOT_LEASE_SECONDS }))) {
     const deferrals = (notice.deferrals ?? 0) + 1;
     await deps.outbox.postpone(event.job_id, event.event_id, now.toISOString());
-    await deps.queue.send({ job_id: event.job_id, event_id: event.event_id, deferrals }, { delaySeconds: dispatchDeferralSeconds(deferrals, deps.share?.deferSeconds) });
+    await deps.queue.send({ job_id: event.job_id, event_id: event.event_id, deferrals }, { delaySeconds: deferralDelaySeconds(deferrals, deps.share?.deferSeconds ?? DISPATCH_DEFER_SECONDS) });
     return 'deferred';
   }
   try {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { requireCurrentPlan } from '../../../../functions/core/accounts/entitlements';
 import { Billing } from '../../../../functions/core/billing/charging';
-import { LONGJOB_RENDER_SLOT_KIND, type LongJobWorkerDeps, abandonDeadLetteredLongJob, deferralDelaySeconds, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, releaseDeadWorker, submitLongJob } from '../../../../functions/core/conversion/longjob';
+import { LONGJOB_RENDER_SLOT_KIND, type LongJobWorkerDeps, abandonDeadLetteredLongJob, endAbandonedLongJob, longjobBodySchema, parseLongJobRequest, processLongJob, releaseDeadWorker, submitLongJob } from '../../../../functions/core/conversion/longjob';
 import type { Clock } from '../../../../functions/core/clock';
 import { type Job, newJob } from '../../../../functions/core/jobs/job';
 import type { Mailer } from '../../../../functions/core/notifications/ports';
@@ -341,11 +341,6 @@ describe('submitLongJob time limit', () => {
   });
 
   describe("an account's share of rendering workers", () => {
-    it('waits 2, 4, 8, 16 s between tries, then the most the deployment allows (30 s by default)', () => {
-      expect([1, 2, 3, 4, 5, 6, 50].map((n) => deferralDelaySeconds(n))).toEqual([2, 4, 8, 16, 30, 30, 30]);
-      expect(deferralDelaySeconds(1, 1)).toBe(1);
-    });
-
     /** Queues long job `id` of `accountId` with a stored document. */
     async function queued(w: ReturnType<typeof memoryWorld>, id: string, accountId = w.account.account_id) {
       await w.blobs.put(`inputs/${id}.json`, Buffer.from(JSON.stringify({ html: '<p>x</p>', options: normalisePdfOptions({}) })), 'application/json');

@@ -7,8 +7,18 @@ import { LocalQueue, type LocalQueueOptions, LocalRedelivery } from '../../../..
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-function queue(dir: string, handler: (event: SQSEvent) => Promise<void>, opts: { timeoutMs?: number; inFlightMarginMs?: number } = {}) {
-  return new LocalQueue<{ n: number }>({ name: 'work', handler, concurrency: 1, maxReceiveCount: 3, retryDelayMs: 10, timeoutMs: opts.timeoutMs ?? 100, inFlightMarginMs: opts.inFlightMarginMs ?? 100, persistDir: dir });
+function queue(dir: string, handler: (event: SQSEvent) => Promise<void>, opts: { timeoutMs?: number; inFlightMarginMs?: number; log?: LocalQueueOptions['log'] } = {}) {
+  return new LocalQueue<{ n: number }>({
+    name: 'work',
+    handler,
+    concurrency: 1,
+    maxReceiveCount: 3,
+    retryDelayMs: 10,
+    timeoutMs: opts.timeoutMs ?? 100,
+    inFlightMarginMs: opts.inFlightMarginMs ?? 100,
+    persistDir: dir,
+    log: opts.log,
+  });
 }
 
 /**
@@ -253,19 +263,14 @@ describe('LocalQueue state file', () => {
     const seen: string[] = [];
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    const q = new LocalQueue<{ n: number }>({
-      name: 'work',
-      handler: async (event) => {
+    const q = queue(
+      dir,
+      async (event) => {
         seen.push(event.Records[0].body);
         await held;
       },
-      concurrency: 1,
-      maxReceiveCount: 3,
-      retryDelayMs: 10,
-      timeoutMs: 1000,
-      persistDir: dir,
-      log: (m) => logged.push(m),
-    });
+      { timeoutMs: 1000, log: (m) => logged.push(m) },
+    );
     try {
       await q.send({ n: 1 });
       // The directory goes (as writes fail on a full disk) while the message is delivered: the delivery's bookkeeping
@@ -288,16 +293,7 @@ describe('LocalQueue state file', () => {
     writeFileSync(path.join(dir, 'work.json'), '[{"id":"x","bo');
     const logged: string[] = [];
     const seen: string[] = [];
-    const q = new LocalQueue<{ n: number }>({
-      name: 'work',
-      handler: async (event) => void seen.push(event.Records[0].body),
-      concurrency: 1,
-      maxReceiveCount: 3,
-      retryDelayMs: 10,
-      timeoutMs: 100,
-      persistDir: dir,
-      log: (m) => logged.push(m),
-    });
+    const q = queue(dir, async (event) => void seen.push(event.Records[0].body), { log: (m) => logged.push(m) });
     try {
       expect(logged).toEqual([expect.stringMatching(/work\.json could not be read .*moved to .*work\.json\.corrupt-\d+/)]);
       expect(readdirSync(dir).filter((f) => f.startsWith('work.json.corrupt-'))).toHaveLength(1);
