@@ -3,7 +3,10 @@
 // - `text`: {pages:[{width,height,rotate,text}]};
 // - `drawing`: {pages:[{images:[{x,y,width,height}], fillColors:['#rrggbb', …]}]}. Image boxes are in PDF points from
 //   the page's lower-left corner: the bounding box of the image's unit square under the transform in force when it is
-//   painted (the clip is not applied, so a cropped image reaches past what is visible).
+//   painted (the clip is not applied, so a cropped image reaches past what is visible);
+// - `links`: {pages:[{links:[{target, text}]}]}: each link annotation's target as pdfjs reads it (a web address, a
+//   file with `#` and its destination, or `page:` and the page index a link inside the document goes to) and the text
+//   under it.
 import { OPS, getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 
 const multiply = (m, n) => [
@@ -47,10 +50,31 @@ async function drawingOf(page) {
   return { images, fillColors: [...new Set(fillColors)] };
 }
 
-const read = process.argv[2] === 'drawing' ? drawingOf : textOf;
+async function linksOf(page, doc) {
+  const { items } = await page.getTextContent();
+  const textIn = ([x0, y0, x1, y1]) =>
+    items
+      .filter((item) => item.str && item.transform[4] >= x0 - 1 && item.transform[4] < x1 && item.transform[5] >= y0 - 2 && item.transform[5] <= y1)
+      .map((item) => item.str)
+      .join('')
+      .trim();
+  const links = [];
+  for (const a of await page.getAnnotations()) {
+    if (a.subtype !== 'Link') continue;
+    let target = a.unsafeUrl ?? null;
+    if (target === null && a.dest) {
+      const dest = typeof a.dest === 'string' ? await doc.getDestination(a.dest) : a.dest;
+      target = dest ? `page:${await doc.getPageIndex(dest[0])}` : null;
+    }
+    links.push({ target, text: textIn(a.rect) });
+  }
+  return { links };
+}
+
+const read = { text: textOf, drawing: drawingOf, links: linksOf }[process.argv[2]];
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const doc = await getDocument({ data: new Uint8Array(Buffer.concat(chunks)), verbosity: 0 }).promise;
 const pages = [];
-for (let i = 1; i <= doc.numPages; i++) pages.push(await read(await doc.getPage(i)));
+for (let i = 1; i <= doc.numPages; i++) pages.push(await read(await doc.getPage(i), doc));
 process.stdout.write(JSON.stringify({ pages }));

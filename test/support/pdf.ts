@@ -29,7 +29,7 @@ export interface PdfPageDrawing {
 }
 
 /** Runs pdf-read.mjs (pdfjs, an ES module, in its own process) in one of its modes. */
-function runPdfScript<T>(mode: 'text' | 'drawing', bytes: Uint8Array): Promise<T> {
+function runPdfScript<T>(mode: 'text' | 'drawing' | 'links', bytes: Uint8Array): Promise<T> {
   return new Promise((resolve, reject) => {
     const child = execFile(process.execPath, [path.join(__dirname, 'pdf-read.mjs'), mode], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) return reject(new Error(`pdf-read.mjs ${mode} failed: ${stderr || err.message}`));
@@ -42,6 +42,18 @@ function runPdfScript<T>(mode: 'text' | 'drawing', bytes: Uint8Array): Promise<T
 /** Where each page draws its images and which fill colours it uses, read by pdfjs in a child process. */
 export function readPdfDrawing(bytes: Uint8Array): Promise<PdfPageDrawing[]> {
   return runPdfScript('drawing', bytes);
+}
+
+export interface PdfLink {
+  /** A web address, a file (with `#` and where in it), or `page:<index>` for a link inside the document; null for none. */
+  target: string | null;
+  /** The text under the link. */
+  text: string;
+}
+
+/** The link annotations of every page, read by pdfjs in a child process. */
+export async function readPdfLinks(bytes: Uint8Array): Promise<PdfLink[][]> {
+  return (await runPdfScript<{ links: PdfLink[] }[]>('links', bytes)).map((page) => page.links);
 }
 
 export const MM_PER_POINT = 25.4 / 72;
