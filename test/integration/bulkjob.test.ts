@@ -4,7 +4,7 @@ import { keys } from '../../functions/adapters/dynamodb/schema';
 import { planCatalogue } from '../../functions/core/billing/plans';
 import { newJob } from '../../functions/core/jobs/job';
 import { png, multipart } from '../support/images';
-import { readPdf } from '../support/pdf';
+import { readPdf, readPdfLinks } from '../support/pdf';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestServer, httpServer } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
@@ -229,6 +229,36 @@ describe('POST /bulkjob: a bundle in, a ZIP of PDFs out', () => {
     expect(page.text).not.toContain('Hidden front matter');
     expect((await filesOf(jobId)).files[1]).toMatchObject({ input: 'two.markdown', missing_assets: 0 });
   });
+
+  it('links its PDFs to each other in the output ZIP: a link to another document opens its PDF, at the linked element when that PDF has it', async () => {
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const long = Array.from({ length: 101 }, (_, i) => `<p style="page-break-before:always">${i}</p>`).join('');
+    const jobId = await submit({
+      files: [
+        {
+          path: 'index.html',
+          content_base64: b64('<a href="guide/intro.html#setup">Setup</a> <a href="guide/intro.html#two words">Words</a> <a href="guide/intro.html#nowhere">Nowhere</a> <a href="data.csv">Data</a> <a href="gone.html">Gone</a> <a href="long.html">Long</a> <a href="#top">Top</a><h1 id="top">Index</h1>'),
+        },
+        { path: 'guide/intro.html', content_base64: b64('<a href="#setup">Jump</a> <a href="#two words">Two</a> <a href="../index.html">Back</a><div style="height:1500px"></div><h2 id="setup">Setup</h2><h2 id="two words">Two words</h2>') },
+        { path: 'data.csv', content_base64: b64('a,b\n1,2\n') },
+        { path: 'long.html', content_base64: b64(long) },
+      ],
+    });
+    expect(await finished(jobId)).toMatchObject({ status: 'partial_failed', success_count: 2 });
+    const { zip } = await outputOf(jobId);
+    expect([...zip.keys()].sort()).toEqual(['guide/intro.pdf', 'index.pdf', 'manifest.json']);
+
+    const linksOf = async (name: string) => (await readPdfLinks(zip.get(name)!)).flat().map((l) => `${l.text} -> ${l.target}`);
+    // Into the other PDF at the element it names (a named destination there), else at its first page. The CSV and the
+    // missing file make no PDF, and the long file failed: their links print as text.
+    expect(await linksOf('index.pdf')).toEqual(['Setup -> guide/intro.pdf#setup', 'Words -> guide/intro.pdf#two%20words', 'Nowhere -> guide/intro.pdf#[0,{"name":"Fit"}]', 'Top -> page:0']);
+    expect(await linksOf('guide/intro.pdf')).toEqual(['Jump -> page:1', 'Two -> page:1', 'Back -> ../index.pdf#[0,{"name":"Fit"}]']);
+    expect(await pdfText(zip.get('index.pdf')!)).toContain('Setup Words Nowhere Data Gone Long Top');
+    // Internal bookkeeping stays out of the rows and the manifest.
+    const manifest = JSON.parse(zip.get('manifest.json')!.toString());
+    expect(Object.keys(manifest.files[0])).not.toContain('document_links');
+    expect(Object.keys((await filesOf(jobId)).files[0])).not.toContain('document_links');
+  }, 60_000);
 
   it('takes multipart files with paths, and without paths keeps each file at the top level under its own name', async () => {
     const withPaths = multipart([

@@ -4,10 +4,11 @@ import { fillUrlClass } from '../../core/render/bands';
 import { MAX_PAPER_IN, type PdfOptions } from '../../core/render/options';
 import { countPdfPages, largestPageSidePt } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
-import { BUNDLE_ORIGIN, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
+import { BUNDLE_ORIGIN, type RenderBundle, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import { layoutViewport } from '../../core/render/viewport';
 import { type ChromiumBrowser, ChromiumFaultError } from './browser';
-import { BUNDLE_SERVING_LIMITS, type BundleOrigin, bundleUrl, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
+import { bundlePathOf, bundleUrl } from '../../core/render/bundle-url';
+import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
 import { LOADED_FACTS, htmlPageBox, loadedFacts, refuseFarTooLong } from './page-estimate';
 
 /**
@@ -30,21 +31,55 @@ const WAIT_FOR_LOAD = `new Promise((resolve) => {
  */
 const AFTER_RESIZE = `new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))).then(() => { ${FINISH_ANIMATIONS} })`;
 
-/**
- * Run just before a bundle document prints (it may have waited for quiet since its load): animations finished again,
- * and links to other bundle files, which point at the internal bundle origin (dead in any PDF reader, and naming an
- * internal host), print as their text. A link within the document (`#section`) stays a link inside the PDF, and
- * links elsewhere stay links.
- */
-const BEFORE_BUNDLE_PRINT = `(() => {
-  ${FINISH_ANIMATIONS}
+/** In a bundle document: its links to other files of the bundle, each with its address (fragment removed). */
+const BUNDLE_LINKS = `function bundleLinks() {
   const here = location.href.split('#')[0];
+  const found = [];
   for (const link of document.querySelectorAll('a[href], area[href]')) {
     let to;
     try { to = new URL(link.getAttribute('href'), document.baseURI).href.split('#')[0]; } catch { continue; }
-    if (to.startsWith(${JSON.stringify(`${BUNDLE_ORIGIN}/`)}) && to !== here) link.removeAttribute('href');
+    if (to.startsWith(${JSON.stringify(`${BUNDLE_ORIGIN}/`)}) && to !== here) found.push([link, to]);
   }
+  return found;
+}`;
+
+/**
+ * Run just before a bundle document prints (it may have waited for quiet since its load): animations finished again;
+ * answers the distinct addresses its links to other bundle files go to. A link within the document (`#section`)
+ * stays a link inside the PDF, and links elsewhere stay links.
+ */
+const BEFORE_BUNDLE_PRINT = `(() => {
+  ${FINISH_ANIMATIONS}
+  ${BUNDLE_LINKS}
+  return [...new Set(bundleLinks().map((found) => found[1]))];
 })()`;
+
+/**
+ * Links to bundle files that get no PDF of their own (a stylesheet, a spreadsheet, a missing file) print as their
+ * text: they named the internal bundle origin, dead in any PDF reader.
+ */
+function unlinkBundleFiles(documents: string[]): string {
+  return `((documents) => {
+  ${BUNDLE_LINKS}
+  for (const [link, to] of bundleLinks()) if (!documents.has(to)) link.removeAttribute('href');
+})(new Set(${JSON.stringify(documents)}))`;
+}
+
+/**
+ * Just before a bundle document prints: its links to other documents of the bundle stay, at their bundle address (the
+ * caller points them at those documents' PDFs); links to its other files print as their text. Answers how many
+ * documents it links to.
+ */
+async function keepDocumentLinks(session: CDPSession, bundle: RenderBundle): Promise<number> {
+  const { result } = (await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT, returnByValue: true })) as { result?: { value?: unknown } };
+  const linked = Array.isArray(result?.value) ? result.value.filter((to): to is string => typeof to === 'string') : [];
+  const documents = linked.filter((to) => {
+    const path = bundlePathOf(to);
+    return path !== null && (bundle.isDocument?.(path) ?? false);
+  });
+  if (documents.length < linked.length) await session.send('Runtime.evaluate', { expression: unlinkBundleFiles(documents) });
+  return documents.length;
+}
 
 /**
  * Chromium prints header and footer bands in economy colour mode whatever `printBackground` says: their background
@@ -390,7 +425,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
-            if (origin) await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT });
+            const documentLinks = request.bundle ? await keepDocumentLinks(session, request.bundle) : 0;
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (navigation?.away()) throw navigatedAway();
@@ -400,6 +435,7 @@ export class ChromiumRenderer implements Renderer {
             if (request.options.preferCSSPageSize && (await largestPageSidePt(pdf)) > MAX_PAPER_IN * 72 + 1) throw cssPageTooLarge();
             const pages = await countPdfPages(pdf);
             const result: RenderResult = { pdf, pages, blockedRequests: page.blockedRequests() - blockedBefore, renderTimeout };
+            if (documentLinks > 0) result.documentLinks = documentLinks;
             if (request.maxPages !== undefined && pageRanges !== request.options.pageRanges) result.morePages = pages > request.maxPages;
             for (const [event, listener] of listeners) session.off(event, listener);
             navigation?.stop();

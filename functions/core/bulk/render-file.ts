@@ -17,7 +17,7 @@ import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
 import { CANCELLED_SKIP } from './lifecycle';
 import { BULK_IDLE_QUIET_MS, BULK_LIMITS } from './limits';
-import { bulkKeys, bundleFileSize, bundleReader, loadIndex } from './storage';
+import { bulkKeys, bundleDocumentAt, bundleFileSize, bundleReader, loadIndex } from './storage';
 
 export interface RenderFileInput {
   job_id: string;
@@ -137,6 +137,7 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
             throw new OurSideError('reading the bundle', err);
           }),
         size: (path) => bundleFileSize(bundle, path),
+        isDocument: (path) => bundleDocumentAt(bundle, path) !== undefined,
       },
     });
   } catch (err) {
@@ -162,5 +163,6 @@ export async function renderBulkFile(deps: BulkDeps, input: RenderFileInput): Pr
   } catch (err) {
     throw new TransientTaskError(`storing the PDF of ${file.path} (bulk job ${job.job_id}) failed`, { cause: err });
   }
-  return record({ ...facts, status: 'success', pages: result.pages, key, size_bytes: result.pdf.byteLength });
+  const links = result.documentLinks ? { document_links: result.documentLinks } : {};
+  return record({ ...facts, ...links, status: 'success', pages: result.pages, key, size_bytes: result.pdf.byteLength });
 }

@@ -165,6 +165,24 @@ function entryNamed(index: BundleIndex, path: string): EntryLocation | undefined
   return found ? index.entries[found] : undefined;
 }
 
+/** Per index: the files to convert, by where their data is in the archive. */
+const documentsByStart = new WeakMap<BundleIndex, Map<number, BundleFile>>();
+
+/**
+ * The file to convert that a page's reference names (found as `bundleReader` finds files), else undefined: a link to
+ * it is a link to a document that gets a PDF of its own.
+ */
+export function bundleDocumentAt(index: BundleIndex, path: string): BundleFile | undefined {
+  const at = entryAt(index, path);
+  if (!at) return undefined;
+  let byStart = documentsByStart.get(index);
+  if (!byStart) {
+    byStart = new Map(index.files.filter((f) => f.entry !== null).map((f) => [f.entry!.start, f]));
+    documentsByStart.set(index, byStart);
+  }
+  return byStart.get(at.start);
+}
+
 /** A bundle file's inflated size by path (null when the bundle has none), from the index: nothing is read. */
 export function bundleFileSize(index: BundleIndex, path: string): number | null {
   return entryAt(index, path)?.size ?? null;

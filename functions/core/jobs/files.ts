@@ -28,6 +28,8 @@ export interface JobFileRow {
   content_type?: string;
   /** When retention removes the stored file. */
   expires_at?: string | null;
+  /** Bulk rows (never shown): how many other files of the bundle its PDF links to, for Finish to point at their PDFs (kept for a retried Finish). */
+  document_links?: number;
 }
 
 export interface JobFileRepository {

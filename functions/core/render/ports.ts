@@ -50,6 +50,12 @@ export interface RenderBundle {
   /** A bundle file's size in bytes without reading it (null when there is no such file), so limits apply before a read. */
   size(path: string): number | null;
   /**
+   * Whether a bundle path is another document of the bundle, printed to a PDF of its own: links to it stay links (to
+   * its bundle URL; `RenderResult.documentLinks` counts them) for the caller to point at that PDF. Links to other
+   * bundle paths print as their text. Without it, every link to a bundle file does.
+   */
+  isDocument?(path: string): boolean;
+  /**
    * Documents of one scope (the files of one bulk job: one customer, one bundle) may be rendered one after
    * another in the same browser context, its storage cleared in between; never across scopes.
    */
@@ -65,6 +71,8 @@ export interface RenderResult {
   renderTimeout: boolean;
   /** With `bundle`: distinct bundle paths the page asked for that the bundle does not have. */
   missingAssets?: number;
+  /** With `bundle`: how many other documents of the bundle the PDF links to (at their bundle URLs; see `isDocument`). */
+  documentLinks?: number;
   /** With `maxPages`: the document (or selection) has more pages than that; `pdf` and `pages` cover only the first `maxPages + 1`. */
   morePages?: boolean;
 }

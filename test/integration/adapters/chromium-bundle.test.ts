@@ -1,7 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { PDFDict, PDFDocument, PDFName } from 'pdf-lib';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
-import { bundlePathOf, bundleUrl } from '../../../functions/adapters/chromium/bundle-origin';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { systemResolver } from '../../../functions/adapters/net/dns-resolver';
 import { PrivateTargetAllowlist } from '../../../functions/core/net/allowlist';
@@ -9,7 +7,7 @@ import { NetworkGuard } from '../../../functions/core/net/guard';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import type { RenderBundle } from '../../../functions/core/render/ports';
 import { png } from '../../support/images';
-import { pdfFontNames, pdfOpacities, readPdf, readPdfDrawing } from '../../support/pdf';
+import { pdfFontNames, pdfOpacities, readPdf, readPdfDrawing, readPdfLinks } from '../../support/pdf';
 import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../../support/servers';
 
 let remote: TestServer;
@@ -87,14 +85,26 @@ describe('rendering with a bundle as the page world', () => {
     expect(reads.sort()).toEqual(['docs/css/absent.css', 'docs/css/site.css', 'docs/guide/nothing.png', 'docs/img/logo.png', 'nothing.png', 'shared/base.css']);
   });
 
-  it('prints links to other bundle files as text (they named the internal origin); links within the page and elsewhere stay', async () => {
-    const html = '<a href="docs/guide.html">Guide</a> <a href="/files/report.xlsx">Sheet</a> <a href="#end">End</a> <a href="https://example.com/x">Out</a><div style="height:2000px"></div><h2 id="end">End</h2>';
-    const { pdf } = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
-    const doc = await PDFDocument.load(pdf);
-    const links = doc.getPages().flatMap((page) => page.node.Annots()?.asArray().map((ref) => doc.context.lookup(ref) as PDFDict) ?? []);
-    const uris = links.map((link) => (link.get(PDFName.of('A')) as PDFDict | undefined)?.get(PDFName.of('URI'))?.toString() ?? 'internal');
-    expect(uris.sort()).toEqual(['(https://example.com/x)', 'internal']);
-    expect((await readPdf(pdf))[0].text).toContain('Guide Sheet End Out');
+  it('keeps links to other documents of the bundle (at their bundle URL, counted) and prints links to its other files as text; links within the page and elsewhere stay', async () => {
+    const html = `<a href="docs/guide.html#setup">Guide</a> <a href="/files/report.xlsx">Sheet</a> <a href="docs/gone.html">Gone</a> <a href="#end">End</a>
+      <a href="https://example.com/x">Out</a> <a href="docs/guide.html?v=2">Again</a><div style="height:2000px"></div><h2 id="end">End</h2>`;
+    const documents = new Set(['index.html', 'docs/guide.html']);
+    const bundle = { ...bundleOf({ 'index.html': html }, 'index.html'), isDocument: (path: string) => documents.has(path) };
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle });
+    const links = (await readPdfLinks(result.pdf)).flat();
+    expect(links.map((l) => `${l.text} -> ${l.target}`)).toEqual([
+      'Guide -> https://bundle.invalid/docs/guide.html#setup',
+      'End -> page:1',
+      'Out -> https://example.com/x',
+      'Again -> https://bundle.invalid/docs/guide.html?v=2',
+    ]);
+    expect(result.documentLinks).toBe(2);
+    expect((await readPdf(result.pdf))[0].text).toContain('Guide Sheet Gone End Out Again');
+
+    // Without isDocument (no documents named), every link to a bundle file prints as its text.
+    const plain = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
+    expect((await readPdfLinks(plain.pdf)).flat().map((l) => l.text)).toEqual(['End', 'Out']);
+    expect(plain.documentLinks).toBeUndefined();
   });
 
   it('prints animations started after load at their end too (a bundle page waits for quiet after its load)', async () => {
@@ -260,17 +270,5 @@ describe('rendering with a bundle as the page world', () => {
     const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf(files, 'index.html') });
     expect(await pdfFontNames(result.pdf)).toEqual(['DejaVuSerifCondensed-BoldItalic']);
     expect((await readPdfDrawing(result.pdf))[0].images).toHaveLength(1);
-  });
-
-  it('names bundle paths with spaces and unicode through percent-encoding', () => {
-    expect(bundleUrl('my docs/ü.html')).toBe('https://bundle.invalid/my%20docs/%C3%BC.html');
-    expect(bundlePathOf('https://bundle.invalid/my%20docs/%C3%BC.html?x=1#top')).toBe('my docs/ü.html');
-    expect(bundlePathOf('https://elsewhere.example/a.html')).toBeNull();
-    expect(bundlePathOf('https://bundle.invalid/dir/')).toBeNull();
-    // A '%' that starts no escape stays itself, as a browser opening the file would read it (`100%.png`), and so
-    // does an escape that is not UTF-8; the valid escapes around them are still decoded.
-    expect(bundlePathOf('https://bundle.invalid/100%.png')).toBe('100%.png');
-    expect(bundlePathOf('https://bundle.invalid/50%25%20off%.png')).toBe('50% off%.png');
-    expect(bundlePathOf('https://bundle.invalid/caf%E9%20%C3%A9.png')).toBe('caf%E9 é.png');
   });
 });
