@@ -100,9 +100,11 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
   // A slow client is no invalid parameter: its 408 has a code of its own (API Gateway cuts slow clients off itself).
   const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: ownBody ? 'body' : 'headers' } };
   // An earlier request on this connection (pipelined) is still being answered: it gets its whole response and the
-  // connection closes after it; the unreadable request behind it gets none. (A timeout is about the request being
-  // answered itself: that one is answered now.)
-  if (!timedOut && !ownBody && pending && !pending.writableFinished) {
+  // connection closes after it; the unreadable request behind it gets none. A timeout is about the request being
+  // answered itself only while that one is still arriving (ownBody): a request that arrived whole and is being answered
+  // cannot time out, so a timeout then belongs to a pipelined request behind it (its headers stalled), and writing the
+  // 408 now would end the socket in place of the earlier answer (a quick job charged, its PDF lost, the 408 read as its reply).
+  if (!ownBody && pending && !pending.writableFinished) {
     pending.shouldKeepAlive = false;
     return;
   }

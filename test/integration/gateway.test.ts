@@ -212,4 +212,32 @@ describe('slow clients', () => {
       await slow.stop();
     }
   });
+
+  it('answers a request in full when a pipelined request behind it stalls past the time limit, then closes', async () => {
+    // The stalled request's 408 was written at once, ending the socket in place of the earlier answer: a quick job
+    // that arrived whole was charged and its PDF lost, and the client read "did not arrive in time" as its reply.
+    const slow = await startTestStack({ LOCAL_REQUEST_TIMEOUT_MS: '1000' });
+    try {
+      const account = await slow.account();
+      const { port } = new URL(slow.baseUrl);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      const raw: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => raw.push(chunk));
+      const body = JSON.stringify({ input_type: 'html', html: '<script>const t = Date.now(); while (Date.now() - t < 3000) {}</script><p>slow</p>' });
+      socket.write(`POST /quickjob HTTP/1.1\r\nHost: x\r\nX-API-Key: ${account.api_key}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      // The next request's headers stall: its time limit (1 s) runs out while the first is still rendering.
+      setTimeout(() => socket.write('GET /me HTTP/1.1\r\nHost: x\r\n'), 200);
+      const closed = await new Promise<boolean>((resolve) => {
+        socket.on('close', () => resolve(true));
+        setTimeout(() => resolve(false), 20_000);
+      });
+      expect(closed).toBe(true);
+      const reply = Buffer.concat(raw).toString('latin1');
+      expect(reply.slice(0, 40)).toMatch(/^HTTP\/1\.1 200/);
+      expect(reply).toContain('%PDF-');
+      expect(reply).not.toContain('REQUEST_TIMEOUT');
+    } finally {
+      await slow.stop();
+    }
+  });
 });
