@@ -221,7 +221,10 @@ function bestMatch(method: string, path: string): { route: RouteDef; params: Rec
  * (literal segments count, earlier ones more), or null. A segment that is no valid percent-encoding matches nothing.
  */
 export function matchPath(routePath: string, path: string): { params: Record<string, string>; score: number } | null {
-  const segments = path.split('/').filter(Boolean);
+  const segments = path.split('/').slice(1);
+  // A trailing slash is forgiven; an empty segment elsewhere (`/jobs//files`) is no parameter and no route.
+  if (segments.length > 1 && segments[segments.length - 1] === '') segments.pop();
+  if (segments.includes('')) return null;
   const pattern = routePath.split('/').filter(Boolean);
   if (pattern.length !== segments.length) return null;
   const params: Record<string, string> = {};

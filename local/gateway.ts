@@ -99,6 +99,9 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
         : [400, 'Bad Request', 'The request is not valid HTTP (a malformed request line or header).'];
   // A slow client is no invalid parameter: its 408 has a code of its own (API Gateway cuts slow clients off itself).
   const error = timedOut ? { code: 'REQUEST_TIMEOUT', message, details: {} } : { code: 'INVALID_PARAMETER', message, details: { parameter: ownBody ? 'body' : 'headers' } };
+  // A method Node does not know (`BREW`, lower-case `get`) is a well-formed request no route takes: the unknown-route
+  // 404, as for a known method without a route, not "not valid HTTP".
+  const noRoute = err.code === 'HPE_INVALID_METHOD' && !ownBody;
   // An earlier request on this connection (pipelined) is still being answered: it gets its whole response and the
   // connection closes after it; the unreadable request behind it gets none. A timeout is about the request being
   // answered itself only while that one is still arriving (ownBody): a request that arrived whole and is being answered
@@ -107,6 +110,10 @@ function answerUnreadableRequest(err: NodeJS.ErrnoException, socket: import('nod
   if (!ownBody && pending && !pending.writableFinished) {
     pending.shouldKeepAlive = false;
     return;
+  }
+  if (noRoute) {
+    const def = gatewayResponse('MISSING_AUTHENTICATION_TOKEN');
+    return endWithEnvelope(socket, gatewayResponseStatus('MISSING_AUTHENTICATION_TOKEN'), 'Not Found', { code: def.code, message: def.message, details: {} });
   }
   endWithEnvelope(socket, status, reason, error);
 }

@@ -17,7 +17,7 @@ function concretePath(path: string) {
 
 describe('local gateway', () => {
   it('answers unknown routes and unknown methods with a 404 envelope', async () => {
-    for (const [method, path] of [['GET', '/nope'], ['DELETE', '/quickjob'], ['GET', '/jobs/a/b/c/d/e']]) {
+    for (const [method, path] of [['GET', '/nope'], ['DELETE', '/quickjob'], ['GET', '/jobs/a/b/c/d/e'], ['GET', '/jobs//files']]) {
       const res = await stack.request(method, path, { key: user.api_key });
       expect(res.status).toBe(404);
       expect(res.headers.get('content-type')).toContain('application/json');
@@ -183,6 +183,14 @@ describe('requests Node cannot parse', () => {
     const reply = await rawExchange(Number(new URL(stack.baseUrl).port), `GET /me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(100_000)}\r\n\r\n`);
     expect(reply).toMatch(/^HTTP\/1\.1 400/);
     expect(body(reply).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'headers' } });
+  });
+
+  it('answers a method Node does not know (BREW, lower-case get) with the unknown-route 404, not "not valid HTTP"', async () => {
+    for (const method of ['BREW', 'get']) {
+      const reply = await rawExchange(Number(new URL(stack.baseUrl).port), `${method} /me HTTP/1.1\r\nHost: x\r\n\r\n`);
+      expect(reply).toMatch(/^HTTP\/1\.1 404/);
+      expect(body(reply).error.code).toBe('NOT_FOUND');
+    }
   });
 
   it('answers a control character in a header with 400 and the envelope', async () => {

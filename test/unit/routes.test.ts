@@ -53,6 +53,13 @@ describe('route table', () => {
     expect(matchRoute('PATCH', '/jobs/x')).toBeNull();
     expect(matchRoute('GET', '/nope')).toBeNull();
   });
+
+  it('forgives a trailing slash but matches no route with an empty segment elsewhere (it was dropped: /jobs//files ran GET /jobs/files)', () => {
+    expect(matchRoute('GET', '/me/')?.route.id).toBe(matchRoute('GET', '/me')?.route.id);
+    expect(matchRoute('GET', '/jobs//files')).toBeNull();
+    expect(matchRoute('GET', '//me')).toBeNull();
+    expect(matchRoute('GET', '/')).toBeNull();
+  });
 });
 
 describe('preflights', () => {
