@@ -1,12 +1,18 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AslStateMachine } from '../../lib/state-machine';
 
+// One directory for the file's definitions, removed afterwards (each run left one behind in the system's temp dir).
+let dir: string;
+beforeAll(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'asl-'))));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let written = 0;
 function asl(definition: object): string {
-  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'asl-')), 'test.asl.json');
+  const file = path.join(dir, `test-${++written}.asl.json`);
   writeFileSync(file, JSON.stringify(definition));
   return file;
 }
