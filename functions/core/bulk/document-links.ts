@@ -14,10 +14,11 @@ import { BUNDLE_ORIGIN } from '../render/ports';
 import { type BundleIndex, bundleDocumentAt } from './storage';
 
 /**
- * `pdfs` (of the `made` rows, whose `output` is set) with their links to other documents pointed at those documents'
- * PDFs. A PDF whose links cannot be rewritten is kept as printed (`onError` is told).
+ * Points the links of `pdfs` (those of the `made` rows, whose `output` is set) to other documents at those documents'
+ * PDFs, replacing them in the array (a whole job's PDFs are in memory: a printed copy is not kept beside its
+ * rewritten one). A PDF whose links cannot be rewritten is kept as printed (`onError` is told).
  */
-export function linkDocumentPdfs(bundle: BundleIndex, made: readonly JobFileRow[], pdfs: readonly Uint8Array[], onError: (row: JobFileRow, err: unknown) => void): Uint8Array[] {
+export function linkDocumentPdfs(bundle: BundleIndex, made: readonly JobFileRow[], pdfs: Uint8Array[], onError: (row: JobFileRow, err: unknown) => void): void {
   const madeByIndex = new Map(made.map((row, i) => [row.index, i]));
   const destinations = new Map<number, (name: string) => boolean>();
   const hasDestination = (i: number, name: string) => {
@@ -39,13 +40,12 @@ export function linkDocumentPdfs(bundle: BundleIndex, made: readonly JobFileRow[
       destination: destinationNames(uri).find((name) => hasDestination(i, name)) ?? null,
     };
   };
-  return made.map((row, i) => {
-    if (!row.document_links) return pdfs[i];
+  made.forEach((row, i) => {
+    if (!row.document_links) return;
     try {
-      return retargetLinks(pdfs[i], `${BUNDLE_ORIGIN}/`, (uri) => targetOf(row, uri));
+      pdfs[i] = retargetLinks(pdfs[i], `${BUNDLE_ORIGIN}/`, (uri) => targetOf(row, uri));
     } catch (err) {
       onError(row, err);
-      return pdfs[i];
     }
   });
 }

@@ -19,9 +19,9 @@ import { ZipBuilder } from '../pdfops/results';
 import { isTimeoutError } from '../workflows/ended';
 import { TransientTaskError } from '../workflows/ports';
 import type { BulkDeps } from './deps';
+import { linkDocumentPdfs } from './document-links';
 import { failJob, refundFailedJob, releaseJob } from './lifecycle';
 import { STORAGE_CONCURRENCY } from './limits';
-import { linkDocumentPdfs } from './document-links';
 import { outputPaths } from './paths';
 import type { BulkTaskInput } from './prepare';
 import { type BundleIndex, ZIP, bulkKeys, fileChargeUnit, loadIndex } from './storage';
@@ -145,12 +145,12 @@ export async function finishBulkJob(deps: BulkDeps, input: BulkTaskInput): Promi
     }
     // Read in parallel (one GET per PDF). Staged keys follow from the index, so a retried finish (rows already
     // written without them) still finds its PDFs; rows keep `document_links`, so it points their links again.
-    const printed = await mapBounded(made, STORAGE_CONCURRENCY, async (r) => {
+    const pdfs: Uint8Array[] = await mapBounded(made, STORAGE_CONCURRENCY, async (r) => {
       const pdf = await deps.blobs.get(bulkKeys.pdf(job.account_id, job.job_id, r.index));
       if (!pdf) throw new Error(`the staged PDF of ${r.input} is missing`);
       return pdf;
     });
-    const pdfs = linkDocumentPdfs(bundle, made, printed, (r, err) => deps.log?.(`bulk job ${job.job_id}: the links of file ${r.index} to other files were left as printed`, err));
+    linkDocumentPdfs(bundle, made, pdfs, (r, err) => deps.log?.(`bulk job ${job.job_id}: the links of file ${r.index} to other files were left as printed`, err));
 
     // Twice at most: a cancel that lands while this runs is not overwritten; the job then ends cancelled (every
     // file has been dealt with by now, so the rows stay as decided: made PDFs are kept and charged).

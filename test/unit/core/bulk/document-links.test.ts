@@ -1,0 +1,58 @@
+import { PDFDocument, PDFName, PDFString } from 'pdf-lib';
+import { linkDocumentPdfs } from '../../../../functions/core/bulk/document-links';
+import type { BundleIndex } from '../../../../functions/core/bulk/storage';
+import type { JobFileRow } from '../../../../functions/core/jobs/files';
+import { parsePdfOptions } from '../../../../functions/core/render/options';
+import { readPdfLinks } from '../../../support/pdf';
+
+const at = (start: number) => ({ start, compressed: 10, method: 0, size: 10, crc: 0 });
+
+/** Three documents (one failed) and a stylesheet, as Prepare indexes them. */
+const bundle: BundleIndex = {
+  bundle_type: 'html',
+  options: parsePdfOptions({}),
+  zip_key: 'zip',
+  files: [
+    { index: 0, path: 'index.html', size: 10, entry: at(0) },
+    { index: 1, path: 'guide/intro.html', size: 10, entry: at(100) },
+    { index: 2, path: 'guide/failed.html', size: 10, entry: at(200) },
+  ],
+  entries: { 'index.html': at(0), 'guide/intro.html': at(100), 'guide/failed.html': at(200), 'site.css': at(300) },
+};
+
+async function pdfLinkingTo(...uris: string[]): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([300, 300]);
+  const links = uris.map((uri, i) => doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Link', Rect: [10, 10 + 30 * i, 50, 30 + 30 * i], A: { S: 'URI', URI: PDFString.of(uri) } })));
+  page.node.set(PDFName.of('Annots'), doc.context.obj(links));
+  return doc.save();
+}
+
+const row = (index: number, input: string, output: string, documentLinks?: number): JobFileRow => ({
+  index, input, output, status: 'success', pages: 1, error_code: null, error_message: null, blocked_requests: 0, render_timeout: false, missing_assets: 0,
+  ...(documentLinks ? { document_links: documentLinks } : {}),
+});
+
+describe('linkDocumentPdfs', () => {
+  it('points links at the PDFs the documents became, relative to the linking PDF; links to documents without a PDF go', async () => {
+    const index = await pdfLinkingTo('https://bundle.invalid/guide/intro.html', 'https://bundle.invalid/guide/failed.html', 'https://bundle.invalid/site.css');
+    const intro = await pdfLinkingTo('https://bundle.invalid/index.html#top');
+    const made = [row(0, 'index.html', 'index.pdf', 2), row(1, 'guide/intro.html', 'guide/intro.pdf', 1)];
+    const pdfs = [index, intro];
+    linkDocumentPdfs(bundle, made, pdfs, () => undefined);
+    expect((await readPdfLinks(pdfs[0]))[0].map((l) => l.target)).toEqual(['guide/intro.pdf#[0,{"name":"Fit"}]']);
+    // No destination "top" in index.pdf: its first page.
+    expect((await readPdfLinks(pdfs[1]))[0].map((l) => l.target)).toEqual(['../index.pdf#[0,{"name":"Fit"}]']);
+  });
+
+  it('leaves PDFs without document links alone, and keeps one it cannot rewrite as printed, saying so', async () => {
+    const plain = await pdfLinkingTo('https://bundle.invalid/guide/intro.html');
+    const damaged = Buffer.from('%PDF-1.7\nnot really\n');
+    const pdfs: Uint8Array[] = [plain, damaged];
+    const told: number[] = [];
+    linkDocumentPdfs(bundle, [row(0, 'index.html', 'index.pdf'), row(1, 'guide/intro.html', 'guide/intro.pdf', 1)], pdfs, (r) => told.push(r.index));
+    expect(pdfs[0]).toBe(plain);
+    expect(pdfs[1]).toBe(damaged);
+    expect(told).toEqual([1]);
+  });
+});
