@@ -51,8 +51,15 @@ const BUNDLE_LINKS = `function bundleLinks() {
 const BEFORE_BUNDLE_PRINT = `(() => {
   ${FINISH_ANIMATIONS}
   ${BUNDLE_LINKS}
-  return [...new Set(bundleLinks().map((found) => found[1]))];
+  const found = bundleLinks();
+  return { links: found.length, targets: [...new Set(found.map((link) => link[1]))] };
 })()`;
+
+/**
+ * Past this many links to other bundle files, a document prints them all as text: each one kept is rewritten when the
+ * job finishes (~30 µs; a page of 100,000 links would hold Finish for seconds, and a job has 200 files).
+ */
+export const MAX_LINKS_TO_BUNDLE_FILES = 2000;
 
 /**
  * Links to bundle files that get no PDF of their own (a stylesheet, a spreadsheet, a missing file) print as their
@@ -71,12 +78,16 @@ function unlinkBundleFiles(documents: string[]): string {
  * documents it links to.
  */
 async function keepDocumentLinks(session: CDPSession, bundle: RenderBundle): Promise<number> {
-  const { result } = (await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT, returnByValue: true })) as { result?: { value?: unknown } };
-  const linked = Array.isArray(result?.value) ? result.value.filter((to): to is string => typeof to === 'string') : [];
-  const documents = linked.filter((to) => {
-    const path = bundlePathOf(to);
-    return path !== null && (bundle.isDocument?.(path) ?? false);
-  });
+  const { result } = (await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT, returnByValue: true })) as { result?: { value?: { links?: unknown; targets?: unknown } } };
+  const { links, targets } = result?.value ?? {};
+  const linked = Array.isArray(targets) ? targets.filter((to): to is string => typeof to === 'string') : [];
+  const documents =
+    typeof links === 'number' && links <= MAX_LINKS_TO_BUNDLE_FILES
+      ? linked.filter((to) => {
+          const path = bundlePathOf(to);
+          return path !== null && (bundle.isDocument?.(path) ?? false);
+        })
+      : [];
   if (documents.length < linked.length) await session.send('Runtime.evaluate', { expression: unlinkBundleFiles(documents) });
   return documents.length;
 }

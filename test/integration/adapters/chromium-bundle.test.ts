@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
-import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
+import { ChromiumRenderer, MAX_LINKS_TO_BUNDLE_FILES } from '../../../functions/adapters/chromium/renderer';
 import { systemResolver } from '../../../functions/adapters/net/dns-resolver';
 import { PrivateTargetAllowlist } from '../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../functions/core/net/guard';
@@ -105,6 +105,12 @@ describe('rendering with a bundle as the page world', () => {
     const plain = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
     expect((await readPdfLinks(plain.pdf)).flat().map((l) => l.text)).toEqual(['End', 'Out']);
     expect(plain.documentLinks).toBeUndefined();
+
+    // Past MAX_LINKS_TO_BUNDLE_FILES they all print as text (each kept one costs the job's Finish a rewrite).
+    const many = `${'<a href="docs/guide.html">G</a> '.repeat(MAX_LINKS_TO_BUNDLE_FILES + 1)}<a href="https://example.com/x">Out</a>`;
+    const capped = await renderer.render({ html: many, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: { ...bundleOf({ 'index.html': many }, 'index.html'), isDocument: (path: string) => documents.has(path) } });
+    expect((await readPdfLinks(capped.pdf)).flat().map((l) => l.target)).toEqual(['https://example.com/x']);
+    expect(capped.documentLinks).toBeUndefined();
   });
 
   it('prints animations started after load at their end too (a bundle page waits for quiet after its load)', async () => {
