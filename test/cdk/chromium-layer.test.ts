@@ -5,6 +5,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { shippedFontFiles } from '../../functions/adapters/chromium/shipped-fonts';
 import { ChromiumLayer, type LayerInputs } from '../../lib/chromium-layer';
+import { tempDir } from '../support/temp';
 
 /**
  * The layer asset's identity (its S3 key, its staging directory) covers the fonts: with CDK's default (a hash of the
@@ -29,7 +30,7 @@ describe('Chromium layer asset identity', () => {
 
   /** The S3 key the layer would be deployed from, built from `inputs` (no bundling: only the identity is computed). */
   function layerKey(inputs: LayerInputs): string {
-    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Layer');
+    const stack = new Stack(new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } }), 'Layer');
     new ChromiumLayer(stack, 'Chromium', inputs);
     return Object.values(Template.fromStack(stack).findResources('AWS::Lambda::LayerVersion'))[0].Properties.Content.S3Key;
   }

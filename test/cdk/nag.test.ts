@@ -1,6 +1,7 @@
 import { App, type PolicyViolation, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { PdfServiceStack } from '../../lib/pdf-service-stack';
+import { tempDir } from '../support/temp';
 
 /**
  * cdk-nag's AwsSolutions pack over the whole stack: every finding is either fixed in lib/ or acknowledged with a
@@ -12,7 +13,7 @@ import { PdfServiceStack } from '../../lib/pdf-service-stack';
  */
 
 // Same setup as stack.test.ts: the structure only (bundling is proven by bundles.test.ts), synthesised once.
-const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const app = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
 const stack = new PdfServiceStack(app, 'NagTest');
 app.synth();
 const findings = new AwsSolutionsChecks(app, { verbose: true }).validateScope(stack).violations;

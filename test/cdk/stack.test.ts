@@ -9,9 +9,10 @@ import { WORKFLOWS, workflowArnVariable } from '../../functions/workflows';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PdfServiceStack } from '../../lib/pdf-service-stack';
+import { tempDir } from '../support/temp';
 
 // Bundling is proven by test/cdk/bundles.test.ts; here only the structure is synthesised.
-const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const app = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
 const stack = new PdfServiceStack(app, 'Test');
 const template = Template.fromStack(stack);
 const resources = template.toJSON().Resources as Record<string, { Type: string; Properties: any }>;
@@ -137,7 +138,7 @@ describe('CDK app', () => {
   it("sends Cognito's emails through SES when a sender is configured, else with Cognito's own (50 a day)", () => {
     const pool = () => Object.values(resources).find((r) => r.Type === 'AWS::Cognito::UserPool')!;
     expect(pool().Properties.EmailConfiguration?.EmailSendingAccount ?? 'COGNITO_DEFAULT').toBe('COGNITO_DEFAULT');
-    const sesApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const sesApp = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
     const withSes = new PdfServiceStack(sesApp, 'SesTest', {
       env: { account: '123456789012', region: 'eu-central-1' },
       cognitoEmail: { fromEmail: 'no-reply@example.com', fromName: 'PDF service', sesRegion: 'eu-west-1' },
@@ -334,7 +335,7 @@ describe('CDK app', () => {
 });
 
 describe('CDK app: Stripe configuration and secrets', () => {
-  const stripeApp = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const stripeApp = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
   const withStripe = new PdfServiceStack(stripeApp, 'StripeTest', {
     stripeSecretName: 'pdf-service/stripe',
     stripePriceIds: { starter: 'price_live_starter', business: 'price_live_business' },
@@ -419,7 +420,7 @@ describe('CDK app: Stripe configuration and secrets', () => {
   });
 
   it('with a second secret for the webhook secret, lets only the Stripe webhook route read it', () => {
-    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const app = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
     const split = Template.fromStack(new PdfServiceStack(app, 'SplitStripe', { stripeSecretName: 'pdf-service/stripe', stripeWebhookSecretName: 'pdf-service/stripe-webhook' })).toJSON()
       .Resources as Record<string, { Type: string; Properties: any }>;
     const readers = Object.values(split)

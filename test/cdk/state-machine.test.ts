@@ -4,6 +4,7 @@ import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AslStateMachine } from '../../lib/state-machine';
+import { tempDir } from '../support/temp';
 
 // One directory for the file's definitions, removed afterwards (each run left one behind in the system's temp dir).
 let dir: string;
@@ -20,7 +21,7 @@ function asl(definition: object): string {
 describe('AslStateMachine', () => {
   const states = { Work: { Type: 'Task', Resource: '${Work}', End: true } };
   const setup = () => {
-    const stack = new Stack(new App(), 'T');
+    const stack = new Stack(new App({ outdir: tempDir('cdk.out-') }), 'T');
     const fn = new lambda.Function(stack, 'Fn', { runtime: lambda.Runtime.NODEJS_22_X, handler: 'index.handler', code: lambda.Code.fromInline('exports.handler = async () => ({})') });
     return { stack, fn };
   };
