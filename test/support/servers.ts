@@ -1,11 +1,11 @@
 import dgram from 'node:dgram';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
+import { tempDir } from './temp';
 
 export interface TestServer {
   port: number;
@@ -55,9 +55,12 @@ export interface TestCa {
   cert: string;
 }
 
-/** A throwaway CA and a server certificate for localhost/127.0.0.1, made with the openssl CLI. */
+/**
+ * A throwaway CA and a server certificate for localhost/127.0.0.1, made with the openssl CLI. Its directory goes after
+ * the test file (see tempDir): a service reads `caFile` when it starts and when it first fetches, not when it stops.
+ */
 export function makeTestCa(): TestCa {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-ca-'));
+  const dir = tempDir('pdfsvc-ca-');
   const run = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=PDF service test CA');
   run('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost');

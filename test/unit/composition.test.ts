@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { configFromEnv } from '../../functions/composition';
+import { tempDir } from '../support/temp';
 
 describe('configFromEnv', () => {
   it('reads the long-job share, ignoring values that would make no sense (no share, no pause between tries)', () => {
@@ -29,7 +29,7 @@ describe('configFromEnv', () => {
   });
 
   it('refuses a NODE_EXTRA_CA_CERTS file it cannot read when it reads the settings, not at every fetch', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'extra-ca-'));
+    const dir = tempDir('extra-ca-');
     const file = path.join(dir, 'ca.pem');
     writeFileSync(file, '-----BEGIN CERTIFICATE-----\n');
     expect(configFromEnv({ NODE_EXTRA_CA_CERTS: file }).extraCaFile).toBe(file);
