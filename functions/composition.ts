@@ -72,6 +72,8 @@ export interface ServiceConfig {
   chromiumPackDir?: string;
   /** Fonts the Chromium layer ships (/opt/fonts in Lambda, where the host has none): CHROMIUM_FONT_DIR. */
   chromiumFontDir?: string;
+  /** Where Chromium's fontconfig and profiles go (CHROMIUM_FILES_DIR; the local stack's DATA_DIR/chromium); unset, the system temp dir. */
+  chromiumFilesDir?: string;
   renderPrewarm: number;
   renderMaxConcurrent: number;
   /** A document's renderer process over this resident memory is killed and the document fails (0: no cap). */
@@ -214,6 +216,7 @@ export function configFromEnv(env = process.env): ServiceConfig {
     chromiumPath: env.CHROMIUM_PATH || undefined,
     chromiumPackDir: env.CHROMIUM_PACK_DIR || undefined,
     chromiumFontDir: env.CHROMIUM_FONT_DIR || undefined,
+    chromiumFilesDir: env.CHROMIUM_FILES_DIR || undefined,
     renderPrewarm: intEnv('RENDER_PREWARM', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : 2),
     // More documents in flight than cores + 1 only adds contention (measured: 8 at once is slower than 3 on 2 cores).
     renderMaxConcurrent: intEnv('RENDER_MAX_CONCURRENT', env.AWS_LAMBDA_FUNCTION_NAME ? 1 : cpus().length + 1),
@@ -346,6 +349,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
       executablePath: config.chromiumPath,
       packDir: config.chromiumPackDir,
       fontDir: config.chromiumFontDir,
+      filesDir: config.chromiumFilesDir,
       prewarm: config.renderPrewarm,
       maxConcurrent: config.renderMaxConcurrent,
       maxPageMemoryBytes: config.renderMaxPageMemoryMb * 2 ** 20,

@@ -4,7 +4,7 @@
  * tests and the benchmarks; every piece listens on loopback only.
  */
 import { once } from 'node:events';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -187,6 +187,10 @@ async function assemble(opts: LocalStackOptions, started: (() => Promise<unknown
   env.MAIL_DIR ??= path.join(dataDir, 'mail');
   // Chromium prints with the render layer's fonts here too, so a document looks (and breaks into pages) as it will in AWS.
   env.CHROMIUM_FONT_DIR ??= stageFonts(shippedFontFiles(), path.join(dataDir, 'fonts'));
+  // Chromium's fontconfig and profiles stay under DATA_DIR, not the system temp dir, where they piled up. Profiles a
+  // killed service left go now: this process holds DATA_DIR (see startLocalDynamo), and that service's Chromium died with it.
+  rmSync(path.join(dataDir, 'chromium', 'profiles'), { recursive: true, force: true });
+  env.CHROMIUM_FILES_DIR ??= path.join(dataDir, 'chromium');
   services = createServices(configFromEnv(env), opts.clock, {
     workflows,
     renderQueue: queues.get('render'),

@@ -1,4 +1,5 @@
-import { statfsSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, statfsSync } from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
 import type { Readable } from 'node:stream';
 import puppeteer, { type Browser, type CDPSession } from 'puppeteer-core';
@@ -19,6 +20,12 @@ export interface ChromiumConfig {
   packDir?: string;
   /** Fonts shipped with Chromium where the host has none (the layer's /opt/fonts): Chromium then uses only these (see fonts.ts). */
   fontDir?: string;
+  /**
+   * Where the browser's own files go (its fontconfig, its profiles); unset, the system temp dir (Lambda: /tmp is the only
+   * writable place). The local stack gives one under DATA_DIR: in /tmp each test stack left a fontconfig behind, and a
+   * killed service its profile.
+   */
+  filesDir?: string;
   /** Fresh contexts kept ready, so a request never waits for a renderer process to start. */
   prewarm: number;
   /** Most documents printing at once (one more for an account printing nothing yet, see FairSlots); further requests queue. */
@@ -277,9 +284,22 @@ export class ChromiumBrowser {
       const launching = (async (): Promise<Instance> => {
         const onLambda = !!process.env.AWS_LAMBDA_FUNCTION_NAME;
         const executablePath = await this.executablePath();
-        const fonts: Record<string, string> = this.config.fontDir ? { FONTCONFIG_PATH: writeFontConfig(this.config.fontDir) } : {};
+        const { fontDir, filesDir } = this.config;
+        const fonts: Record<string, string> = fontDir ? { FONTCONFIG_PATH: writeFontConfig(fontDir, filesDir && path.join(filesDir, 'fontconfig')) } : {};
+        // Puppeteer makes (and removes) a profile in the system temp dir unless given one; this one it leaves to us.
+        const profiles = filesDir && path.join(filesDir, 'profiles');
+        if (profiles) mkdirSync(profiles, { recursive: true });
+        const userDataDir = profiles && mkdtempSync(path.join(profiles, 'profile-'));
+        const removeProfile = () => {
+          try {
+            if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+          } catch {
+            // Left for the local stack's next start (see local/stack.ts).
+          }
+        };
         const browser = await puppeteer.launch({
           executablePath,
+          userDataDir,
           env: chromiumEnvironment(process.env, fonts),
           headless: 'shell',
           // puppeteer adds this one on every host; launchArgs adds it only where /dev/shm is too small.
@@ -296,7 +316,12 @@ export class ChromiumBrowser {
           // Document pages are driven over raw CDP sessions; puppeteer's own per-page set-up would
           // double the work for every document, so it ignores targets in our contexts.
           targetFilter: (target) => !this.contexts.has((target as unknown as { _getTargetInfo(): { browserContextId?: string } })._getTargetInfo().browserContextId ?? ''),
+        }).catch((err: unknown) => {
+          removeProfile();
+          throw err;
         });
+        // Gone once Chromium has exited (before close() resolves), as puppeteer does with a profile of its own.
+        browser.process()?.once('exit', removeProfile);
         browser.on('disconnected', () => {
           if (this.instance === launching) this.reset('browser disconnected');
         });

@@ -53,7 +53,8 @@ const CJK_FAMILIES: { face: (typeof FALLBACK_FAMILIES)[number]; named: string[] 
  * page counts differed from a machine with DejaVu. Characters DejaVu lacks fall back to the Noto faces, the fallback
  * families in their order (core/render/fonts.ts), then emoji by coverage. Returns the directory to use as
  * FONTCONFIG_PATH: one per font directory, written whole (several local stacks, each with its own fonts, may launch
- * Chromium at once).
+ * Chromium at once), in the system temp dir unless `configDir` is given. Its font cache is kept in it: a shared cache
+ * dir gained a file for every font directory ever used.
  */
 export function writeFontConfig(fontDir: string, configDir = path.join(tmpdir(), `pdf-fontconfig-${createHash('sha256').update(fontDir).digest('hex').slice(0, 16)}`)): string {
   const generics = FAMILY_CLASSES.map(({ generic }) => generic);
@@ -63,7 +64,7 @@ export function writeFontConfig(fontDir: string, configDir = path.join(tmpdir(),
 <fontconfig>
   <dir>${escapeXml(fontDir)}</dir>
   <dir>${escapeXml(path.join(tmpdir(), 'fonts'))}</dir>
-  <cachedir>${escapeXml(path.join(tmpdir(), 'fonts-cache'))}</cachedir>
+  <cachedir>${escapeXml(path.join(configDir, 'cache'))}</cachedir>
 ${FAMILY_CLASSES.flatMap(({ generic, named }) => named.map((name) => `  <alias binding="same">${family(name)}<default>${family(generic)}</default></alias>`)).join('\n')}
 ${CJK_FAMILIES.flatMap(({ face, named }) => named.map((name) => `  <alias binding="same">${family(name)}<prefer>${family(face)}</prefer></alias>`)).join('\n')}
   <match target="pattern">
