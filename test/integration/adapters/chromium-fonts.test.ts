@@ -1,5 +1,4 @@
-import { copyFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
@@ -8,20 +7,17 @@ import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer'
 import { markdownToHtml } from '../../../functions/core/render/markdown';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { readPdf } from '../../support/pdf';
+import { tempDir } from '../../support/temp';
 
 const DEJAVU = path.resolve(__dirname, '../../../node_modules/dejavu-fonts-ttf/ttf');
 /** The fonts a PDF embeds, without their subset prefixes. */
 const embeddedFonts = (pdf: Uint8Array) => [...new Set([...Buffer.from(pdf).toString('latin1').matchAll(/\/BaseFont\s*\/(?:[A-Z]{6}\+)?([A-Za-z0-9-]+)/g)].map((m) => m[1]))].sort();
 
 describe('Chromium with shipped fonts (the Lambda layer)', () => {
-  const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
-
   /** `html` printed with the shipped fonts only. */
   const printWithShippedFonts = async (html: string) => {
-    const home = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
-    dirs.push(home);
-    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir: stageFonts(shippedFontFiles(), path.join(home, 'fonts')) });
+    const home = tempDir('layer-fonts-');
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir: stageFonts(shippedFontFiles(), path.join(home, 'fonts')), filesDir: home });
     try {
       return await new ChromiumRenderer(browser).render({ html, options: parsePdfOptions({}), timeoutMs: 20_000 });
     } finally {
@@ -42,7 +38,7 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
         .map((f) => `${f}.ttf`)
         .sort(),
     );
-    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'))).length).toBe(26);
+    expect(readdirSync(stageFonts(shippedFontFiles(), path.join(tempDir('layer-fonts-'), 'fonts'))).length).toBe(26);
   });
 
   it('prints Chinese, Japanese, Korean, Hindi, Bengali, Tamil and Thai text in the Noto faces (DejaVu has no such glyphs: they printed as empty boxes)', async () => {
@@ -92,19 +88,17 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
 
   it('lays text out exactly as the unmodified DejaVu faces do (only their emoji are taken out)', async () => {
     const text = '<h1>Invoice № 42 — “Quarterly” ﬁnance</h1><p>Tax ∑ 1,234.56 € · Привет · Ελληνικά · שלום · مرحبا</p><pre>const total = items.reduce((a, b) => a + b, 0);</pre><p style="font-family: serif"><b>Bold</b> <i>italic</i> AV Wa Ty</p>';
-    const original = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
-    dirs.push(original);
+    const original = tempDir('layer-fonts-');
     for (const file of shippedFontFiles()) copyFileSync(file, path.join(original, path.basename(file)));
     const print = async (fontDir: string) => {
-      const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir });
+      const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir, filesDir: tempDir('chromium-files-') });
       try {
         return (await new ChromiumRenderer(browser).render({ html: text, options: parsePdfOptions({}), timeoutMs: 20_000 })).pdf;
       } finally {
         await browser.close();
       }
     };
-    const shippedDir = stageFonts(shippedFontFiles(), path.join(mkdtempSync(path.join(tmpdir(), 'layer-fonts-')), 'fonts'));
-    dirs.push(path.dirname(shippedDir));
+    const shippedDir = stageFonts(shippedFontFiles(), path.join(tempDir('layer-fonts-'), 'fonts'));
     // Glyph ids and metrics are kept, so the pages draw the same glyphs at the same places: equal content streams.
     const [before, after] = await Promise.all([print(original), print(shippedDir)]);
     expect(textStreams(after)).toEqual(textStreams(before));
@@ -157,10 +151,9 @@ describe('Chromium with shipped fonts (the Lambda layer)', () => {
 
   it('prints only with the fonts it was given, generic families mapped to them', async () => {
     // Only two faces: what the host has (DejaVu Sans among them) must not be used.
-    const fontDir = mkdtempSync(path.join(tmpdir(), 'layer-fonts-'));
-    dirs.push(fontDir);
+    const fontDir = tempDir('layer-fonts-');
     for (const file of ['DejaVuSansMono.ttf', 'DejaVuSerif.ttf']) copyFileSync(path.join(DEJAVU, file), path.join(fontDir, file));
-    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir });
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH, fontDir, filesDir: tempDir('chromium-files-') });
     try {
       const { pdf } = await new ChromiumRenderer(browser).render({
         html: '<p style="font-family: serif">serif text</p><pre>const code = 1;</pre><p style="font-family: sans-serif, Arial">sans text</p>',
