@@ -1,19 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { AslStateMachine } from '../../lib/state-machine';
 import { tempDir } from '../support/temp';
 
-// One directory for the file's definitions, removed afterwards (each run left one behind in the system's temp dir).
-let dir: string;
-beforeAll(() => (dir = mkdtempSync(path.join(os.tmpdir(), 'asl-'))));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-let written = 0;
 function asl(definition: object): string {
-  const file = path.join(dir, `test-${++written}.asl.json`);
+  const file = path.join(tempDir('asl-'), 'test.asl.json');
   writeFileSync(file, JSON.stringify(definition));
   return file;
 }
