@@ -239,7 +239,10 @@ describe('POST /bulkjob: a bundle in, a ZIP of PDFs out', () => {
           path: 'index.html',
           content_base64: b64('<a href="guide/intro.html#setup">Setup</a> <a href="guide/intro.html#two words">Words</a> <a href="guide/intro.html#nowhere">Nowhere</a> <a href="data.csv">Data</a> <a href="gone.html">Gone</a> <a href="long.html">Long</a> <a href="#top">Top</a><h1 id="top">Index</h1>'),
         },
-        { path: 'guide/intro.html', content_base64: b64('<a href="#setup">Jump</a> <a href="#two words">Two</a> <a href="../index.html">Back</a><div style="height:1500px"></div><h2 id="setup">Setup</h2><h2 id="two words">Two words</h2>') },
+        {
+          path: 'guide/intro.html',
+          content_base64: b64('<a href="#two words">Two</a> <a href="../index.html">Back</a><div style="height:1500px"></div><h2 id="setup">Setup</h2><div style="height:1500px"></div><h2 id="two words">Two words</h2>'),
+        },
         { path: 'data.csv', content_base64: b64('a,b\n1,2\n') },
         { path: 'long.html', content_base64: b64(long) },
       ],
@@ -249,10 +252,11 @@ describe('POST /bulkjob: a bundle in, a ZIP of PDFs out', () => {
     expect([...zip.keys()].sort()).toEqual(['guide/intro.pdf', 'index.pdf', 'manifest.json']);
 
     const linksOf = async (name: string) => (await readPdfLinks(zip.get(name)!)).flat().map((l) => `${l.text} -> ${l.target}`);
-    // Into the other PDF at the element it names (a named destination there), else at its first page. The CSV and the
-    // missing file make no PDF, and the long file failed: their links print as text.
+    // Into the other PDF at the element it names (a named destination there, also for an element no link inside that
+    // document points at), else at its first page. The CSV and the missing file make no PDF, and the long file
+    // failed: their links print as text.
     expect(await linksOf('index.pdf')).toEqual(['Setup -> guide/intro.pdf#setup', 'Words -> guide/intro.pdf#two%20words', 'Nowhere -> guide/intro.pdf#[0,{"name":"Fit"}]', 'Top -> page:0']);
-    expect(await linksOf('guide/intro.pdf')).toEqual(['Jump -> page:1', 'Two -> page:1', 'Back -> ../index.pdf#[0,{"name":"Fit"}]']);
+    expect(await linksOf('guide/intro.pdf')).toEqual(['Two -> page:2', 'Back -> ../index.pdf#[0,{"name":"Fit"}]']);
     expect(await pdfText(zip.get('index.pdf')!)).toContain('Setup Words Nowhere Data Gone Long Top');
     // Internal bookkeeping stays out of the rows and the manifest.
     const manifest = JSON.parse(zip.get('manifest.json')!.toString());

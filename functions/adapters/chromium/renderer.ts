@@ -43,6 +43,27 @@ const BUNDLE_LINKS = `function bundleLinks() {
   return found;
 }`;
 
+/** Elements of a bundle document that get a named destination in its PDF, at most (a few bytes each). */
+export const MAX_NAMED_DESTINATIONS = 2000;
+
+/**
+ * Chromium writes a named destination only for an element that a link within the document points at; another
+ * file's link (`intro.html#setup`) needs one to land there. So each element with an id gets a link to it that is
+ * never displayed (no annotation, no layout), in a hidden element after the body, where the page's own selectors
+ * (`body > :last-child`) do not see it.
+ */
+const NAME_DESTINATIONS = `{
+  const holder = document.createElement('div');
+  holder.hidden = true;
+  holder.style.setProperty('display', 'none', 'important');
+  for (const element of [...document.querySelectorAll('[id]')].slice(0, ${MAX_NAMED_DESTINATIONS})) {
+    const link = document.createElement('a');
+    link.setAttribute('href', '#' + element.id);
+    holder.append(link);
+  }
+  if (holder.firstChild) document.documentElement.append(holder);
+}`;
+
 /**
  * Run just before a bundle document prints (it may have waited for quiet since its load): animations finished again;
  * answers the distinct addresses its links to other bundle files go to. A link within the document (`#section`)
@@ -52,6 +73,7 @@ const BEFORE_BUNDLE_PRINT = `(() => {
   ${FINISH_ANIMATIONS}
   ${BUNDLE_LINKS}
   const found = bundleLinks();
+  ${NAME_DESTINATIONS}
   return { links: found.length, targets: [...new Set(found.map((link) => link[1]))] };
 })()`;
 

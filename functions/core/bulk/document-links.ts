@@ -3,8 +3,8 @@
  * (`<a href="guide/intro.html#setup">`) has it as a web link to that document's bundle URL; once the output names are
  * known, it is pointed at the PDF the document became, by its path in the output ZIP relative to the linking PDF
  * (`guide/intro.pdf`), so it works wherever the ZIP is unpacked. It opens at the element the link names when that PDF
- * has it as a named destination (Chromium writes one for each element a link within that document points at), else
- * at its first page. Links to documents that made no PDF are removed; their text stays.
+ * has it as a named destination (the renderer names one for each element with an id), else at its first page. Links
+ * to documents that made no PDF are removed; their text stays.
  */
 import { posix } from 'node:path';
 import type { JobFileRow } from '../jobs/files';

@@ -80,7 +80,7 @@ export function retargetLinks(pdf: Uint8Array, prefix: string, target: (uri: str
 
 /**
  * Names of the document's named destinations, as a `/GoToR` link from another file may give them (the catalog's
- * `/Dests` and the `/Names` tree); Chromium writes one for each element that a link within the document points at.
+ * `/Dests` and the `/Names` tree).
  */
 export function hasNamedDestination(pdf: Uint8Array): (name: string) => boolean {
   const source = new SourceDocument(PdfReader.open(pdf), { filename: '', index: 0 });

@@ -4,6 +4,7 @@ import { ChromiumRenderer, MAX_LINKS_TO_BUNDLE_FILES } from '../../../functions/
 import { systemResolver } from '../../../functions/adapters/net/dns-resolver';
 import { PrivateTargetAllowlist } from '../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../functions/core/net/guard';
+import { hasNamedDestination } from '../../../functions/core/pdf/links';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import type { RenderBundle } from '../../../functions/core/render/ports';
 import { png } from '../../support/images';
@@ -111,6 +112,17 @@ describe('rendering with a bundle as the page world', () => {
     const capped = await renderer.render({ html: many, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: { ...bundleOf({ 'index.html': many }, 'index.html'), isDocument: (path: string) => documents.has(path) } });
     expect((await readPdfLinks(capped.pdf)).flat().map((l) => l.target)).toEqual(['https://example.com/x']);
     expect(capped.documentLinks).toBeUndefined();
+  });
+
+  it("names a destination for each element with an id (for other files' links to land on), adding no link, text or layout", async () => {
+    const html = '<style>body > :last-child { color: rgb(255, 0, 0) }</style><h2 id="a">A</h2><p id="two words">B</p><p>last</p>';
+    const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
+    const has = hasNamedDestination(result.pdf);
+    expect([has('a'), has('two%20words'), has('c')]).toEqual([true, true, false]);
+    expect((await readPdfLinks(result.pdf)).flat()).toEqual([]);
+    expect((await readPdf(result.pdf)).map((p) => p.text)).toEqual(['A B last']);
+    // The page's own `body > :last-child` still finds its last paragraph: the destinations' links live outside the body.
+    expect((await readPdfDrawing(result.pdf))[0].fillColors).toContain('#ff0000');
   });
 
   it('prints animations started after load at their end too (a bundle page waits for quiet after its load)', async () => {
