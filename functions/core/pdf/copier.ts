@@ -235,6 +235,12 @@ export class SourceDocument {
     }
     return this.namedDests.get(name);
   }
+
+  /** The names `namedDestination` knows. */
+  namedDestinationNames(): string[] {
+    this.namedDestination('');
+    return [...this.namedDests!.keys()];
+  }
 }
 
 function bytesKey(s: PDFString | PDFHexString): string {

@@ -83,8 +83,10 @@ export function retargetLinks(pdf: Uint8Array, prefix: string, target: (uri: str
  * `/Dests` and the `/Names` tree).
  */
 export function hasNamedDestination(pdf: Uint8Array): (name: string) => boolean {
-  const source = new SourceDocument(PdfReader.open(pdf), { filename: '', index: 0 });
-  return (name) => source.namedDestination(name) !== undefined;
+  // The names only: holding the parsed document would hold `pdf` too, and Finish keeps one of these per linked PDF
+  // while it replaces the PDFs with their rewritten copies (every printed copy stayed beside its rewritten one).
+  const names = new Set(new SourceDocument(PdfReader.open(pdf), { filename: '', index: 0 }).namedDestinationNames());
+  return (name) => names.has(name);
 }
 
 function linkUri(reader: PdfReader, annot: PDFDict): string | undefined {

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { PDFArray, PDFDict, PDFDocument, PDFHexString, PDFName, type PDFObject, PDFString } from 'pdf-lib';
 import { hasNamedDestination, retargetLinks } from '../../../../functions/core/pdf/links';
 import { PdfReader, textOf } from '../../../../functions/core/pdf/reader';
@@ -97,5 +99,20 @@ describe('hasNamedDestination', () => {
   it('knows the names of the catalog /Dests', async () => {
     const has = hasNamedDestination(await linkedPdf());
     expect([has('setup'), has('other')]).toEqual([true, false]);
+  });
+
+  it('keeps the names only, not the PDF they were read from (Finish holds one per linked PDF while replacing them)', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let pdf: Uint8Array | undefined = new Uint8Array(await linkedPdf()); // a copy in an ArrayBuffer of its own
+    const bytes = new WeakRef(pdf.buffer);
+    const has = hasNamedDestination(pdf);
+    pdf = undefined;
+    for (let i = 0; i < 5 && bytes.deref(); i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+      gc();
+    }
+    expect(bytes.deref()).toBeUndefined();
+    expect(has('setup')).toBe(true);
   });
 });
