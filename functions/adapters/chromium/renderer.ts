@@ -97,10 +97,13 @@ function unlinkBundleFiles(documents: string[]): string {
 /**
  * Just before a bundle document prints: its links to other documents of the bundle stay, at their bundle address (the
  * caller points them at those documents' PDFs); links to its other files print as their text. Answers how many
- * documents it links to.
+ * documents it links to. Run in a world of its own: the page's scripts may have replaced what the page's world has
+ * (`document.querySelectorAll` hiding its links, so that more than MAX_LINKS_TO_BUNDLE_FILES were kept, or
+ * `Element.prototype.append` throwing, so that links to the bundle's other files kept the internal address).
  */
-async function keepDocumentLinks(session: CDPSession, bundle: RenderBundle): Promise<number> {
-  const { result } = (await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT, returnByValue: true })) as { result?: { value?: { links?: unknown; targets?: unknown } } };
+async function keepDocumentLinks(session: CDPSession, frameId: string, bundle: RenderBundle): Promise<number> {
+  const { executionContextId: contextId } = (await session.send('Page.createIsolatedWorld', { frameId, worldName: 'bundle-links' })) as { executionContextId: number };
+  const { result } = (await session.send('Runtime.evaluate', { expression: BEFORE_BUNDLE_PRINT, contextId, returnByValue: true })) as { result?: { value?: { links?: unknown; targets?: unknown } } };
   const { links, targets } = result?.value ?? {};
   const linked = Array.isArray(targets) ? targets.filter((to): to is string => typeof to === 'string') : [];
   const documents =
@@ -110,7 +113,7 @@ async function keepDocumentLinks(session: CDPSession, bundle: RenderBundle): Pro
           return path !== null && (bundle.isDocument?.(path) ?? false);
         })
       : [];
-  if (documents.length < linked.length) await session.send('Runtime.evaluate', { expression: unlinkBundleFiles(documents) });
+  if (documents.length < linked.length) await session.send('Runtime.evaluate', { expression: unlinkBundleFiles(documents), contextId });
   return documents.length;
 }
 
@@ -458,7 +461,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
-            const documentLinks = request.bundle ? await keepDocumentLinks(session, request.bundle) : 0;
+            const documentLinks = request.bundle ? await keepDocumentLinks(session, frameId, request.bundle) : 0;
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);
             if (navigation?.away()) throw navigatedAway();

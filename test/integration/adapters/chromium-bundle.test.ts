@@ -114,6 +114,23 @@ describe('rendering with a bundle as the page world', () => {
     expect(capped.documentLinks).toBeUndefined();
   });
 
+  it("finds its links and names its destinations whatever the page's scripts replaced (they run in a world of their own)", async () => {
+    const documents = new Set(['index.html', 'docs/guide.html']);
+    const render = (html: string) =>
+      renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: { ...bundleOf({ 'index.html': html }, 'index.html'), isDocument: (path: string) => documents.has(path) } });
+    // Element.prototype.append throwing stopped the script before it answered: the stylesheet's link kept the internal address.
+    const throwing = await render(`<a href="docs/guide.html">Guide</a> <a href="site.css">Css</a><h2 id="a">A</h2>
+      <script>Element.prototype.append = () => { throw new Error('no'); };</script>`);
+    expect((await readPdfLinks(throwing.pdf)).flat().map((l) => `${l.text} -> ${l.target}`)).toEqual(['Guide -> https://bundle.invalid/docs/guide.html']);
+    expect(throwing.documentLinks).toBe(1);
+    expect(hasNamedDestination(throwing.pdf)('a')).toBe(true);
+    // A querySelectorAll answering one link kept all of them past MAX_LINKS_TO_BUNDLE_FILES.
+    const hiding = await render(`${'<a href="docs/guide.html">G</a> '.repeat(MAX_LINKS_TO_BUNDLE_FILES + 1)}
+      <script>const all = Document.prototype.querySelectorAll; document.querySelectorAll = function (s) { return [...all.call(this, s)].slice(0, 1); };</script>`);
+    expect((await readPdfLinks(hiding.pdf)).flat()).toEqual([]);
+    expect(hiding.documentLinks).toBeUndefined();
+  });
+
   it("names a destination for each element with an id (for other files' links to land on), adding no link, text or layout", async () => {
     const html = '<style>body > :last-child { color: rgb(255, 0, 0) }</style><h2 id="a">A</h2><p id="two words">B</p><p>last</p>';
     const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
