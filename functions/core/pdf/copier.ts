@@ -199,8 +199,18 @@ export class SourceDocument {
     return found;
   }
 
-  /** Named destinations (catalog /Dests and the /Names /Dests name tree), read once on first use, within MAX_NAME_TREE_REFERENCES. */
+  /** A named destination (catalog /Dests or the /Names /Dests name tree). */
   namedDestination(name: string): PDFObject | undefined {
+    return this.namedDestinations().get(name);
+  }
+
+  /** The names of the named destinations. */
+  namedDestinationNames(): string[] {
+    return [...this.namedDestinations().keys()];
+  }
+
+  /** Named destinations by name, read once on first use, within MAX_NAME_TREE_REFERENCES. */
+  private namedDestinations(): Map<string, PDFObject> {
     if (!this.namedDests) {
       const map = new Map<string, PDFObject>();
       const r = this.reader;
@@ -233,13 +243,7 @@ export class SourceDocument {
       }
       this.namedDests = map;
     }
-    return this.namedDests.get(name);
-  }
-
-  /** The names `namedDestination` knows. */
-  namedDestinationNames(): string[] {
-    this.namedDestination('');
-    return [...this.namedDests!.keys()];
+    return this.namedDests;
   }
 }
 
