@@ -49,8 +49,8 @@ export const MAX_NAMED_DESTINATIONS = 2000;
 /**
  * Chromium writes a named destination only for an element that a link within the document points at; another
  * file's link (`intro.html#setup`) needs one to land there. So each element with an id gets a link to it that is
- * never displayed (no annotation, no layout), in a hidden element after the body, where the page's own selectors
- * (`body > :last-child`) do not see it. It is added by the last `beforeprint` listener, after the page's own: a
+ * never displayed (no annotation, no layout), in a hidden element in the head, where the page's own selectors
+ * (`body > :last-child`, `body:last-child`) do not see it. It is added by the last `beforeprint` listener, after the page's own: a
  * script listing the page's links for print (footnotes of their addresses) does not list these.
  */
 const NAME_DESTINATIONS = `{
@@ -62,7 +62,7 @@ const NAME_DESTINATIONS = `{
     link.setAttribute('href', '#' + element.id);
     holder.append(link);
   }
-  if (holder.firstChild) addEventListener('beforeprint', () => document.documentElement.append(holder), { once: true });
+  if (holder.firstChild) addEventListener('beforeprint', () => (document.head ?? document.documentElement).append(holder), { once: true });
 }`;
 
 /**

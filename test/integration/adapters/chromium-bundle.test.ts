@@ -134,14 +134,15 @@ describe('rendering with a bundle as the page world', () => {
   it("names a destination for each element with an id (for other files' links to land on), adding no link, text or layout", async () => {
     // A script printing its links' addresses as notes (on beforeprint) lists the page's one link, not those naming destinations.
     const html = `<script>addEventListener('beforeprint', () => { document.getElementById('a').textContent += ' notes ' + document.querySelectorAll('a[href]').length; });</script>
-      <style>body > :last-child { color: rgb(255, 0, 0) }</style><h2 id="a">A</h2><p id="two words">B</p><p>last</p>`;
+      <style>body > :last-child { color: rgb(255, 0, 0) } body:last-child h2 { color: rgb(0, 0, 255) }</style><h2 id="a">A</h2><p id="two words">B</p><p>last</p>`;
     const result = await renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 8_000 }, bundle: bundleOf({ 'index.html': html }, 'index.html') });
     const has = hasNamedDestination(result.pdf);
     expect([has('a'), has('two%20words'), has('c')]).toEqual([true, true, false]);
     expect((await readPdfLinks(result.pdf)).flat()).toEqual([]);
     expect((await readPdf(result.pdf)).map((p) => p.text)).toEqual(['A notes 0 B last']);
-    // The page's own `body > :last-child` still finds its last paragraph: the destinations' links live outside the body.
-    expect((await readPdfDrawing(result.pdf))[0].fillColors).toContain('#ff0000');
+    // The page's own `body > :last-child` still finds its last paragraph, and `body:last-child` the body: the
+    // destinations' links live in the head.
+    expect((await readPdfDrawing(result.pdf))[0].fillColors).toEqual(expect.arrayContaining(['#ff0000', '#0000ff']));
   });
 
   it('prints animations started after load at their end too (a bundle page waits for quiet after its load)', async () => {
