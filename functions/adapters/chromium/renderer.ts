@@ -50,8 +50,8 @@ export const MAX_NAMED_DESTINATIONS = 2000;
  * Chromium writes a named destination only for an element that a link within the document points at; another
  * file's link (`intro.html#setup`) needs one to land there. So each element with an id gets a link to it that is
  * never displayed (no annotation, no layout), in a hidden element in the head, where the page's own selectors
- * (`body > :last-child`, `body:last-child`) do not see it. It is added by the last `beforeprint` listener, after the page's own: a
- * script listing the page's links for print (footnotes of their addresses) does not list these.
+ * (`body > :last-child`, `body:last-child`) do not see it. It is added by the last `beforeprint` listener, after
+ * the page's own: a script listing the page's links for print (footnotes of their addresses) does not list these.
  */
 const NAME_DESTINATIONS = `{
   const holder = document.createElement('div');
