@@ -320,14 +320,14 @@ export class ChromiumBrowser {
           removeProfile();
           throw err;
         });
+        const child = browser.process();
         // Gone once Chromium has exited (before close() resolves), as puppeteer does with a profile of its own.
-        browser.process()?.once('exit', removeProfile);
+        child?.once('exit', removeProfile);
         browser.on('disconnected', () => {
           if (this.instance === launching) this.reset('browser disconnected');
         });
-        const stderr = browser.process()?.stderr;
-        if (stderr) {
-          watchChromiumLog(stderr, (line) => {
+        if (child?.stderr) {
+          watchChromiumLog(child.stderr, (line) => {
             this.lastFaultLine = { line, at: Date.now() };
             this.config.log?.(`Chromium killed a renderer over a bad internal message: ${line}`);
           });
