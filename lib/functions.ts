@@ -239,7 +239,12 @@ export class FunctionFactory extends Construct {
     for (const p of permissions) {
       if (p === 'table:read') table.grant(role, ...TABLE_READ_ACTIONS);
       if (p === 'table:write') table.grant(role, ...TABLE_WRITE_ACTIONS);
-      if (p === 'bucket:read') for (const pattern of objects) bucket.grantRead(role, pattern);
+      if (p === 'bucket:read') {
+        // Render roles read objects by key and may not list them: a compromised renderer cannot enumerate other
+        // accounts' keys (the price: S3 answers a missing key with 403, not 404; see the README's deployment notes).
+        if (confined) role.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: objects.map((pattern) => bucket.arnForObjects(pattern)) }));
+        else bucket.grantRead(role);
+      }
       if (p === 'bucket:read:outputs') for (const prefix of OUTPUT_OBJECT_PREFIXES) bucket.grantRead(role, `${prefix}*`);
       if (p === 'bucket:write') for (const pattern of objects) bucket.grantPut(role, pattern);
       if (p === 'bucket:upload') bucket.grantPut(role, `${STORAGE_AREAS.uploads.prefix}*`);

@@ -38,13 +38,13 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
     'bucket:read': {
       'Action::s3:GetObject*': 'CDK grantRead for the declared bucket:read permission: s3:GetObject* is GetObject and its version, ACL, attribute and tagging reads.',
       'Action::s3:GetBucket*': 'CDK grantRead for the declared bucket:read permission: s3:GetBucket* reads this bucket\'s settings (location, versioning, …), not objects.',
-      'Action::s3:List*': 'CDK grantRead for the declared bucket:read permission: s3:List* lists this bucket\'s keys (with it a missing key reads as 404, not 403).',
+      'Action::s3:List*': 'CDK grantRead for the declared bucket:read permission: s3:List* lists this bucket\'s keys (with it a missing key reads as 404, not 403). Render roles do not get it (lib/functions.ts).',
       [objects]: objectsReason,
     },
     'bucket:read:outputs': {
       'Action::s3:GetObject*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:GetObject* is GetObject and its version, ACL, attribute and tagging reads.',
       'Action::s3:GetBucket*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:GetBucket* reads this bucket\'s settings (location, versioning, …), not objects.',
-      'Action::s3:List*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:List* on the result areas only.',
+      'Action::s3:List*': 'CDK grantRead for the declared bucket:read:outputs permission: s3:List* lists this bucket\'s keys (a missing result reads as 404, not 403); objects are read in the result areas only.',
       ...Object.fromEntries(
         OUTPUT_OBJECT_PREFIXES.map((prefix) => [
           `Resource::${bucket}/${prefix}*`,
@@ -74,9 +74,12 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
     ),
   };
   for (const [role, permissions] of stack.functions.roleGrants) {
-    const findings: Record<string, string> = Object.assign({}, ...permissions.map((p) => grantWildcards[p] ?? {}));
+    const confined = stack.functions.confinedRoles.has(role);
+    // Render roles read with s3:GetObject alone (no CDK grantRead, so no wildcard actions and no listing).
+    const wildcardsOf = (p: Permission) => (confined && p === 'bucket:read' ? { [objects]: objectsReason } : grantWildcards[p]);
+    const findings: Record<string, string> = Object.assign({}, ...permissions.map((p) => wildcardsOf(p) ?? {}));
     // Render roles reach the job input and output areas only: the same reason, for each of those prefixes.
-    if (stack.functions.confinedRoles.has(role) && findings[objects]) {
+    if (confined && findings[objects]) {
       const reason = findings[objects];
       delete findings[objects];
       for (const prefix of RENDER_OBJECT_PREFIXES) {

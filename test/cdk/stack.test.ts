@@ -199,7 +199,7 @@ describe('CDK app', () => {
     for (const fn of renderFns) {
       const role = fn.Properties.Role['Fn::GetAtt'][0];
       const statements = policyStatementsOfRole(role);
-      // Object access under inputs/ and outputs/ only (listing and bucket settings aside, which name no object).
+      // Object access under inputs/ and outputs/ only.
       const objectResources = statements
         .filter((st) => st.Effect === 'Allow' && [st.Action].flat().some((a: string) => /^s3:(GetObject|PutObject|DeleteObject)/.test(a)))
         .flatMap((st) => [st.Resource].flat())
@@ -207,6 +207,10 @@ describe('CDK app', () => {
         .filter((r) => r.includes('/'));
       expect(objectResources.length).toBeGreaterThan(0);
       for (const r of objectResources) expect(r).toMatch(/\/(inputs|outputs)\/\*"\]\]\}$/);
+      // Reads by key only: no listing (which would name other accounts' jobs) and no bucket settings.
+      const s3Actions = statements.filter((st) => st.Effect === 'Allow').flatMap((st) => [st.Action].flat()).filter((a: string) => a.startsWith('s3:'));
+      expect(s3Actions).toContain('s3:GetObject');
+      expect(s3Actions.filter((a: string) => /^s3:(List|GetBucket)/.test(a))).toEqual([]);
       // API keys, webhooks and Stripe mappings are denied, whatever else the role may do with the table.
       const deny = statements.find((st) => st.Effect === 'Deny');
       expect(deny.Condition).toEqual({
