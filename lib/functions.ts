@@ -92,10 +92,11 @@ const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamod
 /**
  * What a function that prints untrusted documents (profile `render`: Chromium with --no-sandbox) may reach, so that a
  * renderer exploit holding its role's credentials gets no further than the work of rendering: objects under the job
- * input and output areas only (not merge/split files, editor outputs, uploads or template assets), and none of the
- * table's partitions that hold credentials or their equivalents — API keys (writing one would open any account),
- * webhooks and their signing secrets, Stripe mappings. Accounts, jobs and rate windows stay reachable: charging and
- * recording jobs is part of rendering.
+ * input and output areas only (not merge/split files, editor outputs, uploads or template assets), read by key with no
+ * way to list them (no s3:List*, and no access to the table's index, whose partitions name jobs and their keys), and
+ * none of the table's partitions that hold credentials or their equivalents — API keys (writing one would open any
+ * account), webhooks and their signing secrets, Stripe mappings. Accounts, jobs and rate windows stay reachable by key:
+ * charging and recording jobs is part of rendering.
  */
 export const RENDER_OBJECT_PREFIXES = [STORAGE_AREAS.jobInputs.prefix, STORAGE_AREAS.jobOutputs.prefix];
 /** The stored results a `bucket:read:outputs` role may read (and sign links to). */
@@ -236,9 +237,14 @@ export class FunctionFactory extends Construct {
     const { table, bucket } = this.props;
     // Object permissions on the whole bucket, or on the render areas alone.
     const objects = confined ? RENDER_OBJECT_PREFIXES.map((prefix) => `${prefix}*`) : ['*'];
+    // Render roles reach the table itself, not its index: gsi1's partitions list every account's jobs (with their output
+    // keys) and, in a handful of sharded partitions, pending events and job starts of all accounts, which would undo "no
+    // listing". Rendering queries no index; CDK's table.grant would add <table>/index/*.
+    const tableGrant = (actions: string[]) =>
+      confined ? role.addToPolicy(new iam.PolicyStatement({ actions, resources: [table.tableArn] })) : table.grant(role, ...actions);
     for (const p of permissions) {
-      if (p === 'table:read') table.grant(role, ...TABLE_READ_ACTIONS);
-      if (p === 'table:write') table.grant(role, ...TABLE_WRITE_ACTIONS);
+      if (p === 'table:read') tableGrant(TABLE_READ_ACTIONS);
+      if (p === 'table:write') tableGrant(TABLE_WRITE_ACTIONS);
       if (p === 'bucket:read') {
         // Render roles read objects by key and may not list them: a compromised renderer cannot enumerate other
         // accounts' keys (the price: S3 answers a missing key with 403, not 404; see the README's deployment notes).

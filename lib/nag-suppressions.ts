@@ -75,8 +75,13 @@ export function acknowledgeNagFindings(stack: PdfServiceStack): void {
   };
   for (const [role, permissions] of stack.functions.roleGrants) {
     const confined = stack.functions.confinedRoles.has(role);
-    // Render roles read with s3:GetObject alone (no CDK grantRead, so no wildcard actions and no listing).
-    const wildcardsOf = (p: Permission) => (confined && p === 'bucket:read' ? { [objects]: objectsReason } : grantWildcards[p]);
+    // Render roles read with s3:GetObject alone (no CDK grantRead, so no wildcard actions and no listing), and reach the
+    // table but not its index (lib/functions.ts): no <table>/index/* to acknowledge.
+    const wildcardsOf = (p: Permission) => {
+      if (!confined) return grantWildcards[p];
+      if (p === 'bucket:read') return { [objects]: objectsReason };
+      return p === 'table:read' || p === 'table:write' ? {} : grantWildcards[p];
+    };
     const findings: Record<string, string> = Object.assign({}, ...permissions.map((p) => wildcardsOf(p) ?? {}));
     // Render roles reach the job input and output areas only: the same reason, for each of those prefixes.
     if (confined && findings[objects]) {

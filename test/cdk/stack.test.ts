@@ -230,6 +230,22 @@ describe('CDK app', () => {
     }
   });
 
+  it('keeps render functions off the table index, whose partitions would name every account\'s jobs and their output keys', () => {
+    // gsi1 lists jobs per account (ACCOUNT#<id>#JOBS) and, in a few sharded partitions (OUTBOX#n, STARTS#n, WATCHES#n),
+    // pending events and job starts of all accounts: a Query there would undo "no listing". Rendering queries none.
+    const renderFns = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties.Layers ?? []).includes('Chromium'));
+    expect(renderFns.length).toBeGreaterThanOrEqual(4);
+    for (const fn of renderFns) {
+      const statements = policyStatementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]);
+      const tableAllows = statements.filter((st) => st.Effect === 'Allow' && [st.Action].flat().some((a: string) => a.startsWith('dynamodb:')));
+      expect(tableAllows.flatMap((st) => [st.Action].flat())).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem']));
+      for (const st of tableAllows) expect(JSON.stringify(st.Resource)).not.toContain('/index/');
+    }
+    // Functions that list (GET /jobs) still query the index.
+    const list = methods.find((m) => m.method === 'GET' && m.path === '/jobs')!;
+    expect(JSON.stringify(policyStatementsOfRole(functionOf(list).Properties.Role['Fn::GetAtt'][0]))).toContain('/index/*');
+  });
+
   it('grants no DynamoDB operation the code does not use (no Scan, no stream reads)', () => {
     const used = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
     const granted = Object.values(resources)
