@@ -84,9 +84,10 @@ export interface FunctionFactoryProps {
 /**
  * The DynamoDB operations the adapters use (functions/adapters/dynamodb), on the table and its index. CDK's
  * grantReadData would add Scan and the stream reads, which nothing here needs; transactions need no action of their
- * own beyond those of their items.
+ * own beyond those of their items (Put, Update and Delete with their conditions; no transaction has a ConditionCheck
+ * item, so no dynamodb:ConditionCheckItem).
  */
-const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'];
+const TABLE_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query'];
 const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
 
 /**
