@@ -96,8 +96,8 @@ const TABLE_WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamod
  * input and output areas only (not merge/split files, editor outputs, uploads or template assets), read by key with no
  * way to list them (no s3:List*, and no access to the table's index, whose partitions name jobs and their keys), and
  * none of the table's partitions that hold credentials or their equivalents — API keys (writing one would open any
- * account), webhooks and their signing secrets, Stripe mappings. Accounts, jobs and rate windows stay reachable by key:
- * charging and recording jobs is part of rendering.
+ * account), webhooks and their signing secrets, Stripe mappings; nor may they write the plan catalogue, which they read.
+ * Accounts, jobs and rate windows stay reachable by key: charging and recording jobs is part of rendering.
  */
 export const RENDER_OBJECT_PREFIXES = [STORAGE_AREAS.jobInputs.prefix, STORAGE_AREAS.jobOutputs.prefix];
 /** The stored results a `bucket:read:outputs` role may read (and sign links to). */
@@ -266,6 +266,16 @@ export class FunctionFactory extends Construct {
           actions: [...TABLE_READ_ACTIONS, ...TABLE_WRITE_ACTIONS],
           resources: [table.tableArn, `${table.tableArn}/index/*`],
           conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': RENDER_DENIED_PARTITIONS } },
+        }),
+      );
+      // The plan catalogue (prices, quotas and rate limits of every account) is read to render, never written: it is
+      // seeded at deploy.
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          effect: iam.Effect.DENY,
+          actions: TABLE_WRITE_ACTIONS,
+          resources: [table.tableArn],
+          conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': [keys.planPartition] } },
         }),
       );
     }

@@ -246,6 +246,17 @@ describe('CDK app', () => {
     expect(JSON.stringify(policyStatementsOfRole(functionOf(list).Properties.Role['Fn::GetAtt'][0]))).toContain('/index/*');
   });
 
+  it('lets render functions read the plan catalogue but not rewrite it (every account\'s prices and quotas)', () => {
+    const renderFns = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && JSON.stringify(r.Properties.Layers ?? []).includes('Chromium'));
+    for (const fn of renderFns) {
+      const statements = policyStatementsOfRole(fn.Properties.Role['Fn::GetAtt'][0]);
+      const planWrites = statements.filter((st) => st.Effect === 'Deny' && JSON.stringify(st.Condition ?? {}).includes('"PLAN"'));
+      expect(planWrites).toHaveLength(1);
+      expect([planWrites[0].Action].flat().sort()).toEqual(['dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+      expect(planWrites[0].Condition).toEqual({ 'ForAnyValue:StringEquals': { 'dynamodb:LeadingKeys': ['PLAN'] } });
+    }
+  });
+
   it('grants no DynamoDB operation the code does not use (no Scan, no stream reads)', () => {
     // Transactions are authorised item by item; none has a ConditionCheck item, so dynamodb:ConditionCheckItem is not used.
     const used = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
