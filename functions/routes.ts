@@ -29,7 +29,8 @@ export interface RouteDef {
 }
 
 /** `bucket:upload`: may put objects under uploads/ only (what the presigned upload URLs it signs can do).
- *  `bucket:read:outputs`: may read stored results only (outputs/, pdfop/, edits/): the webhook dispatcher links to them.
+ *  `bucket:read:outputs`: may read stored results only (outputs/, pdfop/, edits/): the webhook dispatcher links to them;
+ *  it may also list the bucket's keys (without that, S3 answers a missing result 403, not 404).
  *  `stripe`: the function gets the Stripe secret key (only functions that call Stripe).
  *  `stripe:webhook`: gets the Stripe webhook signing secret (only the Stripe webhook route).
  *  `pagination`: gets PAGINATION_SECRET, the key that seals list page tokens (only the list routes).
