@@ -18,3 +18,31 @@ describe('active-job slots outlast their workflows', () => {
     expect(lease).toBeGreaterThan(timeoutOf(workflow));
   });
 });
+
+/**
+ * Lambda's transient service errors (a 500 on the invoke itself), as Step Functions names them. AWS's best practice
+ * (https://docs.aws.amazon.com/step-functions/latest/dg/bp-lambda-serviceexception.html) retries all four; the local
+ * runner calls handlers in-process and never raises one, so only the definition can say they are retried.
+ */
+const LAMBDA_SERVICE_EXCEPTIONS = ['Lambda.ClientExecutionTimeoutException', 'Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException'];
+
+function taskStates(states: Record<string, any>): [string, any][] {
+  return Object.entries(states).flatMap(([name, state]) => [
+    ...(state.Type === 'Task' ? [[name, state] as [string, any]] : []),
+    ...(state.ItemProcessor ? taskStates(state.ItemProcessor.States) : []),
+    ...(state.Iterator ? taskStates(state.Iterator.States) : []),
+    ...(state.Branches ?? []).flatMap((b: { States: Record<string, any> }) => taskStates(b.States)),
+  ]);
+}
+
+describe('every Task state retries Lambda service exceptions', () => {
+  it.each(WORKFLOWS.map((w) => [w.name, w.definition]))('%s', (_name, file) => {
+    const asl = JSON.parse(readFileSync(path.resolve(__dirname, '../..', file), 'utf8'));
+    for (const [state, task] of taskStates(asl.States)) {
+      const retried = new Set<string>((task.Retry ?? []).flatMap((r: { ErrorEquals: string[] }) => r.ErrorEquals));
+      // States.TaskFailed and States.ALL match every one of them.
+      const missing = retried.has('States.ALL') || retried.has('States.TaskFailed') ? [] : LAMBDA_SERVICE_EXCEPTIONS.filter((e) => !retried.has(e));
+      expect(`${state}: ${missing.join(', ')}`).toBe(`${state}: `);
+    }
+  });
+});
