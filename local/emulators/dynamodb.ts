@@ -6,7 +6,8 @@
  * atomic and isolated relative to everything else; reads go straight to dynalite. A transaction applies its items one by
  * one as conditional single-item writes (dynalite evaluates the conditions), remembering each item's
  * previous state (returned by the write itself); if any condition fails it restores what it changed and answers
- * TransactionCanceledException with per-item CancellationReasons, as DynamoDB does. Before the first write, the
+ * TransactionCanceledException with per-item CancellationReasons naming every item whose condition fails, as
+ * DynamoDB does. Before the first write, the
  * items as they were go to a journal file beside the data; a process killed part-way leaves it behind, and the next
  * start puts those items back, so no half of a transaction (a charge without its job) survives a crash. Production
  * code keeps using real TransactWriteItems; only this emulator knows the difference.
@@ -297,9 +298,20 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
         if (type.endsWith('ConditionalCheckFailedException')) {
           // A refused write changed nothing, and the lock keeps others out, so this read sees what the condition saw.
           const current = ReturnValuesOnConditionCheckFailure === 'ALL_OLD' ? await getItem(op.table, op.key, auth) : undefined;
-          const reasons = ops.map((_, j) =>
-            j === i ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(current ? { Item: current } : {}) } : { Code: 'None' },
-          );
+          const failed = (item: Json | undefined) => ({ Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(item ? { Item: item } : {}) });
+          // DynamoDB evaluates every item's condition and names each one that failed (e.g. [None, ConditionalCheckFailed,
+          // ConditionalCheckFailed]); callers that read a later position must see it too. The items before this one held;
+          // those after it are checked against the items as they were (everything written is undone by now).
+          const reasons: Json[] = [];
+          for (let j = 0; j < ops.length; j++) {
+            if (j < i) reasons.push({ Code: 'None' });
+            else if (j === i) reasons.push(failed(current));
+            else {
+              const check = await conditionOf(ops[j], auth);
+              if (check.reply) return check.reply;
+              reasons.push(check.holds ? { Code: 'None' } : failed(check.item));
+            }
+          }
           return errorReply(
             'TransactionCanceledException',
             `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((r) => r.Code).join(', ')}]`,
@@ -312,6 +324,43 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     }
     for (const a of applied) if (a.kind === 'ConditionCheck') await restore(a.table, a.key, a.before, auth);
     return { status: 200, body: '{}' };
+  }
+
+  /**
+   * Whether a transaction item's condition holds on its item as it is now (true when it has none): the condition is
+   * tried as a write that changes nothing (REMOVE of an attribute no item has), and the item is put back as it was.
+   * `item` is the item as it is, when the condition failed and the item asked for it (ReturnValuesOnConditionCheckFailure).
+   * A refusal other than the condition's is the transaction's answer (`reply`).
+   */
+  async function conditionOf(op: { table: string; key: Json; body: Json }, auth: Record<string, string>): Promise<{ holds: boolean; item?: Json; reply?: Reply }> {
+    const condition: string | undefined = op.body.ConditionExpression;
+    if (!condition) return { holds: true };
+    // Only the names and values the condition uses: an Update's others belong to its UpdateExpression, and dynalite
+    // (like DynamoDB) refuses ones no expression uses.
+    const used = (map: Json | undefined, pattern: RegExp) => {
+      const tokens = new Set(condition.match(pattern) ?? []);
+      return Object.fromEntries(Object.entries(map ?? {}).filter(([k]) => tokens.has(k)));
+    };
+    const values = used(op.body.ExpressionAttributeValues, /:[A-Za-z0-9_]+/g);
+    const res = await call(
+      'UpdateItem',
+      {
+        TableName: op.table,
+        Key: op.key,
+        ConditionExpression: condition,
+        UpdateExpression: 'REMOVE #__txcc',
+        ExpressionAttributeNames: { ...used(op.body.ExpressionAttributeNames, /#[A-Za-z0-9_]+/g), '#__txcc': '__tx_condition_check__' },
+        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        ReturnValues: 'ALL_OLD',
+      },
+      auth,
+    );
+    if (res.status === 200) {
+      await restore(op.table, op.key, JSON.parse(res.body).Attributes, auth);
+      return { holds: true };
+    }
+    if (!String(JSON.parse(res.body).__type ?? '').endsWith('ConditionalCheckFailedException')) return { holds: false, reply: res };
+    return { holds: false, item: op.body.ReturnValuesOnConditionCheckFailure === 'ALL_OLD' ? await getItem(op.table, op.key, auth) : undefined };
   }
 
   async function transactGet(request: Json, auth: Record<string, string>): Promise<Reply> {

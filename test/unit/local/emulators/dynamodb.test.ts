@@ -204,6 +204,45 @@ describe.each([
     expect(await read('l3')).toBeUndefined();
   });
 
+  it('names every item whose condition fails, not only the first, as DynamoDB does', async () => {
+    // DynamoDB evaluates all conditions: a charge whose bucket no longer covers it AND whose job finished meanwhile is
+    // cancelled with [None, ConditionalCheckFailed, ConditionalCheckFailed] (charges.ts reads position 2 as job_finished).
+    await put('b6', { balance: 1 });
+    await put('j6', { status: 'completed' });
+    await put('k6', { state: 'open' });
+    const reasons = await cancellation(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('l6'), v: 1 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            { Update: { TableName: TABLE, Key: key('b6'), UpdateExpression: 'SET balance = balance - :n, note = :why', ConditionExpression: 'balance >= :n', ExpressionAttributeValues: { ':n': 5, ':why': 'debit' } } },
+            {
+              Put: {
+                TableName: TABLE,
+                Item: { ...key('j6'), status: 'failed' },
+                ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:q, :p)',
+                ExpressionAttributeNames: { '#s': 'status' },
+                ExpressionAttributeValues: { ':q': 'queued', ':p': 'processing' },
+                ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+              },
+            },
+            { Update: { TableName: TABLE, Key: key('k6'), UpdateExpression: 'SET #st = :closed', ConditionExpression: '#st = :open', ExpressionAttributeNames: { '#st': 'state' }, ExpressionAttributeValues: { ':open': 'open', ':closed': 'closed' } } },
+            { Delete: { TableName: TABLE, Key: key('absent6'), ConditionExpression: 'attribute_exists(pk)' } },
+          ],
+        }),
+      ),
+    );
+    expect(reasons.map((r) => r.Code)).toEqual(['None', 'ConditionalCheckFailed', 'ConditionalCheckFailed', 'None', 'ConditionalCheckFailed']);
+    expect(reasons[2].Item).toMatchObject({ status: { S: 'completed' } });
+    expect(reasons[1].Item).toBeUndefined();
+    // Checking the later conditions wrote nothing.
+    expect(await read('l6')).toBeUndefined();
+    expect(await read('b6')).toEqual({ ...key('b6'), balance: 1 });
+    expect(await read('j6')).toEqual({ ...key('j6'), status: 'completed' });
+    expect(await read('k6')).toEqual({ ...key('k6'), state: 'open' });
+    expect(await read('absent6')).toBeUndefined();
+  });
+
   it('leaves a condition-checked item exactly as it was, present or absent', async () => {
     await put('c4', { status: 'active' });
     await client.send(

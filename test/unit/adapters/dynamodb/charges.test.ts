@@ -1,0 +1,30 @@
+import { DynamoAccountRepository } from '../../../../functions/adapters/dynamodb/accounts';
+import { DynamoChargeStore } from '../../../../functions/adapters/dynamodb/charges';
+import { DynamoJobRepository } from '../../../../functions/adapters/dynamodb/jobs';
+import { newAccount } from '../../../../functions/core/accounts/account';
+import { completed, newJob } from '../../../../functions/core/jobs/job';
+import { withLocalTable } from '../../../support/local-table';
+
+/** Against the local table, whose transactions answer as DynamoDB's do (every failed condition named). */
+describe('DynamoChargeStore.commit', () => {
+  const table = withLocalTable('charges', (db) => ({ store: new DynamoChargeStore(db), accounts: new DynamoAccountRepository(db), jobs: new DynamoJobRepository(db) }));
+  const at = new Date('2026-11-22T10:00:00Z');
+
+  it('says the job finished meanwhile even when the bucket no longer covers the charge either', async () => {
+    // DynamoDB cancels this with [None, ConditionalCheckFailed, ConditionalCheckFailed]: the job's answer, not a retry
+    // that would end in INSUFFICIENT_CREDITS for a job another task already finished.
+    await table.accounts.create(newAccount({ account_id: 'acct_f', email: 'f@example.com', plan_id: 'standard', credits_micros: 0, now: at }));
+    const job = newJob({ job_id: 'job_f', account_id: 'acct_f', job_type: 'long', status: 'processing', now: at });
+    await table.jobs.put(completed(job, at));
+    const charge = { account_id: 'acct_f', job_id: 'job_f', unit: 'pdf', operation: 'pdf' as const, amount_micros: 5_000, pdf_count: 1 };
+    await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at) })).resolves.toBe('job_finished');
+  });
+
+  it('answers bucket_changed when only the bucket no longer covers it', async () => {
+    await table.accounts.create(newAccount({ account_id: 'acct_b', email: 'b@example.com', plan_id: 'standard', credits_micros: 0, now: at }));
+    const job = newJob({ job_id: 'job_b', account_id: 'acct_b', job_type: 'long', status: 'processing', now: at });
+    await table.jobs.put(job);
+    const charge = { account_id: 'acct_b', job_id: 'job_b', unit: 'pdf', operation: 'pdf' as const, amount_micros: 5_000, pdf_count: 1 };
+    await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at) })).resolves.toBe('bucket_changed');
+  });
+});
