@@ -36,6 +36,22 @@ function isMissing(err: unknown): boolean {
   return err instanceof NoSuchKey || err instanceof NotFound || e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
 }
 
+/** Attempts at a streamed PUT (the SDK's own default for the requests it does retry). */
+const STREAMED_PUT_ATTEMPTS = 3;
+
+/** An S3 answer worth sending the request again for: a server-side error, throttling, a stalled upload, a dropped connection. */
+function isTransient(err: unknown): boolean {
+  const e = err as { name?: string; code?: string; $retryable?: unknown; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode ?? 0;
+  return (
+    status >= 500 ||
+    status === 429 ||
+    !!e?.$retryable ||
+    ['SlowDown', 'RequestTimeout', 'InternalError', 'ServiceUnavailable', 'TimeoutError'].includes(e?.name ?? '') ||
+    ['ECONNRESET', 'EPIPE', 'ETIMEDOUT'].includes(e?.code ?? '')
+  );
+}
+
 export class S3BlobStore implements BlobStore {
   constructor(
     private readonly s3: S3Client,
@@ -48,9 +64,19 @@ export class S3BlobStore implements BlobStore {
 
   async putParts(key: string, parts: readonly Uint8Array[], contentType: string): Promise<void> {
     const length = parts.reduce((n, p) => n + p.byteLength, 0);
-    // A byte stream of the parts with its exact length: one PUT (up to 5 GB), no joined copy.
-    const body = Readable.from(parts, { objectMode: false });
-    await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: length }));
+    // The SDK retries no request whose body is a stream (it cannot read it twice), where S3 asks for retries (500
+    // InternalError, 503 SlowDown, RequestTimeout): each attempt here sends a fresh stream of the same parts.
+    for (let attempt = 1; ; attempt++) {
+      // A byte stream of the parts with its exact length: one PUT (up to 5 GB), no joined copy.
+      const body = Readable.from(parts, { objectMode: false });
+      try {
+        await this.s3.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: contentType, ContentLength: length }));
+        return;
+      } catch (err) {
+        if (attempt >= STREAMED_PUT_ATTEMPTS || !isTransient(err)) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 100 * 2 ** attempt));
+      }
+    }
   }
 
   async get(key: string): Promise<Buffer | null> {

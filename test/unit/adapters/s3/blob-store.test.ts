@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -41,5 +44,61 @@ describe('S3BlobStore.putParts (against s3rver)', () => {
     await store.putParts('outputs/acc/job/out.zip', parts, 'application/zip');
     expect(await store.head('outputs/acc/job/out.zip')).toEqual({ size_bytes: 4 + 300 * 1024 + 3, content_type: 'application/zip' });
     expect(await store.get('outputs/acc/job/out.zip')).toEqual(Buffer.concat(parts));
+  });
+});
+
+describe('S3BlobStore.putParts when S3 asks for a retry', () => {
+  // S3 answers 503 SlowDown (or 500 InternalError) now and then; s3rver never does. The SDK retries no request whose
+  // body is a stream, so putParts must send its parts again itself.
+  let server: http.Server;
+  let endpoint: string;
+  const bodies: Buffer[] = [];
+  let failFirst = 0;
+  let failWith: [number, string] = [503, 'SlowDown'];
+  beforeAll(async () => {
+    server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks));
+        if (failFirst > 0) {
+          failFirst--;
+          res.writeHead(failWith[0], { 'content-type': 'application/xml' });
+          res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${failWith[1]}</Code><Message>refused</Message></Error>`);
+          return;
+        }
+        res.writeHead(200, { etag: '"x"' });
+        res.end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it('sends the whole object again after a 503 SlowDown', async () => {
+    bodies.length = 0;
+    failFirst = 1;
+    const store = new S3BlobStore(createS3Client({ bucket: 'b', region: 'us-east-1', endpoint }), 'b');
+    const parts = [Buffer.from('PK\x03\x04'), Buffer.alloc(64 * 1024, 7), Buffer.from('end')];
+    await store.putParts('outputs/acc/job/out.zip', parts, 'application/zip');
+    expect(bodies).toHaveLength(2);
+    expect(bodies[1]).toEqual(Buffer.concat(parts));
+  });
+
+  it('gives up after three attempts, and at once on a refusal that is not transient', async () => {
+    const store = new S3BlobStore(createS3Client({ bucket: 'b', region: 'us-east-1', endpoint }), 'b');
+    bodies.length = 0;
+    failFirst = 5;
+    await expect(store.putParts('outputs/acc/job/out.zip', [Buffer.from('x')], 'application/zip')).rejects.toMatchObject({ name: 'SlowDown' });
+    expect(bodies).toHaveLength(3);
+    bodies.length = 0;
+    failFirst = 5;
+    failWith = [403, 'AccessDenied'];
+    await expect(store.putParts('outputs/acc/job/out.zip', [Buffer.from('x')], 'application/zip')).rejects.toMatchObject({ name: 'AccessDenied' });
+    expect(bodies).toHaveLength(1);
+    failFirst = 0;
+    failWith = [503, 'SlowDown'];
   });
 });
