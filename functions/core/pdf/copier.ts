@@ -67,6 +67,8 @@ const PAGE_STREAMS_MAX = 10_000;
 /** Objects looked at to find the streams under one resources dictionary, and under all of a document's. */
 const RESOURCE_VISITS_MAX = 200_000;
 const DOCUMENT_RESOURCE_VISITS_MAX = 1_000_000;
+/** Entries of an explicit destination: the page, the fit type and up to four numbers (`[page /FitR left bottom right top]`). */
+const MAX_DESTINATION_LENGTH = 6;
 /** Kid references read while loading the named-destination tree (a real tree has one per node). */
 const MAX_NAME_TREE_REFERENCES = 1_000_000;
 
@@ -491,8 +493,11 @@ export class PageCopier {
       target = page?.ref ? this.pageMap.get(page.ref) : undefined;
     }
     if (!target) return 'drop';
+    // An explicit destination is the page, a fit type and at most four numbers (/FitR; PDF 32000-1, 12.3.2.2). Each link
+    // gets its own copy, so anything past that is dropped: a few KB naming one destination of a million numbers from a
+    // hundred links filled gigabytes.
     const rewritten = this.out.array([target]);
-    for (let i = 1; i < dest.size(); i++) rewritten.push(this.copy(dest.get(i)));
+    for (let i = 1; i < Math.min(dest.size(), MAX_DESTINATION_LENGTH); i++) rewritten.push(this.copy(dest.get(i)));
     return rewritten;
   }
 

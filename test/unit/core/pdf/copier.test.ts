@@ -1,0 +1,52 @@
+import { PDFArray, PDFDict, PDFName } from 'pdf-lib';
+import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
+import { INSTANT_LIMITS } from '../../../../functions/core/pdf/limits';
+import { openInput, planSplit, produce } from '../../../../functions/core/pdf/operations';
+import { PdfReader } from '../../../../functions/core/pdf/reader';
+import { fixXref } from '../../../support/pdf-fixtures';
+
+const bytes = (text: string) => Buffer.from(text, 'latin1');
+
+/** A one-page PDF whose page dictionary also holds `pageExtra`, with `objects` after it (numbered from 4). */
+function pdfWith(pageExtra: string, objects: string[] = []): Uint8Array {
+  const body = [
+    '%PDF-1.4',
+    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
+    '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
+    `3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>\nendobj`,
+    ...objects.map((o, i) => `${i + 4} 0 obj\n${o}\nendobj`),
+  ].join('\n');
+  return fixXref(bytes(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${objects.length + 4} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`));
+}
+
+async function splitOnePage(pdf: Uint8Array): Promise<Uint8Array> {
+  const input = { bytes: pdf, filename: 'in.pdf', index: 0 };
+  const plan = planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+  const result = await produce(plan, { limits: INSTANT_LIMITS });
+  return result.files[0].bytes;
+}
+
+describe('PageCopier: internal links', () => {
+  it('copies an explicit destination as the page, its fit type and at most four numbers, whatever the source array holds', async () => {
+    // Every link gets its own copy of its destination: a few KB naming one shared array of a million numbers from a
+    // few hundred links filled the heap (300 links: out of memory with 1.7 GB).
+    const numbers = Array.from({ length: 1000 }, (_, i) => i).join(' ');
+    const links = Array.from({ length: 3 }, (_, i) => `${i + 5} 0 R`).join(' ');
+    const pdf = pdfWith(`/Annots [${links}]`, [
+      `[3 0 R /FitR 10 20 30 40 ${numbers}]`,
+      '<< /Type /Annot /Subtype /Link /Rect [0 0 10 10] /Dest 4 0 R >>',
+      '<< /Type /Annot /Subtype /Link /Rect [0 10 10 20] /A << /S /GoTo /D 4 0 R >> >>',
+      '<< /Type /Annot /Subtype /Link /Rect [0 20 10 30] /Dest [3 0 R /XYZ 1 2 3] >>',
+    ]);
+    const out = PdfReader.open(await splitOnePage(pdf));
+    const page = out.pages()[0];
+    const annots = out.get(page.dict, PDFName.of('Annots'), PDFArray)!;
+    const dests = annots.asArray().map((a) => (out.resolve(a) as PDFDict).get(PDFName.of('Dest')) as PDFArray);
+    expect(dests.map((d) => d.asArray().slice(1).map(String))).toEqual([
+      ['/FitR', '10', '20', '30', '40'],
+      ['/FitR', '10', '20', '30', '40'],
+      ['/XYZ', '1', '2', '3'],
+    ]);
+    expect(dests.every((d) => d.get(0) === page.ref)).toBe(true);
+  });
+});
