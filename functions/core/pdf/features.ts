@@ -39,7 +39,7 @@ const MAX_FIELDS = 100_000;
  * Kid references read in one walk. A real form's tree has one per field; a hostile one whose fields all share one
  * /Kids array of all of them has N² (8,000 fields blocked a process for 19 s), so the walk stops here.
  */
-const MAX_FIELD_REFERENCES = 8 * MAX_FIELDS;
+export const MAX_FIELD_REFERENCES = 8 * MAX_FIELDS;
 
 /** Visits every field of the AcroForm tree once (terminal fields and their ancestors), within MAX_FIELD_REFERENCES. */
 export function walkFields(reader: PdfReader, visit: (field: PDFDict, ref: PDFRef | null, depth: number) => void): void {

@@ -3,7 +3,8 @@
  * value, offered options, flags and the page its (first) widget sits on.
  */
 import { PDFArray, PDFDict, PDFHexString, PDFName, type PDFObject, PDFRef, PDFString } from 'pdf-lib';
-import { inheritedField, walkFields } from './features';
+import { ReadBudgetExceeded } from './errors';
+import { MAX_FIELD_REFERENCES, inheritedField, walkFields } from './features';
 import { type PdfReader, numberOf, textOf } from './reader';
 
 export type FieldType = 'text' | 'checkbox' | 'radio' | 'dropdown' | 'listbox' | 'signature' | 'button' | 'unknown';
@@ -78,6 +79,7 @@ export function listFormFields(reader: PdfReader): FormField[] {
 
   const names = new Map<PDFDict, string>();
   const fields: FormField[] = [];
+  let kidReads = 0;
   walkFields(reader, (field) => {
     const parent = reader.get(field, K.Parent, PDFDict);
     const partial = stringValue(reader.resolve(field.get(K.T)));
@@ -87,6 +89,12 @@ export function listFormFields(reader: PdfReader): FormField[] {
     if (partial === null) return; // a widget of its parent, not a field
     const kids = reader.get(field, K.Kids, PDFArray);
     const kidObjs = kids ? kids.asArray() : [];
+    // Each field reads its kids a few times over (children, widgets, their pages and states): a real form's widgets belong
+    // to one field each, but 10,000 fields sharing one /Kids array of 10,000 widgets took 31 s from 214 KB.
+    kidReads += kidObjs.length;
+    if (kidReads > MAX_FIELD_REFERENCES) {
+      throw new ReadBudgetExceeded('form_too_complex', `The form's fields list more than ${MAX_FIELD_REFERENCES.toLocaleString('en-US')} kids in all (fields sharing their widgets), more than can be listed.`);
+    }
     const childFields = kidObjs.filter((k) => {
       const d = reader.resolve(k);
       return d instanceof PDFDict && d.get(K.T) !== undefined;
