@@ -17,6 +17,7 @@ import {
   PDFObjectParser,
   PDFRawStream,
   PDFRef,
+  PDFStreamParsingError,
   PDFString,
   UnbalancedParenthesisError,
   type PDFObject,
@@ -42,6 +43,32 @@ const ENDSTREAM = bytesOf('endstream');
 const OBJ = bytesOf('obj');
 
 const isWhite = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
+
+/**
+ * Offsets of every `endstream` in a buffer (the file, or an object stream's data), found once per buffer: a stream
+ * whose /Length is unusable ends at the first one after its data. pdf-lib's own search walks the bytes in JavaScript
+ * to the end of the file for every such stream (and counts any `stream` on the way as a nested one), so a file of
+ * 8,000 unterminated streams (258 KB) took 36 s to inspect.
+ */
+const endstreams = new WeakMap<Uint8Array, Int32Array>();
+
+function endstreamAfter(data: Uint8Array, from: number): number {
+  let found = endstreams.get(data);
+  if (!found) {
+    const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    const at: number[] = [];
+    for (let i = buf.indexOf('endstream', 0, 'latin1'); i >= 0; i = buf.indexOf('endstream', i + ENDSTREAM.length, 'latin1')) at.push(i);
+    endstreams.set(data, (found = Int32Array.from(at)));
+  }
+  let lo = 0;
+  let hi = found.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (found[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < found.length ? found[lo] : -1;
+}
 
 export class ObjectParser extends PDFObjectParser {
   constructor(
@@ -198,9 +225,13 @@ export class ObjectParser extends PDFObjectParser {
       }
     }
     if (end === undefined) {
-      this.bytes.moveTo(start);
-      end = this.findEndOfStreamFallback(startPos);
-      // The fallback stops before the end-of-line that precedes `endstream`.
+      // The first `endstream` after the data, less the end-of-line before it.
+      const at = endstreamAfter(this.data, start);
+      if (at < 0) throw new PDFStreamParsingError(startPos);
+      end = at;
+      if (end > start && this.data[end - 1] === 0x0a) end--;
+      if (end > start && this.data[end - 1] === 0x0d) end--;
+      this.bytes.moveTo(at + ENDSTREAM.length);
     }
     return PDFRawStream.of(dict, this.data.subarray(start, end));
   }
