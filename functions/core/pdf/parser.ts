@@ -6,9 +6,11 @@
  */
 import ByteStream from 'pdf-lib/cjs/core/parser/ByteStream';
 import { IsDelimiter } from 'pdf-lib/cjs/core/syntax/Delimiters';
+import { IsDigit, IsNumeric } from 'pdf-lib/cjs/core/syntax/Numeric';
 import { IsWhitespace } from 'pdf-lib/cjs/core/syntax/Whitespace';
 import {
   NextByteAssertionError,
+  NumberParsingError,
   type PDFContext,
   PDFDict,
   PDFHexString,
@@ -147,6 +149,26 @@ export class ObjectParser extends PDFObjectParser {
   protected override parseNumberOrRef(): PDFNumber | PDFRef {
     const parsed = super.parseNumberOrRef();
     return parsed instanceof PDFRef && parsed.generationNumber !== 0 ? PDFRef.of(parsed.objectNumber, 0) : parsed;
+  }
+
+  /**
+   * pdf-lib's number syntax, read in one piece, and kept within ±(2^53 − 1) as its `capNumbers` option does (at both
+   * ends, and without its console warning per number: a 51 KB file logged 2 million lines). A number past that is no
+   * number any reader can use, and copied as written it made outputs qpdf cannot open: an integer past 2^63 in the
+   * object stream holding the catalog loses the whole file.
+   */
+  protected override parseRawNumber(): number {
+    const d = this.data;
+    const start = this.bytes.offset();
+    let end = start;
+    // The integer part, with its leading + - or . (a period ends it), then the digits of the decimal part.
+    while (end < d.length && IsNumeric[d[end]]) if (d[end++] === 0x2e) break;
+    while (end < d.length && IsDigit[d[end]]) end++;
+    this.bytes.moveTo(end);
+    const value = latin1(d, start, end);
+    const n = Number(value);
+    if (!value || !Number.isFinite(n)) throw new NumberParsingError(this.bytes.position(), value);
+    return Math.min(Number.MAX_SAFE_INTEGER, Math.max(-Number.MAX_SAFE_INTEGER, n));
   }
 
   /** pdf-lib's assertion that the next byte is `byte`, without consuming it. */

@@ -67,6 +67,17 @@ describe('ObjectParser', () => {
     for (const text of cases) expect([text, ourParse(text)]).toEqual([text, pdfLibParse(text)]);
   });
 
+  it('keeps numbers within ±(2^53 − 1), without a console warning per number (copied as written, 10^20 made outputs qpdf cannot open)', () => {
+    const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
+    try {
+      expect(ourParse('[99999999999999999999 -123456789012345678901234567890.5 1.5 -3 +7 .5 4.]')).toBe('PDFArray [ 9007199254740991 -9007199254740991 1.5 -3 7 0.5 4 ]');
+      expect(ourParse('[1 -]')).toBe(pdfLibParse('[1 -]'));
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('counts every value it parses and measures strings and names before building them', () => {
     const seen = { values: 0, tokens: [] as string[], names: [] as string[] };
     const meter: ParseMeter = { onValue: () => void seen.values++, onToken: (n, kind) => void seen.tokens.push(`${kind} ${n}`), onName: (name) => void seen.names.push(name) };
