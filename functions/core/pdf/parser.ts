@@ -47,6 +47,26 @@ const OBJ = bytesOf('obj');
 const isWhite = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === 0x0c || b === 0x00;
 
 /**
+ * References by object number, one pool per document (its PDFContext). pdf-lib's `PDFRef.of` keeps every reference it
+ * ever made in a process-wide pool that never shrinks: one request whose page named 2.9 million distinct objects left
+ * 630 MB behind for good, and the next one as much again. A document's references are made here and go with it; within
+ * a document they are still one object per number, so everything keyed by reference agrees.
+ */
+const refPools = new WeakMap<PDFContext, Map<number, PDFRef>>();
+
+export function refOf(context: PDFContext, objectNumber: number): PDFRef {
+  let pool = refPools.get(context);
+  if (!pool) refPools.set(context, (pool = new Map()));
+  let ref = pool.get(objectNumber);
+  if (!ref) {
+    // What PDFRef's private constructor makes, without its pool.
+    ref = Object.assign(Object.create(PDFRef.prototype) as PDFRef, { objectNumber, generationNumber: 0, tag: `${objectNumber} 0 R` });
+    pool.set(objectNumber, ref);
+  }
+  return ref;
+}
+
+/**
  * Offsets of every `endstream` in a buffer (the file, or an object stream's data), found once per buffer: a stream
  * whose /Length is unusable ends at the first one after its data. pdf-lib's own search walks the bytes in JavaScript
  * to the end of the file for every such stream (and counts any `stream` on the way as a nested one), so a file of
@@ -75,11 +95,11 @@ function endstreamAfter(data: Uint8Array, from: number): number {
 export class ObjectParser extends PDFObjectParser {
   constructor(
     private readonly data: Uint8Array,
-    context: PDFContext,
+    private readonly objects: PDFContext,
     private readonly resolveLength: (ref: PDFRef) => number | undefined = () => undefined,
     private readonly meter: ParseMeter = UNMETERED,
   ) {
-    super(ByteStream.of(data), context, false);
+    super(ByteStream.of(data), objects, false);
   }
 
   // Array elements and dictionary values are parsed through here too, so a huge array or dictionary is counted as it
@@ -147,8 +167,20 @@ export class ObjectParser extends PDFObjectParser {
    * asking for gigabytes of output), or a blocked structure reached under another generation.
    */
   protected override parseNumberOrRef(): PDFNumber | PDFRef {
-    const parsed = super.parseNumberOrRef();
-    return parsed instanceof PDFRef && parsed.generationNumber !== 0 ? PDFRef.of(parsed.objectNumber, 0) : parsed;
+    // pdf-lib's, with references from the document's own pool (see refOf).
+    const first = this.parseRawNumber();
+    this.skipWhitespaceAndComments();
+    const lookahead = this.bytes.offset();
+    if (IsDigit[this.bytes.peek()]) {
+      this.parseRawNumber();
+      this.skipWhitespaceAndComments();
+      if (this.bytes.peek() === 0x52) {
+        this.bytes.next();
+        return refOf(this.objects, first);
+      }
+    }
+    this.bytes.moveTo(lookahead);
+    return PDFNumber.of(first);
   }
 
   /**

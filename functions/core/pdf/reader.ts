@@ -23,7 +23,7 @@ import {
 import { PdfProblem, passDeadline } from './errors';
 import { ReadBudget } from './budget';
 import { decodeStructureStream } from './filters';
-import { ObjectParser } from './parser';
+import { ObjectParser, refOf } from './parser';
 
 type XrefEntry = { kind: 'offset'; offset: number; gen: number } | { kind: 'compressed'; stream: number; index: number } | { kind: 'free' };
 
@@ -399,7 +399,7 @@ export class PdfReader {
   private loadCompressed(num: number, streamNum: number): PDFObject | null {
     let objStm = this.objectStreams.get(streamNum);
     if (!objStm) {
-      const stream = this.lookupRef(PDFRef.of(streamNum));
+      const stream = this.lookupRef(refOf(this.context, streamNum));
       if (!(stream instanceof PDFRawStream)) return null;
       const data = this.decode(stream);
       const n = this.resolve(stream.dict.get(N.N));
