@@ -19,6 +19,9 @@ import {
   PDFRawStream,
   PDFRef,
   PDFString,
+  hasUtf16BOM,
+  pdfDocEncodingDecode,
+  utf16Decode,
 } from 'pdf-lib';
 import { PdfProblem, passDeadline } from './errors';
 import { ReadBudget } from './budget';
@@ -526,14 +529,47 @@ export function asProblem(err: unknown): PdfProblem {
   throw err;
 }
 
+/** Bytes of a string decoded at a time: pdf-lib decodes with one String.fromCodePoint call, which overflows the stack past ~125,000. */
+const TEXT_PIECE_BYTES = 16 * 1024;
+/** Each string is decoded once: many fields naming one long value decoded it again for each (100 fields of 8 MB: 40 s). */
+const texts = new WeakMap<PDFString | PDFHexString, string | undefined>();
+
+function decodeText(obj: PDFString | PDFHexString): string {
+  const bytes = obj.asBytes();
+  if (bytes.length <= TEXT_PIECE_BYTES) return obj.decodeText();
+  if (!hasUtf16BOM(bytes)) {
+    let text = '';
+    for (let at = 0; at < bytes.length; at += TEXT_PIECE_BYTES) text += pdfDocEncodingDecode(bytes.subarray(at, at + TEXT_PIECE_BYTES));
+    return text;
+  }
+  // UTF-16 in pieces of whole code units, each after the byte order mark, never ending between a surrogate pair's halves.
+  const bigEndian = bytes[0] === 0xfe;
+  const piece = new Uint8Array(TEXT_PIECE_BYTES + 4);
+  piece.set(bytes.subarray(0, 2));
+  let text = '';
+  for (let at = 2; at < bytes.length; ) {
+    let end = Math.min(bytes.length, at + TEXT_PIECE_BYTES);
+    const high = bigEndian ? bytes[end - 2] : bytes[end - 1];
+    if (end < bytes.length && high >= 0xd8 && high <= 0xdb) end = Math.min(bytes.length, end + 2);
+    piece.set(bytes.subarray(at, end), 2);
+    text += utf16Decode(piece.subarray(0, 2 + end - at));
+    at = end;
+  }
+  return text;
+}
+
 /** Text of a PDF string (PDFDocEncoding or UTF-16 with BOM). */
 export function textOf(obj: PDFObject | undefined): string | undefined {
   if (obj instanceof PDFString || obj instanceof PDFHexString) {
+    if (texts.has(obj)) return texts.get(obj);
+    let text: string | undefined;
     try {
-      return obj.decodeText();
+      text = decodeText(obj);
     } catch {
-      return undefined;
+      text = undefined;
     }
+    texts.set(obj, text);
+    return text;
   }
   if (obj instanceof PDFName) return obj.decodeText();
   return undefined;

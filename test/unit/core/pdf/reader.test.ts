@@ -1,10 +1,10 @@
 import { deflateSync } from 'node:zlib';
-import { MissingPDFHeaderError, NumberParsingError, PDFArray, PDFDict, PDFName, PDFRef, StalledParserError } from 'pdf-lib';
+import { MissingPDFHeaderError, NumberParsingError, PDFArray, PDFDict, PDFHexString, PDFName, PDFRef, PDFString, StalledParserError } from 'pdf-lib';
 import { refusal, thrownBy } from '../../../support/errors';
 import { MIN_DECODED_STRUCTURE_BYTES, ReadBudget } from '../../../../functions/core/pdf/budget';
 import { unpredict } from '../../../../functions/core/pdf/filters';
 import { openInput } from '../../../../functions/core/pdf/operations';
-import { PdfReader, asProblem, numberOf } from '../../../../functions/core/pdf/reader';
+import { PdfReader, asProblem, numberOf, textOf } from '../../../../functions/core/pdf/reader';
 import { Deadline, PdfDeadlineExceeded, PdfProblem } from '../../../../functions/core/pdf/errors';
 import {
   NOT_A_PDF,
@@ -302,5 +302,21 @@ describe('PdfReader on a file listing far more objects than it could hold', () =
     const reader = PdfReader.open(bytes, everyLookup);
     armed = true;
     expect(() => reader.lookupRef(PDFRef.of(4))).toThrow(PdfDeadlineExceeded);
+  });
+});
+
+describe('textOf', () => {
+  it('decodes strings past the ~125,000 characters pdf-lib can decode in one call (they read as no text)', () => {
+    // Compared as [length, equal] so that a failure does not print 200,000 characters.
+    const same = (decoded: string | undefined, expected: string) => [decoded?.length, decoded === expected];
+    const doc = 'a\x18'.repeat(100_000); // PDFDocEncoding: 0x18 is a breve
+    expect(same(textOf(PDFString.of(doc)), 'a\u02d8'.repeat(100_000))).toEqual([200_000, true]);
+    // UTF-16 with a byte order mark (either), a surrogate pair straddling every piece boundary the decoder might choose.
+    const text = 'x😀'.repeat(70_000);
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(text, 'utf16le').swap16()]);
+    expect(same(textOf(PDFHexString.of(be.toString('hex'))), text)).toEqual([210_000, true]);
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, 'utf16le')]);
+    expect(same(textOf(PDFHexString.of(le.toString('hex'))), text)).toEqual([210_000, true]);
+    expect(textOf(PDFString.of('short (\\x)'))).toBe(PDFString.of('short (\\x)').decodeText());
   });
 });
