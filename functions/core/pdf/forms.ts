@@ -57,6 +57,9 @@ function stringValue(v: PDFObject | undefined): string | null {
   return null;
 }
 
+/** Characters (names, values, options) and array entries one form listing may hold: a response carries at most 6 MB. */
+export const MAX_FORM_LISTING = 2_000_000;
+
 /** Every form field of the document (empty when there is no form). Pages must be readable. */
 export function listFormFields(reader: PdfReader): FormField[] {
   const pages = reader.pages();
@@ -80,6 +83,20 @@ export function listFormFields(reader: PdfReader): FormField[] {
   const names = new Map<PDFDict, string>();
   const fields: FormField[] = [];
   let kidReads = 0;
+  // The listing is one answer: values, options and names are counted as they are read (with the entries read to find
+  // them), so a value or option list shared by thousands of fields ends here rather than as an answer no response can
+  // carry (6,000 fields sharing one 100,000-character value: 35 s, then a string too long for JSON).
+  let listed = 0;
+  const charge = (n: number) => {
+    listed += n;
+    if (listed > MAX_FORM_LISTING) {
+      throw new ReadBudgetExceeded('form_too_large', `The form's field names, values and options hold more than ${MAX_FORM_LISTING.toLocaleString('en-US')} characters and entries, more than one answer can carry.`);
+    }
+  };
+  const entriesOf = (array: PDFArray) => {
+    charge(2 * array.size());
+    return array.asArray();
+  };
   walkFields(reader, (field) => {
     const parent = reader.get(field, K.Parent, PDFDict);
     const partial = stringValue(reader.resolve(field.get(K.T)));
@@ -119,7 +136,11 @@ export function listFormFields(reader: PdfReader): FormField[] {
       const set = new Set<string>();
       for (const w of widgets) {
         const n = reader.resolve(reader.get(w.dict, K.AP, PDFDict)?.get(K.N));
-        if (n instanceof PDFDict) for (const key of n.keys()) if (key !== K.Off) set.add(exportOf(key.decodeText()));
+        if (n instanceof PDFDict) {
+          const keys = n.keys();
+          charge(2 * keys.length);
+          for (const key of keys) if (key !== K.Off) set.add(exportOf(key.decodeText()));
+        }
       }
       return [...set];
     };
@@ -142,13 +163,13 @@ export function listFormFields(reader: PdfReader): FormField[] {
       const opt = reader.resolve(inheritedField(reader, field, K.Opt));
       options = [];
       if (opt instanceof PDFArray) {
-        for (const o of opt.asArray()) {
+        for (const o of entriesOf(opt)) {
           const item = reader.resolve(o);
           const exportValue = item instanceof PDFArray ? stringValue(reader.resolve(item.get(0))) : stringValue(item);
           if (exportValue !== null) options.push(exportValue);
         }
       }
-      if (type === 'listbox') value = v instanceof PDFArray ? v.asArray().map((x) => stringValue(reader.resolve(x))).filter((x): x is string => x !== null) : stringValue(v) !== null ? [stringValue(v)!] : [];
+      if (type === 'listbox') value = v instanceof PDFArray ? entriesOf(v).map((x) => stringValue(reader.resolve(x))).filter((x): x is string => x !== null) : stringValue(v) !== null ? [stringValue(v)!] : [];
       else value = stringValue(v);
     } else if (ft === K.Sig) {
       type = 'signature';
@@ -169,6 +190,7 @@ export function listFormFields(reader: PdfReader): FormField[] {
       page: pageIndex === null ? null : pageIndex + 1,
       page_id: pageIndex === null ? null : `p${pageIndex}`,
     };
+    charge(name.length + (typeof value === 'string' ? value.length : Array.isArray(value) ? value.reduce((n, x) => n + x.length, 0) : 0) + (options ?? []).reduce((n, x) => n + x.length, 0));
     const maxLen = numberOf(inheritedField(reader, field, K.MaxLen));
     if (type === 'text' && maxLen !== undefined) out.max_length = maxLen;
     fields.push(out);

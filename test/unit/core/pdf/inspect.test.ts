@@ -1,9 +1,10 @@
-import { rejection } from '../../../support/errors';
+import { rejection, thrownBy } from '../../../support/errors';
 import { runIsolated } from '../../../support/hang-guard';
 import { ServiceError } from '../../../../functions/core/errors';
 import { inspectPdf, pageBox } from '../../../../functions/core/pdf/inspect';
+import { MAX_FORM_LISTING } from '../../../../functions/core/pdf/forms';
 import { PDFDocument, PDFName, PDFRef } from 'pdf-lib';
-import { encryptedPdf, pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf, truncated, zeroPagePdf } from '../../../support/pdf-fixtures';
+import { encryptedPdf, fixXref, pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf, truncated, zeroPagePdf } from '../../../support/pdf-fixtures';
 
 const opts = { filename: 'x.pdf', maxPages: 500, forEdit: false };
 
@@ -170,5 +171,22 @@ describe('inspectPdf on a hostile form', () => {
       console.log(JSON.stringify({ code, reason }));
     `, 60_000);
     expect(outcome).toEqual({ code: 'PDF_TOO_COMPLEX', reason: 'form_too_complex' });
+  });
+
+  it(`for: edit refuses a listing past ${MAX_FORM_LISTING.toLocaleString('en-US')} characters as PDF_TOO_COMPLEX: one value shared by many fields is listed for each (6,000 fields of 100,000 characters: 35 s, then too long for JSON)`, () => {
+    const fields = 200;
+    const body = [
+      '%PDF-1.4',
+      '1 0 obj\n<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields 4 0 R >> >>\nendobj',
+      '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
+      '3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>\nendobj',
+      `4 0 obj\n[${Array.from({ length: fields }, (_, i) => `${i + 10} 0 R`).join(' ')}]\nendobj`,
+      `5 0 obj\n(${'v'.repeat(20_000)})\nendobj`,
+      ...Array.from({ length: fields }, (_, i) => `${i + 10} 0 obj\n<< /T (f${i}) /FT /Tx /V 5 0 R >>\nendobj`),
+    ].join('\n');
+    const pdf = fixXref(Buffer.from(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${fields + 10} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`, 'latin1'));
+    expect(inspectPdf(pdf, opts).has_forms).toBe(true);
+    const err = thrownBy(() => inspectPdf(pdf, { ...opts, forEdit: true }), ServiceError);
+    expect([err.code, err.details.reason]).toEqual(['PDF_TOO_COMPLEX', 'form_too_large']);
   });
 });
