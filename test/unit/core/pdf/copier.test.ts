@@ -2,6 +2,8 @@ import { PDFArray, PDFDict, PDFName } from 'pdf-lib';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
 import { INSTANT_LIMITS } from '../../../../functions/core/pdf/limits';
 import { openInput, planSplit, produce } from '../../../../functions/core/pdf/operations';
+import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
+import { ServiceError } from '../../../../functions/core/errors';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
 import { fixXref } from '../../../support/pdf-fixtures';
 
@@ -48,5 +50,22 @@ describe('PageCopier: internal links', () => {
       ['/XYZ', '1', '2', '3'],
     ]);
     expect(dests.every((d) => d.get(0) === page.ref)).toBe(true);
+  });
+});
+
+describe('PageCopier: a page selected many times', () => {
+  it('stops by what the copies hold in memory, not only by what they write (500 copies of a page holding a million zeros: out of memory)', async () => {
+    const pdf = pdfWith(`/Junk [${'0 '.repeat(100_000)}]`);
+    const limits = { ...INSTANT_LIMITS, maxOutputBytes: 2 * 1024 * 1024 };
+    const input = { bytes: pdf, filename: 'in.pdf', index: 0 };
+    const pages = parsePageRange(Array.from({ length: 20 }, () => '1').join(','));
+    const plan = planSplit({ input, split: { mode: 'extract', pages }, pattern: parseFilenamePattern(undefined) }, openInput(input), limits);
+    // Written, the 20 copies take 4 MB (compressed, a few KB); held, 36 MB.
+    const err = await produce(plan, { limits }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(ServiceError);
+    expect((err as ServiceError).code).toBe('OUTPUT_TOO_LARGE');
   });
 });
