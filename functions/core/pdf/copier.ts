@@ -53,7 +53,9 @@ const K = {
   OFF: PDFName.of('OFF'),
 } as const;
 
-const SKIP_PAGE_KEYS = new Set<PDFName>([N.Parent, N.Type, K.Annots, K.B, K.StructParents]);
+// A page (a leaf of the page tree, whatever else it says) never keeps the keys of a tree node: copied, /Kids made the
+// output's page a node of its page tree (qpdf: a loop in /Pages, or a page that is not a page).
+const SKIP_PAGE_KEYS = new Set<PDFName>([N.Parent, N.Type, N.Kids, N.Count, K.Annots, K.B, K.StructParents]);
 const SKIP_ANNOT_KEYS = new Set<PDFName>([K.P, K.StructParent]);
 
 /** Streams a page's copies carry: its own content streams, and the streams its resources reach (shared between pages). */

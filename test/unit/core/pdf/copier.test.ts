@@ -69,3 +69,12 @@ describe('PageCopier: a page selected many times', () => {
     expect((err as ServiceError).code).toBe('OUTPUT_TOO_LARGE');
   });
 });
+
+describe('PageCopier: page dictionaries', () => {
+  it("drops a page's /Kids and /Count: a leaf of the page tree copied with them became a node of the output's tree", async () => {
+    const out = PdfReader.open(await splitOnePage(pdfWith('/Kids [3 0 R] /Count 7 /Rotate 90')));
+    const page = out.pages()[0];
+    expect([page.dict.has(PDFName.of('Kids')), page.dict.has(PDFName.of('Count')), String(page.dict.get(PDFName.of('Rotate')))]).toEqual([false, false, '90']);
+    expect(out.pages()).toHaveLength(1);
+  });
+});
