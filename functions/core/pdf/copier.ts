@@ -387,7 +387,13 @@ export class PageCopier {
   copyPage(page: PageInfo, dest: PDFRef): PageCopyResult {
     const out = this.out;
     const d = out.dict();
-    for (const [k, v] of page.dict.entries()) if (!SKIP_PAGE_KEYS.has(k)) d.set(k, this.copy(v));
+    for (const [k, v] of page.dict.entries()) {
+      if (SKIP_PAGE_KEYS.has(k)) continue;
+      if (k === K.Contents) {
+        const contents = this.copyContents(v);
+        if (contents) d.set(k, contents);
+      } else d.set(k, this.copy(v));
+    }
     d.set(N.Type, N.Page);
     d.set(N.Parent, out.pagesRef);
     if (!d.has(N.Resources)) d.set(N.Resources, page.resources !== undefined ? this.copyInherited(page.resources) : out.dict());
@@ -399,6 +405,27 @@ export class PageCopier {
     out.assign(dest, d);
     this.drain();
     return result;
+  }
+
+  /** The content streams a page's /Contents names: a single stream, or the streams of its array. */
+  private contentStreams(value: PDFObject | undefined): PDFObject[] {
+    const r = this.reader;
+    const resolved = r.resolve(value);
+    if (resolved instanceof PDFRawStream) return [value!];
+    if (!(resolved instanceof PDFArray)) return [];
+    return resolved.asArray().filter((item) => r.resolve(item) instanceof PDFRawStream);
+  }
+
+  /**
+   * A page's /Contents as copied: as it is when it names only streams; otherwise the streams it names, or nothing. A
+   * reference to the page tree, the catalog or another page (or to no object) became null or a page in the output's
+   * /Contents, which qpdf refuses.
+   */
+  private copyContents(value: PDFObject): PDFObject | null {
+    const streams = this.contentStreams(value);
+    const resolved = this.reader.resolve(value);
+    if (resolved instanceof PDFRawStream || (resolved instanceof PDFArray && streams.length === resolved.size())) return this.copy(value);
+    return streams.length ? this.out.array(streams.map((c) => this.copy(c))) : null;
   }
 
   // ---- annotations ----------------------------------------------------------------------------------
@@ -555,13 +582,11 @@ export class PageCopier {
     if (draws.length === 0) return;
     ownResources.set(K.XObject, xobjects);
     d.set(N.Resources, ownResources);
-    const srcContents = page.dict.get(K.Contents);
-    const resolved = r.resolve(srcContents);
+    const streams = this.contentStreams(page.dict.get(K.Contents));
     const parts = this.out.array();
-    if (srcContents !== undefined && resolved !== undefined) {
+    if (streams.length) {
       parts.push(this.out.register(this.out.stream('q\n')));
-      if (resolved instanceof PDFArray) for (const c of resolved.asArray()) parts.push(this.copy(c));
-      else parts.push(this.copy(srcContents));
+      for (const c of streams) parts.push(this.copy(c));
       parts.push(this.out.register(this.out.stream(`Q\n${draws.join('\n')}\n`)));
     } else {
       parts.push(this.out.register(this.out.stream(`${draws.join('\n')}\n`)));

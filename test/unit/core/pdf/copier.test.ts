@@ -1,4 +1,4 @@
-import { PDFArray, PDFDict, PDFName } from 'pdf-lib';
+import { PDFArray, PDFDict, PDFName, PDFRawStream } from 'pdf-lib';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
 import { INSTANT_LIMITS } from '../../../../functions/core/pdf/limits';
 import { openInput, planSplit, produce } from '../../../../functions/core/pdf/operations';
@@ -76,5 +76,18 @@ describe('PageCopier: page dictionaries', () => {
     const page = out.pages()[0];
     expect([page.dict.has(PDFName.of('Kids')), page.dict.has(PDFName.of('Count')), String(page.dict.get(PDFName.of('Rotate')))]).toEqual([false, false, '90']);
     expect(out.pages()).toHaveLength(1);
+  });
+
+  it('keeps of /Contents only the streams it names: the page tree, the catalog or a missing object there became null in the output (qpdf refuses it)', async () => {
+    const contentsOf = async (contents: string) => {
+      const out = PdfReader.open(await splitOnePage(pdfWith(`/Contents ${contents}`, ['<< /Length 3 >>\nstream\nq Q\nendstream'])));
+      const value = out.resolve(out.pages()[0].dict.get(PDFName.of('Contents')));
+      const items = value instanceof PDFArray ? value.asArray().map((c) => out.resolve(c)) : value === undefined ? [] : [value];
+      return items.map((c) => (c instanceof PDFRawStream ? Buffer.from(c.contents).toString('latin1') : String(c)));
+    };
+    expect(await contentsOf('[4 0 R 2 0 R 1 0 R 99 0 R 4 0 R]')).toEqual(['q Q', 'q Q']);
+    expect(await contentsOf('[4 0 R]')).toEqual(['q Q']);
+    expect(await contentsOf('4 0 R')).toEqual(['q Q']);
+    expect(await contentsOf('2 0 R')).toEqual([]);
   });
 });
