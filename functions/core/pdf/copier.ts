@@ -10,7 +10,7 @@
  *   target page, or dropped when the target is not part of the output. Form widgets are flattened: their
  *   current appearance is drawn into the page (shown, no longer fillable).
  */
-import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, type PDFObject, PDFRawStream, PDFRef, PDFString, PDFHexString } from 'pdf-lib';
+import { PDFArray, PDFDict, PDFName, PDFNull, PDFNumber, type PDFObject, PDFRawStream, PDFRef, PDFString, PDFHexString, numberToString } from 'pdf-lib';
 import { type InputRef, ReadBudgetExceeded, inputProblem, passDeadline } from './errors';
 import { type DocFeatures, detectFeatures, inheritedField } from './features';
 import { N, type PageInfo, type PdfReader, numberOf } from './reader';
@@ -618,6 +618,7 @@ function transformedBox(b: number[], m: number[]): [number, number, number, numb
   return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
 }
 
+/** A number in content-stream syntax, which has no exponents: String(1e24) is "1e+24", which no viewer reads as 10^24. */
 function fmt(n: number): string {
-  return Number.isInteger(n) ? String(n) : n.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
+  return Number.isInteger(n) ? numberToString(n) : n.toFixed(6).replace(/0+$/, '').replace(/\.$/, '');
 }

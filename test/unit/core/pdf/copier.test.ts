@@ -91,3 +91,18 @@ describe('PageCopier: page dictionaries', () => {
     expect(await contentsOf('2 0 R')).toEqual([]);
   });
 });
+
+describe('PageCopier: flattened widgets', () => {
+  it('places an appearance with numbers written without exponents, however far its box is stretched', async () => {
+    const pdf = pdfWith('/Contents 4 0 R /Annots [5 0 R]', [
+      '<< /Length 3 >>\nstream\nq Q\nendstream',
+      '<< /Type /Annot /Subtype /Widget /FT /Tx /T (a) /Rect [0 0 10000000000000000 10] /AP << /N 6 0 R >> >>',
+      '<< /Type /XObject /Subtype /Form /BBox [0 0 0.00000001 10] /Length 0 >>\nstream\n\nendstream',
+    ]);
+    const out = PdfReader.open(await splitOnePage(pdf));
+    const contents = out.resolve(out.pages()[0].dict.get(PDFName.of('Contents'))) as PDFArray;
+    const draws = Buffer.from((out.resolve(contents.get(contents.size() - 1)) as PDFRawStream).contents).toString('latin1');
+    // The box's width is clamped to 2^53 − 1 when read, then stretched 10^8 times: 9.007199254740991e+23 before.
+    expect(draws).toBe('Q\nq 900719925474099100000000 0 0 1 0 0 cm /FlatW0 Do Q\n');
+  });
+});
