@@ -3,7 +3,8 @@
  */
 import { PDFArray, PDFName, PDFNumber, type PDFObject } from 'pdf-lib';
 import { ServiceError } from '../errors';
-import { inputProblem } from './errors';
+import { Deadline, PdfDeadlineExceeded, inputProblem } from './errors';
+import { ReadBudget } from './budget';
 import { type DocFeatures, type PdfWarning, detectFeatures, inheritedField, orderWarnings, walkFields } from './features';
 import { type FormField, listFormFields } from './forms';
 import { type PageInfo, PdfReader, asProblem } from './reader';
@@ -88,11 +89,29 @@ function predictedWarnings(reader: PdfReader, f: DocFeatures): PdfWarning[] {
 /** Pages of a document the editor opens (document 2, limits: "Editor: pages 200 per document"). */
 export const EDITOR_MAX_PAGES = 200;
 
-export function inspectPdf(bytes: Uint8Array, opts: { filename: string; maxPages: number; forEdit: boolean }): InspectResult {
+/**
+ * What a PDF is. Reading ends at `deadline` (PDFOP_TIMEOUT, an instant request over its time: the caps of the reader
+ * and the form listing bound every hostile file found so far, and the deadline bounds the next one).
+ */
+export function inspectPdf(bytes: Uint8Array, opts: { filename: string; maxPages: number; forEdit: boolean; deadline?: Deadline; timeoutSeconds?: number }): InspectResult {
+  try {
+    return describe(bytes, opts, ReadBudget.forInputs(bytes.length, opts.deadline));
+  } catch (err) {
+    if (!(err instanceof PdfDeadlineExceeded)) throw err;
+    const seconds = opts.timeoutSeconds ?? null;
+    throw new ServiceError(
+      'PDFOP_TIMEOUT',
+      `${opts.filename} could not be read${seconds ? ` within ${seconds} seconds` : ' in time'}: its structure is too large or complex to inspect. Check the file (re-export it) or split it first.`,
+      { filename: opts.filename, input_index: 0, timeout_seconds: seconds },
+    );
+  }
+}
+
+function describe(bytes: Uint8Array, opts: { filename: string; maxPages: number; forEdit: boolean }, budget: ReadBudget): InspectResult {
   const input = { filename: opts.filename, index: 0 };
   let reader: PdfReader;
   try {
-    reader = PdfReader.open(bytes);
+    reader = PdfReader.open(bytes, budget);
   } catch (err) {
     throw inputProblem(asProblem(err), input);
   }

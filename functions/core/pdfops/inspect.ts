@@ -3,6 +3,7 @@ import type { Account } from '../accounts/account';
 import type { Clock } from '../clock';
 import { ServiceError, invalidParameter } from '../errors';
 import type { BlobStore } from '../jobs/ports';
+import { Deadline } from '../pdf/errors';
 import { type InspectResult, inspectPdf } from '../pdf/inspect';
 import { INSTANT_LIMITS, JOB_LIMITS } from '../pdf/limits';
 import { EVEN_AFTER_FIELD_ERRORS, isJsonObject, optional, parseRequest, refuse } from '../validation';
@@ -87,13 +88,16 @@ export function parseInspectRequest(submitted: Submitted<InspectForm>): { source
 }
 
 /** POST /pdf/inspect. Direct input up to 4 MB (500-page path); uploads up to 150 MB (5000-page job path). */
-export async function runInspect(deps: { blobs: BlobStore; clock: Clock }, account: Account, source: InspectSource, forEdit: boolean): Promise<InspectResult> {
+export async function runInspect(deps: { blobs: BlobStore; clock: Clock; timeoutSeconds?: number }, account: Account, source: InspectSource, forEdit: boolean): Promise<InspectResult> {
   const { filename } = source;
+  // An instant request's time (document 2: 408 PDFOP_TIMEOUT over 25 seconds), counted from here: an upload's download too.
+  const timeoutSeconds = deps.timeoutSeconds ?? INSTANT_LIMITS.timeoutSeconds;
+  const timing = { deadline: Deadline.in(timeoutSeconds * 1000), timeoutSeconds };
   if (source.kind === 'upload') {
     await checkUpload(deps, account, source.s3_key, { filename, index: 0 });
     const bytes = await deps.blobs.get(source.s3_key);
     if (!bytes) throw new ServiceError('UPLOAD_NOT_FOUND', `${filename}: nothing was uploaded to this s3_key, or a job already used it (a job deletes its uploads when it ends). Upload it again.`, { filename, input_index: 0, s3_key: source.s3_key });
-    return inspectPdf(bytes, { filename, maxPages: JOB_LIMITS.maxPages, forEdit });
+    return inspectPdf(bytes, { filename, maxPages: JOB_LIMITS.maxPages, forEdit, ...timing });
   }
   const bytes = source.bytes;
   if (bytes.length === 0) throw new ServiceError('MISSING_PDF', `${filename} is empty (0 bytes); send the PDF's bytes.`, { filename, input_index: 0 });
@@ -105,5 +109,5 @@ export async function runInspect(deps: { blobs: BlobStore; clock: Clock }, accou
       max_bytes: INSTANT_LIMITS.maxInputBytes,
     });
   }
-  return inspectPdf(bytes, { filename, maxPages: INSTANT_LIMITS.maxPages, forEdit });
+  return inspectPdf(bytes, { filename, maxPages: INSTANT_LIMITS.maxPages, forEdit, ...timing });
 }

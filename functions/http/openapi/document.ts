@@ -67,7 +67,7 @@ const ROUTE_ERROR_STATUSES: Record<string, number[]> = {
   'stripe.webhook': [502, 503],
   'pdf.merge': [402, 408, 422],
   'pdf.split': [402, 408, 422],
-  'pdf.inspect': [402, 404, 422],
+  'pdf.inspect': [402, 404, 408, 422],
   'pdf.uploadUrl': [402],
   'pdf.jobs': [402, 404, 409],
   'webhooks.rotateSecret': [409],

@@ -1,6 +1,7 @@
 import { rejection, thrownBy } from '../../../support/errors';
 import { runIsolated } from '../../../support/hang-guard';
 import { ServiceError } from '../../../../functions/core/errors';
+import { Deadline } from '../../../../functions/core/pdf/errors';
 import { inspectPdf, pageBox } from '../../../../functions/core/pdf/inspect';
 import { MAX_FORM_LISTING } from '../../../../functions/core/pdf/forms';
 import { PDFDocument, PDFName, PDFRef } from 'pdf-lib';
@@ -118,6 +119,17 @@ describe('inspectPdf', () => {
       expect((err as ServiceError).details).toMatchObject({ filename: 'x.pdf', input_index: 0 });
       expect((err as ServiceError).code).toBe('INVALID_PDF');
     }
+  });
+});
+
+describe('inspectPdf within its time', () => {
+  it('ends reading at its deadline as 408 PDFOP_TIMEOUT naming the file, and reads the same file without one', async () => {
+    const bytes = await simplePdf(600);
+    const deadline = new Deadline(0); // already past: the first look at the clock ends the reading
+    const err = thrownBy(() => inspectPdf(bytes, { ...opts, deadline, timeoutSeconds: 25 }), ServiceError);
+    expect(err).toMatchObject({ code: 'PDFOP_TIMEOUT', details: { filename: 'x.pdf', input_index: 0, timeout_seconds: 25 } });
+    expect(err.message).toContain('within 25 seconds');
+    expect(inspectPdf(bytes, { ...opts, deadline: Deadline.in(60_000) }).page_count).toBe(600);
   });
 });
 
