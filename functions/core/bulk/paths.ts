@@ -23,7 +23,8 @@ export function pathProblem(path: string): PathProblem | null {
   if (CONTROL_CHARACTER.test(path)) return 'control_character';
   if (LONE_SURROGATE.test(path)) return 'lone_surrogate';
   if (path.includes('\\')) return 'backslash';
-  if (path.startsWith('/') || /^[A-Za-z]:/.test(path)) return 'absolute';
+  // The drive letter is looked for where normalising leaves the path's start: `./C:/x` is `C:/x`.
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(normalisePath(path))) return 'absolute';
   if (path.split('/').includes('..')) return 'parent_reference';
   return null;
 }
