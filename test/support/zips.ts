@@ -19,6 +19,10 @@ export interface RawEntry {
   unixMode?: number;
   /** An Info-ZIP Unicode Path field (0x7075) in the central header with this name, which readers that know it prefer. */
   unicodeName?: string;
+  /** The name's bytes as written, instead of `name` in UTF-8. */
+  nameBytes?: Buffer;
+  /** false: the UTF-8 flag (general purpose bit 11) is left unset, as CP437 writers and macOS Archive Utility do. */
+  utf8Flag?: boolean;
 }
 
 /** A complete ZIP of the given entries, in order. */
@@ -32,11 +36,12 @@ export function rawZip(entries: RawEntry[]): Buffer {
     const body = e.compressed ?? (method === 8 ? deflateRawSync(data) : data);
     const size = e.declaredSize ?? data.length;
     const crc = e.crc ?? crc32(data);
-    const name = Buffer.from(e.name, 'utf8');
+    const name = e.nameBytes ?? Buffer.from(e.name, 'utf8');
+    const flags = e.utf8Flag === false ? 0 : 0x800;
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);
-    local.writeUInt16LE(0x800, 6);
+    local.writeUInt16LE(flags, 6);
     local.writeUInt16LE(method, 8);
     local.writeUInt16LE(0, 10);
     local.writeUInt16LE(0x21, 12);
@@ -49,7 +54,7 @@ export function rawZip(entries: RawEntry[]): Buffer {
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE(e.unixMode !== undefined ? (3 << 8) | 20 : 20, 4);
     central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0x800, 8);
+    central.writeUInt16LE(flags, 8);
     central.writeUInt16LE(method, 10);
     central.writeUInt16LE(0, 12);
     central.writeUInt16LE(0x21, 14);

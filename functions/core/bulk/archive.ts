@@ -99,17 +99,41 @@ async function readCentralDirectory(zip: ZipFile): Promise<Entry[]> {
 
 const decodeName = (yauzl as unknown as { getFileNameLowLevel(flags: number, raw: Buffer, extra: unknown, strict: boolean): string }).getFileNameLowLevel;
 
-/** The entry's name as text: UTF-8 when flagged (or carried in the Info-ZIP Unicode field), else CP437; backslashes kept. */
-function entryName(entry: Entry): string {
-  return decodeName(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
-}
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+const UTF8_FLAG = 0x800;
 
 /**
  * The name in the header itself, without the Info-ZIP Unicode field. Tools that ignore that field (Python's zipfile,
- * many extractors) use this one, so it must be as safe as the name the bundle is read under.
+ * many extractors) use this one, so it must be as safe as the name the bundle is read under. UTF-8 when flagged, else
+ * CP437, with two exceptions for names not flagged UTF-8: control bytes are kept as control characters (CP437 draws
+ * them as ☺ or ◙, but Python's zipfile and unzip extract them as line breaks or escapes, so they are refused as
+ * such), and a name that is valid UTF-8 with bytes past ASCII is read as UTF-8: macOS Archive Utility writes UTF-8
+ * names without the flag (read as CP437, `café.png` became `cafe╠ü.png`, its output and references lost).
  */
 function headerName(entry: Entry): string {
-  return decodeName(entry.generalPurposeBitFlag, entry.fileNameRaw, [], true);
+  const raw = entry.fileNameRaw;
+  if (!(entry.generalPurposeBitFlag & UTF8_FLAG)) {
+    if (raw.some((b) => b < 0x20 || b === 0x7f)) return raw.toString('latin1');
+    if (raw.some((b) => b >= 0x80)) {
+      try {
+        return STRICT_UTF8.decode(raw);
+      } catch {
+        // not UTF-8: CP437 as the format says
+      }
+    }
+  }
+  return decodeName(entry.generalPurposeBitFlag, raw, [], true);
+}
+
+/** The entry's name as text: the Info-ZIP Unicode field when it has a valid one for this header name, else `headerName`; backslashes kept. */
+function entryName(entry: Entry): string {
+  const withField = decodeName(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+  return withField !== decodeName(entry.generalPurposeBitFlag, entry.fileNameRaw, [], true) ? withField : headerName(entry);
+}
+
+/** `./`, `././`: a folder entry for the archive's root, which normalises to no path at all. */
+function isRootFolder(name: string): boolean {
+  return /^(?:\.\/+)+$/.test(name);
 }
 
 function isSymlink(entry: Entry): boolean {
@@ -165,7 +189,9 @@ async function inflate(zip: ZipFile, source: Buffer, entry: Entry, cap: number, 
   const end = fileDataStart + entry.compressedSize;
   if (end > source.length) throw invalid('truncated', `entry "${entryName(entry).slice(0, 200)}" runs past the end of the file.`);
   const raw = source.subarray(fileDataStart, end);
-  if (entry.compressionMethod === 0) {
+  // An empty file has no data at all (the format's rule for zero-byte files), also when it is marked deflated:
+  // an inflater fed nothing reports a truncated stream.
+  if (entry.compressionMethod === 0 || raw.length === 0) {
     if (raw.length > cap) return { over: raw.length };
     return { size: raw.length, crc: crc32(raw), data: collect ? Buffer.from(raw) : null, start: fileDataStart };
   }
@@ -247,10 +273,11 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
   for (const [ordinal, entry] of entries.entries()) {
     const name = entryName(entry);
     if (isSymlink(entry)) throw unsafe('symlink', name, 'is a symbolic link (links could point outside the bundle)');
-    const problem = pathProblem(name);
+    // `./` is the bundle's own folder (bsdtar, the `tar -a` of macOS and Windows, writes it first): a folder of nothing.
+    const problem = isRootFolder(name) ? null : pathProblem(name);
     if (problem) throw unsafe(problem, name, UNSAFE_MESSAGES[problem]);
     const inHeader = headerName(entry);
-    const headerProblem = inHeader === name ? null : pathProblem(inHeader);
+    const headerProblem = inHeader === name || isRootFolder(inHeader) ? null : pathProblem(inHeader);
     if (headerProblem) throw unsafe(headerProblem, inHeader, `${UNSAFE_MESSAGES[headerProblem]} (its Unicode name field says "${name.slice(0, 100)}", which other tools ignore)`);
     const directory = name.endsWith('/');
     const path = normalisePath(name);

@@ -183,4 +183,52 @@ describe('inspectArchive', () => {
     expect(archive.files.map((f) => f.path)).toEqual(['outer.html', 'nested/inner.zip']);
     expect(await readEntry(archive, archive.files[1])).toEqual(inner);
   });
+
+  it('accepts the root folder entry ./ that bsdtar (tar -a on macOS and Windows) writes first', async () => {
+    const archive = await inspectArchive(rawZip([{ name: './' }, { name: './index.html', data: '<p>i</p>' }, { name: './css/' }, { name: './css/site.css', data: 'p{}' }]));
+    expect(archive.files.map((f) => f.path)).toEqual(['index.html', 'css/site.css']);
+    expect(archive.entryCount).toBe(4);
+    // `./` and `././` are one folder named twice, refused as any other duplicate.
+    expect(await refusal(rawZip([{ name: './' }, { name: '././' }, { name: 'a.html', data: 'x' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'duplicate' } });
+    // A file named `.` is still no name.
+    expect(await refusal(rawZip([{ name: '.', data: 'x' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'empty' } });
+  });
+
+  it('refuses a drive letter behind ./ (./C:/x.html is C:/x.html)', async () => {
+    expect(await refusal(rawZip([{ name: './C:/x.html', data: 'x' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'absolute' } });
+    expect(await refusal(rawZip([{ name: 'good.html', data: 'x', unicodeName: './c:/x.html' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'absolute' } });
+  });
+
+  it('reads names not flagged UTF-8 as UTF-8 when they are (macOS Archive Utility), else as CP437', async () => {
+    const mac = await inspectArchive(rawZip([{ name: '', nameBytes: Buffer.from('site/cafe\u0301.png', 'utf8'), utf8Flag: false, data: 'png' }]));
+    expect(mac.files.map((f) => f.path)).toEqual(['site/cafe\u0301.png']);
+    const dos = await inspectArchive(rawZip([{ name: '', nameBytes: Buffer.from([0x63, 0x61, 0x66, 0x82, 0x2e, 0x68, 0x74, 0x6d, 0x6c]), utf8Flag: false, data: 'x' }]));
+    expect(dos.files.map((f) => f.path)).toEqual(['caf\u00e9.html']);
+  });
+
+  it.each([
+    ['a line feed', 0x0a],
+    ['an escape', 0x1b],
+    ['a carriage return', 0x0d],
+    ['a delete', 0x7f],
+  ])('refuses %s byte in a name not flagged UTF-8 (CP437 draws it as a symbol; other tools extract it as is)', async (_what, byte) => {
+    const nameBytes = Buffer.from([0x61, byte, 0x2e, 0x68, 0x74, 0x6d, 0x6c]);
+    expect(await refusal(rawZip([{ name: '', nameBytes, utf8Flag: false, data: 'x' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'control_character' } });
+    // Also behind a clean Unicode name field: tools that ignore the field use the header name.
+    expect(await refusal(rawZip([{ name: '', nameBytes, utf8Flag: false, unicodeName: 'a.html', data: 'x' }]))).toMatchObject({
+      code: 'BULK_ZIP_UNSAFE_ENTRY',
+      details: { reason: 'control_character' },
+    });
+  });
+
+  it('accepts an empty file marked deflated that has no data at all', async () => {
+    const archive = await inspectArchive(rawZip([{ name: 'empty.css', method: 8, compressed: Buffer.alloc(0) }, { name: 'a.html', data: '<p>a</p>' }]));
+    expect(archive.files.map((f) => [f.path, f.size])).toEqual([
+      ['empty.css', 0],
+      ['a.html', 8],
+    ]);
+    expect(await readEntry(archive, archive.files[0])).toEqual(Buffer.alloc(0));
+    // Declaring a size it does not have is still refused.
+    expect(await refusal(rawZip([{ name: 'e.css', method: 8, compressed: Buffer.alloc(0), declaredSize: 5 }]))).toMatchObject({ code: 'BULK_ZIP_INVALID' });
+  });
 });
