@@ -123,7 +123,8 @@ export async function prepareBulkJob(deps: BulkDeps, input: BulkTaskInput): Prom
     // Safe. The job reads its files from its own copy of the checked archive (an upload could be replaced).
     const zipKey = ownCopy;
     if (request.zip_key !== zipKey) await deps.blobs.put(zipKey, zip, ZIP);
-    const entries: Record<string, EntryLocation> = {};
+    // No prototype: a file named `__proto__` assigned to a plain object set its prototype instead, and was left out.
+    const entries: Record<string, EntryLocation> = Object.create(null);
     for (const f of archive.files) entries[f.path] = f.location;
     const index: BundleIndex = { bundle_type: request.bundle_type, options: request.options, zip_key: zipKey, files, entries };
     await deps.blobs.put(bulkKeys.index(job.account_id, job.job_id), Buffer.from(JSON.stringify(index)), 'application/json');
