@@ -35,7 +35,8 @@ export function sanitizeFilename(name: string, fallback: string): string {
       if (kept.length + ch.length + ext.length > MAX_NAME_LENGTH || Buffer.byteLength(kept + ch) + ext.length > MAX_NAME_BYTES) break;
       kept += ch;
     }
-    s = kept + ext;
+    // Cut after a dot or a space, the name would end in one (Windows drops them).
+    s = kept.replace(/[.\s]+$/, '') + ext;
   }
   return s === '' || /^_+$/.test(s) ? fallback : s;
 }

@@ -31,6 +31,12 @@ describe('file names', () => {
     expect(sanitizeFilename('..', 'x')).toBe('x');
   });
 
+  it('never ends a shortened name in a dot or a space (where the cut falls after one)', () => {
+    expect(sanitizeFilename(`${'a'.repeat(199)} ${'b'.repeat(100)}`, 'f')).toBe('a'.repeat(199));
+    expect(sanitizeFilename(`${'a'.repeat(199)}.${'b'.repeat(100)}`, 'f')).toBe('a'.repeat(199));
+    expect(sanitizeFilename(`${'a'.repeat(194)} . ${'b'.repeat(100)}.pdf`, 'f')).toBe(`${'a'.repeat(194)}.pdf`);
+  });
+
   it('renders tokens and refuses unknown ones', () => {
     const p = parseFilenamePattern('{basename}_{index}_{index:03}_{index:05}_{pages}');
     expect(renderFilename(p, { basename: 'doc', index: 7, pages: '3-4' }, 'f')).toBe('doc_7_007_00007_3-4.pdf');
