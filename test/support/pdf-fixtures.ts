@@ -164,6 +164,18 @@ export function fixXref(bytes: Uint8Array): Uint8Array {
   return Buffer.from(`${text.slice(0, xrefAt)}${lines.join('\n')}\n${tail}`, 'latin1');
 }
 
+/** A one-page PDF whose page dictionary also holds `pageExtra`, with `objects` after it (numbered from 4). */
+export function pdfWith(pageExtra: string, objects: string[] = []): Uint8Array {
+  const body = [
+    '%PDF-1.4',
+    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
+    '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
+    `3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>\nendobj`,
+    ...objects.map((o, i) => `${i + 4} 0 obj\n${o}\nendobj`),
+  ].join('\n');
+  return fixXref(Buffer.from(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${objects.length + 4} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`, 'latin1'));
+}
+
 // ---- RC4 encryption (standard security handler, revision 2, 40-bit) -------------------------------------
 
 const PAD = Buffer.from('28bf4e5e4e758a4164004e56fffa01082e2e00b6d0683e802f0ca9fe6453697a', 'hex');

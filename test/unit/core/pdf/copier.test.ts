@@ -5,21 +5,7 @@ import { openInput, planSplit, produce } from '../../../../functions/core/pdf/op
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
 import { ServiceError } from '../../../../functions/core/errors';
 import { PdfReader } from '../../../../functions/core/pdf/reader';
-import { fixXref } from '../../../support/pdf-fixtures';
-
-const bytes = (text: string) => Buffer.from(text, 'latin1');
-
-/** A one-page PDF whose page dictionary also holds `pageExtra`, with `objects` after it (numbered from 4). */
-function pdfWith(pageExtra: string, objects: string[] = []): Uint8Array {
-  const body = [
-    '%PDF-1.4',
-    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
-    '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
-    `3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>\nendobj`,
-    ...objects.map((o, i) => `${i + 4} 0 obj\n${o}\nendobj`),
-  ].join('\n');
-  return fixXref(bytes(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${objects.length + 4} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`));
-}
+import { pdfWith } from '../../../support/pdf-fixtures';
 
 async function splitOnePage(pdf: Uint8Array): Promise<Uint8Array> {
   const input = { bytes: pdf, filename: 'in.pdf', index: 0 };

@@ -10,7 +10,7 @@ import { openInput, planSplit } from '../../../../functions/core/pdf/operations'
 import { ServiceError } from '../../../../functions/core/errors';
 import { thrownBy } from '../../../support/errors';
 import { runIsolated } from '../../../support/hang-guard';
-import { fixXref } from '../../../support/pdf-fixtures';
+import { pdfWith } from '../../../support/pdf-fixtures';
 
 const bytes = (text: string) => Buffer.from(text, 'latin1');
 
@@ -31,18 +31,6 @@ function ourParse(text: string, meter?: ParseMeter): string {
   } catch (err) {
     return `throws ${(err as Error).constructor.name}`;
   }
-}
-
-/** A one-page PDF whose page dictionary also holds `pageExtra`, with `objects` after it (numbered from 4). */
-function pdfWith(pageExtra: string, objects: string[] = []): Uint8Array {
-  const body = [
-    '%PDF-1.4',
-    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
-    '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
-    `3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>\nendobj`,
-    ...objects.map((o, i) => `${i + 4} 0 obj\n${o}\nendobj`),
-  ].join('\n');
-  return fixXref(bytes(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${objects.length + 4} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`));
 }
 
 describe('ObjectParser', () => {
