@@ -164,16 +164,36 @@ export function fixXref(bytes: Uint8Array): Uint8Array {
   return Buffer.from(`${text.slice(0, xrefAt)}${lines.join('\n')}\n${tail}`, 'latin1');
 }
 
+/**
+ * A PDF of numbered objects with a classic cross-reference table whose offsets are right: `objects[n]` is the body of
+ * object n, and object 1 is the catalog. `unterminated`: each is written as `n 0 obj` and its text alone, without
+ * `endobj` (a hostile file's fragments). Built from parts, so tens of thousands of objects take milliseconds.
+ */
+export function pdfOfObjects(objects: Record<number, string>, opts: { unterminated?: boolean } = {}): Buffer {
+  const parts = [Buffer.from('%PDF-1.7\n', 'latin1')];
+  let at = parts[0].length;
+  const offsets = new Map<number, number>();
+  for (const [n, body] of Object.entries(objects)) {
+    offsets.set(Number(n), at);
+    const part = Buffer.from(opts.unterminated ? `${n} 0 obj${body}` : `${n} 0 obj\n${body}\nendobj\n`, 'latin1');
+    parts.push(part);
+    at += part.length;
+  }
+  const size = Math.max(...offsets.keys()) + 1;
+  const rows = ['xref', `0 ${size}`, '0000000000 65535 f '];
+  for (let n = 1; n < size; n++) rows.push(offsets.has(n) ? `${String(offsets.get(n)).padStart(10, '0')} 00000 n ` : '0000000000 65535 f ');
+  parts.push(Buffer.from(`${rows.join('\n')}\ntrailer\n<< /Size ${size} /Root 1 0 R >>\nstartxref\n${at}\n%%EOF\n`, 'latin1'));
+  return Buffer.concat(parts);
+}
+
 /** A one-page PDF whose page dictionary also holds `pageExtra`, with `objects` after it (numbered from 4). */
 export function pdfWith(pageExtra: string, objects: string[] = []): Uint8Array {
-  const body = [
-    '%PDF-1.4',
-    '1 0 obj\n<< /Type /Catalog /Pages 2 0 R >>\nendobj',
-    '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
-    `3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>\nendobj`,
-    ...objects.map((o, i) => `${i + 4} 0 obj\n${o}\nendobj`),
-  ].join('\n');
-  return fixXref(Buffer.from(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${objects.length + 4} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`, 'latin1'));
+  return pdfOfObjects({
+    1: '<< /Type /Catalog /Pages 2 0 R >>',
+    2: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    3: `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] ${pageExtra} >>`,
+    ...Object.fromEntries(objects.map((o, i) => [i + 4, o])),
+  });
 }
 
 // ---- RC4 encryption (standard security handler, revision 2, 40-bit) -------------------------------------

@@ -5,7 +5,7 @@ import { Deadline } from '../../../../functions/core/pdf/errors';
 import { inspectPdf, pageBox } from '../../../../functions/core/pdf/inspect';
 import { MAX_FORM_LISTING } from '../../../../functions/core/pdf/forms';
 import { PDFDocument, PDFName, PDFRef } from 'pdf-lib';
-import { encryptedPdf, fixXref, pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, simplePdf, truncated, zeroPagePdf } from '../../../support/pdf-fixtures';
+import { encryptedPdf, pdfWithBookmarksAndLinks, pdfWithForm, pdfWithSignature, pdfOfObjects, simplePdf, truncated, zeroPagePdf } from '../../../support/pdf-fixtures';
 
 const opts = { filename: 'x.pdf', maxPages: 500, forEdit: false };
 
@@ -138,21 +138,12 @@ describe('inspectPdf on a hostile form', () => {
     // Hang guard in a separate process: a quadratic walk blocks the event loop, which jest cannot interrupt.
     const outcome = runIsolated(`
       const { inspectPdf } = load('functions/core/pdf/inspect.ts');
+      const { pdfOfObjects } = load('test/support/pdf-fixtures.ts');
       const fields = 20000;
-      const parts = []; let pos = 0; const off = {};
-      const push = (s) => { const b = Buffer.from(s, 'latin1'); parts.push(b); pos += b.length; };
-      push('%PDF-1.7\\n');
-      off[1] = pos; push('1 0 obj\\n<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields 9 0 R>>>>\\nendobj\\n');
-      off[2] = pos; push('2 0 obj\\n<</Type/Pages/Kids[3 0 R]/Count 1>>\\nendobj\\n');
-      off[3] = pos; push('3 0 obj\\n<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>\\nendobj\\n');
       let kids = ''; for (let i = 0; i < fields; i++) kids += (10 + i) + ' 0 R ';
-      off[9] = pos; push('9 0 obj\\n[' + kids + ']\\nendobj\\n');
-      for (let i = 0; i < fields; i++) { off[10 + i] = pos; push((10 + i) + ' 0 obj\\n<</Kids 9 0 R>>\\nendobj\\n'); }
-      const size = 10 + fields; const xref = pos;
-      let table = 'xref\\n0 ' + size + '\\n0000000000 65535 f \\n';
-      for (let i = 1; i < size; i++) table += off[i] !== undefined ? String(off[i]).padStart(10, '0') + ' 00000 n \\n' : '0000000000 65535 f \\n';
-      push(table + 'trailer\\n<</Size ' + size + '/Root 1 0 R>>\\nstartxref\\n' + xref + '\\n%%EOF\\n');
-      const result = inspectPdf(Buffer.concat(parts), { filename: 'f.pdf', maxPages: 500, forEdit: false });
+      const objects = { 1: '<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields 9 0 R>>>>', 2: '<</Type/Pages/Kids[3 0 R]/Count 1>>', 3: '<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>', 9: '[' + kids + ']' };
+      for (let i = 0; i < fields; i++) objects[10 + i] = '<</Kids 9 0 R>>';
+      const result = inspectPdf(pdfOfObjects(objects), { filename: 'f.pdf', maxPages: 500, forEdit: false });
       console.log(JSON.stringify({ pages: result.page_count, forms: result.has_forms }));
     `, 60_000) as { pages: number; forms: boolean };
     expect(outcome).toEqual({ pages: 1, forms: true });
@@ -161,25 +152,15 @@ describe('inspectPdf on a hostile form', () => {
   it('for: edit refuses a form whose named fields all share one /Kids array of widgets as PDF_TOO_COMPLEX, without N² work (10,000 of each took 31 s)', () => {
     const outcome = runIsolated(`
       const { inspectPdf } = load('functions/core/pdf/inspect.ts');
+      const { pdfOfObjects } = load('test/support/pdf-fixtures.ts');
       const fields = 3000, widgets = 3000;
-      const parts = []; let pos = 0; const off = {};
-      const push = (s) => { const b = Buffer.from(s, 'latin1'); parts.push(b); pos += b.length; };
-      push('%PDF-1.7\\n');
-      off[1] = pos; push('1 0 obj\\n<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields 8 0 R>>>>\\nendobj\\n');
-      off[2] = pos; push('2 0 obj\\n<</Type/Pages/Kids[3 0 R]/Count 1>>\\nendobj\\n');
-      off[3] = pos; push('3 0 obj\\n<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>\\nendobj\\n');
       let list = ''; for (let i = 0; i < fields; i++) list += (10 + i) + ' 0 R ';
-      off[8] = pos; push('8 0 obj\\n[' + list + ']\\nendobj\\n');
       let kids = ''; for (let i = 0; i < widgets; i++) kids += (10 + fields + i) + ' 0 R ';
-      off[9] = pos; push('9 0 obj\\n[' + kids + ']\\nendobj\\n');
-      for (let i = 0; i < fields; i++) { off[10 + i] = pos; push((10 + i) + ' 0 obj\\n<</T(f' + i + ')/FT/Tx/Kids 9 0 R>>\\nendobj\\n'); }
-      for (let i = 0; i < widgets; i++) { off[10 + fields + i] = pos; push((10 + fields + i) + ' 0 obj\\n<</Subtype/Widget/Rect[0 0 1 1]>>\\nendobj\\n'); }
-      const size = 10 + fields + widgets; const xref = pos;
-      let table = 'xref\\n0 ' + size + '\\n0000000000 65535 f \\n';
-      for (let i = 1; i < size; i++) table += off[i] !== undefined ? String(off[i]).padStart(10, '0') + ' 00000 n \\n' : '0000000000 65535 f \\n';
-      push(table + 'trailer\\n<</Size ' + size + '/Root 1 0 R>>\\nstartxref\\n' + xref + '\\n%%EOF\\n');
+      const objects = { 1: '<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields 8 0 R>>>>', 2: '<</Type/Pages/Kids[3 0 R]/Count 1>>', 3: '<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>', 8: '[' + list + ']', 9: '[' + kids + ']' };
+      for (let i = 0; i < fields; i++) objects[10 + i] = '<</T(f' + i + ')/FT/Tx/Kids 9 0 R>>';
+      for (let i = 0; i < widgets; i++) objects[10 + fields + i] = '<</Subtype/Widget/Rect[0 0 1 1]>>';
       let code = null, reason = null;
-      try { inspectPdf(Buffer.concat(parts), { filename: 'f.pdf', maxPages: 500, forEdit: true }); } catch (err) { code = err.code; reason = err.details && err.details.reason; }
+      try { inspectPdf(pdfOfObjects(objects), { filename: 'f.pdf', maxPages: 500, forEdit: true }); } catch (err) { code = err.code; reason = err.details && err.details.reason; }
       console.log(JSON.stringify({ code, reason }));
     `, 60_000);
     expect(outcome).toEqual({ code: 'PDF_TOO_COMPLEX', reason: 'form_too_complex' });
@@ -187,16 +168,14 @@ describe('inspectPdf on a hostile form', () => {
 
   it(`for: edit refuses a listing past ${MAX_FORM_LISTING.toLocaleString('en-US')} characters as PDF_TOO_COMPLEX: one value shared by many fields is listed for each (6,000 fields of 100,000 characters: 35 s, then too long for JSON)`, () => {
     const fields = 200;
-    const body = [
-      '%PDF-1.4',
-      '1 0 obj\n<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields 4 0 R >> >>\nendobj',
-      '2 0 obj\n<< /Type /Pages /Kids [3 0 R] /Count 1 >>\nendobj',
-      '3 0 obj\n<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>\nendobj',
-      `4 0 obj\n[${Array.from({ length: fields }, (_, i) => `${i + 10} 0 R`).join(' ')}]\nendobj`,
-      `5 0 obj\n(${'v'.repeat(20_000)})\nendobj`,
-      ...Array.from({ length: fields }, (_, i) => `${i + 10} 0 obj\n<< /T (f${i}) /FT /Tx /V 5 0 R >>\nendobj`),
-    ].join('\n');
-    const pdf = fixXref(Buffer.from(`${body}\nxref\n0 1\n0000000000 65535 f \ntrailer\n<< /Size ${fields + 10} /Root 1 0 R >>\nstartxref\n0\n%%EOF\n`, 'latin1'));
+    const pdf = pdfOfObjects({
+      1: '<< /Type /Catalog /Pages 2 0 R /AcroForm << /Fields 4 0 R >> >>',
+      2: '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+      3: '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>',
+      4: `[${Array.from({ length: fields }, (_, i) => `${i + 10} 0 R`).join(' ')}]`,
+      5: `(${'v'.repeat(20_000)})`,
+      ...Object.fromEntries(Array.from({ length: fields }, (_, i) => [i + 10, `<< /T (f${i}) /FT /Tx /V 5 0 R >>`])),
+    });
     expect(inspectPdf(pdf, opts).has_forms).toBe(true);
     const err = thrownBy(() => inspectPdf(pdf, { ...opts, forEdit: true }), ServiceError);
     expect([err.code, err.details.reason]).toEqual(['PDF_TOO_COMPLEX', 'form_too_large']);

@@ -157,20 +157,16 @@ describe('ObjectParser: a stream whose /Length is unusable', () => {
     // Hang guard in a separate process: a quadratic search blocks the event loop, which jest cannot interrupt.
     const outcome = runIsolated(`
       const { inspectPdf } = load('functions/core/pdf/inspect.ts');
+      const { pdfOfObjects } = load('test/support/pdf-fixtures.ts');
       const streams = 8000, first = 10;
-      const parts = []; let pos = 0; const off = {};
-      const push = (s) => { parts.push(s); pos += s.length; };
-      push('%PDF-1.7\\n');
       let refs = ''; for (let i = 0; i < streams; i++) refs += (first + i) + ' 0 R ';
-      off[1] = pos; push('1 0 obj\\n<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields[' + refs + ']>>>>\\nendobj\\n');
-      off[2] = pos; push('2 0 obj\\n<</Type/Pages/Kids[3 0 R]/Count 1>>\\nendobj\\n');
-      off[3] = pos; push('3 0 obj\\n<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>\\nendobj\\n');
-      for (let i = 0; i < streams; i++) { off[first + i] = pos; push((first + i) + ' 0 obj<<>>stream\\n'); }
-      const size = first + streams; const xref = pos;
-      let table = 'xref\\n0 ' + size + '\\n0000000000 65535 f \\n';
-      for (let i = 1; i < size; i++) table += off[i] !== undefined ? String(off[i]).padStart(10, '0') + ' 00000 n \\n' : '0000000000 65535 f \\n';
-      push(table + 'trailer\\n<</Size ' + size + '/Root 1 0 R>>\\nstartxref\\n' + xref + '\\n%%EOF\\n');
-      const result = inspectPdf(Buffer.from(parts.join(''), 'latin1'), { filename: 'f.pdf', maxPages: 500, forEdit: false });
+      const objects = {
+        1: '\\n<</Type/Catalog/Pages 2 0 R/AcroForm<</Fields[' + refs + ']>>>>\\nendobj\\n',
+        2: '\\n<</Type/Pages/Kids[3 0 R]/Count 1>>\\nendobj\\n',
+        3: '\\n<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>\\nendobj\\n',
+      };
+      for (let i = 0; i < streams; i++) objects[first + i] = '<<>>stream\\n';
+      const result = inspectPdf(pdfOfObjects(objects, { unterminated: true }), { filename: 'f.pdf', maxPages: 500, forEdit: false });
       console.log(JSON.stringify({ pages: result.page_count }));
     `, 10_000);
     expect(outcome).toEqual({ pages: 1 });
