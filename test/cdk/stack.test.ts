@@ -217,12 +217,10 @@ describe('CDK app', () => {
         'ForAnyValue:StringLike': {
           'dynamodb:LeadingKeys': [
             'APIKEY#*', 'APIKEYID#*', 'WEBHOOK#*', 'STRIPE_EVENT#*', 'STRIPE_CUSTOMER#*', 'STRIPE_PAYMENT#*',
-            // The index partitions that list the same items (gsi1 projects every attribute).
-            'ACCOUNT#*#APIKEYS', 'ACCOUNT#*#WEBHOOKS', 'JOB#*#DELIVERIES',
           ],
         },
       });
-      expect(JSON.stringify(deny.Resource)).toContain('/index/*');
+      // The index, which lists the same items (gsi1 projects every attribute), is out of reach altogether (next test).
       expect([deny.Action].flat()).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem']));
       // No other function shares the role (it would be confined too, or widen it).
       const sharers = Object.values(resources).filter((r) => r.Type === 'AWS::Lambda::Function' && r.Properties.Role['Fn::GetAtt'][0] === role);
