@@ -7,7 +7,7 @@
  * `access`: `key_or_token` (API key or dashboard ID token), `token` (ID token only), `none`.
  * `profile`: `render` functions get the Chromium layer and more memory; `standard` ones get 512 MB and the API's
  * 29 s; `light` ones are small; `pdf` ones (instant merge/split) get a full vCPU; `worker` ones run background work
- * for up to 15 minutes (sizes in lib/functions.ts).
+ * for up to 15 minutes (sizes and timeouts in functions/profiles.ts, shared by the CDK app and the local stack).
  */
 import type { RouteAccess } from './core/auth/authenticate';
 

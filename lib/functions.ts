@@ -12,18 +12,9 @@ import type { FunctionProfile, Permission } from '../functions/routes';
 import { CHROMIUM_FONT_DIR, CHROMIUM_PACK_DIR } from './chromium-layer';
 import { STORAGE_AREAS } from '../functions/core/jobs/storage-layout';
 import { keys } from '../functions/adapters/dynamodb/schema';
+import { FUNCTION_PROFILES, functionTimeoutSeconds } from '../functions/profiles';
 
 const ROOT = path.resolve(__dirname, '..');
-
-const PROFILES: Record<FunctionProfile, { memorySize: number; timeout: number }> = {
-  render: { memorySize: 2048, timeout: 35 },
-  standard: { memorySize: 512, timeout: 29 },
-  light: { memorySize: 256, timeout: 10 },
-  // CPU-bound PDF work: 1769 MB is one full vCPU.
-  pdf: { memorySize: 1769, timeout: 29 },
-  // Background merge/split: up to 150 MB in, 1 GB out, 15 minutes.
-  worker: { memorySize: 4096, timeout: 900 },
-};
 
 /**
  * Left out of bundles: ws's optional native accelerators (puppeteer runs without them), and for
@@ -186,7 +177,7 @@ export class FunctionFactory extends Construct {
     if (existing) return existing;
     if (spec.secrets?.length && !spec.dedicatedRole) throw new Error(`${spec.ref}: secrets of one function need dedicatedRole (a shared role would let others read them)`);
     const [file, exportName] = spec.ref.split('#');
-    const profile = PROFILES[spec.profile];
+    const profile = FUNCTION_PROFILES[spec.profile];
     const render = spec.profile === 'render';
     const id = spec.ref.replace(/[^A-Za-z0-9]+/g, '-');
     const role = this.roleFor(spec.permissions, spec.dedicatedRole ? spec.ref : undefined, render);
@@ -199,7 +190,7 @@ export class FunctionFactory extends Construct {
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.X86_64,
       memorySize: profile.memorySize,
-      timeout: Duration.seconds(Math.max(spec.timeoutSeconds ?? 0, profile.timeout)),
+      timeout: Duration.seconds(functionTimeoutSeconds(spec.profile, spec.timeoutSeconds)),
       // Chromium unpacks itself into /tmp (~250 MB).
       ephemeralStorageSize: render ? Size.mebibytes(1024) : undefined,
       layers: render ? [this.props.chromiumLayer] : [],

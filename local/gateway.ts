@@ -10,6 +10,7 @@ import type { Services } from '../functions/composition';
 import { toHttpError } from '../functions/http/errors';
 import { type GatewayResponseType, gatewayResponse } from '../functions/http/gateway-responses';
 import { EXPOSED_HEADERS, preflightHeaders } from '../functions/http/responses';
+import { functionTimeoutSeconds } from '../functions/profiles';
 import { type RouteDef, handlerRef, matchPath, matchRoute, preflightRoutePath } from '../functions/routes';
 import { lambdaContext, loadHandler } from './handlers';
 
@@ -213,7 +214,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       };
       let verdict: APIGatewayAuthorizerResult;
       try {
-        verdict = await authorizer(authEvent, lambdaContext('authorizer', 10_000, requestId));
+        verdict = await authorizer(authEvent, lambdaContext('authorizer', functionTimeoutSeconds('light') * 1000, requestId));
       } catch (err) {
         log.error('authorizer failure', err);
         return sendGatewayResponse(res, 'AUTHORIZER_FAILURE', requestId);
@@ -239,7 +240,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       isBase64Encoded: body.length > 0,
     };
     const ref = handlerRef(route);
-    const result: APIGatewayProxyResult = await loadHandler<LambdaHandler>(ref)(event, lambdaContext(route.id, (route.timeoutSeconds ?? 29) * 1000, requestId));
+    const result: APIGatewayProxyResult = await loadHandler<LambdaHandler>(ref)(event, lambdaContext(route.id, functionTimeoutSeconds(route.profile, route.timeoutSeconds) * 1000, requestId));
     const out: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     for (const [k, v] of Object.entries(result.multiValueHeaders ?? {})) out[k] = v.map(String);

@@ -10,6 +10,7 @@ import type { Context } from 'aws-lambda';
 import type { ExecutionEndedEvent } from '../../functions/core/workflows/ended';
 import type { ExecutionStatus, WorkflowStarter } from '../../functions/core/workflows/ports';
 import type { Logger } from '../../functions/logger';
+import { functionTimeoutSeconds } from '../../functions/profiles';
 import { FAILURE_RECORDER, type WorkflowDef } from '../../functions/workflows';
 import { readJsonFile, writeFileAtomic } from '../files';
 import { lambdaContext, loadHandler } from '../handlers';
@@ -116,7 +117,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
         // then its Catch: after a stop, no handler runs again (the next start resumes the execution).
         if (this.aborting) return Promise.reject(new Error(`the local workflow runner stopped; ${def.name} execution ${name} resumes at the next start`));
         return this.tracked(async () =>
-          JSON.parse(JSON.stringify((await loadHandler<TaskHandler>(task.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, (task.timeoutSeconds ?? 60) * 1000))) ?? null)),
+          JSON.parse(JSON.stringify((await loadHandler<TaskHandler>(task.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(JSON.parse(JSON.stringify(taskInput)), lambdaContext(`${def.name}-${state}`, functionTimeoutSeconds(task.profile, task.timeoutSeconds) * 1000))) ?? null)),
         );
       };
       if (this.opts.retryIntervalMs !== undefined) retryIntervalOverrides[state] = this.opts.retryIntervalMs;
@@ -156,7 +157,7 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     const caught = (err as { cause?: { name?: string; message?: string } }).cause;
     const event: ExecutionEndedEvent = { detail: { status, input: JSON.stringify(input), error: caught?.name ?? null, cause: caught?.message ?? null } };
     try {
-      await loadHandler<TaskHandler>(recorder.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(event, lambdaContext(`${def.name}-${FAILURE_RECORDER}`, (recorder.timeoutSeconds ?? 60) * 1000));
+      await loadHandler<TaskHandler>(recorder.ref, this.opts.handlersDir ?? FUNCTIONS_DIR)(event, lambdaContext(`${def.name}-${FAILURE_RECORDER}`, functionTimeoutSeconds(recorder.profile, recorder.timeoutSeconds) * 1000));
     } catch (recordErr) {
       this.opts.log.error(`workflow ${def.name} execution ${name}: recording its ending failed`, recordErr);
     }

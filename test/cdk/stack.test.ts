@@ -3,6 +3,7 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { TABLE_SCHEMA } from '../../functions/adapters/dynamodb/schema';
 import { STORAGE_AREAS } from '../../functions/core/jobs/storage-layout';
 import { QUEUES } from '../../functions/queues';
+import { functionTimeoutSeconds } from '../../functions/profiles';
 import { SCHEDULES } from '../../functions/schedules';
 import { ROUTES, matchRoute } from '../../functions/routes';
 import { WORKFLOWS, workflowArnVariable } from '../../functions/workflows';
@@ -327,7 +328,8 @@ describe('CDK app', () => {
         const fnId = machine.Properties.DefinitionSubstitutions[state]['Fn::GetAtt'][0];
         const fn = resources[fnId];
         expect(`${state} ${fn.Type} ${fn.Properties.Handler}`).toBe(`${state} AWS::Lambda::Function index.${task.ref.split('#')[1]}`);
-        expect(fn.Properties.Timeout).toBeGreaterThanOrEqual(task.timeoutSeconds ?? 1);
+        // The deadline the local runner gives the task too (functions/profiles.ts).
+        expect(fn.Properties.Timeout).toBe(functionTimeoutSeconds(task.profile, task.timeoutSeconds));
         expect(JSON.stringify(invokable)).toContain(fnId);
       }
       // Every Task state has a Retry and (but the failure recorder) a Catch, so a failing handler still ends the job.

@@ -43,3 +43,9 @@ export async function ended(input: unknown) {
   calls.push({ task: 'ended', input });
   return { recorded: true };
 }
+
+/** Records how long its Lambda context says it has left (the deadline the runner gave the task). */
+export async function timed(input: { id: string }, context: { getRemainingTimeInMillis(): number }) {
+  calls.push({ task: 'timed', input: { ...input, remainingMs: context.getRemainingTimeInMillis() } });
+  return { timed: true };
+}

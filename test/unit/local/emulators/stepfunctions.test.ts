@@ -46,6 +46,29 @@ describe('local Step Functions runner', () => {
     expect(mine[1].input.error.Error).toBe('BadInput');
   });
 
+  it('gives each task the Lambda deadline its function has in AWS: its profile\'s, or its own when longer', async () => {
+    const remainingOf = async (task: { profile: 'light' | 'worker'; timeoutSeconds?: number }, id: string) => {
+      const timedRunner = new LocalWorkflowRunner({
+        workflows: [{ name: 'retry', definition: 'workflow-fixtures/retry.asl.json', tasks: { Flaky: { ref: 'workflow-fixtures/handlers#timed', permissions: [], ...task }, Recover: { ref: 'workflow-fixtures/handlers#recover', profile: 'light', permissions: [] } } }],
+        log: createLogger('silent'),
+        handlersDir: SUPPORT,
+        rootDir: SUPPORT,
+      });
+      try {
+        await timedRunner.start('retry', { id }, { name: id });
+        await timedRunner.idle();
+      } finally {
+        await timedRunner.stop();
+      }
+      return calls.find((c) => c.task === 'timed' && c.input.id === id)!.input.remainingMs as number;
+    };
+    const light = await remainingOf({ profile: 'light' }, 'light-deadline');
+    expect(light).toBeGreaterThan(9_000);
+    expect(light).toBeLessThanOrEqual(10_000); // a light function has 10 s in AWS
+    expect(await remainingOf({ profile: 'light', timeoutSeconds: 120 }, 'own-deadline')).toBeGreaterThan(110_000);
+    expect(await remainingOf({ profile: 'worker' }, 'worker-deadline')).toBeGreaterThan(890_000);
+  });
+
   it('starts an execution once per name', async () => {
     const first = await runner.start('retry', { id: 'dup', failTimes: 0 }, { name: 'dup' });
     const second = await runner.start('retry', { id: 'dup', failTimes: 0 }, { name: 'dup' });
