@@ -11,7 +11,7 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
 export interface MultipartPart {
   /** The form field name. */
   name: string;
-  /** The file name when the part is a file upload (`filename` or RFC 5987 `filename*`), else null. */
+  /** The file name when the part is a file upload (`filename`, RFC 5987 `filename*` or its RFC 2231 continuations), else null. */
   filename: string | null;
   contentType: string | null;
   data: Buffer;
@@ -144,6 +144,25 @@ function decodeExtValue(v: string): string | null {
   }
 }
 
+/**
+ * A parameter split into RFC 2231 continuations (`filename*0*=utf-8''caf%C3%A9; filename*1=".html"`), joined in
+ * order up to the first missing section and decoded as one value (null when it cannot be read); undefined when
+ * the parameter has no sections. Extended sections (`*n*`) are percent-encoded, plain ones literal.
+ */
+function continuedParam(params: Map<string, string>, name: string): string | null | undefined {
+  if (!params.has(`${name}*0`) && !params.has(`${name}*0*`)) return undefined;
+  const extended = params.has(`${name}*0*`);
+  let joined = '';
+  for (let n = 0; params.has(`${name}*${n}`) || params.has(`${name}*${n}*`); n++) {
+    const encoded = params.get(`${name}*${n}*`);
+    const plain = params.get(`${name}*${n}`);
+    if (encoded !== undefined && plain !== undefined) return null;
+    // A literal section of an extended value is escaped so that it decodes to itself.
+    joined += encoded ?? (extended ? encodeURIComponent(plain!) : plain!);
+  }
+  return extended ? decodeExtValue(joined) : joined;
+}
+
 const CRLF = Buffer.from('\r\n');
 const HEADER_END = Buffer.from('\r\n\r\n');
 
@@ -198,7 +217,9 @@ export function parseMultipart(body: Buffer, contentType: string | undefined, li
     const ext = d.params.get('filename*');
     // A part with a file name is a file, also when its name cannot be read (it then gets the route's default name):
     // taken for a text field, a file was refused as a field over its size limit.
-    const filename = (ext !== undefined ? decodeExtValue(ext) : null) ?? d.params.get('filename') ?? (ext !== undefined ? '' : null);
+    const continued = continuedParam(d.params, 'filename');
+    const filename =
+      (ext !== undefined ? decodeExtValue(ext) : null) ?? continued ?? d.params.get('filename') ?? (ext !== undefined || continued !== undefined ? '' : null);
     const isFile = filename !== null;
     if (isFile) fileParts++;
     // Checked once the part's kind is known, so a caller can tell too many files from too many fields.

@@ -52,6 +52,22 @@ describe('multipart/form-data parser', () => {
     expect(form.all('files').map((f) => f.filename)).toEqual(['café.pdf', '', '']);
   });
 
+  it('reads file names split into RFC 2231 continuations, and keeps such a part a file when they cannot be read', () => {
+    const form = parseMultipart(
+      body([
+        { headers: ["Content-Disposition: form-data; name=files; filename*0*=UTF-8''R%C3%A9sum; filename*1*=%C3%A9; filename*2=\" 2026.pdf\""], data: 'x'.repeat(500) },
+        { headers: ['Content-Disposition: form-data; name=files; filename*0="quarterly-"; filename*1="report.pdf"'], data: 'x'.repeat(500) },
+        { headers: ["Content-Disposition: form-data; name=files; filename*0*=koi8-r''%C1; filename*1*=.pdf"], data: 'x'.repeat(500) },
+        // Sections are joined up to the first missing one.
+        { headers: ['Content-Disposition: form-data; name=files; filename*0="a.pdf"; filename*2="ignored"'], data: 'x'.repeat(500) },
+      ]),
+      CT,
+      LIMITS,
+    );
+    // Files of 500 bytes: read as text fields they were over the 100-byte field limit.
+    expect(form.all('files').map((f) => f.filename)).toEqual(['Résumé 2026.pdf', 'quarterly-report.pdf', '', 'a.pdf']);
+  });
+
   it('round-trips arbitrary field values and file bytes', () => {
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ maxLength: 200 }), { minLength: 1, maxLength: 5 }), (blobs) => {
