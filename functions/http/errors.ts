@@ -94,7 +94,10 @@ function bounded(value: unknown, depth: number): unknown {
   if (depth >= ERROR_ECHO_LIMITS.depth) return Array.isArray(value) ? '[…]' : '{…}';
   if (Array.isArray(value)) return value.slice(0, ERROR_ECHO_LIMITS.items).map((item) => bounded(item, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).slice(0, ERROR_ECHO_LIMITS.items)) out[clip(key, ERROR_ECHO_LIMITS.stringChars)] = bounded((value as Record<string, unknown>)[key], depth + 1);
+  for (const key of Object.keys(value).slice(0, ERROR_ECHO_LIMITS.items)) {
+    // Defined, not assigned: a "__proto__" key that was sent (JSON.parse makes it an own key) would set the prototype.
+    Object.defineProperty(out, clip(key, ERROR_ECHO_LIMITS.stringChars), { value: bounded((value as Record<string, unknown>)[key], depth + 1), enumerable: true, writable: true, configurable: true });
+  }
   return out;
 }
 

@@ -46,6 +46,14 @@ describe('error envelopes show back a bounded amount of what was sent', () => {
     expect(JSON.stringify(body.error.details.deep)).toBe('[[[[[\"[…]\"]]]]]');
   });
 
+  it('shows back a "__proto__" key that was sent, rather than making it the prototype of what is shown', () => {
+    // JSON.parse makes "__proto__" an own key; copied by assignment it set the shown object's prototype and vanished.
+    const sent = JSON.parse('{"__proto__": {"a": 1}, "b": 2}');
+    const { body } = toHttpError(new ServiceError('INVALID_INPUT_TYPE', 'x', { input_type: sent }), 'r');
+    expect(JSON.stringify(body.error.details)).toBe('{"input_type":{"__proto__":{"a":1},"b":2}}');
+    expect(Object.getPrototypeOf(body.error.details.input_type)).toBe(Object.prototype);
+  });
+
   it('leaves ordinary details as they are', () => {
     const details = { parameter: 'options.scale', allowed: ['a', 'b'], problems: [{ index: 0, filename: 'a.png', code: 'IMAGE_TOO_LARGE' }] };
     expect(toHttpError(new ServiceError('INVALID_PARAMETER', 'x', details), 'r').body.error.details).toEqual(details);
