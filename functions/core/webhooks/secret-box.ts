@@ -6,6 +6,8 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  * `$DATA_DIR/webhook-secrets-key` locally). The webhook id is the additional authenticated data, so a sealed
  * secret copied onto another webhook does not open. Sealed form: `v1.<iv>.<ciphertext>.<tag>` (base64url).
  */
+const TAG_BYTES = 16;
+
 export class SecretBox {
   private readonly key: Buffer;
 
@@ -16,7 +18,7 @@ export class SecretBox {
 
   seal(plaintext: string, context: string): string {
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv, { authTagLength: TAG_BYTES });
     cipher.setAAD(Buffer.from(context));
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
     return ['v1', iv, body, cipher.getAuthTag()].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
@@ -25,7 +27,8 @@ export class SecretBox {
   open(sealed: string, context: string): string {
     const [version, iv, body, tag] = sealed.split('.');
     if (version !== 'v1' || !iv || !body || !tag) throw new Error('not a sealed webhook secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
+    // The tag length is pinned: without it Node accepts a truncated tag, which is far easier to forge.
+    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'), { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(context));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');

@@ -23,6 +23,14 @@ describe('SecretBox (webhook secrets at rest)', () => {
     expect(() => box.open('plain', 'wh_1')).toThrow();
   });
 
+  it('refuses a shortened tag (a 4-byte tag would be forged in about 2^32 tries, not 2^128)', () => {
+    const [version, iv, body, tag] = box.seal('whsec_x', 'wh_1').split('.');
+    for (const bytes of [4, 8, 12, 15]) {
+      const short = Buffer.from(tag, 'base64url').subarray(0, bytes).toString('base64url');
+      expect(() => box.open([version, iv, body, short].join('.'), 'wh_1')).toThrow();
+    }
+  });
+
   it('needs a real key', () => {
     expect(() => new SecretBox('')).toThrow();
     expect(() => new SecretBox('short')).toThrow();
