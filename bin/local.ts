@@ -11,15 +11,23 @@ async function main() {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const stopLimitMs = Number(process.env.LOCAL_STOP_TIMEOUT_MS || STOP_LIMIT_MS);
   if (!Number.isFinite(stopLimitMs) || stopLimitMs <= 0) throw new Error(`LOCAL_STOP_TIMEOUT_MS must be a number of milliseconds above 0, not "${process.env.LOCAL_STOP_TIMEOUT_MS}"`);
-  const stack = await startLocalStack({ port, dataDir, warm: process.env.WARM !== 'false' });
-  process.stdout.write(`PDF service listening on ${stack.baseUrl}\n`);
-  const onSignal = stopOnSignals(stack, {
-    limitMs: stopLimitMs,
-    write: (line) => process.stderr.write(`${line}\n`),
-    exit: (code) => process.exit(code),
-  });
+  const starting = startLocalStack({ port, dataDir, warm: process.env.WARM !== 'false' });
+  // The gateway answers (and accepts requests, which wait for Chromium) before the start has finished warming it, so
+  // the signal handlers are in place from the beginning: a signal then stops the service once it is up, gracefully.
+  let stopping = false;
+  const onSignal = stopOnSignals(
+    {
+      stop: async () => {
+        stopping = true;
+        await (await starting).stop();
+      },
+    },
+    { limitMs: stopLimitMs, write: (line) => process.stderr.write(`${line}\n`), exit: (code) => process.exit(code) },
+  );
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  const stack = await starting;
+  if (!stopping) process.stdout.write(`PDF service listening on ${stack.baseUrl}\n`);
 }
 
 main().catch((err) => {

@@ -1,10 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import chromium from '@sparticuz/chromium';
+import { installedChromiumRelease, unpackedChromium } from '../../functions/adapters/chromium/unpack';
 import { startLocalStack } from '../../local/stack';
-import { descendants, killTree, startNpmService, stillAlive } from '../support/processes';
+import { alive, descendants, killTree, startNpmService, stillAlive } from '../support/processes';
 import { type TestServer, httpServer } from '../support/servers';
 
 describe('local contract', () => {
@@ -178,6 +180,65 @@ describe('local contract', () => {
       answer();
       await signal?.close();
       rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  // The README's quick start waits for /_local/jwks.json, which answers as soon as the gateway listens, while Chromium
+  // is still being started; a Ctrl-C or SIGTERM then killed the process outright (exit by signal), cutting the
+  // requests it had accepted, instead of stopping gracefully as the contract says.
+  it('`npm start` signalled after it answers but before it is warm stops gracefully: requests already accepted are answered', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'pdfsvc-early-signal-'));
+    const dataDir = path.join(dir, 'data');
+    let npm: ChildProcess | undefined;
+    let tree: number[] = [];
+    try {
+      // Chromium that takes 3 s to start: the window between "answers" and "warm", made wide enough to hit.
+      const real = await unpackedChromium({ unpack: () => chromium.executablePath(), release: installedChromiumRelease() });
+      const slowChromium = path.join(dir, 'slow-chromium');
+      writeFileSync(slowChromium, `#!/bin/sh\nsleep 3\nexec '${real}' "$@"\n`);
+      chmodSync(slowChromium, 0o755);
+      const probe = net.createServer().listen(0, '127.0.0.1');
+      await new Promise((resolve) => probe.once('listening', resolve));
+      const port = (probe.address() as AddressInfo).port;
+      await new Promise((resolve) => probe.close(resolve));
+      const baseUrl = `http://127.0.0.1:${port}`;
+
+      npm = spawn('npm', ['start'], {
+        cwd: path.join(__dirname, '../..'),
+        env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, CHROMIUM_PATH: slowChromium },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const exited = new Promise<number | null>((resolve) => npm!.once('exit', (code) => resolve(code)));
+      let out = '';
+      let errors = '';
+      npm.stdout!.on('data', (chunk) => (out += chunk));
+      npm.stderr!.on('data', (chunk) => (errors += chunk));
+      for (let i = 0; ; i++) {
+        if (i > 300) throw new Error(`no answer from ${baseUrl}: ${out}${errors}`);
+        if (await fetch(`${baseUrl}/_local/jwks.json`).then((r) => r.ok, () => false)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const account = await (await fetch(`${baseUrl}/_local/accounts`, { method: 'POST', body: '{"credits_usd":1}' })).json();
+      const quick = fetch(`${baseUrl}/quickjob`, {
+        method: 'POST',
+        headers: { 'X-API-Key': account.api_key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ input_type: 'html', html: '<p>early</p>' }),
+      });
+      await new Promise((r) => setTimeout(r, 300)); // the request is in; Chromium is still starting
+      expect(out).not.toMatch(/listening on/);
+      tree = [npm.pid!, ...descendants(npm.pid!)];
+      npm.kill('SIGTERM');
+
+      const answer = await quick;
+      expect(answer.status).toBe(200);
+      expect(Buffer.from(await answer.arrayBuffer()).subarray(0, 5).toString()).toBe('%PDF-');
+      expect(await exited).toBe(0);
+      expect(errors).toMatch(/SIGTERM: stopping/);
+      expect(await stillAlive(tree)).toEqual([]);
+    } finally {
+      if (npm) killTree(npm);
+      for (const pid of tree) if (alive(pid)) process.kill(pid, 'SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
 });
