@@ -216,7 +216,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       try {
         verdict = await authorizer(authEvent, lambdaContext('authorizer', functionTimeoutSeconds('light') * 1000, requestId));
       } catch (err) {
-        log.error('authorizer failure', err);
+        log.error(`authorizer failure (request ${requestId})`, err);
         return sendGatewayResponse(res, 'AUTHORIZER_FAILURE', requestId);
       }
       const allowed = verdict.policyDocument.Statement.some((s: any) => s.Effect === 'Allow');
@@ -302,7 +302,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
           return sendJson(res, result.status, result.body, requestId, { 'Cache-Control': 'no-store' });
         } catch (err) {
           const mapped = toHttpError(err, requestId);
-          if (mapped.unexpected) log.error(`local route ${local.route.path} failed`, err);
+          if (mapped.unexpected) log.error(`local route ${local.route.path} failed (request ${requestId})`, err);
           return sendJson(res, mapped.status, mapped.body, requestId);
         }
       }
@@ -310,7 +310,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
       if (!match) return sendGatewayResponse(res, 'MISSING_AUTHENTICATION_TOKEN', requestId);
       await handleApiRoute(req, res, url, match.route, match.params, read.body, requestId);
     } catch (err) {
-      log.error('gateway failure', err);
+      log.error(`gateway failure (request ${requestId})`, err);
       sendGatewayResponse(res, 'DEFAULT_5XX', requestId);
     }
   });

@@ -54,7 +54,7 @@ export async function handler(event: APIGatewayRequestAuthorizerEvent): Promise<
       const reason = typeof err.details?.reason === 'string' ? err.details.reason : 'invalid_credential';
       return deny(event.methodArn, err.code, templateSafe(err.message), templateSafe(reason));
     }
-    svc.log.error('authorizer failed', err);
+    svc.log.error(`authorizer failed (request ${event.requestContext?.requestId})`, err);
     throw new Error('authorizer failure');
   }
 }

@@ -6,6 +6,7 @@ import { type Clock, systemClock } from '../core/clock';
 import { invalidParameter } from '../core/errors';
 import { parseJsonText } from '../core/validation';
 import { type Services, readyServices } from '../composition';
+import { createLogger } from '../logger';
 import { type RouteDef, routeById } from '../routes';
 import { internalErrorBody, toHttpError } from './errors';
 import { type HttpResponse, json, toProxyResult } from './responses';
@@ -132,8 +133,9 @@ export function httpRoute(routeId: string, handler: RouteHandler, middlewares: (
       svc = await readyServices();
     } catch (err) {
       // Without its settings the function can do nothing; the caller still gets the envelope, and a later request retries.
+      // Logged as the services log (one JSON line at error level, which the error alarm counts; console.error is neither).
       const requestId = event.requestContext?.requestId ?? randomUUID();
-      console.error(`${route.id}: could not load the deployment's secrets`, err);
+      createLogger().error(`${route.id}: could not load the deployment's secrets (request ${requestId})`, err);
       return toProxyResult(json(500, internalErrorBody(requestId)), requestId);
     }
     const req = buildRequest(event, route, svc);
@@ -141,14 +143,14 @@ export function httpRoute(routeId: string, handler: RouteHandler, middlewares: (
     try {
       response = await run(req, handler, middlewares());
     } catch (err) {
-      svc.log.error(`unhandled error in ${route.id}`, err);
+      svc.log.error(`unhandled error in ${route.id} (request ${req.requestId})`, err);
       const mapped = toHttpError(err, req.requestId);
       response = json(mapped.status, mapped.body);
     }
     // Loaded only when on (the test stack): the response schemas cost a Lambda ~20 ms of cold start to build.
     const violation = svc.config.checkResponseContract ? (await import('./openapi/contract')).contractViolation(route, response) : null;
     if (violation) {
-      svc.log.error(violation);
+      svc.log.error(`${violation} (request ${req.requestId})`);
       response = json(500, internalErrorBody(req.requestId, { contract_violation: violation }));
     }
     return toProxyResult(response, req.requestId);

@@ -6,6 +6,7 @@ import { toHttpError } from '../../../functions/http/errors';
 import { buildRequest, httpRoute } from '../../../functions/http/pipeline';
 import { routeById } from '../../../functions/routes';
 import { json } from '../../../functions/http/responses';
+import { captureLogs } from '../../support/log-capture';
 
 const event = { headers: {}, requestContext: { requestId: 'req-1' }, body: null, isBase64Encoded: false } as unknown as APIGatewayProxyEvent;
 
@@ -29,12 +30,15 @@ describe('httpRoute 500s', () => {
     expect(res.statusCode).toBe(500);
     expect(JSON.parse(res.body)).toEqual(generic);
     expect(logged).toHaveLength(1);
+    // The answer's request id is what a caller quotes to support: the log line must name it.
+    expect((logged[0] as unknown[])[0]).toContain('req-1');
   });
 
   it('answers a response that breaks the OpenAPI document with the same envelope, naming the violation', async () => {
-    useServices(true);
+    const logged = useServices(true);
     const handler = httpRoute('me.get', async () => json(200, { not: 'an account' }), () => []);
     const res = await handler(event);
+    expect(logged).toEqual([[expect.stringContaining('req-1')]]);
     expect(res.statusCode).toBe(500);
     const body = JSON.parse(res.body);
     expect(body.error.code).toBe(generic.error.code);
@@ -87,7 +91,7 @@ describe('httpRoute at cold start', () => {
     });
     fresh.setServices({ log: { error: () => undefined }, config: { checkResponseContract: false } } as unknown as Services);
     const sm = mockClient(SecretsManagerClient);
-    const errors = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const logs = captureLogs();
     try {
       process.env.TEST_ONLY_SETTING_SECRET_ID = 'pdf-service/test';
       sm.on(GetSecretValueCommand).rejects(new Error('throttled'));
@@ -95,7 +99,10 @@ describe('httpRoute at cold start', () => {
       const failed = await handler(event);
       expect(failed.statusCode).toBe(500);
       expect(JSON.parse(failed.body)).toEqual(toHttpError(new Error('x'), 'req-1').body);
-      expect(errors).toHaveBeenCalledTimes(1);
+      // One JSON line at error level (what the error alarm's metric filter counts), naming the request.
+      expect(logs.entries()).toEqual([
+        expect.objectContaining({ level: 'error', message: expect.stringMatching(/could not load the deployment's secrets.*req-1/), extra: expect.objectContaining({ message: 'throttled' }) }),
+      ]);
 
       sm.on(GetSecretValueCommand).resolves({ SecretString: 'loaded' });
       const ok = await handler(event);
@@ -103,7 +110,7 @@ describe('httpRoute at cold start', () => {
       expect(JSON.parse(ok.body)).toEqual({ setting: 'loaded' });
     } finally {
       sm.restore();
-      errors.mockRestore();
+      logs.restore();
     }
   });
 });
