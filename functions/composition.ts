@@ -412,7 +412,7 @@ export function createServices(config: ServiceConfig, clock: Clock = systemClock
   const stripeSettings = config.stripe;
   const payments = memo<PaymentProvider | null>(() =>
     stripeSettings.secretKey
-      ? new StripePaymentProvider({ secretKey: stripeSettings.secretKey, host: stripeSettings.apiHost, port: stripeSettings.apiPort, protocol: stripeSettings.apiProtocol })
+      ? new StripePaymentProvider({ secretKey: stripeSettings.secretKey, host: stripeSettings.apiHost, port: stripeSettings.apiPort, protocol: stripeSettings.apiProtocol }, (m, f) => log.error(m, f))
       : null,
   );
   const paymentEvents = memo<PaymentEventVerifier | null>(() => (stripeSettings.webhookSecret ? new StripeWebhookVerifier(stripeSettings.webhookSecret) : null));

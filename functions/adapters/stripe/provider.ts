@@ -4,15 +4,29 @@ import type { CheckoutSession, PaymentProvider, ProviderSubscription } from '../
 import { type StripeConfig, lazyStripe } from './client';
 import { toCheckoutSession, toProviderSubscription } from './convert';
 
+/** Where Stripe's refusals that are ours to fix are written down (the caller's 502 says nothing of why). */
+export type ProviderLog = (message: string, fields: Record<string, unknown>) => void;
+
+/** A Stripe key as a log may show it (Stripe's own messages show `sk_test_****1234`; a proxy's may not). */
+const maskKeys = (text: string) => text.replace(/\b((?:sk|rk|pk)_(?:live|test)_)[A-Za-z0-9*]*([A-Za-z0-9]{4})\b/g, '$1****$2');
+
 /** Stripe's refusals in the service's terms: a declined card is the customer's to fix, the rest is ours or Stripe's. */
-function translate(err: unknown): never {
-  const e = err as { type?: string; rawType?: string; message?: string; code?: string; statusCode?: number };
+function translate(err: unknown, log: ProviderLog | undefined): never {
+  const e = err as { type?: string; rawType?: string; message?: string; code?: string; statusCode?: number; requestId?: string };
   if (e?.type === 'StripeCardError' || e?.rawType === 'card_error') {
     throw new ServiceError('PAYMENT_FAILED', `The payment was declined (${e.message ?? 'card error'}). Update the payment method in the customer portal, then retry.`, {
       provider_code: e.code ?? null,
     });
   }
   if (typeof e?.type === 'string' && e.type.startsWith('Stripe')) {
+    // A revoked key, an unknown price or an outage: only the operator can act, and only the log says which.
+    log?.('Stripe refused a request (answered 502 PAYMENT_PROVIDER_ERROR)', {
+      type: e.type,
+      status: e.statusCode ?? null,
+      code: e.code ?? null,
+      stripe_request_id: e.requestId ?? null,
+      message: maskKeys(String(e.message ?? '')).slice(0, 500),
+    });
     throw new ServiceError('PAYMENT_PROVIDER_ERROR', 'The payment provider did not accept the request. Retry later; if it persists, contact support.', {
       provider_status: e.statusCode ?? null,
       provider_code: e.code ?? null,
@@ -21,24 +35,27 @@ function translate(err: unknown): never {
   throw err;
 }
 
-async function call<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    translate(err);
-  }
-}
-
 export class StripePaymentProvider implements PaymentProvider {
   private readonly stripe: () => Promise<Stripe>;
 
-  constructor(config: StripeConfig) {
+  constructor(
+    config: StripeConfig,
+    private readonly log?: ProviderLog,
+  ) {
     this.stripe = lazyStripe(config);
+  }
+
+  private async call<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      translate(err, this.log);
+    }
   }
 
   async checkoutLineItems(sessionId: string) {
     const stripe = await this.stripe();
-    const items = await call(() => stripe.checkout.sessions.listLineItems(sessionId, { limit: 100 }));
+    const items = await this.call(() => stripe.checkout.sessions.listLineItems(sessionId, { limit: 100 }));
     // Stripe always sets a line item's quantity; a missing one is passed on as NaN, which the service refuses
     // (it must never count as one pack).
     return items.data.map((i) => ({ price_id: i.price?.id ?? null, quantity: typeof i.quantity === 'number' ? i.quantity : Number.NaN }));
@@ -46,7 +63,7 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async checkoutForPayment(paymentRef: string): Promise<CheckoutSession | null> {
     const stripe = await this.stripe();
-    const sessions = await call(() => stripe.checkout.sessions.list({ payment_intent: paymentRef, limit: 1 }));
+    const sessions = await this.call(() => stripe.checkout.sessions.list({ payment_intent: paymentRef, limit: 1 }));
     return sessions.data[0] ? toCheckoutSession(sessions.data[0]) : null;
   }
 
@@ -54,7 +71,7 @@ export class StripePaymentProvider implements PaymentProvider {
     const stripe = await this.stripe();
     let total = 0;
     // Pending and requires_action refunds are money on its way back; failed and canceled ones are not.
-    await call(() =>
+    await this.call(() =>
       stripe.refunds.list({ charge: chargeRef, limit: 100 }).autoPagingEach((refund) => {
         if (refund.status !== 'failed' && refund.status !== 'canceled') total += refund.amount;
       }),
@@ -64,12 +81,12 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async getSubscription(subscriptionId: string): Promise<ProviderSubscription> {
     const stripe = await this.stripe();
-    return toProviderSubscription(await call(() => stripe.subscriptions.retrieve(subscriptionId)));
+    return toProviderSubscription(await this.call(() => stripe.subscriptions.retrieve(subscriptionId)));
   }
 
   async cancelAtPeriodEnd(subscriptionId: string): Promise<ProviderSubscription> {
     const stripe = await this.stripe();
-    return toProviderSubscription(await call(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true })));
+    return toProviderSubscription(await this.call(() => stripe.subscriptions.update(subscriptionId, { cancel_at_period_end: true })));
   }
 
   async resume(subscriptionId: string, pending: { cancel_at_period_end: boolean; cancel_at: string | null; pause_collection: boolean }) {
@@ -79,12 +96,12 @@ export class StripePaymentProvider implements PaymentProvider {
     if (pending.cancel_at_period_end) params.cancel_at_period_end = false;
     else if (pending.cancel_at) params.cancel_at = '';
     if (pending.pause_collection) params.pause_collection = '';
-    return toProviderSubscription(await call(() => stripe.subscriptions.update(subscriptionId, params)));
+    return toProviderSubscription(await this.call(() => stripe.subscriptions.update(subscriptionId, params)));
   }
 
   async changePrice(subscriptionId: string, itemId: string, priceId: string, prorate: boolean, idempotencyKey: string): Promise<ProviderSubscription> {
     const stripe = await this.stripe();
-    const updated = await call(() =>
+    const updated = await this.call(() =>
       stripe.subscriptions.update(
         subscriptionId,
         {
@@ -102,7 +119,7 @@ export class StripePaymentProvider implements PaymentProvider {
 
   async portalUrl(customerId: string, returnUrl: string | undefined): Promise<string> {
     const stripe = await this.stripe();
-    const session = await call(() => stripe.billingPortal.sessions.create({ customer: customerId, ...(returnUrl ? { return_url: returnUrl } : {}) }));
+    const session = await this.call(() => stripe.billingPortal.sessions.create({ customer: customerId, ...(returnUrl ? { return_url: returnUrl } : {}) }));
     return session.url;
   }
 }

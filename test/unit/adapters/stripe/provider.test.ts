@@ -62,3 +62,24 @@ describe('StripePaymentProvider.refundedTotal', () => {
     expect(await provider.refundedTotal('ch_never_refunded')).toBe(0);
   });
 });
+
+describe('StripePaymentProvider refusals', () => {
+  it("logs a refusal that is the operator's to fix (the caller's 502 says nothing of why), never with a whole key", async () => {
+    const logged: [string, Record<string, unknown>][] = [];
+    const logging = new StripePaymentProvider({ secretKey: TEST_SECRET_KEY, host: '127.0.0.1', port: double.port, protocol: 'http' }, (m, f) => logged.push([m, f]));
+    double.failNext = { status: 401, error: { type: 'invalid_request_error', message: 'Invalid API Key provided: sk_live_51Habcdefghijklmnop9876' } };
+    await expect(logging.portalUrl('cus_x', undefined)).rejects.toMatchObject({ code: 'PAYMENT_PROVIDER_ERROR', details: { provider_status: 401 } });
+    expect(logged).toEqual([
+      [expect.stringContaining('Stripe refused'), expect.objectContaining({ type: 'StripeAuthenticationError', status: 401, message: 'Invalid API Key provided: sk_live_****9876' })],
+    ]);
+    expect(JSON.stringify(logged)).not.toContain('51Habcdefghijklmnop');
+  });
+
+  it('leaves a declined card (the customer’s to fix) out of the log', async () => {
+    const logged: unknown[] = [];
+    const logging = new StripePaymentProvider({ secretKey: TEST_SECRET_KEY, host: '127.0.0.1', port: double.port, protocol: 'http' }, (m) => logged.push(m));
+    double.failNext = { status: 402, error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.' } };
+    await expect(logging.portalUrl('cus_x', undefined)).rejects.toMatchObject({ code: 'PAYMENT_FAILED' });
+    expect(logged).toEqual([]);
+  });
+});
