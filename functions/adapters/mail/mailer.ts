@@ -19,7 +19,18 @@ export class SmtpMailer implements Mailer {
     private readonly from: string,
     timeouts: Partial<typeof SMTP_TIMEOUTS> = {},
   ) {
-    this.transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: smtpUrl });
+    // Nodemailer reads the URL with Node's legacy url.parse, which prints a URL it finds invalid — password and all —
+    // to stderr (DEP0170), i.e. to the logs; SMTP passwords (SES's are base64) often hold a `/`. So the URL is read by
+    // the WHATWG parser first, and nodemailer gets its normalised form (credentials percent-encoded), which the legacy
+    // parser reads the same. Errors name the setting, never its value.
+    const invalid = () => new Error('MAIL_SMTP_URL is not a valid URL: percent-encode reserved characters in the user name and password (/ as %2F, @ as %40, : as %3A, # as %23, ? as %3F, % as %25)');
+    if (!URL.canParse(smtpUrl)) throw invalid();
+    try {
+      this.transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: new URL(smtpUrl).href });
+    } catch {
+      // The legacy parser's own errors (a `%` that starts no escape) say nothing useful and may carry the URL.
+      throw invalid();
+    }
   }
 
   async send(message: MailMessage): Promise<void> {

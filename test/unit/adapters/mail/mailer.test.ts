@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { MailSendError, SMTP_TIMEOUTS, SmtpMailer } from '../../../../functions/adapters/mail/mailer';
@@ -67,5 +69,43 @@ describe('SmtpMailer', () => {
       await close();
     }
     expect(SMTP_TIMEOUTS.greetingTimeout).toBeLessThanOrEqual(10_000);
+  });
+});
+
+describe('SmtpMailer and the password in MAIL_SMTP_URL', () => {
+  it('never prints the URL (Node warned about one it found invalid, password and all, on stderr): an unencoded password is refused naming the setting', () => {
+    const secret = 'Kx9CANARYpw';
+    // SES SMTP passwords are base64 (a `/` is common); a backslash, a bare `%`.
+    const urls = [`smtps://AKIAEXAMPLE:BKz/${secret}+d@127.0.0.1:1`, `smtps://AKIAEXAMPLE:${secret}\\x]{@127.0.0.1:1`, `smtps://AKIAEXAMPLE:${secret}%zz@127.0.0.1:1`];
+    const child = spawnSync(process.execPath, ['--import', 'tsx', path.join(__dirname, '../../../support/smtp-url-child.ts'), ...urls], { encoding: 'utf8', timeout: 30_000 });
+    expect(child.stderr).not.toContain(secret);
+    expect(child.stdout).not.toContain(secret);
+    const lines = child.stdout.trim().split('\n');
+    expect(lines).toHaveLength(urls.length);
+    for (const line of lines) expect(line).toMatch(/MAIL_SMTP_URL is not a valid URL|the mail was not sent/);
+    expect(lines[0]).toMatch(/^MAIL_SMTP_URL is not a valid URL/);
+  });
+
+  it('logs in with the password as the URL encodes it', async () => {
+    const seen: string[] = [];
+    const server = new SMTPServer({
+      disabledCommands: ['STARTTLS'],
+      allowInsecureAuth: true,
+      onAuth(auth, _session, callback) {
+        seen.push(`${auth.username} ${auth.password}`);
+        callback(null, { user: auth.username });
+      },
+      onData(stream, _session, callback) {
+        stream.resume();
+        stream.on('end', () => callback());
+      },
+    });
+    const { port, close } = await listen(server);
+    try {
+      await new SmtpMailer(`smtp://AKIA%40x:pa%2Fss%5Cw%25rd@127.0.0.1:${port}`, 'pdf@example.com').send({ to: 'owner@example.com', subject: 'x', text: 'x' });
+      expect(seen).toEqual(['AKIA@x pa/ss\\w%rd']);
+    } finally {
+      await close();
+    }
   });
 });
