@@ -9,8 +9,32 @@ export interface Logger {
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 type Level = keyof typeof LEVELS;
 
+/**
+ * Scalar fields of an error that say what failed without carrying what was sent: a Node or nodemailer `code`, the SMTP
+ * reply code and command (MailSendError keeps them for this), an HTTP status, the AWS SDK's fault and request id. Whole
+ * error objects are never written: SDK, Stripe and HTTP errors hold requests, headers and bodies.
+ */
+const ERROR_FIELDS = ['code', 'responseCode', 'command', 'statusCode', '$fault'] as const;
+const MAX_CAUSES = 3;
+
+function describeError(err: Error, depth: number): Record<string, unknown> {
+  const out: Record<string, unknown> = { name: err.name, message: err.message };
+  const fields = err as unknown as Record<string, unknown>;
+  for (const key of ERROR_FIELDS) {
+    const value = fields[key];
+    if (typeof value === 'string' || typeof value === 'number') out[key] = value;
+  }
+  const meta = fields.$metadata as { httpStatusCode?: unknown; requestId?: unknown } | undefined;
+  if (typeof meta?.httpStatusCode === 'number') out.http_status = meta.httpStatusCode;
+  if (typeof meta?.requestId === 'string') out.aws_request_id = meta.requestId;
+  if (depth === 0) out.stack = err.stack;
+  // The cause is often the one that says why ("fetch failed" ← ECONNREFUSED); its stack adds nothing the first has.
+  if (err.cause instanceof Error && depth < MAX_CAUSES) out.cause = describeError(err.cause, depth + 1);
+  return out;
+}
+
 function describe(extra: unknown): unknown {
-  if (extra instanceof Error) return { name: extra.name, message: extra.message, stack: extra.stack };
+  if (extra instanceof Error) return describeError(extra, 0);
   return extra;
 }
 
