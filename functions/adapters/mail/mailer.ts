@@ -13,6 +13,8 @@ export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_00
 /** Service mail through an SMTP server (MAIL_SMTP_URL, e.g. smtps://user:pass@email-smtp.eu-west-1.amazonaws.com). */
 export class SmtpMailer implements Mailer {
   private readonly transport;
+  /** Why no mail can be sent (an invalid URL): each send fails with it, so a bad setting costs the emails, not the jobs. */
+  private readonly unusable: Error | null = null;
 
   constructor(
     smtpUrl: string,
@@ -24,16 +26,18 @@ export class SmtpMailer implements Mailer {
     // the WHATWG parser first, and nodemailer gets its normalised form (credentials percent-encoded), which the legacy
     // parser reads the same. Errors name the setting, never its value.
     const invalid = () => new Error('MAIL_SMTP_URL is not a valid URL: percent-encode reserved characters in the user name and password (/ as %2F, @ as %40, : as %3A, # as %23, ? as %3F, % as %25)');
-    if (!URL.canParse(smtpUrl)) throw invalid();
+    let transport = null;
     try {
-      this.transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: new URL(smtpUrl).href });
+      if (URL.canParse(smtpUrl)) transport = nodemailer.createTransport({ ...SMTP_TIMEOUTS, ...timeouts, url: new URL(smtpUrl).href });
     } catch {
       // The legacy parser's own errors (a `%` that starts no escape) say nothing useful and may carry the URL.
-      throw invalid();
     }
+    this.transport = transport;
+    if (!transport) this.unusable = invalid();
   }
 
   async send(message: MailMessage): Promise<void> {
+    if (!this.transport) throw this.unusable;
     try {
       await this.transport.sendMail({ from: this.from, ...message });
     } catch (err) {

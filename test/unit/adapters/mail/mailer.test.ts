@@ -86,6 +86,12 @@ describe('SmtpMailer and the password in MAIL_SMTP_URL', () => {
     expect(lines[0]).toMatch(/^MAIL_SMTP_URL is not a valid URL/);
   });
 
+  it('an invalid URL costs the emails, not the jobs: the mailer is made, and each send fails naming the setting', async () => {
+    // Made up front by the long-job worker: a constructor that threw failed every long job, not just its email.
+    const mailer = new SmtpMailer('smtps://AKIAEXAMPLE:BKz/Kx9+d@127.0.0.1:1', 'pdf@example.com');
+    await expect(mailer.send({ to: 'owner@example.com', subject: 'x', text: 'x' })).rejects.toThrow(/^MAIL_SMTP_URL is not a valid URL/);
+  });
+
   it('logs in with the password as the URL encodes it', async () => {
     const seen: string[] = [];
     const server = new SMTPServer({
