@@ -1,5 +1,6 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobSlots } from '../../core/jobs/slots';
+import { writtenAfterAll } from '../../core/lost-replies';
 import { type Dynamo, conditional } from './client';
 import { keys } from './schema';
 
@@ -16,27 +17,43 @@ export class DynamoJobSlots implements JobSlots {
     const leaseEnd = new Date(input.now.getTime() + input.leaseSeconds * 1000);
     const held = new Set((await this.slotsOf(input.accountId, input.kind)).filter((i) => String(i.lease_until) >= input.now.toISOString()).map((i) => String(i.sk)));
     for (let n = 0; n < input.max; n++) {
-      if (held.has(keys.jobSlot(input.accountId, input.kind, n).sk)) continue;
-      const taken = await conditional(() =>
-        this.db.doc.send(
-          new PutCommand({
-            TableName: this.db.table,
-            Item: {
-              ...keys.jobSlot(input.accountId, input.kind, n),
-              job_id: input.jobId,
-              holder: input.holder ?? input.jobId,
-              acquired_at: input.now.toISOString(),
-              lease_until: leaseEnd.toISOString(),
-              ttl: Math.ceil(leaseEnd.getTime() / 1000) + 86_400,
-            },
-            ConditionExpression: 'attribute_not_exists(pk) OR lease_until < :now',
-            ExpressionAttributeValues: { ':now': input.now.toISOString() },
-          }),
-        ),
-      );
+      const key = keys.jobSlot(input.accountId, input.kind, n);
+      if (held.has(key.sk)) continue;
+      const item = {
+        ...key,
+        job_id: input.jobId,
+        holder: input.holder ?? input.jobId,
+        acquired_at: input.now.toISOString(),
+        lease_until: leaseEnd.toISOString(),
+        ttl: Math.ceil(leaseEnd.getTime() / 1000) + 86_400,
+      };
+      let taken: unknown;
+      try {
+        taken = await conditional(() =>
+          this.db.doc.send(
+            new PutCommand({
+              TableName: this.db.table,
+              Item: item,
+              ConditionExpression: 'attribute_not_exists(pk) OR lease_until < :now',
+              ExpressionAttributeValues: { ':now': input.now.toISOString() },
+            }),
+          ),
+        );
+      } catch (err) {
+        // A put whose reply was lost may have taken the slot: unclaimed, it stayed held for its whole lease (a long
+        // job's render slot ~16 minutes, while the job that took it was deferred again and again behind it).
+        if (await writtenAfterAll(() => this.isHeldAs(item))) return true;
+        throw err;
+      }
       if (taken) return true;
     }
     return false;
+  }
+
+  /** Whether the slot item is the one this acquire wrote (same holder, same lease). */
+  private async isHeldAs(item: { pk: string; sk: string; holder: string; lease_until: string }): Promise<boolean> {
+    const { Item } = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: { pk: item.pk, sk: item.sk }, ConsistentRead: true }));
+    return Item?.holder === item.holder && Item?.lease_until === item.lease_until;
   }
 
   async release(input: { accountId: string; kind: string; jobId: string; holder?: string }): Promise<void> {
