@@ -132,7 +132,7 @@ export function uploadClaimKind(key: string): string {
  * Takes the caller's uploads for `jobId` (each at most once, however often the job lists it): a job deletes the
  * uploads it used when it ends, so a second job given one of them while the first is queued or running could only
  * fail, or fail the first. An upload held by another job is 404 UPLOAD_NOT_FOUND (`details.reason: in_use`,
- * `details.job_id`), as it is once that job has ended and deleted it. On a refusal nothing stays taken.
+ * `details.job_id`), as it is once that job has ended and deleted it. On a refusal or a failure nothing stays taken.
  */
 export async function claimUploads(
   deps: { slots: JobSlots; jobs: Pick<JobRepository, 'get'>; clock: Clock },
@@ -143,7 +143,16 @@ export async function claimUploads(
   for (const { key, refusal } of input.uploads) {
     const kind = uploadClaimKind(key);
     if (taken.includes(kind)) continue;
-    if (await acquireSlot(deps, { accountId: input.accountId, kind, jobId: input.jobId, max: 1, now, leaseSeconds: input.leaseSeconds })) {
+    let acquired: boolean;
+    try {
+      acquired = await acquireSlot(deps, { accountId: input.accountId, kind, jobId: input.jobId, max: 1, now, leaseSeconds: input.leaseSeconds });
+    } catch (err) {
+      // The submission fails: uploads already taken would otherwise refuse its retry as in_use (for a job that was
+      // never written) until their claims ran out.
+      await releaseUploadClaims(deps, input.accountId, input.jobId, input.uploads.map((u) => u.key));
+      throw err;
+    }
+    if (acquired) {
       taken.push(kind);
       continue;
     }

@@ -1,6 +1,6 @@
 import { encodeTime, ulid } from 'ulid';
-import { ownUpload, uploadIssuedAt, uploadOwner } from '../../../../functions/core/jobs/uploads';
-import { MemoryBlobs } from '../../../support/memory';
+import { claimUploads, ownUpload, uploadClaimKind, uploadIssuedAt, uploadOwner } from '../../../../functions/core/jobs/uploads';
+import { MemoryBlobs, MemoryJobs, MemorySlots } from '../../../support/memory';
 
 const now = new Date('2026-11-21T12:00:00Z');
 const clock = { now: () => now };
@@ -62,5 +62,20 @@ describe('uploadOwner', () => {
     for (const key of ['uploads/nope.zip', 'uploads/acc/bulk/mine.zip', 'uploads//bulk/01J00000000000000000000000.zip', 'outputs/acc/bulk/01J00000000000000000000000.zip', `uploads/acc/bulk/${ulid()}`, `uploads/a.b/bulk/${ulid()}.zip`]) {
       expect(uploadOwner(key)).toBeNull();
     }
+  });
+});
+
+describe('claimUploads', () => {
+  it('gives back the uploads it took when taking a later one fails (storage trouble): a retry of the submission may use them', async () => {
+    const slots = new MemorySlots();
+    const [a, b] = [keyOf('acc'), keyOf('acc')];
+    const acquire = slots.acquire.bind(slots);
+    slots.acquire = async (input) => {
+      if (input.kind === uploadClaimKind(b)) throw Object.assign(new Error('injected DynamoDB outage'), { name: 'InternalServerError' });
+      return acquire(input);
+    };
+    const claim = { accountId: 'acc', jobId: 'job_1', leaseSeconds: 3600, uploads: [a, b].map((key) => ({ key, refusal })) };
+    await expect(claimUploads({ slots, jobs: new MemoryJobs(), clock }, claim)).rejects.toThrow('injected DynamoDB outage');
+    expect(slots.held.size).toBe(0);
   });
 });
