@@ -261,7 +261,8 @@ describe('fault sweep of the write paths', () => {
   function strayObjects(s: State): string[] {
     const named = JSON.stringify(s.jobs.filter((j) => j.status === 'completed').map((j) => [j, s.files.get(j.job_id)]));
     const deleted = new Set(blobDeletes);
-    return blobPuts.filter((k) => !deleted.has(k) && !k.startsWith('inputs/') && !named.includes(k.split('/').pop()!));
+    const live = JSON.stringify(s.jobs.filter((j) => j.status === 'queued' || j.status === 'processing' || j.status === 'completed'));
+    return blobPuts.filter((k) => !deleted.has(k) && !named.includes(k.split('/').pop()!) && !live.includes(k));
   }
 
   async function runOnce(sc: Scenario, plan: typeof target): Promise<{ status: number; problems: string[]; notes: string[]; fired: boolean; record: string[]; stray: string[] }> {
@@ -336,7 +337,9 @@ describe('fault sweep of the write paths', () => {
     });
     for (const p of plans) {
       const out = await runOnce(sc, p);
-      const line = `${sc.name} | ${p.k} ${p.label}#${p.n} | ${p.fault} | ${out.status} | ${out.fired ? out.problems.join('; ') || ['ok', ...out.notes].join(': ') : 'not reached'}${out.stray.length ? ` (stray objects: ${out.stray.join(',')})` : ''}`;
+      // An object the run stored that no job kept (a failed store, a write whose reply was lost) is half-written work.
+      if (out.stray.length) out.problems.push(`stray objects: ${out.stray.join(',')}`);
+      const line = `${sc.name} | ${p.k} ${p.label}#${p.n} | ${p.fault} | ${out.status} | ${out.fired ? out.problems.join('; ') || ['ok', ...out.notes].join(': ') : 'not reached'}`;
       results.push(line);
       if (process.env.FAULT_SWEEP_VERBOSE) process.stderr.write(`${line}\n`);
       if (out.problems.length) violations.push(line);

@@ -166,7 +166,13 @@ export async function submitLongJob(
     ...(request.email_notification !== undefined ? { email_notification: request.email_notification } : {}),
   };
   const document: StoredDocument = { html, options: request.options };
-  await deps.blobs.put(inputKey, Buffer.from(JSON.stringify(document)), 'application/json');
+  try {
+    await deps.blobs.put(inputKey, Buffer.from(JSON.stringify(document)), 'application/json');
+  } catch (err) {
+    // A put whose reply was lost may have stored it: no job will ever delete it.
+    await deps.blobs.delete(inputKey).catch(() => undefined);
+    throw err;
+  }
   // The start is recorded with the job: if this process dies before the message is sent, the start sweeper sends it.
   try {
     await deps.jobs.put(job, [jobEvent('job.queued', job, now)], { via: 'render-queue' });

@@ -155,6 +155,8 @@ export async function runQuickJob(deps: QuickJobDeps, input: QuickJobInput): Pro
       output = { key, name, content_type: 'application/pdf', size_bytes: pdf.byteLength, expires_at: retentionEnd('jobOutputs', started)! };
     } catch (err) {
       deps.log?.(`storing output of job ${job.job_id} failed`, err);
+      // A put whose reply was lost may have stored it: kept, it would be a PDF no job points to.
+      await deps.blobs.delete(key).catch((e) => deps.log?.(`could not remove output of job ${job.job_id}`, e));
       if (!input.store) {
         await recordFailure('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and could not be stored.');
         throw new ServiceError('PDF_GENERATION_FAILED', 'The PDF is too large to return inline and storing it failed on our side; nothing was charged. Retry the request.', { job_id: job.job_id });

@@ -18,8 +18,9 @@ export async function storeQueuedJob(
   const written: string[] = [];
   try {
     for (const file of stored.files) {
-      await deps.blobs.put(file.key, file.body, file.contentType);
+      // Counted before the put: one whose reply was lost may have stored it all the same.
       written.push(file.key);
+      await deps.blobs.put(file.key, file.body, file.contentType);
     }
     await deps.jobs.put(job, [], { via: 'workflow', workflow: stored.workflow });
   } catch (err) {
