@@ -126,6 +126,9 @@ export class Billing {
       const bucket = chooseBucket(account, charge.amount_micros, now);
       if (!bucket) {
         if (account === known) continue; // maybe topped up since it was read
+        // A retry of a unit whose first charge committed (its reply lost, or a step run again) finds it here even when
+        // that charge took the last of the balance: it is charged, not refused.
+        if ((await this.store.chargesOf(charge.account_id, charge.job_id)).some((entry) => entry.unit === charge.unit)) return { outcome: 'already_charged', bucket: null };
         throw insufficientCredits(account, charge.amount_micros, now);
       }
       const outcome = await this.store.commit(charge, bucket, now, effects);

@@ -1,6 +1,6 @@
 import { type Account, newAccount, usableAllowanceMicros } from '../../../../functions/core/accounts/account';
 import type { AccountRepository } from '../../../../functions/core/accounts/ports';
-import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, MAX_BATCH, afterDebit, chargeCompletion, chooseBucket } from '../../../../functions/core/billing/charging';
+import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome, type LedgerEntry, MAX_BATCH, afterDebit, chargeCompletion, chooseBucket } from '../../../../functions/core/billing/charging';
 import { completed, newJob } from '../../../../functions/core/jobs/job';
 import { usdToMicros } from '../../../../functions/core/billing/money';
 import { ServiceError } from '../../../../functions/core/errors';
@@ -75,8 +75,10 @@ class MemoryStore implements ChargeStore {
     return 'charged';
   }
   // Refunds are tested on the shared memory world (test/support/memory.ts) and against dynalite.
-  async chargesOf() {
-    return [];
+  async chargesOf(accountId: string, jobId: string): Promise<LedgerEntry[]> {
+    return [...this.ledger]
+      .filter((key) => key.startsWith(`${jobId}#`))
+      .map((key) => ({ account_id: accountId, job_id: jobId, unit: key.slice(jobId.length + 1), operation: 'pdf', amount_micros: cent, pdf_count: 1, bucket: 'credits', created_at: now.toISOString() }));
   }
   async refund() {
     return 'already_refunded' as const;
@@ -148,6 +150,14 @@ describe('Billing.chargeInOrder', () => {
     await billing.charge(files(1, 3)[0]);
     expect(await billing.chargeInOrder(files(8))).toBe(8);
     expect(accounts.get('a1')).toMatchObject({ credits_micros: usdToMicros(0.92), total_pdf_count: 8 });
+  });
+
+  it('counts units charged before as done also when they took the last of the balance (a Finish run twice at once)', async () => {
+    const { billing, accounts } = setup(account({ credits_micros: usdToMicros(0.03) }));
+    expect(await billing.chargeInOrder(files(3))).toBe(3);
+    expect(await billing.chargeInOrder(files(4))).toBe(3);
+    expect(await billing.charge(files(1)[0])).toEqual({ outcome: 'already_charged', bucket: null });
+    expect(accounts.get('a1')).toMatchObject({ credits_micros: 0, total_pdf_count: 3 });
   });
 
   it('falls back to one at a time when a concurrent charge changed the balance under a batch', async () => {
