@@ -74,13 +74,14 @@ function accountDebit(table: string, charges: { charge: Charge; bucket: Bucket }
 
 /**
  * Where a refund puts the amount back: the bucket's balance. An allowance takes it back only while its subscription is
- * usable and in the allowance period the charge drew from (`allowanceTakesRefund`); otherwise it goes to credits.
+ * usable, holds the current period's allowance, and the charge drew from it (`allowanceTakesRefund`); otherwise it
+ * goes to credits.
  */
 const CREDITS_BACK: Record<Bucket, { condition: string; set: string }> = {
   subscription: {
     condition:
       'subscription.#status IN (:active, :trialing) AND subscription.period_end > :now AND ' +
-      '(subscription.allowance_period_start <= :chargedAt OR (attribute_not_exists(subscription.allowance_period_start) AND subscription.period_start <= :chargedAt))',
+      'subscription.period_start <= :chargedAt AND (subscription.allowance_period_start = subscription.period_start OR attribute_not_exists(subscription.allowance_period_start))',
     set: 'subscription.allowance_micros = subscription.allowance_micros + :amount',
   },
   free_credits: { condition: 'attribute_exists(pk)', set: 'free_credits_micros = free_credits_micros + :amount' },

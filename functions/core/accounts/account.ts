@@ -120,7 +120,7 @@ export function subscriptionIsUsable(sub: Subscription | null, now: Date): sub i
 
 /**
  * Whether an allowance charge made at `chargedAt` can go back into the allowance: only while the subscription is
- * usable and still in the allowance period the charge drew from. A cancelled subscription's allowance can never be
+ * usable, its allowance is the current period's, and the charge drew from it. A cancelled subscription's allowance can never be
  * spent, and after a renewal the new period's allowance is the plan amount (no rollover): the refund goes to one-off
  * credits instead. Mirrored by the DynamoDB refund's condition.
  */
@@ -128,7 +128,9 @@ export function allowanceTakesRefund(sub: Subscription | null, chargedAt: string
   if (!subscriptionIsUsable(sub, now)) return false;
   // Absent: a local account's allowance belongs to period_start; null: no allowance granted for this period.
   const allowancePeriod = sub.allowance_period_start === undefined ? sub.period_start : sub.allowance_period_start;
-  return allowancePeriod !== null && allowancePeriod <= chargedAt;
+  // An allowance left from an earlier period (a renewal that started past due or paused, not yet paid) is not this
+  // period's: a refund into it would roll over, and the period's invoice then sets it to the plan amount, losing it.
+  return allowancePeriod === sub.period_start && allowancePeriod <= chargedAt;
 }
 
 export function usableAllowanceMicros(account: Account, now: Date): Micros {

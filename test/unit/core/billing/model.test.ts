@@ -768,6 +768,23 @@ describe('billing model: the stored money always matches a reference model of th
   }, 300_000);
 
   describe('shrunk counterexamples', () => {
+    it("a refund of last period's allowance charge goes to one-off credits when the renewal started past due and turned active before its invoice event (not rolled into this period's allowance, where the invoice overwrote it)", async () => {
+      await replay(table.db, 0, 0, [
+        subscribeCmd('price_s'),
+        deliverOneCmd(0),
+        deliverOneCmd(0),
+        deliverOneCmd(0),
+        deliverOneCmd(0),
+        chargeOneCmd({ job: 0, amount: 10_000 }),
+        renewCmd('failed'),
+        deliverOneCmd(0),
+        payLateCmd(),
+        deliverOneCmd(1),
+        refundJobCmd({ job: 0, twice: false }),
+        deliverOneCmd(0),
+      ]);
+    });
+
     it('a retried charge whose first attempt took the last of the balance is already charged, not refused (alone, in a bulk finish, and at once)', async () => {
       await replay(table.db, 0, 10_000, [chargeOneCmd({ job: 0, amount: 10_000 }), chargeOneCmd({ job: 0, amount: 10_000 })]);
       await replay(table.db, 0, 20_000, [chargeBulkCmd({ job: 0, files: 2, amount: 10_000 }), chargeBulkCmd({ job: 0, files: 2, amount: 10_000 })]);
