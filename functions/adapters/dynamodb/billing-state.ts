@@ -133,12 +133,16 @@ export class DynamoBillingStateStore implements BillingStateStore {
       },
     ];
     // Credits given back for a failed refund, or taken for a refund only while the balance covers them (never negative).
+    // A debit of the whole balance as read needs that balance still: one raised meanwhile (a job refund) owes more.
+    const whole = write.whole_balance_micros;
     const change =
       write.restore_micros > 0
-        ? { condition: 'attribute_exists(pk)', update: 'credits_micros + :amount', amount: write.restore_micros }
-        : write.debit_micros > 0
-          ? { condition: 'attribute_exists(pk) AND credits_micros >= :amount', update: 'credits_micros - :amount', amount: write.debit_micros }
-          : null;
+        ? { condition: 'attribute_exists(pk)', update: 'credits_micros + :amount', amount: write.restore_micros, values: {} }
+        : whole !== undefined
+          ? { condition: 'attribute_exists(pk) AND credits_micros = :whole', update: 'credits_micros - :amount', amount: write.debit_micros, values: { ':whole': whole } }
+          : write.debit_micros > 0
+            ? { condition: 'attribute_exists(pk) AND credits_micros >= :amount', update: 'credits_micros - :amount', amount: write.debit_micros, values: {} }
+            : null;
     if (change) {
       items.push({
         kind: 'account',
@@ -148,7 +152,7 @@ export class DynamoBillingStateStore implements BillingStateStore {
             Key: keys.account(write.account_id),
             ConditionExpression: change.condition,
             UpdateExpression: `SET credits_micros = ${change.update}, updated_at = :at`,
-            ExpressionAttributeValues: { ':amount': change.amount, ':at': at.toISOString() },
+            ExpressionAttributeValues: { ':amount': change.amount, ':at': at.toISOString(), ...change.values },
           },
         },
       });

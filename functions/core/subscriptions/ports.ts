@@ -195,6 +195,11 @@ export interface ReversalWrite {
   reversal: PurchaseReversal;
   /** Taken off `credits_micros`; the write happens only if the balance still covers it (never negative). */
   debit_micros: Micros;
+  /**
+   * Set when the debit took the whole balance as read (the rest had been spent): the write happens only if the balance
+   * is still exactly this, since a balance raised meanwhile (a job refund) owes more and a lowered one cannot pay it.
+   */
+  whole_balance_micros?: Micros;
   /** Given back to `credits_micros`: credits taken for a refund that then failed. Never together with a debit. */
   restore_micros: Micros;
   /** The provider event this write applies; an event id is applied once. */

@@ -162,7 +162,8 @@ export class SubscriptionService {
         return { result: 'ignored', reason: decision.ignore, account_id: accountId };
       }
       const { reversal, debit_micros, restore_micros } = decision;
-      const outcome = await this.deps.store.reverse({ account_id: accountId, seen: found.purchase, reversal, debit_micros, restore_micros, eventId }, at);
+      const wholeBalance = decision.unrecovered_micros > 0 ? { whole_balance_micros: account.credits_micros } : {};
+      const outcome = await this.deps.store.reverse({ account_id: accountId, seen: found.purchase, reversal, debit_micros, restore_micros, eventId, ...wholeBalance }, at);
       if (outcome === 'duplicate') return { result: 'duplicate', account_id: accountId };
       if (outcome === 'committed') {
         if (decision.unrecovered_micros > 0) {

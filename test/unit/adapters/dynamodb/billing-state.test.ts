@@ -70,6 +70,16 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
     expect((await table.accounts.get('acct_r'))!.credits_micros).toBe(100_000_000);
   });
 
+  it('writes a debit of the whole balance as read only while the balance is still that (a refund raised it meanwhile: decide again)', async () => {
+    const purchase = await buy('acct_w', 'pi_w');
+    const spentTo = { account_id: 'acct_w', seen: purchase, reversal: reversal(1, 100_000_000, 40_000_000), debit_micros: 40_000_000, restore_micros: 0, eventId: 'evt_w1', whole_balance_micros: 40_000_000 };
+    // The balance read was 40 USD (60 spent); it is 100 USD now: taking 40 would leave credits the dispute owes.
+    expect(await table.store.reverse(spentTo, at)).toBe('conflict');
+    expect((await table.accounts.get('acct_w'))!.credits_micros).toBe(100_000_000);
+    expect(await table.store.reverse({ ...spentTo, debit_micros: 100_000_000, whole_balance_micros: 100_000_000 }, at)).toBe('committed');
+    expect((await table.accounts.get('acct_w'))!.credits_micros).toBe(0);
+  });
+
   it('lists the newest purchases first also when they sort past the first 1 MB page of the query', async () => {
     // Purchase ids do not sort by time: the newest here sorts last, behind four items of ~300 KB.
     const note = 'x'.repeat(300_000);

@@ -28,7 +28,7 @@ import type { Dynamo } from '../../../../functions/adapters/dynamodb/client';
 const PRICES: Record<string, number> = { price_s: 20_000_000, price_b: 100_000_000 };
 const PERIOD_MS = 30 * 86_400_000;
 const JOB_POOL = 5;
-const RUNS = Number(process.env.BILLING_MODEL_RUNS ?? 40);
+const RUNS = Number(process.env.BILLING_MODEL_RUNS ?? 100);
 const SEED = Number(process.env.BILLING_MODEL_SEED ?? 20261121);
 
 // ── the reference model ───────────────────────────────────────────────────────────────────────────────
@@ -331,15 +331,12 @@ function invoiceEvent(m: Model, reason: string): void {
 const byKey = ([a]: [string, unknown], [b]: [string, unknown]) => (a < b ? -1 : a > b ? 1 : 0);
 const isMicros = (n: unknown) => Number.isSafeInteger(n) && (n as number) >= 0;
 
-async function verify(m: Model, r: Real, step: string): Promise<void> {
+/** The stored account and ledger, in the shape `expected` gives the model's. */
+async function stored(m: Model, r: Real) {
   const a = (await r.accounts.get(m.account))!;
-  const where = `after ${step}`;
-  for (const [name, v] of Object.entries({ credits: a.credits_micros, free: a.free_credits_micros, allowance: a.subscription?.allowance_micros ?? 0, count: a.total_pdf_count, total: a.total_amount_micros })) {
-    if (!isMicros(v)) throw new Error(`${where}: ${name} is ${v}, not a non-negative integer`);
-  }
   const ledger = new Map<string, LedgerEntry & { refunded_to?: Bucket }>();
   for (const job of m.jobs) for (const e of await r.charges.chargesOf(m.account, job)) ledger.set(rowKey(e.job_id, e.unit), e);
-  const got = {
+  const shown = {
     credits: a.credits_micros,
     free: a.free_credits_micros,
     count: a.total_pdf_count,
@@ -347,7 +344,11 @@ async function verify(m: Model, r: Real, step: string): Promise<void> {
     sub: a.subscription && { status: a.subscription.status, price: a.subscription.price_micros, period_start: a.subscription.period_start, allowance: a.subscription.allowance_micros, allowance_period: a.subscription.allowance_period_start ?? null },
     ledger: Object.fromEntries([...ledger].sort(byKey).map(([k, e]) => [k, { amount: e.amount_micros, bucket: e.bucket, refunded_to: e.refunded_to ?? null }])),
   };
-  const want = {
+  return { a, ledger, shown };
+}
+
+function expected(m: Money) {
+  return {
     credits: m.credits,
     free: m.free,
     count: m.count,
@@ -355,6 +356,15 @@ async function verify(m: Model, r: Real, step: string): Promise<void> {
     sub: m.sub && { status: m.sub.status, price: m.sub.price, period_start: m.sub.period_start, allowance: m.sub.allowance, allowance_period: m.sub.allowance_period },
     ledger: Object.fromEntries([...m.ledger].sort(byKey).map(([k, row]) => [k, { amount: row.amount, bucket: row.bucket, refunded_to: row.refunded_to }])),
   };
+}
+
+async function verify(m: Model, r: Real, step: string): Promise<void> {
+  const { a, ledger, shown: got } = await stored(m, r);
+  const where = `after ${step}`;
+  for (const [name, v] of Object.entries({ credits: a.credits_micros, free: a.free_credits_micros, allowance: a.subscription?.allowance_micros ?? 0, count: a.total_pdf_count, total: a.total_amount_micros })) {
+    if (!isMicros(v)) throw new Error(`${where}: ${name} is ${v}, not a non-negative integer`);
+  }
+  const want = expected(m);
   if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`${where}: stored state differs from the model\nstored ${JSON.stringify(got, null, 1)}\nmodel  ${JSON.stringify(want, null, 1)}`);
 
   // Independent of the model: the counters and the credit buckets are the sum of the ledger's (and purchases') effects.
@@ -369,8 +379,8 @@ async function verify(m: Model, r: Real, step: string): Promise<void> {
     credits: m.initialCredits + bought + effect('credits'),
     free: m.initialFree + effect('free_credits'),
   };
-  const stored = { count: a.total_pdf_count, total: a.total_amount_micros, credits: a.credits_micros, free: a.free_credits_micros };
-  if (JSON.stringify(ledgerSays) !== JSON.stringify(stored)) throw new Error(`${where}: the account is not the sum of its ledger: ledger ${JSON.stringify(ledgerSays)}, stored ${JSON.stringify(stored)}`);
+  const onAccount = { count: a.total_pdf_count, total: a.total_amount_micros, credits: a.credits_micros, free: a.free_credits_micros };
+  if (JSON.stringify(ledgerSays) !== JSON.stringify(onAccount)) throw new Error(`${where}: the account is not the sum of its ledger: ledger ${JSON.stringify(ledgerSays)}, stored ${JSON.stringify(onAccount)}`);
 }
 
 // ── the commands ──────────────────────────────────────────────────────────────────────────────────────
@@ -430,33 +440,73 @@ const chargeBulkCmd = ({ job, files, amount }: { job: number; files: number; amo
   });
 const chargeBulk = fc.record({ job: fc.nat(JOB_POOL - 1), files: fc.integer({ min: 1, max: 60 }), amount: fc.constantFrom(10_000, 400_000) }).map(chargeBulkCmd);
 
-const money = (m: Money): Money => ({ ...m, sub: m.sub && { ...m.sub }, ledger: new Map([...m.ledger].map(([k, v]) => [k, { ...v }])) });
+/** A copy of the model's account side, to try an order of concurrent steps on. */
+const money = (m: Money): Money => ({
+  ...m,
+  sub: m.sub && { ...m.sub },
+  ledger: structuredClone(m.ledger),
+  purchases: structuredClone(m.purchases),
+  applied: new Set(m.applied),
+});
 function permutations<T>(xs: T[]): T[][] {
   return xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
 }
 
-const chargeConcurrentCmd = (list: { job: number; amount: number }[]): Cmd =>
-  command(`concurrent charges(${list.map((c) => `job ${c.job}: ${c.amount}`).join(', ')})`, async (m, r) => {
-    for (const c of list) m.jobs.add(jobId(m, c.job));
-    const got = await Promise.all(list.map((c) => outcome(r.billing.charge(charge(m, jobId(m, c.job), 'pdf', c.amount)))));
-    // Whatever order the writes took, the result must be that of some order of the charges one by one.
-    const a = (await r.accounts.get(m.account))!;
-    const buckets = new Map<string, Bucket>();
-    for (const c of list) for (const e of await r.charges.chargesOf(m.account, jobId(m, c.job))) buckets.set(rowKey(e.job_id, e.unit), e.bucket);
-    for (const order of permutations(list.map((c, i) => ({ ...c, i })))) {
-      const trial = money(m);
-      const outcomes: string[] = [];
-      for (const c of order) outcomes[c.i] = modelCharge(trial, jobId(m, c.job), 'pdf', c.amount, m.now);
-      const sameOutcomes = got.every((g, i) => g === outcomes[i]);
-      const sameBuckets = [...trial.ledger].every(([k, row]) => !buckets.has(k) || buckets.get(k) === row.bucket);
-      if (sameOutcomes && sameBuckets && trial.credits === a.credits_micros && trial.free === a.free_credits_micros && (trial.sub?.allowance ?? 0) === (a.subscription?.allowance_micros ?? 0)) {
+type Op = { kind: 'charge'; job: number; amount: number } | { kind: 'refund'; job: number } | { kind: 'deliver'; pick: number };
+const showOp = (o: Op) => (o.kind === 'charge' ? `charge job ${o.job}: ${o.amount}` : o.kind === 'refund' ? `refund job ${o.job}` : `deliver #${o.pick}`);
+
+/**
+ * Steps at once (Promise.all): charges (also of one unit twice), job refunds and Stripe event deliveries. Whatever
+ * order the writes took, the outcome must be that of some order of the same steps one by one.
+ */
+const chargeConcurrentCmd = (ops: Op[]): Cmd =>
+  command(`at once(${ops.map(showOp).join(', ')})`, async (m, r) => {
+    const steps = ops.map((o) => {
+      if (o.kind !== 'deliver') {
+        m.jobs.add(jobId(m, o.job));
+        return o;
+      }
+      if (m.pending.length === 0) return null;
+      const [e] = m.pending.splice(o.pick % m.pending.length, 1);
+      m.delivered.push(e);
+      return { kind: 'deliver' as const, e };
+    });
+    const got = await Promise.all(
+      steps.map(async (st) => {
+        if (!st) return null;
+        if (st.kind === 'charge') return outcome(r.billing.charge(charge(m, jobId(m, st.job), 'pdf', st.amount)));
+        if (st.kind === 'refund') return r.billing.refundJob(m.account, jobId(m, st.job));
+        await r.subs.handleEvent(st.e);
+        return null;
+      }),
+    );
+    const { shown } = await stored(m, r);
+    const want = JSON.stringify(shown);
+    for (const order of permutations(steps.map((st, i) => ({ st, i })))) {
+      const trial: Model = { ...m, ...money(m) };
+      const outcomes: (string | number | null)[] = [];
+      for (const { st, i } of order) {
+        if (!st) outcomes[i] = null;
+        else if (st.kind === 'charge') outcomes[i] = modelCharge(trial, jobId(m, st.job), 'pdf', st.amount, m.now);
+        else if (st.kind === 'refund') outcomes[i] = modelRefund(trial, jobId(m, st.job), m.now);
+        else {
+          modelDeliver(trial, st.e);
+          outcomes[i] = null;
+        }
+      }
+      if (JSON.stringify(outcomes) === JSON.stringify(got) && JSON.stringify(expected(trial)) === want) {
         Object.assign(m, trial);
         return;
       }
     }
-    throw new Error(`concurrent charges: outcomes ${JSON.stringify(got)} and the stored account match no order of them one by one`);
+    throw new Error(`at once: outcomes ${JSON.stringify(got)} and the stored account ${want} match no order of the steps one by one`);
   });
-const chargeConcurrent = fc.array(fc.record({ job: fc.nat(JOB_POOL - 1), amount: amounts }), { minLength: 2, maxLength: 3 }).map(chargeConcurrentCmd);
+const op: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ kind: fc.constant('charge' as const), job: fc.nat(JOB_POOL - 1), amount: amounts }),
+  fc.record({ kind: fc.constant('refund' as const), job: fc.nat(JOB_POOL - 1) }),
+  fc.record({ kind: fc.constant('deliver' as const), pick: fc.nat() }),
+);
+const chargeConcurrent = fc.array(op, { minLength: 2, maxLength: 3 }).map(chargeConcurrentCmd);
 
 const refundJobCmd = ({ job, twice }: { job: number; twice: boolean }): Cmd =>
   command(`refund job ${job}${twice ? ' (twice at once)' : ''}`, async (m, r) => {
@@ -768,6 +818,16 @@ describe('billing model: the stored money always matches a reference model of th
   }, 300_000);
 
   describe('shrunk counterexamples', () => {
+    it('a lost dispute that takes the whole balance is decided again when a job refund raised the balance meanwhile (it took less than any order of the two would)', async () => {
+      await replay(table.db, 0, 0, [
+        buyPackCmd({ usd: 10, qty: 1 }),
+        deliverOneCmd(0),
+        chargeBulkCmd({ job: 0, files: 2, amount: 10_000 }),
+        disputeLostCmd({ i: 0, share: 1 }),
+        chargeConcurrentCmd([{ kind: 'deliver', pick: 0 }, { kind: 'refund', job: 0 }, { kind: 'refund', job: 0 }]),
+      ]);
+    });
+
     it("a refund of last period's allowance charge goes to one-off credits when the renewal started past due and turned active before its invoice event (not rolled into this period's allowance, where the invoice overwrote it)", async () => {
       await replay(table.db, 0, 0, [
         subscribeCmd('price_s'),
@@ -788,7 +848,7 @@ describe('billing model: the stored money always matches a reference model of th
     it('a retried charge whose first attempt took the last of the balance is already charged, not refused (alone, in a bulk finish, and at once)', async () => {
       await replay(table.db, 0, 10_000, [chargeOneCmd({ job: 0, amount: 10_000 }), chargeOneCmd({ job: 0, amount: 10_000 })]);
       await replay(table.db, 0, 20_000, [chargeBulkCmd({ job: 0, files: 2, amount: 10_000 }), chargeBulkCmd({ job: 0, files: 2, amount: 10_000 })]);
-      await replay(table.db, 0, 10_000, [chargeOneCmd({ job: 0, amount: 10_000 }), chargeConcurrentCmd([{ job: 0, amount: 10_000 }, { job: 0, amount: 10_000 }])]);
+      await replay(table.db, 0, 10_000, [chargeOneCmd({ job: 0, amount: 10_000 }), chargeConcurrentCmd([{ kind: 'charge', job: 0, amount: 10_000 }, { kind: 'charge', job: 0, amount: 10_000 }])]);
     });
   });
 });
