@@ -159,8 +159,10 @@ export class MemoryChargeStore implements ChargeStore {
     if (this.ledger.has(key)) return 'already_charged';
     const a = this.accounts.accounts.get(charge.account_id)!;
     if (chooseBucket(a, charge.amount_micros, at) !== bucket) return 'bucket_changed';
-    const stored = effects.job ? await this.jobs.get(effects.job.job_id) : null;
+    // Read and written without an await between, as the transaction is atomic (two workers' commits must not interleave).
+    const stored = effects.job ? this.jobs.jobs.get(effects.job.job_id) : undefined;
     if (stored && stored.status !== 'queued' && stored.status !== 'processing') return 'job_finished';
+    if (effects.job && effects.leaseUntil !== undefined && (stored?.status !== 'processing' || stored.lease_until !== effects.leaseUntil)) return 'job_finished';
     this.ledger.set(key, { ...charge, bucket, created_at: at.toISOString() });
     this.accounts.accounts.set(a.account_id, {
       ...afterDebit(a, bucket, charge.amount_micros),

@@ -127,16 +127,25 @@ export class DynamoChargeStore implements ChargeStore {
           TransactItems: [
             ledgerPut(this.db.table, charge, bucket, at, token),
             accountDebit(this.db.table, [{ charge, bucket }], at),
-            // The job moves to its end only from a running state (or is first written here, as a quick job is).
+            // The job moves to its end only from a running state (or is first written here, as a quick job is);
+            // a worker's claim, only while its lease is still the job's.
             ...(effects.job
               ? [
                   {
                     Put: {
                       TableName: this.db.table,
                       Item: jobItem(effects.job),
-                      ConditionExpression: 'attribute_not_exists(pk) OR #status IN (:queued, :processing)',
-                      ExpressionAttributeNames: { '#status': 'status' },
-                      ExpressionAttributeValues: { ':queued': 'queued', ':processing': 'processing' },
+                      ...(effects.leaseUntil !== undefined
+                        ? {
+                            ConditionExpression: '#status = :processing AND lease_until = :lease',
+                            ExpressionAttributeNames: { '#status': 'status' },
+                            ExpressionAttributeValues: { ':processing': 'processing', ':lease': effects.leaseUntil },
+                          }
+                        : {
+                            ConditionExpression: 'attribute_not_exists(pk) OR #status IN (:queued, :processing)',
+                            ExpressionAttributeNames: { '#status': 'status' },
+                            ExpressionAttributeValues: { ':queued': 'queued', ':processing': 'processing' },
+                          }),
                     },
                   },
                 ]

@@ -30,6 +30,11 @@ export type CommitOutcome = 'charged' | 'already_charged' | 'bucket_changed' | '
 export interface ChargeEffects {
   job?: Job;
   events?: OutboxEvent[];
+  /**
+   * The job is written only while it is processing under this lease (a worker's claim): a worker whose lease ran out
+   * and whose job another worker took over must not complete it under that worker's claim.
+   */
+  leaseUntil?: string;
 }
 
 /** A charge as the ledger holds it: the bucket it was taken from, and when it was given back, if it was. */
@@ -44,7 +49,8 @@ export interface ChargeStore {
   /**
    * `charged` only when this call's write committed, also when its reply was lost (the store finds out);
    * `already_charged` when an earlier call charged the unit; `job_finished` (nothing written) when `effects.job`
-   * exists and is no longer queued or processing (another task finished it: failed, timed out or completed).
+   * exists and is no longer queued or processing (another task finished it: failed, timed out or completed), or, with
+   * `effects.leaseUntil`, no longer processing under that lease (another worker took it over).
    */
   commit(charge: Charge, bucket: Bucket, now: Date, effects?: ChargeEffects): Promise<CommitOutcome>;
   /**

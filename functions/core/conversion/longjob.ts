@@ -280,7 +280,7 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
     }
     if (!claimedIt) return 'skipped';
     try {
-      const outcome = await runClaimed(deps, job, claimed, budgetMs, limitMs);
+      const outcome = await runClaimed(deps, job, claimed, budgetMs, limitMs, slot.holder);
       // Ended under this worker's claim: the watch is over (a lost lease leaves it to whoever holds the job now).
       if (outcome !== 'skipped') await confirmStartSent({ jobs: deps.jobs, log: deps.log }, jobId);
       return outcome;
@@ -314,8 +314,12 @@ export async function releaseDeadWorker(deps: { jobs: JobRepository; slots: JobS
   return deps.jobs.putIfLeaseHeld({ ...job, lease_until: new Date(now.getTime() - 1).toISOString() }, job.lease_until);
 }
 
-/** `timeoutMs` is what is left of the job's limit (`limitMs`, which the messages name). */
-async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number, limitMs: number): Promise<ProcessOutcome> {
+/**
+ * `timeoutMs` is what is left of the job's limit (`limitMs`, which the messages name). `attempt` names this claim: its
+ * output is stored under it, so a worker whose lease ran out never overwrites or deletes the output of the one that
+ * took the job over.
+ */
+async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeoutMs: number, limitMs: number, attempt: string): Promise<ProcessOutcome> {
   const jobId = job.job_id;
   const stored = await deps.accounts.get(job.account_id);
   /** The job failed for its page count: the count when it is exact, none when printing stopped early (not the one taken at submission). */
@@ -366,19 +370,27 @@ async function runClaimed(deps: LongJobWorkerDeps, job: Job, claimed: Job, timeo
   if (morePages || pages > LONGJOB_MAX_PAGES) return finish(renderedPageLimit({ pages, morePages }), 'failed');
 
   const name = `${jobId}.pdf`;
-  const key = objectKey('jobOutputs', job.account_id, jobId, name);
+  const key = objectKey('jobOutputs', job.account_id, jobId, attempt, name);
   await deps.blobs.put(key, pdf, 'application/pdf');
   const at = deps.clock.now();
   const done = completed(claimed, at, { pages, lease_until: null, output: { key, name, content_type: 'application/pdf', size_bytes: pdf.byteLength, expires_at: retentionEnd('jobOutputs', at)! } });
+  const dropOutput = () => deps.blobs.delete(key).catch((e) => deps.log?.(`could not remove an unused output of job ${jobId}`, e));
   try {
-    await deps.billing.charge(
+    // Completed only under this worker's own lease: one that ran out may have let another worker take the job over.
+    const { outcome } = await deps.billing.charge(
       { account_id: job.account_id, job_id: jobId, unit: 'pdf', operation: 'pdf', amount_micros: plan.price_per_pdf_micros, pdf_count: 1 },
-      { job: done, events: [jobEvent('job.completed', done, at)] },
+      { job: done, events: [jobEvent('job.completed', done, at)], leaseUntil: claimed.lease_until! },
       account,
     );
+    // Charged before: by the worker that took the job over (it completed it, and emails), unless this worker's own write
+    // went through with its reply lost; the stored job says which output it names.
+    if (outcome === 'already_charged' && (await deps.jobs.get(jobId))?.output?.key !== key) {
+      await dropOutput();
+      return 'skipped';
+    }
   } catch (err) {
     if (!isServiceError(err)) throw err;
-    await deps.blobs.delete(key).catch(() => undefined);
+    await dropOutput();
     return finish(failed(claimed, deps.clock.now(), err.code, err.message), 'failed');
   }
   await cleanup();

@@ -20,6 +20,19 @@ describe('DynamoChargeStore.commit', () => {
     await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at) })).resolves.toBe('job_finished');
   });
 
+  it("writes a worker's completion only while the job is processing under that worker's lease", async () => {
+    await table.accounts.create(newAccount({ account_id: 'acct_l', email: 'l@example.com', plan_id: 'standard', credits_micros: 50_000, now: at }));
+    const job = newJob({ job_id: 'job_l', account_id: 'acct_l', job_type: 'long', status: 'processing', now: at });
+    // Taken over: the job is processing under the second worker's lease, not the first's.
+    await table.jobs.put({ ...job, lease_until: '2026-11-22T10:03:00.000Z' });
+    const charge = { account_id: 'acct_l', job_id: 'job_l', unit: 'pdf', operation: 'pdf' as const, amount_micros: 5_000, pdf_count: 1 };
+    await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at), leaseUntil: '2026-11-22T10:01:00.000Z' })).resolves.toBe('job_finished');
+    expect((await table.accounts.get('acct_l'))!.credits_micros).toBe(50_000);
+    expect(await table.store.chargesOf('acct_l', 'job_l')).toEqual([]);
+    await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at), leaseUntil: '2026-11-22T10:03:00.000Z' })).resolves.toBe('charged');
+    expect(await table.jobs.get('job_l')).toMatchObject({ status: 'completed' });
+  });
+
   it('answers bucket_changed when only the bucket no longer covers it', async () => {
     await table.accounts.create(newAccount({ account_id: 'acct_b', email: 'b@example.com', plan_id: 'standard', credits_micros: 0, now: at }));
     const job = newJob({ job_id: 'job_b', account_id: 'acct_b', job_type: 'long', status: 'processing', now: at });
