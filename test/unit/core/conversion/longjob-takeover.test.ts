@@ -1,5 +1,5 @@
 import { Billing } from '../../../../functions/core/billing/charging';
-import { processLongJob } from '../../../../functions/core/conversion/longjob';
+import { abandonDeadLetteredLongJob, endAbandonedLongJob, processLongJob } from '../../../../functions/core/conversion/longjob';
 import { newJob } from '../../../../functions/core/jobs/job';
 import type { Mailer } from '../../../../functions/core/notifications/ports';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
@@ -101,6 +101,26 @@ describe('processLongJob: a worker past its lease and the worker that took over'
     const job = (await w.jobs.get('job_lost'))!;
     expect(w.blobs.objects.get(job.output!.key)!.body.byteLength).toBe(job.output!.size_bytes);
     expect(mails).toHaveLength(1);
+  });
+
+  it.each(['the start sweeper', 'the dead-letter worker'] as const)('a worker still alive after %s ended its job (lease over) drops its result: no charge, no ready email, no output', async (ender) => {
+    const { w, clock, holds, mails, deps, nextRender } = world();
+    await queued(w, 'job_ended', clock.now());
+    const run = processLongJob(deps, { job_id: 'job_ended' }, 1000);
+    await nextRender();
+    clock.advance(62_000 + 120_000);
+    const job = (await w.jobs.get('job_ended'))!;
+    if (ender === 'the start sweeper') expect(await endAbandonedLongJob(deps, job, 3000)).toBe(true);
+    else expect(await abandonDeadLetteredLongJob(deps, 'job_ended')).toBe('failed');
+    holds[0]();
+    expect(await run).toBe('skipped');
+    expect((await w.jobs.get('job_ended'))!.status).toBe(ender === 'the start sweeper' ? 'timeout' : 'failed');
+    expect(w.chargeStore.ledger.size).toBe(0);
+    expect(w.jobs.events.filter((e) => e.event === 'job.completed')).toHaveLength(0);
+    expect(w.jobs.events.filter((e) => e.event === 'job.failed')).toHaveLength(1);
+    expect(mails.map((m) => m.subject)).toEqual([expect.not.stringContaining('ready')]);
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('outputs/'))).toEqual([]);
+    expect(w.slots.held.size).toBe(0);
   });
 
   it('a slow worker that is the only one completes the job after its lease ran out', async () => {
