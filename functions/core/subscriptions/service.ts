@@ -110,7 +110,7 @@ export class SubscriptionService {
         const accountId = p.account_ref ?? (await this.deps.store.accountForCustomer(p.customer_id));
         if (!accountId) return { result: 'ignored', reason: 'unknown_customer' };
         const creation = event.type === 'customer.subscription.created';
-        const view = creation ? p : await this.untied(accountId, p, event.created);
+        const view = await this.untied(accountId, p, event.created, creation);
         return this.applySubscription(accountId, view, { eventId: event.id, eventAt: event.created, creation });
       }
       case 'invoice_paid':
@@ -127,10 +127,14 @@ export class SubscriptionService {
    * stamped the same second, the one arriving later may show the older state. On such a tie the provider's current
    * view of the subscription is applied instead of the event's.
    */
-  private async untied(accountId: string, p: ProviderSubscription, eventAt: string): Promise<ProviderSubscription> {
+  private async untied(accountId: string, p: ProviderSubscription, eventAt: string, creation: boolean): Promise<ProviderSubscription> {
     const stored = (await this.deps.accounts.get(accountId))?.subscription;
     // Without the provider's API (no secret key configured) the event is all there is.
-    if (!this.deps.provider || stored?.subscription_id !== p.id || stored.provider?.event_at !== eventAt) return p;
+    if (!this.deps.provider || !stored) return p;
+    // An event of another subscription than the stored one may replace it, and nothing stored tells how old it is (a
+    // late update of a subscription cancelled since would revive it over the one subscribed after): the current view decides.
+    const other = stored.subscription_id !== p.id;
+    if (!other && (creation || stored.provider?.event_at !== eventAt)) return p;
     const live = await this.deps.provider.getSubscription(p.id);
     return { ...live, account_ref: live.account_ref ?? p.account_ref };
   }
@@ -309,6 +313,7 @@ export class SubscriptionService {
       this.deps.log?.warn('subscription with a price outside the plan catalogue', { subscription: p.id, price: p.price_id });
       return { result: 'ignored', reason: 'unknown_price', account_id: accountId };
     }
+    await this.settleReplaced(accountId, p);
     // Only an ended subscription needs the purchase history (does the account fall back to pay-as-you-go?).
     const history = { boughtPack: mapProviderStatus(p.status) === 'canceled' && (await this.boughtPack(accountId)) };
     return this.mutate(accountId, opts.eventId, (account) => {
@@ -318,6 +323,8 @@ export class SubscriptionService {
         // or the new one is live while the stored one is not.
         const incomingLive = ['active', 'trialing'].includes(mapProviderStatus(p.status));
         const currentLive = current.status === 'active' || current.status === 'trialing';
+        // An ended one replaces only an ended one of an earlier period: a live or past-due subscription stays the account's.
+        if (mapProviderStatus(p.status) === 'canceled' && (current.status !== 'canceled' || p.period_start <= current.period_start)) return { ignore: 'other_subscription' };
         if (current.status !== 'canceled' && (currentLive || !incomingLive)) {
           // A second live subscription is being paid for and grants nothing here: someone has to cancel and refund one.
           if (incomingLive) {
@@ -350,7 +357,10 @@ export class SubscriptionService {
       if (opts.viewAt && next.provider && (!next.provider.event_at || next.provider.event_at < opts.viewAt)) {
         next = { ...next, provider: { ...next.provider, event_at: opts.viewAt } };
       }
-      if (opts.paid && ['active', 'trialing'].includes(mapProviderStatus(p.status))) {
+      // A live subscription that takes over from another one (ended, or not live) has paid for its period, as a live
+      // renewal has: its checkout and invoice were ignored while the other one was stored, and are not sent again.
+      const takesOver = !!current && current.subscription_id !== p.id && !p.pause_collection;
+      if ((opts.paid || takesOver) && ['active', 'trialing'].includes(mapProviderStatus(p.status))) {
         next = grantPeriodAllowance(next, { period_start: p.period_start, period_end: p.period_end, price_id: p.price_id }, catalog) ?? next;
       }
       next = deriveSubscription(next, catalog);
@@ -359,6 +369,20 @@ export class SubscriptionService {
         linkCustomer: p.customer_id,
       };
     });
+  }
+
+  /**
+   * A live subscription other than the stored live one is a second one only while the stored one still runs: a customer
+   * who cancelled and subscribed again sends the new one's events, which may all arrive before the old one's
+   * `customer.subscription.deleted`, and would be ignored for good. The provider's current view of the stored one
+   * says; when it has ended, that is applied first (cancelled is final), so the new one takes over.
+   */
+  private async settleReplaced(accountId: string, p: ProviderSubscription): Promise<void> {
+    if (!this.deps.provider || !['active', 'trialing'].includes(mapProviderStatus(p.status))) return;
+    const stored = (await this.deps.accounts.get(accountId))?.subscription;
+    if (!stored || stored.subscription_id === p.id || stored.status === 'canceled') return;
+    const now = await this.deps.provider.getSubscription(stored.subscription_id);
+    if (mapProviderStatus(now.status) === 'canceled') await this.applySubscription(accountId, now, { viewAt: this.answerViewAt() });
   }
 
   /** Whether the account ever bought a credit pack. */
