@@ -21,7 +21,16 @@ export class MemoryBulkProgress implements BulkProgress {
   async recordFile(jobId: string, row: JobFileRow): Promise<boolean> {
     this.recordCalls++;
     const job = this.jobs.jobs.get(jobId);
-    if (!job || job.status !== 'processing' || (await this.files.get(jobId, row.index))) return false;
+    if (!job || job.status !== 'processing') return false;
+    const existing = await this.files.get(jobId, row.index);
+    if (existing) {
+      // As the DynamoDB adapter: a made PDF replaces the CANCELLED skip a concurrent retry of its task wrote.
+      if (row.status !== 'success' || existing.status !== 'skipped' || existing.error_code !== 'CANCELLED') return false;
+      await this.files.putAll(jobId, [structuredClone(row)]);
+      job.success_count = (job.success_count ?? 0) + 1;
+      job.failure_count = (job.failure_count ?? 0) - 1;
+      return true;
+    }
     await this.files.putAll(jobId, [structuredClone(row)]);
     job.processed_count = (job.processed_count ?? 0) + 1;
     if (row.status === 'success') job.success_count = (job.success_count ?? 0) + 1;

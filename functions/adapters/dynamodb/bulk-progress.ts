@@ -50,6 +50,45 @@ export class DynamoBulkProgress implements BulkProgress {
     } catch (err) {
       // Only a failed condition (the row exists, the job is no longer processing) means "not recorded"; anything
       // else (a conflict that outlasted the retries) must fail the task, which is retried, not lose the file's result.
+      if (cancellationCodes(err)?.includes('ConditionalCheckFailed')) return row.status === 'success' && this.replaceCancelSkip(jobId, row);
+      throw err;
+    }
+  }
+
+  /**
+   * A PDF made by a render whose printing started before the cancel wins over the CANCELLED skip a retry of the same
+   * task wrote meanwhile (Step Functions may run it again while the first invocation still prints): the made PDF is
+   * kept and charged, as the 202 promised. Only that skip is replaced, only while the job is processing.
+   */
+  private async replaceCancelSkip(jobId: string, row: JobFileRow): Promise<boolean> {
+    try {
+      await this.db.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.db.table,
+                Item: { ...keys.jobFile(jobId, row.index), job_id: jobId, ...row },
+                ConditionExpression: '#status = :skipped AND error_code = :cancelled',
+                ExpressionAttributeNames: PROCESSING,
+                ExpressionAttributeValues: { ':skipped': 'skipped', ':cancelled': 'CANCELLED' },
+              },
+            },
+            {
+              Update: {
+                TableName: this.db.table,
+                Key: keys.job(jobId),
+                ConditionExpression: '#status = :processing',
+                UpdateExpression: 'ADD success_count :one, failure_count :less',
+                ExpressionAttributeNames: PROCESSING,
+                ExpressionAttributeValues: { ':processing': 'processing', ':one': 1, ':less': -1 },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
       if (cancellationCodes(err)?.includes('ConditionalCheckFailed')) return false;
       throw err;
     }

@@ -11,7 +11,9 @@ export interface BulkProgress {
    * Records a file's outcome exactly once: the row is written only if the file has none yet, and the job's
    * `processed_count` and its `success_count` (a success) or `failure_count` (anything else) rise by one in the same
    * atomic write, only while the job is processing, so a poll sees the counts add up. False (and
-   * nothing written) when the file already has a row or the job is no longer processing.
+   * nothing written) when the file already has a row or the job is no longer processing; except that a success
+   * replaces a CANCELLED skip (moving one count from failures to successes): a retry of the same task may have skipped
+   * the file after a cancel while this invocation, which had started printing, still ran.
    */
   recordFile(jobId: string, row: JobFileRow): Promise<boolean>;
   /** Sets counters of a processing job (nothing else changes); false when it is not processing. */

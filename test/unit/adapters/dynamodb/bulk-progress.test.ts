@@ -1,4 +1,6 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoBulkProgress } from '../../../../functions/adapters/dynamodb/bulk-progress';
+import { keys } from '../../../../functions/adapters/dynamodb/schema';
 import { putJobIf } from '../../../../functions/adapters/dynamodb/jobs';
 import type { JobFileRow } from '../../../../functions/core/jobs/files';
 import type { Job } from '../../../../functions/core/jobs/job';
@@ -27,7 +29,8 @@ describe('DynamoBulkProgress.recordFile under contention', () => {
 
   it('answers false when the row exists or the job stopped processing', async () => {
     for (const codes of [['ConditionalCheckFailed', 'None'], ['None', 'ConditionalCheckFailed']]) {
-      const { db } = scriptedDynamo([cancelled(codes)]);
+      // A success then tries to replace a CANCELLED skip, whose condition fails the same way.
+      const { db } = scriptedDynamo([cancelled(codes), cancelled(codes)]);
       await expect(new DynamoBulkProgress(db).recordFile('job1', row)).resolves.toBe(false);
     }
   });
@@ -60,8 +63,15 @@ describe('DynamoBulkProgress against dynalite', () => {
       await progress.recordFile('job_b1', { ...row, index: 1 });
       await progress.recordFile('job_b1', { ...row, index: 2, status: 'failed', error_code: 'RENDER_FAILED' });
       await progress.recordFile('job_b1', { ...row, index: 3, status: 'skipped', error_code: 'CANCELLED' });
-      expect(await progress.recordFile('job_b1', { ...row, index: 3 })).toBe(false);
+      // Recorded once: a second outcome of a file is not written, and counts nothing.
+      expect(await progress.recordFile('job_b1', { ...row, index: 2 })).toBe(false);
+      expect(await progress.recordFile('job_b1', { ...row, index: 1, status: 'failed', error_code: 'RENDER_FAILED' })).toBe(false);
       expect(await jobs.get('job_b1')).toMatchObject({ file_count: 4, processed_count: 4, success_count: 1, failure_count: 3 });
+      // Except a made PDF over the CANCELLED skip a retry of its task wrote while it printed: it replaces the skip once.
+      expect(await progress.recordFile('job_b1', { ...row, index: 3 })).toBe(true);
+      expect(await progress.recordFile('job_b1', { ...row, index: 3 })).toBe(false);
+      expect(await db.doc.send(new GetCommand({ TableName: 'progress', Key: keys.jobFile('job_b1', 3) }))).toMatchObject({ Item: { status: 'success', error_code: null } });
+      expect(await jobs.get('job_b1')).toMatchObject({ file_count: 4, processed_count: 4, success_count: 2, failure_count: 2 });
     } finally {
       await local.stop();
     }
