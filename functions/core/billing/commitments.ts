@@ -59,15 +59,15 @@ function afterCharges(account: Account, charges: number, amount: Micros, now: Da
   return after;
 }
 
-/** The balances left once every commitment in `commitments` is charged (a commitment that no longer fits takes what is left). */
-function afterCommitments(account: Account, commitments: JobCommitment[], now: Date): Account {
-  let after = account;
+/**
+ * The balances left once every commitment in `commitments` is charged; null when they do not all fit (the running
+ * jobs already need more than the balance holds, so nothing is left for another job, however small).
+ */
+function afterCommitments(account: Account, commitments: JobCommitment[], now: Date): Account | null {
+  let after: Account | null = account;
   for (const c of commitments) {
-    for (let i = 0; i < c.charges; i++) {
-      const bucket = chooseBucket(after, c.amount_micros, now);
-      if (!bucket) break;
-      after = afterDebit(after, bucket, c.amount_micros);
-    }
+    after = afterCharges(after, c.charges, c.amount_micros, now);
+    if (!after) return null;
   }
   return after;
 }
@@ -99,7 +99,8 @@ export async function commitWholeJob(
       if (c.charges - taken > 0) others.push({ ...c, charges: c.charges - taken });
     }
     const required = job.charges * job.amount_micros;
-    if (!afterCharges(afterCommitments(account, others, now), job.charges, job.amount_micros, now)) {
+    const left = afterCommitments(account, others, now);
+    if (!left || !afterCharges(left, job.charges, job.amount_micros, now)) {
       const refusal = insufficientCredits(account, required, now);
       if (others.length === 0) throw refusal;
       const committed = others.reduce((sum, c) => sum + c.charges * c.amount_micros, 0);
