@@ -34,6 +34,7 @@ import { newJob } from '../../../../functions/core/jobs/job';
 import type { CheckoutSession, PaymentEvent, PaymentProvider } from '../../../../functions/core/subscriptions/ports';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 import { withLocalTable } from '../../../support/local-table';
+import { permutations, runStats } from '../../../support/model-runs';
 
 const RUNS = Number(process.env.COMMIT_MODEL_RUNS ?? 30);
 const SEED = Number(process.env.COMMIT_MODEL_SEED ?? 20261122);
@@ -159,10 +160,6 @@ function fits(b: { free: number; credits: number }, pledges: { charges: number; 
     }
   }
   return true;
-}
-
-function permutations<T>(xs: T[]): T[][] {
-  return xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
 }
 
 /** A job whose commitment the next check keeps: running, or committed and not recorded yet (within the grace). */
@@ -416,9 +413,7 @@ const copy = (m: Model): Model => ({ ...structuredClone({ ...m, now: undefined }
 
 type Cmd = fc.AsyncCommand<Model, Real>;
 
-/** What the runs exercised, printed with COMMIT_MODEL_STATS=1 (to see that the generators reach the interesting states). */
-const stats = new Map<string, number>();
-const tally = (what: string) => void stats.set(what, (stats.get(what) ?? 0) + 1);
+const { tally, print: printStats } = runStats('COMMIT_MODEL_STATS');
 
 /**
  * Steps at once: whatever order the writes took, the answers and the stored state must be those of some order of
@@ -530,7 +525,7 @@ describe('commitments model: whole-job checks never promise more than the balanc
   const table = withLocalTable('commitments-model', (db) => ({ db }));
 
   afterAll(() => {
-    if (process.env.COMMIT_MODEL_STATS) console.log([...stats].sort().map(([k, n]) => `${n}\t${k}`).join('\n'));
+    printStats();
   });
   beforeAll(async () => {
     await new DynamoPlanRepository(table.db).put(planCatalogue({ starter: 'price_s', business: 'price_b' }));

@@ -27,6 +27,7 @@ import type { CheckoutSession, PaymentEvent, PaymentProvider, ProviderSubscripti
 import { mapProviderStatus } from '../../../../functions/core/subscriptions/reconcile';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 import { withLocalTable } from '../../../support/local-table';
+import { commandsVerifiedBy, replaySteps, runStats } from '../../../support/model-runs';
 
 const PRICES: Record<string, number> = { price_s: 20_000_000, price_b: 100_000_000 };
 const PLAN_OF: Record<string, string> = { price_s: 'starter', price_b: 'business' };
@@ -227,19 +228,9 @@ async function verify(w: World, r: Real, step: string): Promise<void> {
 
 type Cmd = fc.AsyncCommand<World, Real>;
 
-const stats = new Map<string, number>();
-const tally = (what: string) => void stats.set(what, (stats.get(what) ?? 0) + 1);
+const { tally, print: printStats } = runStats('BILLING_MODEL_STATS');
 
-function command(name: string, run: (w: World, r: Real) => Promise<void>, check: (w: World) => boolean = () => true): Cmd {
-  return {
-    check,
-    run: async (w, r) => {
-      await run(w, r);
-      await verify(w, r, name);
-    },
-    toString: () => name,
-  };
-}
+const command = commandsVerifiedBy<World, Real>(verify);
 
 const pickSub = (w: World, i: number, ok: (s: StripeSub) => boolean) => {
   const xs = w.subs.filter(ok);
@@ -457,11 +448,7 @@ async function start(db: Dynamo, free: number, credits: number): Promise<{ model
 }
 
 async function replay(db: Dynamo, free: number, credits: number, steps: Cmd[]): Promise<void> {
-  const { model, real } = await start(db, free, credits);
-  for (const step of steps) {
-    if (!step.check(model)) throw new Error(`step not applicable: ${step.toString()}`);
-    await step.run(model, real);
-  }
+  await replaySteps(await start(db, free, credits), steps);
 }
 
 describe('billing model of the subscription lifecycle: the account shows Stripe once its events are in, and stays the sum of its ledger', () => {
@@ -471,7 +458,7 @@ describe('billing model of the subscription lifecycle: the account shows Stripe 
     await new DynamoPlanRepository(table.db).put(planCatalogue({ starter: 'price_s', business: 'price_b' }));
   });
   afterAll(() => {
-    if (process.env.BILLING_MODEL_STATS) console.log([...stats].sort().map(([k, n]) => `${n}\t${k}`).join('\n'));
+    printStats();
   });
 
   it('subscribing again, scheduled cancels and resumes, route changes and charges, with events in any order and again', async () => {

@@ -23,6 +23,7 @@ import { newJob } from '../../../../functions/core/jobs/job';
 import type { CheckoutSession, PaymentEvent, PaymentProvider, ProviderSubscription } from '../../../../functions/core/subscriptions/ports';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 import { withLocalTable } from '../../../support/local-table';
+import { commandsVerifiedBy, permutations, replaySteps, runStats } from '../../../support/model-runs';
 import type { Dynamo } from '../../../../functions/adapters/dynamodb/client';
 
 const PRICES: Record<string, number> = { price_s: 20_000_000, price_b: 100_000_000 };
@@ -398,20 +399,9 @@ async function outcome(p: Promise<{ outcome: string }>): Promise<string> {
   }
 }
 
-/** What the runs exercised, printed with BILLING_MODEL_STATS=1 (to see that the generators reach the interesting states). */
-const stats = new Map<string, number>();
-const tally = (what: string) => void stats.set(what, (stats.get(what) ?? 0) + 1);
+const { tally, print: printStats } = runStats('BILLING_MODEL_STATS');
 
-function command(name: string, run: (m: Model, r: Real) => Promise<void>, check: (m: Model) => boolean = () => true): Cmd {
-  return {
-    check,
-    run: async (m, r) => {
-      await run(m, r);
-      await verify(m, r, name);
-    },
-    toString: () => name,
-  };
-}
+const command = commandsVerifiedBy<Model, Real>(verify);
 
 const amounts = fc.constantFrom(10_000, 2_500, 1_000_000, 7_000_000, 15_000_000);
 
@@ -448,10 +438,6 @@ const money = (m: Money): Money => ({
   purchases: structuredClone(m.purchases),
   applied: new Set(m.applied),
 });
-function permutations<T>(xs: T[]): T[][] {
-  return xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
-}
-
 type Op = { kind: 'charge'; job: number; amount: number } | { kind: 'refund'; job: number } | { kind: 'deliver'; pick: number };
 const showOp = (o: Op) => (o.kind === 'charge' ? `charge job ${o.job}: ${o.amount}` : o.kind === 'refund' ? `refund job ${o.job}` : `deliver #${o.pick}`);
 
@@ -790,11 +776,7 @@ async function start(db: Dynamo, free: number, credits: number): Promise<{ model
 
 /** Runs a fixed sequence (a shrunk counterexample) with the same checks after every step. */
 async function replay(db: Dynamo, free: number, credits: number, steps: Cmd[]): Promise<void> {
-  const { model, real } = await start(db, free, credits);
-  for (const step of steps) {
-    if (!step.check(model)) throw new Error(`step not applicable: ${step.toString()}`);
-    await step.run(model, real);
-  }
+  await replaySteps(await start(db, free, credits), steps);
 }
 
 describe('billing model: the stored money always matches a reference model of the buckets', () => {
@@ -804,7 +786,7 @@ describe('billing model: the stored money always matches a reference model of th
     await new DynamoPlanRepository(table.db).put(planCatalogue({ starter: 'price_s', business: 'price_b' }));
   });
   afterAll(() => {
-    if (process.env.BILLING_MODEL_STATS) console.log([...stats].sort().map(([k, n]) => `${n}\t${k}`).join('\n'));
+    printStats();
   });
 
   it('charges each unit once from the first bucket covering it, never below zero, refunds once, and keeps the totals the sum of the ledger', async () => {
