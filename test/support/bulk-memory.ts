@@ -88,6 +88,22 @@ export class FakeRenderer implements Renderer {
   }
 }
 
+/**
+ * Makes each render of `renderer` wait in its printing slot until the test lets it go: `holds[i]()` finishes the i-th
+ * render; `nextRender()` resolves when the next one reaches its slot.
+ */
+export function holdRenders(renderer: FakeRenderer): { holds: (() => void)[]; nextRender: () => Promise<void> } {
+  const holds: (() => void)[] = [];
+  let reached!: () => void;
+  let next = new Promise<void>((resolve) => (reached = resolve));
+  renderer.slot = () => {
+    reached();
+    next = new Promise<void>((resolve) => (reached = resolve));
+    return new Promise<void>((resolve) => holds.push(resolve));
+  };
+  return { holds, nextRender: () => next };
+}
+
 export function bulkWorld(creditsUsd = 5) {
   const world = memoryWorld(creditsUsd);
   const renderer = new FakeRenderer();

@@ -3,7 +3,7 @@ import { abandonDeadLetteredLongJob, endAbandonedLongJob, processLongJob } from 
 import { newJob } from '../../../../functions/core/jobs/job';
 import type { Mailer } from '../../../../functions/core/notifications/ports';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
-import { FakeRenderer } from '../../../support/bulk-memory';
+import { FakeRenderer, holdRenders } from '../../../support/bulk-memory';
 import { memoryWorld } from '../../../support/memory';
 
 /**
@@ -16,20 +16,13 @@ describe('processLongJob: a worker past its lease and the worker that took over'
     let now = Date.parse('2026-11-22T10:00:00Z');
     const clock = { now: () => new Date(now), advance: (ms: number) => (now += ms) };
     const renderer = new FakeRenderer();
-    const holds: (() => void)[] = [];
-    let rendering!: () => void;
-    let started = new Promise<void>((resolve) => (rendering = resolve));
-    renderer.slot = () => {
-      rendering();
-      started = new Promise<void>((resolve) => (rendering = resolve));
-      return new Promise<void>((resolve) => holds.push(resolve));
-    };
+    const { holds, nextRender } = holdRenders(renderer);
     // Each attempt prints bytes of its own (Chromium stamps a creation date), so the stored object tells who wrote it.
     renderer.behave = (req) => ({ pdf: Buffer.from(`%PDF-attempt-${renderer.calls.indexOf(req) === 0 ? 'A' : 'B-longer'}`) });
     const mails: { subject?: string }[] = [];
     const mailer: Mailer = { send: async (m) => void mails.push(m as { subject?: string }) };
     const deps = { ...w, clock, billing: new Billing(w.accounts, w.chargeStore, clock), renderer, queue: { send: async () => undefined }, mailer, share: { rendersPerAccount: 2 } };
-    return { w, clock, renderer, holds, mails, deps, nextRender: () => started };
+    return { w, clock, renderer, holds, mails, deps, nextRender };
   }
 
   async function queued(w: ReturnType<typeof memoryWorld>, id: string, now: Date) {

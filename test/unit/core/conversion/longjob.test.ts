@@ -8,7 +8,7 @@ import type { Mailer } from '../../../../functions/core/notifications/ports';
 import { sweepStartRecords } from '../../../../functions/core/jobs/starts';
 import { normalisePdfOptions } from '../../../../functions/core/render/options';
 import { RendererStoppedError, RenderTimeoutError, TooManyPagesError } from '../../../../functions/core/render/ports';
-import { FakeRenderer } from '../../../support/bulk-memory';
+import { FakeRenderer, holdRenders } from '../../../support/bulk-memory';
 import { memoryWorld } from '../../../support/memory';
 import { refusal, rejection } from '../../../support/errors';
 
@@ -351,19 +351,12 @@ describe('submitLongJob time limit', () => {
       const w = memoryWorld();
       w.accounts.accounts.set('acct2', { ...w.account, account_id: 'acct2', email: 'b@example.com' });
       const renderer = new FakeRenderer();
-      const holds: (() => void)[] = [];
-      let rendering!: () => void;
-      let started = new Promise<void>((resolve) => (rendering = resolve));
       // Each document renders until the test lets it finish.
-      renderer.slot = () => {
-        rendering();
-        started = new Promise<void>((resolve) => (rendering = resolve));
-        return new Promise<void>((resolve) => holds.push(resolve));
-      };
+      const { holds, nextRender } = holdRenders(renderer);
       const sent: { message: unknown; delaySeconds?: number }[] = [];
       const queue = { send: async (message: { job_id: string }, options?: { delaySeconds?: number }) => void sent.push({ message, ...options }) };
       const deps = { ...w, renderer, queue, mailer: { send: async () => undefined }, share: { rendersPerAccount: 1, deferSeconds: 7 } };
-      return { w, renderer, holds, sent, deps, nextRender: () => started };
+      return { w, renderer, holds, sent, deps, nextRender };
     }
 
     it('sends a job over the share back to the queue with a delay, still queued and not rendered; other accounts go on', async () => {
