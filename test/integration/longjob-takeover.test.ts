@@ -1,11 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { LONGJOB_RENDER_SLOT_KIND } from '../../functions/core/conversion/longjob';
 import { newJob } from '../../functions/core/jobs/job';
 import { objectKey } from '../../functions/core/jobs/storage-layout';
 import { parsePdfOptions } from '../../functions/core/render/options';
-import { type TestStack, jobEventNames, startTestStack } from '../support/stack';
+import { type TestStack, jobEventNames, mailsTo, startTestStack } from '../support/stack';
 import { type TableCommand, type TableFaults, interceptTable, putItems } from '../support/table-faults';
+import { until } from '../support/wait';
 
 /**
  * A render worker alive past its lease (A) and the worker that took the job over (B), over the real table and
@@ -25,22 +24,6 @@ afterAll(async () => {
 
 const queue = () => stack.queues.get('render')!;
 
-function mailsTo(address: string): string[] {
-  const dir = path.join(stack.dataDir, 'mail');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
-    .filter((m) => m.includes(`To: ${address}`));
-}
-
-async function until(what: string, ok: () => boolean, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('a long job taken over while its first worker is still alive', () => {
   it.each(['A first', 'B first'] as const)('%s: completed, charged, announced and emailed once; one output, the one the job names; slots back', async (order) => {
     const email = `race-${order.charAt(0).toLowerCase()}@example.com`;
@@ -52,11 +35,15 @@ describe('a long job taken over while its first worker is still alive', () => {
     await stack.services.jobs.put({ ...job, input_key });
 
     // Each worker's completing transaction (the job written completed) waits at the table until the test lets it go.
-    const held: { cmd: TableCommand; go: () => void }[] = [];
+    // `landed` settles once that write has reached the table (committed or refused).
+    const held: { cmd: TableCommand; go: () => void; landed: Promise<unknown> }[] = [];
     const completes = (cmd: TableCommand) => cmd.constructor.name === 'TransactWriteCommand' && putItems(cmd).some((item) => item.job_id === jobId && item.status === 'completed');
     faults.hook = (cmd, send) => {
       if (!completes(cmd)) return undefined;
-      return new Promise<void>((resolve) => held.push({ cmd, go: resolve })).then(() => send(cmd));
+      let go!: () => void;
+      const landed = new Promise<void>((resolve) => (go = resolve)).then(() => send(cmd));
+      held.push({ cmd, go, landed: landed.catch(() => undefined) });
+      return landed;
     };
     try {
       await queue().send({ job_id: jobId });
@@ -67,21 +54,16 @@ describe('a long job taken over while its first worker is still alive', () => {
       await queue().send({ job_id: jobId });
       await until("B's completion", () => held.length === 2);
       const [a, b] = held;
-      if (order === 'A first') {
-        a.go();
-        await until('A to end', () => false, 1000).catch(() => undefined);
-        b.go();
-      } else {
-        b.go();
-        await until('B to end', () => false, 1000).catch(() => undefined);
-        a.go();
-      }
+      const [first, second] = order === 'A first' ? [a, b] : [b, a];
+      first.go();
+      await first.landed;
+      second.go();
       await queue().drained();
       const outputOf = (h: { cmd: TableCommand }) => putItems(h.cmd).find((item) => item.status === 'completed')!.output.key as string;
       const stored = (await stack.services.jobs.get(jobId))!;
       expect(stored).toMatchObject({ status: 'completed', lease_until: null, output: { key: outputOf(b) } });
       // One ready email (before, the late worker's charge found the ledger entry, took it for its own and emailed too).
-      expect(mailsTo(email).filter((m) => m.includes('is ready'))).toHaveLength(1);
+      expect(mailsTo(stack, email).filter((m) => m.includes('is ready'))).toHaveLength(1);
       expect(outputOf(a)).not.toBe(outputOf(b));
       // B's output is stored as the job records it; A's is gone.
       expect(await stack.services.blobs.head(outputOf(b))).toMatchObject({ size_bytes: stored.output!.size_bytes });

@@ -1,12 +1,10 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import { newJob } from '../../functions/core/jobs/job';
 import { objectKey } from '../../functions/core/jobs/storage-layout';
 import { parsePdfOptions } from '../../functions/core/render/options';
 import { readPdf } from '../support/pdf';
 import { multipart } from '../support/images';
 import { type TestServer, httpsServer, makeTestCa } from '../support/servers';
-import { type TestAccount, type TestStack, jobEventNames, startTestStack } from '../support/stack';
+import { type TestAccount, type TestStack, jobEventNames, mailsTo, startTestStack } from '../support/stack';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -34,14 +32,6 @@ const submit = (body: unknown, key = user.api_key) => stack.request('POST', '/lo
 const getJob = async (id: string) => (await stack.request('GET', `/jobs/${id}`, { key: user.api_key })).json();
 
 const eventsOf = (jobId: string) => jobEventNames(stack, jobId);
-
-function mailsTo(address: string): string[] {
-  const dir = path.join(stack.dataDir, 'mail');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
-    .filter((m) => m.includes(`To: ${address}`));
-}
 
 /** A queued long job written directly, as the worker would find it (for worker-only scenarios). */
 async function queuedFixture(html: string, account = user) {
@@ -73,7 +63,7 @@ describe('POST /longjob', () => {
 
     expect(await eventsOf(body.job_id)).toEqual(['job.queued', 'job.processing', 'job.completed']);
     expect((await stack.services.accounts.get(user.account_id))!.total_pdf_count).toBe(1);
-    expect(mailsTo('owner@example.com').some((m) => m.includes(`Subject: Your PDF is ready (${body.job_id})`))).toBe(true);
+    expect(mailsTo(stack, 'owner@example.com').some((m) => m.includes(`Subject: Your PDF is ready (${body.job_id})`))).toBe(true);
     // The worker removed the queued document.
     expect(await stack.services.blobs.get(queued!.input_key!)).toBeNull();
   });
@@ -85,7 +75,7 @@ describe('POST /longjob', () => {
     await queue().drained();
     const job = await (await stack.request('GET', `/jobs/${(await res.json()).job_id}`, { key: quiet.api_key })).json();
     expect(job).toMatchObject({ status: 'completed', mode: 'markdown' });
-    expect(mailsTo('quiet@example.com')).toEqual([]);
+    expect(mailsTo(stack, 'quiet@example.com')).toEqual([]);
   });
 
   it('refuses over 100 pages at submission, creating no job; a longer document is printed only to page 101', async () => {
@@ -158,7 +148,7 @@ describe('render worker', () => {
     expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: expect.stringMatching(/longer than \d+ seconds; nothing was charged/) });
     expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.failed']);
     expect((await stack.services.accounts.get(owner.account_id))!.total_pdf_count).toBe(0);
-    expect(mailsTo('slow@example.com').some((m) => m.includes('Your PDF job failed'))).toBe(true);
+    expect(mailsTo(stack, 'slow@example.com').some((m) => m.includes('Your PDF job failed'))).toBe(true);
   });
 
   it("keeps one account's spinning jobs to one of the two local workers, so another account's job renders at once", async () => {
@@ -243,7 +233,7 @@ describe('render worker', () => {
     // The other worker finishes it: the job is not ended under it, and its owner is not told it failed.
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'processing', error_code: null });
     expect(await eventsOf(jobId)).not.toContain('job.failed');
-    expect(mailsTo('taken@example.com')).toEqual([]);
+    expect(mailsTo(stack, 'taken@example.com')).toEqual([]);
   });
 
   it('fails a job whose processing keeps failing unexpectedly, instead of leaving it queued, with the failure email', async () => {
@@ -262,7 +252,7 @@ describe('render worker', () => {
     expect(await stack.services.jobs.get(jobId)).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED' });
     expect((await eventsOf(jobId)).at(-1)).toBe('job.failed');
     // The spec's "long job fails: job.failed event; failure email unless disabled", as for every other failure.
-    expect(mailsTo('doomed@example.com').filter((m) => m.includes(`Subject: Your PDF job failed (${jobId})`))).toHaveLength(1);
+    expect(mailsTo(stack, 'doomed@example.com').filter((m) => m.includes(`Subject: Your PDF job failed (${jobId})`))).toHaveLength(1);
     expect((await stack.services.accounts.get(owner.account_id))!.credits_micros).toBe(1_000_000);
   });
 });

@@ -17,6 +17,7 @@ import { readPdf } from '../support/pdf';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestCa, type TestServer, httpsServer, makeTestCa } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { until } from '../support/wait';
 
 interface Received {
   path: string;
@@ -816,13 +817,6 @@ describe('deliveries', () => {
 
 describe('dispatchers shared between accounts', () => {
   /** Polls until `ready` holds; fails after `ms`. */
-  async function until(what: string, ready: () => boolean, ms = 8000) {
-    const end = Date.now() + ms;
-    while (!ready()) {
-      if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-  }
   /** Writes a job change with its event (the notice goes to the dispatcher), without waiting for the delivery. */
   async function write(user: TestAccount): Promise<Job> {
     const now = new Date();
@@ -841,9 +835,9 @@ describe('dispatchers shared between accounts', () => {
     const jobs = [];
     for (let i = 0; i < 4; i++) jobs.push(await write(slow));
     try {
-      await until('two deliveries waiting at the slow receiver', () => deliveriesTo(path).length >= 2);
+      await until('two deliveries waiting at the slow receiver', () => deliveriesTo(path).length >= 2, 8000);
       await write(other);
-      await until("the other account's delivery", () => deliveriesTo('/ok/not-held-back').length === 1);
+      await until("the other account's delivery", () => deliveriesTo('/ok/not-held-back').length === 1, 8000);
       // The slow account has its share (2 locally) in flight; its other events wait in the queue.
       expect(deliveriesTo(path)).toHaveLength(2);
       expect(held).toHaveLength(2);

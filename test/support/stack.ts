@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -64,4 +64,13 @@ export async function jobEventNames(stack: TestStack, jobId: string): Promise<st
     new QueryCommand({ TableName: db.table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :e)', ExpressionAttributeValues: { ':pk': keys.job(jobId).pk, ':e': 'EVENT#' } }),
   );
   return Items.sort((a, b) => String(a.event_id).localeCompare(String(b.event_id))).map((i) => i.event as string);
+}
+
+/** The emails the stack wrote to its mail folder (no SMTP configured) for `address`, as raw messages. */
+export function mailsTo(stack: TestStack, address: string): string[] {
+  const dir = path.join(stack.dataDir, 'mail');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .filter((m) => m.includes(`To: ${address}`));
 }
