@@ -21,46 +21,29 @@ export class DynamoBulkProgress implements BulkProgress {
   constructor(private readonly db: Dynamo) {}
 
   async recordFile(jobId: string, row: JobFileRow): Promise<boolean> {
-    try {
-      await this.db.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.db.table,
-                Item: { ...keys.jobFile(jobId, row.index), job_id: jobId, ...row },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: this.db.table,
-                Key: keys.job(jobId),
-                ConditionExpression: '#status = :processing',
-                // The job's counts follow its rows while it runs; Finish writes the final ones.
-                UpdateExpression: `ADD processed_count :one, ${row.status === 'success' ? 'success_count' : 'failure_count'} :one`,
-                ExpressionAttributeNames: PROCESSING,
-                ExpressionAttributeValues: { ':processing': 'processing', ':one': 1 },
-              },
-            },
-          ],
-        }),
-      );
-      return true;
-    } catch (err) {
-      // Only a failed condition (the row exists, the job is no longer processing) means "not recorded"; anything
-      // else (a conflict that outlasted the retries) must fail the task, which is retried, not lose the file's result.
-      if (cancellationCodes(err)?.includes('ConditionalCheckFailed')) return row.status === 'success' && this.replaceCancelSkip(jobId, row);
-      throw err;
-    }
+    // The job's counts follow its rows while it runs; Finish writes the final ones.
+    const counted = row.status === 'success' ? 'success_count' : 'failure_count';
+    if (await this.writeRow(jobId, row, { condition: 'attribute_not_exists(pk)' }, `ADD processed_count :one, ${counted} :one`, { ':one': 1 })) return true;
+    // A PDF made by a render whose printing started before the cancel wins over the CANCELLED skip a retry of the same
+    // task wrote meanwhile (Step Functions may run it again while the first invocation still prints): the made PDF is
+    // kept and charged, as the 202 promised. Only that skip is replaced, only while the job is processing.
+    if (row.status !== 'success') return false;
+    const cancelSkip = { condition: '#status = :skipped AND error_code = :cancelled', values: { ':skipped': 'skipped', ':cancelled': 'CANCELLED' } };
+    return this.writeRow(jobId, row, cancelSkip, 'ADD success_count :one, failure_count :less', { ':one': 1, ':less': -1 });
   }
 
   /**
-   * A PDF made by a render whose printing started before the cancel wins over the CANCELLED skip a retry of the same
-   * task wrote meanwhile (Step Functions may run it again while the first invocation still prints): the made PDF is
-   * kept and charged, as the 202 promised. Only that skip is replaced, only while the job is processing.
+   * The file's row (under `row.condition`) and the job's counts (`counts`, while it is processing) in one transaction.
+   * False when a condition failed (the row is not the one expected, or the job is no longer processing); anything
+   * else (a conflict that outlasted the retries) must fail the task, which is retried, not lose the file's result.
    */
-  private async replaceCancelSkip(jobId: string, row: JobFileRow): Promise<boolean> {
+  private async writeRow(
+    jobId: string,
+    row: JobFileRow,
+    rowIf: { condition: string; values?: Record<string, unknown> },
+    counts: string,
+    countValues: Record<string, unknown>,
+  ): Promise<boolean> {
     try {
       await this.db.doc.send(
         new TransactWriteCommand({
@@ -69,9 +52,8 @@ export class DynamoBulkProgress implements BulkProgress {
               Put: {
                 TableName: this.db.table,
                 Item: { ...keys.jobFile(jobId, row.index), job_id: jobId, ...row },
-                ConditionExpression: '#status = :skipped AND error_code = :cancelled',
-                ExpressionAttributeNames: PROCESSING,
-                ExpressionAttributeValues: { ':skipped': 'skipped', ':cancelled': 'CANCELLED' },
+                ConditionExpression: rowIf.condition,
+                ...(rowIf.values ? { ExpressionAttributeNames: PROCESSING, ExpressionAttributeValues: rowIf.values } : {}),
               },
             },
             {
@@ -79,9 +61,9 @@ export class DynamoBulkProgress implements BulkProgress {
                 TableName: this.db.table,
                 Key: keys.job(jobId),
                 ConditionExpression: '#status = :processing',
-                UpdateExpression: 'ADD success_count :one, failure_count :less',
+                UpdateExpression: counts,
                 ExpressionAttributeNames: PROCESSING,
-                ExpressionAttributeValues: { ':processing': 'processing', ':one': 1, ':less': -1 },
+                ExpressionAttributeValues: { ':processing': 'processing', ...countValues },
               },
             },
           ],
