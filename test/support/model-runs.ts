@@ -36,3 +36,38 @@ export function runStats(envVar: string) {
 export function permutations<T>(xs: T[]): T[][] {
   return xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
 }
+
+/**
+ * Commands over a pool of provider events that arrive late, out of order and again: `deliverOne(i)` delivers the
+ * i-th pending event (modulo), `redeliver(i)` one already delivered. `deliver` applies an event to the real service
+ * (and to the model, if it follows events).
+ */
+export function eventDeliveryCommands<M extends { pending: E[]; delivered: E[] }, R, E>(
+  command: ReturnType<typeof commandsVerifiedBy<M, R>>,
+  deliver: (m: M, r: R, e: E) => Promise<void>,
+) {
+  const deliverOneCmd = (i: number) =>
+    command(
+      `deliver pending event #${i}`,
+      async (m, r) => {
+        const [e] = m.pending.splice(i % m.pending.length, 1);
+        m.delivered.push(e);
+        await deliver(m, r, e);
+      },
+      (m) => m.pending.length > 0,
+    );
+  const redeliverCmd = (i: number) =>
+    command(`redeliver event #${i}`, (m, r) => deliver(m, r, m.delivered[i % m.delivered.length]), (m) => m.delivered.length > 0);
+  return { deliverOneCmd, redeliverCmd };
+}
+
+/** A provider event handed to the subscription service; an ignore only a broken generator causes fails the run. */
+export async function handleChecked(
+  subs: { handleEvent(e: { type: string }): Promise<{ result: string; reason?: string }> },
+  e: { type: string },
+  tally: (what: string) => void,
+): Promise<void> {
+  const res = await subs.handleEvent(e);
+  tally(`${e.type}: ${res.result}${res.reason ? ` (${res.reason})` : ''}`);
+  if (res.result === 'ignored' && ['malformed_event', 'unknown_price', 'event_type_not_handled'].includes(res.reason ?? '')) throw new Error(`${e.type} ignored: ${res.reason}`);
+}

@@ -27,7 +27,7 @@ import type { CheckoutSession, PaymentEvent, PaymentProvider, ProviderSubscripti
 import { mapProviderStatus } from '../../../../functions/core/subscriptions/reconcile';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 import { withLocalTable } from '../../../support/local-table';
-import { commandsVerifiedBy, replaySteps, runStats } from '../../../support/model-runs';
+import { commandsVerifiedBy, eventDeliveryCommands, handleChecked, replaySteps, runStats } from '../../../support/model-runs';
 
 const PRICES: Record<string, number> = { price_s: 20_000_000, price_b: 100_000_000 };
 const PLAN_OF: Record<string, string> = { price_s: 'starter', price_b: 'business' };
@@ -379,32 +379,10 @@ const advanceCmd = (ms: number): Cmd =>
   });
 const advance = fc.constantFrom(3_600_000, 5 * 86_400_000).map(advanceCmd);
 
-async function deliver(r: Real, e: PaymentEvent): Promise<void> {
-  const res = await r.subs.handleEvent(e);
-  tally(`${e.type}: ${res.result}${res.reason ? ` (${res.reason})` : ''}`);
-  if (res.result === 'ignored' && ['malformed_event', 'unknown_price', 'event_type_not_handled'].includes(res.reason ?? '')) throw new Error(`${e.type} ignored: ${res.reason}`);
-}
+const deliver = (r: Real, e: PaymentEvent) => handleChecked(r.subs, e, tally);
 
-const deliverOneCmd = (i: number): Cmd =>
-  command(
-    `deliver pending event #${i}`,
-    async (w, r) => {
-      const [e] = w.pending.splice(i % w.pending.length, 1);
-      w.delivered.push(e);
-      await deliver(r, e);
-    },
-    (w) => w.pending.length > 0,
-  );
+const { deliverOneCmd, redeliverCmd } = eventDeliveryCommands(command, (_w: World, r: Real, e: PaymentEvent) => deliver(r, e));
 const deliverOne = fc.nat().map(deliverOneCmd);
-
-const redeliverCmd = (i: number): Cmd =>
-  command(
-    `redeliver event #${i}`,
-    async (w, r) => {
-      await deliver(r, w.delivered[i % w.delivered.length]);
-    },
-    (w) => w.delivered.length > 0,
-  );
 const redeliver = fc.nat().map(redeliverCmd);
 
 /** Every pending event, in an order drawn from `seed` (then the account must show Stripe's truth). */

@@ -23,7 +23,7 @@ import { newJob } from '../../../../functions/core/jobs/job';
 import type { CheckoutSession, PaymentEvent, PaymentProvider, ProviderSubscription } from '../../../../functions/core/subscriptions/ports';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 import { withLocalTable } from '../../../support/local-table';
-import { commandsVerifiedBy, permutations, replaySteps, runStats } from '../../../support/model-runs';
+import { commandsVerifiedBy, eventDeliveryCommands, handleChecked, permutations, replaySteps, runStats } from '../../../support/model-runs';
 import type { Dynamo } from '../../../../functions/adapters/dynamodb/client';
 
 const PRICES: Record<string, number> = { price_s: 20_000_000, price_b: 100_000_000 };
@@ -674,32 +674,12 @@ const cancelCmd = (): Cmd =>
 const cancel = fc.constant(cancelCmd());
 
 async function deliver(m: Model, r: Real, e: PaymentEvent): Promise<void> {
-  const res = await r.subs.handleEvent(e);
-  tally(`${e.type}: ${res.result}${res.reason ? ` (${res.reason})` : ''}`);
-  if (res.result === 'ignored' && ['malformed_event', 'unknown_price', 'event_type_not_handled'].includes(res.reason ?? '')) throw new Error(`${e.type} ignored: ${res.reason}`);
+  await handleChecked(r.subs, e, tally);
   modelDeliver(m, e);
 }
 
-const deliverOneCmd = (i: number): Cmd =>
-  command(
-    `deliver pending event #${i}`,
-    async (m, r) => {
-      const [e] = m.pending.splice(i % m.pending.length, 1);
-      m.delivered.push(e);
-      await deliver(m, r, e);
-    },
-    (m) => m.pending.length > 0,
-  );
+const { deliverOneCmd, redeliverCmd } = eventDeliveryCommands(command, deliver);
 const deliverOne = fc.nat().map(deliverOneCmd);
-
-const redeliverCmd = (i: number): Cmd =>
-  command(
-    `redeliver event #${i}`,
-    async (m, r) => {
-      await deliver(m, r, m.delivered[i % m.delivered.length]);
-    },
-    (m) => m.delivered.length > 0,
-  );
 const redeliver = fc.nat().map(redeliverCmd);
 
 const allCommands = [
