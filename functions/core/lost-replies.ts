@@ -6,11 +6,16 @@
 const READ_BACK_DELAYS_MS = [0, 50, 250];
 
 /** What `read` gives, read again after a failure as above; undefined when every try failed. */
-export async function readBack<T>(read: () => Promise<T>): Promise<T | undefined> {
+export function readBack<T>(read: () => Promise<T>): Promise<T | undefined> {
+  return triedBriefly(read);
+}
+
+/** An idempotent call (a read, a delete) tried as a read-back is: up to three times in a third of a second; undefined when every try failed. */
+export async function triedBriefly<T>(call: () => Promise<T>): Promise<T | undefined> {
   for (const delay of READ_BACK_DELAYS_MS) {
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     try {
-      return await read();
+      return await call();
     } catch {
       // tried again below
     }

@@ -8,7 +8,7 @@ import type { Clock } from '../clock';
 import { ServiceError, invalidParameter, isServiceError } from '../errors';
 import { jobEvent } from '../events/events';
 import { newId, newUlid } from '../ids';
-import { readBack } from '../lost-replies';
+import { triedBriefly } from '../lost-replies';
 import { FINISHED_STATUSES, type Job, type JobStatus, completed, failed, newJob, timedOut } from '../jobs/job';
 import type { BlobStore, JobRepository } from '../jobs/ports';
 import type { JobSlots } from '../jobs/slots';
@@ -292,7 +292,7 @@ export async function processLongJob(deps: LongJobWorkerDeps, message: RenderJob
   } finally {
     // Tried again briefly: a slot not given back holds the account's share until its lease (~16 minutes) runs out,
     // deferring its next long jobs all that time. If every try fails, the lease still frees it then.
-    const released = await readBack(async () => (await deps.slots.release(slot), true));
+    const released = await triedBriefly(async () => (await deps.slots.release(slot), true));
     if (!released) deps.log?.(`could not give back the render slot of job ${jobId}`);
   }
 }
