@@ -98,10 +98,15 @@ export async function commitWholeJob(
       const taken = running && deps.billing ? await deps.billing.chargesSince(job.account_id, jobId, c.at) : 0;
       if (c.charges - taken > 0) others.push({ ...c, charges: c.charges - taken });
     }
+    // The balance is read again after the ledger: a charge landing between the first read and the ledger's would
+    // otherwise be in neither (the balance still has it, `taken` no longer owes it). Read in this order, such a
+    // charge counts twice at worst, which refuses rather than over-commits.
+    const balance = others.length === 0 || !deps.billing ? account : await deps.accounts.get(job.account_id);
+    if (!balance || (balance.commitments_version ?? 0) !== (account.commitments_version ?? 0)) continue;
     const required = job.charges * job.amount_micros;
-    const left = afterCommitments(account, others, now);
+    const left = afterCommitments(balance, others, now);
     if (!left || !afterCharges(left, job.charges, job.amount_micros, now)) {
-      const refusal = insufficientCredits(account, required, now);
+      const refusal = insufficientCredits(balance, required, now);
       if (others.length === 0) throw refusal;
       const committed = others.reduce((sum, c) => sum + c.charges * c.amount_micros, 0);
       throw new ServiceError(

@@ -1,8 +1,9 @@
 import { newAccount } from '../../../../functions/core/accounts/account';
+import { Billing } from '../../../../functions/core/billing/charging';
 import { commitWholeJob, jobLiveness } from '../../../../functions/core/billing/commitments';
 import { newJob } from '../../../../functions/core/jobs/job';
 import { rejection } from '../../../support/errors';
-import { MemoryAccounts, MemoryCommitments, MemoryJobs } from '../../../support/memory';
+import { MemoryAccounts, MemoryChargeStore, MemoryCommitments, MemoryJobs } from '../../../support/memory';
 
 const PRICE = 10_000; // 0.01 USD
 
@@ -99,5 +100,29 @@ describe('commitWholeJob (rule 3 for jobs that charge after they run)', () => {
     expect(w.stored().commitments_version).toBe(version + 1);
     await w.commitments.release('acct1', 'job_a'); // twice is harmless
     await w.commit('job_b', 10);
+  });
+
+  it("counts a running job's charge once when it lands while the check reads the account and then the ledger", async () => {
+    const w = world({ credits: 10 * PRICE });
+    const billing = new Billing(w.accounts, new MemoryChargeStore(w.accounts, w.jobs), w.deps.clock);
+    await w.running('job_a');
+    await w.commit('job_a', 6);
+    w.advance(1000);
+    // job_a charges its first file between the check's two reads: the balance falls to 9 and job_a still owes 5,
+    // so 4 are left for job_b. (Counted in neither read, the charge would let a job of 5 through.)
+    let landed = false;
+    const racing = {
+      chargesSince: async (accountId: string, jobId: string, since: string) => {
+        if (!landed) {
+          landed = true;
+          await billing.charge({ account_id: 'acct1', job_id: 'job_a', unit: 'file-1', operation: 'pdf', amount_micros: PRICE, pdf_count: 1 });
+        }
+        return billing.chargesSince(accountId, jobId, since);
+      },
+    };
+    const check = (jobId: string, files: number) => commitWholeJob({ ...w.deps, billing: racing }, { account_id: 'acct1', job_id: jobId, charges: files, amount_micros: PRICE }, jobLiveness(w.jobs));
+    const err = await rejection(check('job_b', 5));
+    expect(err.details).toMatchObject({ current_balance: 0.09, committed_to_running_jobs: 0.05 });
+    await check('job_b', 4);
   });
 });
