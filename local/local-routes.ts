@@ -44,12 +44,21 @@ export const localAccountBodySchema = z.object({
       status: optional(z.enum(SUBSCRIPTION_STATUSES)).meta({ description: 'Default active.' }),
       period_end: z
         .string()
-        .refine((text) => !Number.isNaN(new Date(text).getTime()))
+        .refine(isStorableTime)
         .optional()
-        .meta({ description: 'ISO 8601 time; default 30 days from now.' }),
+        .meta({ description: 'ISO 8601 time in the years 0000 to 9999; default 30 days from now.' }),
     }),
   ),
 });
+
+/**
+ * A time whose ISO form sorts with the others: periods are compared as ISO strings, and outside the years 0000 to 9999
+ * `toISOString()` writes "+010000-…" or "-000001-…", which sort before every other time (a far end read as ended).
+ */
+function isStorableTime(text: string): boolean {
+  const time = new Date(text);
+  return !Number.isNaN(time.getTime()) && /^\d{4}-/.test(time.toISOString());
+}
 
 const accountRefusals: Record<string, Refuser> = {
   plan_id: () => invalidParameter('plan_id', 'plan_id must be a string.'),
@@ -61,7 +70,7 @@ const accountRefusals: Record<string, Refuser> = {
   'subscription.monthly_pdfs': () => invalidParameter('subscription.monthly_pdfs', `subscription.monthly_pdfs must be a whole number from 0 to ${MAX_MONTHLY_PDFS}.`),
   'subscription.price': notUsd('subscription.price'),
   'subscription.status': () => invalidParameter('subscription.status', `subscription.status must be one of ${SUBSCRIPTION_STATUSES.join(', ')}.`),
-  'subscription.period_end': () => invalidParameter('subscription.period_end', 'subscription.period_end must be an ISO 8601 time.'),
+  'subscription.period_end': () => invalidParameter('subscription.period_end', 'subscription.period_end must be an ISO 8601 time in the years 0000 to 9999.'),
 };
 
 type SubscriptionInput = NonNullable<z.output<typeof localAccountBodySchema>['subscription']>;

@@ -106,6 +106,10 @@ describe('local contract', () => {
         [{ subscription: { name: 'x', monthly_pdfs: 5, price: -1 } }, 'subscription.price'],
         [{ subscription: { name: 'x', monthly_pdfs: 5, status: 'gone' } }, 'subscription.status'],
         [{ subscription: { name: 'x', monthly_pdfs: 5, period_end: 'soon' } }, 'subscription.period_end'],
+        // From the year 10000 on, times print as "+010000-…", which sorts before every other ISO time: such a period
+        // was stored as ended (shown active: false, its allowance unusable) although it ends far ahead.
+        [{ subscription: { name: 'x', monthly_pdfs: 5, period_end: '+010000-01-01T00:00:00Z' } }, 'subscription.period_end'],
+        [{ subscription: { name: 'x', monthly_pdfs: 5, period_end: '-000001-01-01T00:00:00Z' } }, 'subscription.period_end'],
         [{ email: 'nope' }, 'email'],
         [null, 'body'],
       ];
