@@ -147,6 +147,16 @@ function readBody(req: http.IncomingMessage): Promise<{ body: Buffer } | { tooLa
   });
 }
 
+/**
+ * The request target as a URL whose path is the one the client sent. Read against a base with WHATWG's rules for
+ * links, the target `//x/me` named a host `x` and left the path `/me`, and `\` counted as `/`: `GET //x/me` and
+ * `GET /x\..\me` were served as `GET /me`. A request target names no host and `\` separates nothing in it.
+ */
+function requestUrl(target: string): URL {
+  const escaped = target.replace(/\\/g, '%5C');
+  return new URL(escaped.startsWith('/') ? `http://localhost${escaped}` : escaped, 'http://localhost');
+}
+
 /** A map for names the client chose: without a prototype, "constructor" or "toString" are names like any other. */
 const dictionary = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
 
@@ -266,7 +276,7 @@ export function createGateway(opts: GatewayOptions): http.Server {
   const server = http.createServer({ connectionsCheckingInterval: Math.max(250, Math.floor(requestTimeoutMs / 10)), requireHostHeader: false }, async (req, res) => {
     const requestId = randomUUID();
     try {
-      const url = new URL(req.url ?? '/', 'http://localhost');
+      const url = requestUrl(req.url ?? '/');
       const method = (req.method ?? 'GET').toUpperCase();
       if (method === 'OPTIONS') {
         // As API Gateway: a preflight only where a route lives, naming that path's methods.

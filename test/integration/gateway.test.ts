@@ -41,6 +41,19 @@ describe('local gateway', () => {
     expect(res.status).toBe(200);
   });
 
+  it('routes the path the client sent: a leading // names no host and \\ is no separator', async () => {
+    const port = Number(new URL(stack.baseUrl).port);
+    const body = (reply: string) => JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4));
+    // Both used to be read as links are (host `x`, backslash as `/`) and served as GET /me.
+    for (const target of ['//x/me', '/x\\..\\me']) {
+      const reply = await rawExchange(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.api_key}\r\nConnection: close\r\n\r\n`);
+      expect(`${target} ${reply.split('\r\n')[0]}`).toBe(`${target} HTTP/1.1 404 Not Found`);
+      expect(body(reply).error.code).toBe('NOT_FOUND');
+    }
+    const reply = await rawExchange(port, `GET /jobs/a\\b HTTP/1.1\r\nHost: x\r\nX-API-Key: ${user.api_key}\r\nConnection: close\r\n\r\n`);
+    expect(body(reply).error).toMatchObject({ code: 'JOB_NOT_FOUND', details: { job_id: 'a\\b' } });
+  });
+
   it('answers a path parameter that is no percent-encoding with 404, not 500', async () => {
     const res = await stack.request('POST', '/_local/accounts/%ZZ/token');
     expect(res.status).toBe(404);
