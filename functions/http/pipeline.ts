@@ -20,6 +20,7 @@ export interface HttpRequest {
   readonly query: Record<string, string>;
   /** Header names in lower case. */
   readonly headers: Record<string, string>;
+  /** The body's bytes; reading a compressed one is 400 INVALID_PARAMETER (see `uncompressedBody`). */
   readonly body: Buffer;
   readonly services: Services;
   principal: Principal | null;
@@ -53,12 +54,24 @@ function decodeBody(event: APIGatewayProxyEvent): Buffer {
   return event.isBase64Encoded ? Buffer.from(event.body, 'base64') : Buffer.from(event.body, 'utf8');
 }
 
+/**
+ * The body, refused when it came compressed: neither API Gateway (without a compression setting) nor the local gateway
+ * inflates a request, so a gzip body reached the handlers as its compressed bytes and was refused for what they look
+ * like ("not valid UTF-8", "not a PDF"), and a plain body labelled gzip was read as plain.
+ */
+function uncompressedBody(body: Buffer, headers: Record<string, string>): Buffer {
+  const coding = (headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (body.length === 0 || coding === '' || coding === 'identity') return body;
+  throw invalidParameter('Content-Encoding', `Compressed request bodies are not accepted (Content-Encoding: ${headers['content-encoding'].slice(0, 40)}). Send the body uncompressed, without a Content-Encoding header.`);
+}
+
 /** Strict UTF-8 (a byte-order mark is dropped). */
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
 /** `clock` reads the time `sinceReceivedMs` counts to (tests set it). */
 export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: Services, clock: Clock = systemClock): HttpRequest {
-  const body = decodeBody(event);
+  const raw = decodeBody(event);
+  const headers = lowerCaseHeaders(event);
   let parsed: { value: unknown } | null = null;
   const epoch = event.requestContext?.requestTimeEpoch;
   const receivedAt = typeof epoch === 'number' && Number.isFinite(epoch) ? epoch : clock.now().getTime();
@@ -68,13 +81,16 @@ export function buildRequest(event: APIGatewayProxyEvent, route: RouteDef, svc: 
     requestId: event.requestContext?.requestId ?? randomUUID(),
     params: Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, v ?? ''])),
     query: Object.fromEntries(Object.entries(event.queryStringParameters ?? {}).map(([k, v]) => [k, v ?? ''])),
-    headers: lowerCaseHeaders(event),
-    body,
+    headers,
+    get body() {
+      return uncompressedBody(raw, headers);
+    },
     services: svc,
     principal: null,
     account: null,
     json() {
       if (!parsed) {
+        const body = uncompressedBody(raw, headers);
         let text: string;
         try {
           text = UTF8.decode(body);

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { ROUTES } from '../../functions/routes';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
@@ -71,6 +72,15 @@ describe('local gateway', () => {
     const res = await stack.request('POST', '/quickjob', { key: user.api_key, body: '{"input_type": "html",', headers: { 'Content-Type': 'application/json' } });
     expect(res.status).toBe(400);
     expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'body' } });
+  });
+
+  it('refuses compressed bodies with 400 INVALID_PARAMETER naming Content-Encoding (no gateway inflates them)', async () => {
+    const json = Buffer.from(JSON.stringify({ input_type: 'html', html: '<p>x</p>' }));
+    for (const body of [gzipSync(json), json]) {
+      const res = await stack.request('POST', '/quickjob', { key: user.api_key, body, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' } });
+      expect(res.status).toBe(400);
+      expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'Content-Encoding' } });
+    }
   });
 
   it('answers every route not built yet with 501 NOT_IMPLEMENTED, after the credential check', async () => {

@@ -1,4 +1,5 @@
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { gzipSync } from 'node:zlib';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type Services, setServices } from '../../../functions/composition';
@@ -60,6 +61,20 @@ describe('buildRequest', () => {
     const body = `{"input_type": ${'['.repeat(100_000)}${']'.repeat(100_000)}, "html": "x"}`;
     const req = buildRequest({ ...event, body } as unknown as APIGatewayProxyEvent, routeById('quickjob.create'), {} as Services);
     expect(() => req.json()).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: { parameter: 'body' } }));
+  });
+
+  it('refuses a compressed body, which no gateway inflates, instead of reading its compressed bytes or a mislabelled plain body', () => {
+    const encoded = (coding: string, bytes: Buffer) =>
+      buildRequest({ ...event, headers: { 'Content-Encoding': coding }, body: bytes.toString('base64'), isBase64Encoded: true } as unknown as APIGatewayProxyEvent, routeById('quickjob.create'), {} as Services);
+    const text = '{"input_type": "html", "html": "<p>x</p>"}';
+    const refusal = expect.objectContaining({ code: 'INVALID_PARAMETER', message: expect.stringContaining('uncompressed'), details: { parameter: 'Content-Encoding' } });
+    expect(() => encoded('gzip', gzipSync(text)).json()).toThrow(refusal);
+    expect(() => encoded('gzip', Buffer.from(text)).json()).toThrow(refusal);
+    expect(() => encoded('br', Buffer.from(text)).body).toThrow(refusal);
+    // Multipart routes read the bytes themselves.
+    expect(() => encoded('deflate', Buffer.from('--b\r\n')).body).toThrow(refusal);
+    expect(encoded('identity', Buffer.from(text)).json()).toEqual({ input_type: 'html', html: '<p>x</p>' });
+    expect(encoded('gzip', Buffer.alloc(0)).json()).toBeUndefined();
   });
 
   it('tells how long ago the gateway received the request, and 0 without its time', () => {
