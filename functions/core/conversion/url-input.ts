@@ -200,6 +200,18 @@ function xmlDeclarationDecoder(body: Buffer): TextDecoder | null {
 }
 
 /**
+ * A text file whose charset was declared beside it (a multipart part's `Content-Type: text/html; charset=…`), as
+ * UTF-8 behind a byte-order mark, so that it is read later as declared: the mark wins over a `<meta charset>`, as a
+ * transport charset does in browsers. Unchanged when it already has a mark (which wins over the label) or the label
+ * is no known charset.
+ */
+export function withDeclaredCharset(body: Buffer, charset: string | null): Buffer {
+  if (!charset || bomEncoding(body) || !decoderFor(charset)) return body;
+  const text = decodeText({ kind: 'html', body, contentType: '', charset, finalUrl: '' });
+  return Buffer.from(`\ufeff${text}`, 'utf8');
+}
+
+/**
  * Text of an HTML or Markdown response: a byte-order mark, else the declared charset, else a <meta charset>, else
  * UTF-8. A header charset that is no known label (`charset=None`) is passed over for the <meta>, as in browsers.
  * XHTML (`application/xhtml+xml`) is read as browsers read XML: its XML declaration's encoding instead of a <meta>.

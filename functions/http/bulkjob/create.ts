@@ -2,11 +2,18 @@ import { applyPlanRateLimit, requireConversionType, requirePaidPlan } from '../.
 import { BULK_LIMITS } from '../../core/bulk/limits';
 import { type BulkRequest, parseBulkForm, parseBulkJson, tooManyFiles } from '../../core/bulk/requests';
 import { requireBulk, submitBulkJob } from '../../core/bulk/submit';
+import { withDeclaredCharset } from '../../core/conversion/url-input';
 import { ServiceError } from '../../core/errors';
 import { bulkDeps } from '../../job-deps';
-import { isMultipart, parseMultipart } from '../multipart';
+import { type MultipartPart, isMultipart, parseMultipart } from '../multipart';
 import { json } from '../responses';
 import { type AuthedRequest, authedRoute } from '../route';
+
+/** A text part's charset (`text/html; charset=windows-1252`), else null: other types' bytes are not text. */
+function textCharset(part: MultipartPart): string | null {
+  const m = /^\s*(?:text\/[\w.+-]+|application\/xhtml\+xml)\s*;(?:.*;)?\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(part.contentType ?? '');
+  return m?.[1] ?? null;
+}
 
 /** JSON, or multipart with repeated `files` parts, optional `paths`, `bundle_type` and `options`. */
 function readRequest(req: AuthedRequest): BulkRequest {
@@ -28,7 +35,8 @@ function readRequest(req: AuthedRequest): BulkRequest {
     options: form.text('options'),
     paths: form.text('paths'),
     // In body order whichever of the two names each part uses: `paths` follows that order.
-    files: form.all('files', 'files[]').map((p) => ({ filename: p.filename, data: p.data })),
+    // A file's declared charset is kept (a Latin-1 page printed U+FFFD for each accented letter): see withDeclaredCharset.
+    files: form.all('files', 'files[]').map((p) => ({ filename: p.filename, data: withDeclaredCharset(p.data, textCharset(p)) })),
     // Not accepted in a form (refused as INVALID_BULK_INPUT); only whether they were sent matters.
     s3_key: text('s3_key'),
     zip_base64: text('zip_base64'),

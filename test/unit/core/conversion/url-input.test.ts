@@ -1,4 +1,4 @@
-import { decodeText, fetchDocument, validateUrl } from '../../../../functions/core/conversion/url-input';
+import { decodeText, fetchDocument, validateUrl, withDeclaredCharset } from '../../../../functions/core/conversion/url-input';
 import { FetchError, type HttpClient } from '../../../../functions/core/net/fetch';
 import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../../functions/core/net/guard';
@@ -6,6 +6,26 @@ import { refusal } from '../../../support/errors';
 
 const doc = (body: Buffer, charset: string | null = null) => ({ kind: 'html' as const, body, contentType: 'text/html', charset, finalUrl: 'https://example.com/' });
 const utf16be = (text: string) => Buffer.from(text, 'utf16le').swap16();
+
+describe('withDeclaredCharset', () => {
+  const page = '<meta charset="utf-8"><p>Grüße €</p>';
+  const read = (body: Buffer) => decodeText({ kind: 'html', body, contentType: '', charset: null, finalUrl: '' });
+
+  it('turns a file in its declared charset into UTF-8 behind a mark, which is then read as declared over its <meta>', () => {
+    const out = withDeclaredCharset(Buffer.from(page.replace('€', '\x80'), 'latin1'), 'windows-1252');
+    expect(out.subarray(0, 3)).toEqual(Buffer.from([0xef, 0xbb, 0xbf]));
+    expect(read(out)).toBe(page);
+    expect(read(withDeclaredCharset(Buffer.from(page, 'utf16le'), 'UTF-16LE'))).toBe(page);
+  });
+
+  it('leaves a file with a byte-order mark, without a charset, or with an unknown label as it is', () => {
+    const marked = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(page, 'utf16le')]);
+    expect(withDeclaredCharset(marked, 'windows-1252')).toBe(marked);
+    const plain = Buffer.from(page);
+    expect(withDeclaredCharset(plain, null)).toBe(plain);
+    expect(withDeclaredCharset(plain, 'None')).toBe(plain);
+  });
+});
 
 describe('decodeText', () => {
   const page = '<html><body>Grüße</body></html>';
