@@ -1,5 +1,7 @@
+import { PDFDocument } from 'pdf-lib';
 import { multipart } from '../support/images';
 import { readPdf } from '../support/pdf';
+import { simplePdf } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 import { unzip } from '../support/zips';
 
@@ -47,4 +49,29 @@ describe('bulk multipart files in a declared charset', () => {
     expect(await pdfText(zip.get('wide.pdf')!)).toBe('UTF-16: Grüße');
     expect(await pdfText(zip.get('utf8.pdf')!)).toBe('UTF-8: Grüße');
   }, 60_000);
+});
+
+describe('half a surrogate pair in text written into a PDF', () => {
+  // JSON lets a string hold "\ud800"; written into /Title as is, readers took the next character with it ("lone\ufffd").
+  const title = async (res: Response) => (await PDFDocument.load(new Uint8Array(await res.arrayBuffer()), { updateMetadata: false })).getTitle();
+
+  it("a merge's title keeps every character, the half pair shown as U+FFFD", async () => {
+    const pdf = Buffer.from(await simplePdf(1)).toString('base64');
+    const inputs = [{ pdf_base64: pdf, filename: 'a.pdf' }, { pdf_base64: pdf, filename: 'b.pdf' }];
+    const res = await stack.request('POST', '/pdf/merge', { key: user.api_key, json: { inputs, options: { title: 'Q1 \ud800x \udc00y 😀' } } });
+    expect(res.status).toBe(200);
+    expect(await title(res)).toBe('Q1 \ufffdx \ufffdy 😀');
+  }, 30_000);
+
+  it("a document's <title> and header print keep every character, the half pair shown as U+FFFD", async () => {
+    const html = '<title>Report \ud800x</title><p>Body \udbffz</p>';
+    const options = { displayHeaderFooter: true, headerTemplate: '<span style="font-size:10px">Head \ud800h</span>', footerTemplate: '<span></span>', margin: { top: '20mm' } };
+    const res = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html, options } });
+    expect(res.status).toBe(200);
+    const bytes = new Uint8Array(await res.clone().arrayBuffer());
+    expect(await title(res)).toBe('Report \ufffdx');
+    const text = await pdfText(bytes);
+    expect(text).toContain('Body \ufffdz');
+    expect(text).toContain('Head \ufffdh');
+  }, 30_000);
 });

@@ -6,6 +6,7 @@ import { countPdfPages, largestPageSidePt } from '../../core/render/pdf-pages';
 import { pageWindow } from '../../core/render/page-window';
 import { BUNDLE_ORIGIN, type RenderBundle, RenderNotStartedError, type RenderRequest, type RenderResult, type Renderer, RenderTimeoutError } from '../../core/render/ports';
 import { layoutViewport } from '../../core/render/viewport';
+import { wellFormed } from '../../core/validation/well-formed';
 import { type ChromiumBrowser, ChromiumFaultError } from './browser';
 import { bundlePathOf, bundleUrl } from '../../core/render/bundle-url';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
@@ -345,7 +346,10 @@ export class ChromiumRenderer implements Renderer {
    * Prints the document; when Chromium itself killed the page's renderer (ChromiumFaultError, not the document's
    * doing), once more on a fresh page within the same time limit.
    */
-  async render(request: RenderRequest): Promise<RenderResult> {
+  async render(sent: RenderRequest): Promise<RenderResult> {
+    // Chromium keeps half a surrogate pair ("\ud800" in a JSON string) and wrote it into the PDF's /Title as is.
+    const { options } = sent;
+    const request = { ...sent, html: wellFormed(sent.html), options: { ...options, headerTemplate: wellFormed(options.headerTemplate), footerTemplate: wellFormed(options.footerTemplate) } };
     const deadline = Date.now() + request.timeoutMs;
     try {
       return await this.renderOnce(request, deadline);

@@ -8,6 +8,7 @@ import { deflateSync } from 'node:zlib';
 import { PDFArray, PDFContext, PDFDict, PDFHexString, PDFName, PDFNumber, type PDFObject, PDFRawStream, PDFRef } from 'pdf-lib';
 import { Deadline, OutputBudgetExceeded } from './errors';
 import { JOB_LIMITS } from './limits';
+import { wellFormed } from '../validation/well-formed';
 
 /** Below this many small objects a classic xref table is smaller than object streams plus their index. */
 const OBJECT_STREAM_THRESHOLD = 8;
@@ -120,7 +121,7 @@ export class OutputDocument {
 
   setTitle(title: string): void {
     this.info ??= this.dict();
-    this.info.set(PDFName.of('Title'), PDFHexString.fromText(title));
+    this.info.set(PDFName.of('Title'), PDFHexString.fromText(wellFormed(title)));
   }
 
   /** Serialises the document. Unassigned allocated numbers become free entries. */
