@@ -76,10 +76,13 @@ export function parseInspectRequest(submitted: Submitted<InspectForm>): { source
     refusals: {
       for: forRefusal,
       s3_key: () => invalidParameter('s3_key', 's3_key must be the s3_key returned by POST /pdf/upload-url.'),
-      input: (value, issue) =>
-        issue.path.length > 1
-          ? inputRefusal({ base: 'input', index: 0, shape: '', uploadsGo: 'at the top level of the body: {"s3_key": "…", "filename": "…"}' }, issue.path[1], issue, value)
-          : noPdf(),
+      input: (value, issue) => {
+        if (issue.path.length > 1) {
+          return inputRefusal({ base: 'input', index: 0, shape: '', uploadsGo: 'at the top level of the body: {"s3_key": "…", "filename": "…"}' }, issue.path[1], issue, value);
+        }
+        // An input that is there but not an object is malformed (as for /pdf/split), not missing.
+        return value === undefined || value === null ? noPdf() : invalidParameter('input', 'input must be an object {pdf_base64, filename}.');
+      },
     },
   });
   if (body.s3_key !== undefined) return { source: { kind: 'upload', s3_key: body.s3_key, filename: inputName(body.filename, 0) }, forEdit: body.for };

@@ -320,7 +320,9 @@ describe('POST /pdf/inspect', () => {
     expect(refused(() => inspect({ for: 'print', s3_key: 'k', input: {} }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'for', for: 'print' } });
     expect(refused(() => inspect({ s3_key: 5, input: null })).details).toEqual({ parameter: 's3_key' });
     expect(refused(() => inspect({ s3_key: '' })).details).toEqual({ parameter: 's3_key' });
-    for (const body of [{}, { input: null }, { input: 'x' }]) expect(refused(() => inspect(body)).code).toBe('MISSING_PDF');
+    for (const body of [{}, { input: null }]) expect(refused(() => inspect(body)).code).toBe('MISSING_PDF');
+    // An input that is not an object is malformed, as for a split: named, not reported missing.
+    for (const input of ['x', 5, [], true]) expect(refused(() => inspect({ input }))).toEqual({ code: 'INVALID_PARAMETER', details: { parameter: 'input' } });
     expect(refused(() => inspect({ input: { pdf_base64: '@@', filename: 'x.pdf' } }))).toEqual({ code: 'INVALID_PARAMETER', details: { filename: 'x.pdf', input_index: 0, parameter: 'input.pdf_base64' } });
     // An upload sent inside input: refused, saying where an s3_key goes (for an instant split: to the background jobs).
     expect(refusal(() => inspect({ input: { s3_key: 'uploads/a.pdf', filename: 'u.pdf' } })).message).toMatch(/An uploaded file \(s3_key\) goes at the top level of the body: \{"s3_key"/);
