@@ -190,11 +190,12 @@ function splitModeSchemaFor(limits: PdfToolLimits) {
       z
         .object({
           mode: z.literal('every_n'),
-          // Not .int(): its issue stops the request's other checks, which keep the spec's order of problems.
+          // Not .int(): its issue stops the request's other checks, which keep the spec's order of problems. Whole
+          // numbers past 2^53 are whole numbers too (1e308 asks for one file, as any every_n past the page count does).
           every_n: z
             .number()
             .min(1)
-            .refine(Number.isSafeInteger, { message: 'expected a whole number' })
+            .refine(Number.isInteger, { message: 'expected a whole number' })
             .meta({ type: 'integer', description: 'Pages per file (the last file may have fewer); at least 1.' } as Record<string, unknown>),
         })
         .meta({ description: 'Files of every_n pages.' }),

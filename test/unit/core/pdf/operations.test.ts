@@ -186,6 +186,8 @@ describe('split', () => {
     expect(ranges.files.map((f) => f.page_range)).toEqual(['1-3', '2-4', '12']);
     const everyN = await split(twelve, { mode: 'every_n', every_n: 5 });
     expect(everyN.files.map((f) => [f.page_range, f.pages])).toEqual([['1-5', 5], ['6-10', 5], ['11-12', 2]]);
+    // An every_n past the page count, however large, is one file of every page.
+    expect((await split(twelve, { mode: 'every_n', every_n: 1e308 })).files.map((f) => [f.page_range, f.pages])).toEqual([['1-12', 12]]);
     const each = await split(twelve, { mode: 'each_page' });
     expect(each.files).toHaveLength(12);
     expect(each.files[11]).toMatchObject({ index: 11, name: 'report-012.pdf', page_range: '12', pages: 1 });

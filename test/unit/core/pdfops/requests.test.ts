@@ -187,6 +187,8 @@ describe('POST /pdf/split', () => {
       store: false,
     });
     expect(split({ input, split: { mode: 'every_n', every_n: 2 }, options: { filename_pattern: null } }).split).toEqual({ mode: 'every_n', every_n: 2 });
+    // Whole numbers past 2^53 are still whole numbers of at least 1 (one file, as any every_n past the page count).
+    for (const n of [2 ** 53 + 2, 1e308]) expect(split({ input, split: { mode: 'every_n', every_n: n } }).split).toEqual({ mode: 'every_n', every_n: n });
   });
 
   it('names the input in every split refusal', () => {
