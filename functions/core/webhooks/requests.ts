@@ -123,20 +123,25 @@ const eventsSchema = z
 
 const EVENTS_DESCRIPTION = `The events to deliver: a non-empty array of event names, at most 100 (duplicates are dropped); unknown names are refused with 400 INVALID_EVENTS.`;
 
-/** INVALID_EVENTS for whatever was sent as `events`: not a non-empty array, or naming unknown events. */
+/**
+ * INVALID_EVENTS for whatever was sent as `events`: not a non-empty array, or naming unknown events. Details name
+ * the parameter, as the list filters' INVALID_EVENTS and every other field's refusal do.
+ */
 const eventsRefusal: Refuser = (value) => {
   const allowed = EVENT_TYPES as readonly string[];
   if (!Array.isArray(value) || value.length === 0) {
-    return new ServiceError('INVALID_EVENTS', 'events must be a non-empty array of event names, e.g. ["job.completed", "job.failed"].', { allowed: EVENT_TYPES });
+    return new ServiceError('INVALID_EVENTS', 'events must be a non-empty array of event names, e.g. ["job.completed", "job.failed"].', { parameter: 'events', allowed: EVENT_TYPES });
   }
   if (value.length > MAX_EVENT_NAMES) {
     return new ServiceError('INVALID_EVENTS', `events lists ${value.length} names; at most ${MAX_EVENT_NAMES} are accepted (there are ${allowed.length} events, see details.allowed).`, {
+      parameter: 'events',
       max_events: MAX_EVENT_NAMES,
       allowed: EVENT_TYPES,
     });
   }
   const invalid = value.filter((e) => typeof e !== 'string' || !allowed.includes(e));
   return new ServiceError('INVALID_EVENTS', `Unknown event name${invalid.length > 1 ? 's' : ''}: ${invalid.map((e) => JSON.stringify(e)).join(', ')}. See details.allowed.`, {
+    parameter: 'events',
     invalid,
     allowed: EVENT_TYPES,
   });

@@ -37,8 +37,8 @@ describe('webhook body schemas', () => {
     const long = `https://example.com/${'x'.repeat(2100)}`;
     expect(refusal(() => parseCreateWebhook({ url: long }, guard)).details).toEqual({ reason: `url is ${long.length} characters long`, url: long.slice(0, 200) });
     expect(refusal(() => parseCreateWebhook({ url: 'https://10.0.0.1/x' }, guard)).details).toMatchObject({ url: 'https://10.0.0.1/x' });
-    expect(refusal(() => parseCreateWebhook({ url, events: [] }, guard)).details).toEqual({ allowed: expect.arrayContaining(['job.completed']) });
-    expect(refusal(() => parseCreateWebhook({ url, events: ['job.completed', 3, 'x'] }, guard)).details).toEqual({ invalid: [3, 'x'], allowed: expect.any(Array) });
+    expect(refusal(() => parseCreateWebhook({ url, events: [] }, guard)).details).toEqual({ parameter: 'events', allowed: expect.arrayContaining(['job.completed']) });
+    expect(refusal(() => parseCreateWebhook({ url, events: ['job.completed', 3, 'x'] }, guard)).details).toEqual({ parameter: 'events', invalid: [3, 'x'], allowed: expect.any(Array) });
     expect(refusal(() => parseCreateWebhook({ url, name: ' '.repeat(3) }, guard)).details).toEqual({ parameter: 'name' });
   });
 
