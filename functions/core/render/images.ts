@@ -244,8 +244,9 @@ export function imagesToHtml(images: { bytes: Buffer; type: ImageType }[], optio
   const paperH = o.landscape ? o.paperWidthIn : o.paperHeightIn;
   const w = paperW - o.margin.left - o.margin.right;
   const h = paperH - o.margin.top - o.margin.bottom;
-  // A hair under the printable height so rounding never spills a page.
-  const box = `width:${w.toFixed(4)}in;height:${(h - 0.01).toFixed(4)}in`;
+  // A hair under the printable height so rounding never spills a page: a tenth of it when that is under 0.01 in (a
+  // negative height is dropped by CSS, and the image then spilled over a hundred pages of a few margins' room).
+  const box = `width:${w.toFixed(6)}in;height:${(h - Math.min(0.01, h / 10)).toFixed(6)}in`;
   const pages = images
     .map(({ bytes, type }) => `<div class="page"><img alt="" src="data:image/${type};base64,${bytes.toString('base64')}"></div>`)
     .join('');

@@ -194,4 +194,15 @@ describe('image options and layout', () => {
     expect(html).toContain('object-fit:cover');
     expect(html).toContain('data:image/jpeg;base64,');
   });
+
+  it('keeps each image box inside a printable area of a fraction of a millimetre (one page per image)', () => {
+    const box = (options: unknown) => /\.page\{[^}]*?width:([\d.]+)in;height:(-?[\d.]+)in/.exec(imagesToHtml([{ bytes: png(2, 2), type: 'png' }], parseImageOptions(options)))!;
+    // 0.1 mm of room: the box is most of it, never a negative height (which CSS drops, letting the image spill).
+    const [, , height] = box({ margin: { top: '148mm', bottom: '148.9mm' } });
+    expect(Number(height)).toBeGreaterThan(0.08 / 25.4);
+    expect(Number(height)).toBeLessThan(0.1 / 25.4);
+    const [, width, side] = box({ format: null, width: '0.05mm', height: '0.05mm', margin: { top: 0, right: 0, bottom: 0, left: 0 } });
+    expect([Number(width), Number(side)]).toEqual([expect.closeTo(0.05 / 25.4, 6), expect.any(Number)]);
+    expect(Number(side)).toBeGreaterThan(0);
+  });
 });
