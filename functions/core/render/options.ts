@@ -50,8 +50,9 @@ const length = z
  * One part of Chromium's page-range syntax ("1-5, 8, 11-13"; open ends "3-", "-2"), already trimmed. The blanks are
  * the ASCII ones Chromium trims around its numbers (TrimWhitespaceASCII): JS's `\s` also takes U+00A0, U+3000, …,
  * which Chromium refuses only after the whole document has been laid out (a render, and a failed job, for a 400).
+ * A leading dash takes its number right after it: Chromium cannot read "- 2" either.
  */
-const RANGE_PART = /^(?:\d+(?:[ \t\n\v\f\r]*-[ \t\n\v\f\r]*\d*)?|-[ \t\n\v\f\r]*\d+)$/;
+const RANGE_PART = /^(?:\d+(?:[ \t\n\v\f\r]*-[ \t\n\v\f\r]*\d*)?|-\d+)$/;
 const ASCII_BLANKS = ' \t\n\v\f\r';
 
 /** `part` without the ASCII blanks at its ends, by a scan (a regex such as /\s+$/ is quadratic on long runs). */

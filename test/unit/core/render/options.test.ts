@@ -167,7 +167,7 @@ describe('parsePdfOptions', () => {
     expect(parsePdfOptions({ pageRanges: '\ufeff1-2\u00a0' }).pageRanges).toBe('1-2');
   });
 
-  it.each(['1\u00a0-2', '1\u3000-\u30002', '1,\u20282', '1-2,\u00a03'])('refuses blanks Chromium does not read (%j) before anything is printed', (pageRanges) => {
+  it.each(['1\u00a0-2', '1\u3000-\u30002', '1,\u20282', '1-2,\u00a03', '- 3', '-\t3', '1, - 3'])('refuses blanks Chromium does not read (%j) before anything is printed', (pageRanges) => {
     // Chromium trims only ASCII blanks: it refused these after laying out the whole document, leaving a failed job.
     expect(refusal(() => parsePdfOptions({ pageRanges })).details.parameter).toBe('options.pageRanges');
   });
