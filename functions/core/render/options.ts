@@ -154,7 +154,7 @@ function rangeParts(text: string): [number, number][] {
 }
 
 /** The largest page number Chromium's page-range parser reads (an unsigned 32-bit int; a larger one fails the parse). */
-const MAX_PAGE_NUMBER = 4_294_967_295;
+export const MAX_PAGE_NUMBER = 4_294_967_295;
 
 /**
  * `text` with page numbers beyond MAX_PAGE_NUMBER written as it: they ask for pages past the end of any document, and

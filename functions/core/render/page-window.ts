@@ -1,4 +1,4 @@
-import { pageSpans } from './options';
+import { MAX_PAGE_NUMBER, pageSpans } from './options';
 import type { RenderRequest, RenderResult } from './ports';
 
 /**
@@ -15,7 +15,9 @@ export function pageWindow(request: Pick<RenderRequest, 'options' | 'maxPages'>)
   const kept: string[] = [];
   for (const [first, last] of spans) {
     if (room === 0) break;
-    const end = Math.min(last, first + room - 1);
+    // Never past the largest page number Chromium reads: "4294967290-" cut to "4294967290-4294967390" was unreadable
+    // to it (a 400 saying so) where the caller's range is only past the end of the document.
+    const end = Math.min(last, first + room - 1, Math.max(first, MAX_PAGE_NUMBER));
     kept.push(end === first ? `${first}` : `${first}-${end}`);
     room -= end - first + 1;
   }

@@ -29,6 +29,13 @@ describe('pageWindow', () => {
     expect(window('', 25)).toBe('1-26');
   });
 
+  it('never cuts an open range past the largest page number Chromium reads', () => {
+    expect(window('4294967290-', 100)).toBe('4294967290-4294967295');
+    expect(window('4294967295-', 25)).toBe('4294967295');
+    // Page numbers past it are written as it (the caller's "past the end"), then cut the same way.
+    expect(window('99999999999-', 25)).toBe('4294967295');
+  });
+
   it('keeps a selection that fits, as sent', () => {
     expect(window('1-3, 5', 25)).toBe('1-3, 5');
     expect(window('2-27', 25)).toBe('2-27');
