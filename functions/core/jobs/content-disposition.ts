@@ -6,7 +6,11 @@
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
   // Half a surrogate pair is not text (encodeURIComponent would throw): it becomes `_` like any unsafe character.
   const filename = name.replace(/\p{Cs}/gu, '_');
-  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  // The fallback, for clients that ignore filename*: accents dropped (café → cafe), then one `_` per other character.
+  const ascii = filename
+    .normalize('NFKD')
+    .replace(/\p{M}/gu, '')
+    .replace(/[^\x20-\x7e]|["\\]/gu, '_');
   // encodeURIComponent leaves ' ( ) * as they are, but RFC 5987's attr-char does not allow them.
   const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;

@@ -21,12 +21,17 @@ describe('contentDisposition', () => {
     // The lone surrogate is not text; it became `_`, the rest decodes back to the name.
     expect(decodeURIComponent(extended.slice("UTF-8''".length))).toBe(name.replace('\ud800', '_'));
     // The quoted fallback is printable ASCII without quotes or backslashes.
-    expect(ascii).toBe("O'Brien (final) *draft* Gr__e _ __.pdf");
+    expect(ascii).toBe("O'Brien (final) *draft* Gru_e _ _.pdf");
   });
 
   it('keeps the ASCII fallback and the UTF-8 form for quotes and umlauts', () => {
-    expect(contentDisposition('attachment', 'Grüße "2026".pdf')).toBe(`attachment; filename="Gr__e _2026_.pdf"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%222026%22.pdf`);
+    expect(contentDisposition('attachment', 'Grüße "2026".pdf')).toBe(`attachment; filename="Gru_e _2026_.pdf"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20%222026%22.pdf`);
     expect(contentDisposition('inline', 'a\\b.pdf')).toBe(`inline; filename="a_b.pdf"; filename*=UTF-8''a%5Cb.pdf`);
+  });
+
+  it('drops accents from the ASCII fallback and writes one _ per other character, an emoji included', () => {
+    expect(parts(contentDisposition('attachment', 'Café crème Ångström.pdf')).ascii).toBe('Cafe creme Angstrom.pdf');
+    expect(parts(contentDisposition('attachment', '日本 😀 ﬁle.pdf')).ascii).toBe('__ _ file.pdf');
   });
 
   it('never throws on half a surrogate pair, at either end', () => {
