@@ -287,6 +287,15 @@ export class GuardedHttpClient implements HttpClient {
         },
       );
       req.on('error', (err) => fail(connectFailure(err as NodeJS.ErrnoException, rawUrl)));
+      // A 101 with an Upgrade header comes only as this event, never as a response (Node then drops the socket with no
+      // error): unheard, the exchange waited out its whole deadline and read as a silent remote. It is the answer.
+      req.on('upgrade', (res: http.IncomingMessage, socket) => {
+        socket.destroy();
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 101, headers: headerRecord(res.headers), body: Buffer.alloc(0), finalUrl: rawUrl });
+      });
       req.end(body);
     });
   }

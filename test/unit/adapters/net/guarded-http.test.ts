@@ -52,6 +52,8 @@ beforeAll(async () => {
       if (path === '/deflate-empty') return res.writeHead(200, { 'Content-Encoding': 'deflate' }).end();
       if (path === '/small-500') return res.writeHead(500, { 'Content-Type': 'text/plain' }).end('broken');
       if (path === '/silent') return; // never answers
+      // Switches protocols unasked (the request named no Upgrade), written raw: Node's server would not send it.
+      if (path === '/switches') return void req.socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
       if (path === '/trickle') {
         // Keeps sending (a chunk every 50 ms), finishing after ~600 ms.
         res.writeHead(200);
@@ -151,6 +153,15 @@ describe('GuardedHttpClient', () => {
   it('with idleTimeoutMs still caps the whole exchange: a remote that keeps sending past timeoutMs is too slow', async () => {
     await expect(post('/trickle', { idleTimeoutMs: 200, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'too_slow' });
     await expect(post('/endless', { idleTimeoutMs: 200, timeoutMs: 300 })).rejects.toMatchObject({ kind: 'too_slow' });
+  });
+
+  it('answers a 101 with an Upgrade header as the status it is, at once, rather than waiting out the deadline', async () => {
+    for (const discardBody of [true, false]) {
+      const began = Date.now();
+      const res = await post('/switches', { discardBody, timeoutMs: 3_000 });
+      expect([res.status, res.headers.upgrade, res.body.length]).toEqual([101, 'websocket', 0]);
+      expect(Date.now() - began).toBeLessThan(2_000);
+    }
   });
 
   it('with discardBody still times out when no status line comes', async () => {
