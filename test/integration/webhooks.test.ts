@@ -51,6 +51,8 @@ function receive(req: http.IncomingMessage, res: http.ServerResponse) {
     if (route === '/big-ok') return res.writeHead(200, { 'Content-Type': 'text/plain' }).end(Buffer.alloc(3 * 1024 * 1024, 0x61));
     if (route === '/unauthorized') return res.writeHead(401).end('bad signature');
     if (route === '/redirect') return res.writeHead(302, { Location: '/ok/after-redirect' }).end();
+    // Switches protocols unasked, written raw (Node's server would not send a 101 to a request naming no Upgrade).
+    if (route === '/switch') return void req.socket.end('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n');
     if (route === '/hold') {
       if (holding) return void held.push(res);
       return res.writeHead(204).end();
@@ -512,6 +514,17 @@ describe('deliveries', () => {
     const [redirect] = (await history(user, moved.webhook_id)).history;
     expect(redirect).toMatchObject({ status: 'failed', status_code: 302, retry_count: 0 });
     expect(redirect.error_message).toMatch(/^Redirect not followed/);
+  });
+
+  it('records a 101 Switching Protocols answer as it is, at once: failed with status_code 101, not retried', async () => {
+    const user = await stack.account();
+    const hook = await createHook(user, { url: hookUrl('/switch') });
+    const began = Date.now();
+    const job = await emit(user, 'job.completed', { status: 'completed', completed_at: new Date().toISOString() });
+    expect(Date.now() - began).toBeLessThan(8_000);
+    expect(deliveriesTo('/switch').filter((r) => r.body.includes(job.job_id))).toHaveLength(1);
+    const [record] = (await history(user, hook.webhook_id)).history;
+    expect(record).toMatchObject({ status: 'failed', status_code: 101, retry_count: 0, error_message: 'HTTP 101 from the receiver (not retried)', job_id: job.job_id });
   });
 
   it('gives up an attempt after 10 seconds and retries it', async () => {
