@@ -20,11 +20,13 @@ const FINISH_ANIMATIONS = `for (const animation of document.getAnimations()) {
   try { animation.finish(); } catch { animation.cancel(); }
 }`;
 
-/** Resolves once the document has loaded (images, styles) and its web fonts are ready, to its LoadedFacts. */
-const WAIT_FOR_LOAD = `new Promise((resolve) => {
-  if (document.readyState === 'complete') resolve();
-  else addEventListener('load', () => resolve(), { once: true });
-}).then(() => document.fonts && document.fonts.ready).then(() => { ${FINISH_ANIMATIONS} }).then(() => ${LOADED_FACTS})`;
+/**
+ * Run once the main frame's load event has fired (images, styles): resolves when its web fonts are ready, to its
+ * LoadedFacts. Not a second wait for readyState "complete": a script that reopened the loaded document
+ * (document.write or document.open after load, never closed) leaves it "loading" for good, and the render waited
+ * out its whole time limit (408 on a quick job, 15 minutes on a long one) for a document that shows what it wrote.
+ */
+const WAIT_FOR_LOAD = `Promise.resolve(document.fonts && document.fonts.ready).then(() => { ${FINISH_ANIMATIONS} }).then(() => ${LOADED_FACTS})`;
 
 /**
  * After the window was resized: two animation frames, so that resize handlers and ResizeObserver callbacks have run

@@ -69,4 +69,13 @@ describe('a quick document prints once it has loaded', () => {
     const pages = await readPdfDrawing((await render(html)).pdf);
     expect(pages.flatMap((page) => page.images)).toHaveLength(2);
   });
+
+  it('prints a document that a script reopened after load and never closed (it stayed "loading" and waited out its time limit)', async () => {
+    const quick = (html: string) => renderer.render({ html, options: parsePdfOptions({}), timeoutMs: 5_000 });
+    // document.write after load opens the document anew; without document.close() its readyState stays "loading".
+    const written = await quick(`<p>first</p><script>onload = () => setTimeout(() => document.write('<p>written late</p>'), 0)</script>`);
+    expect((await readPdf(written.pdf)).map((p) => p.text)).toEqual(['written late']);
+    const reopened = await quick(`<p>first</p><script>setTimeout(() => { document.open(); document.write('<p>reopened</p>'); }, 0)</script>`);
+    expect((await readPdf(reopened.pdf)).map((p) => p.text)).toEqual(['reopened']);
+  });
 });
