@@ -29,6 +29,26 @@ describe('quick job time limit', () => {
   });
 });
 
+describe('a document a script reopened after load (document.write without document.close)', () => {
+  const html = `<p>first</p><script>onload = () => setTimeout(() => document.write('<p>written late</p>'), 0)</script>`;
+  // An account of its own: the long-job test below counts the other account's jobs.
+  let writer: TestAccount;
+  beforeAll(async () => {
+    writer = await stack.account({ credits_usd: 1 });
+  });
+
+  it('prints as a quick job within the limit (it waited for a load that never comes and answered 408)', async () => {
+    const res = await stack.request('POST', '/quickjob', { key: writer.api_key, json: { input_type: 'html', html } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+  });
+
+  it('can be submitted as a long job (counting its pages ran out the submission limit: 408 RENDER_TIMEOUT)', async () => {
+    const res = await stack.request('POST', '/longjob', { key: writer.api_key, json: { input_type: 'html', html } });
+    expect(res.status).toBe(202);
+  });
+});
+
 describe('long-job submission time limit', () => {
   it('answers 408 RENDER_TIMEOUT when counting the pages takes too long, and creates no job', async () => {
     const res = await stack.request('POST', '/longjob', { key: user.api_key, json: { input_type: 'html', html: '<p>spin</p><script>for(;;){}</script>' } });
