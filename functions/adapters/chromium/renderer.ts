@@ -491,7 +491,8 @@ export class ChromiumRenderer implements Renderer {
             return result;
           })().catch(async (err) => {
             navigation?.stop();
-            if (/target closed/i.test((err as Error)?.message ?? '') && (await page.closedItself(CLOSE_REPORT_MS))) throw closedItself();
+            // "Session closed" when the window closed between commands (while waiting for the network to go quiet).
+            if (/target closed|session closed/i.test((err as Error)?.message ?? '') && (await page.closedItself(CLOSE_REPORT_MS))) throw closedItself();
             // A renderer killed mid-command (by the memory watch, say, while printing) fails that command before its
             // crash is reported; the crash says why, so it wins when it follows within a moment.
             const mapped = mapRenderError(err);

@@ -347,6 +347,10 @@ describe('ChromiumRenderer', () => {
 
   it('refuses a document that closes its own window as a 400 (it fails every time: not a 500 to retry), and keeps working', async () => {
     await expect(render('<script>window.close()</script><p>x</p>')).rejects.toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'closed_itself' } });
+    // While the render waits for the network to go quiet (as bulk files print), no command is in flight: the next one
+    // fails as "Session closed", not "Target closed", and a bulk file failed as a renderer fault ("the page crashed").
+    const afterLoad = '<p>x</p><script>onload = () => setTimeout(() => window.close(), 200)</script>';
+    await expect(renderer.render({ html: afterLoad, options, timeoutMs: 20_000, maxPages: 100, networkIdle: { quietMs: 500, maxMs: 5000 } })).rejects.toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'html', reason: 'closed_itself' } });
     // A crash is still a crash, not a document that closed itself.
     const crashing = browser.withPage(async (page) => {
       page.session.send('Page.crash').catch(() => undefined);
