@@ -66,6 +66,28 @@ describe('authenticate', () => {
     await expect(authenticate({ ...deps(okToken), apiKeys: stuck }, 'key_or_token', { type: 'api_key', key: key.plaintext })).resolves.toMatchObject({ api_key_id: 'key_1' });
   });
 
+  it('refuses a well-formed key that shares a stored key\'s lookup prefix but not its hash', async () => {
+    // The prefix is shown in listings, so it is no secret: only the full hash may let a key in.
+    const collide: ApiKeyRepository = { ...apiKeys, findByPrefix: async () => [record] };
+    await expect(authenticate({ ...deps(okToken), apiKeys: collide }, 'key_or_token', { type: 'api_key', key: generateApiKey().plaintext })).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+      details: { reason: 'invalid_api_key' },
+    });
+  });
+
+  it('records a use at most once a minute per key', async () => {
+    const writes: string[] = [];
+    const at = (msAgo: number | null): ApiKeyRepository => {
+      const r = { ...record, last_used_at: msAgo === null ? null : new Date(Date.now() - msAgo).toISOString() };
+      return { ...apiKeys, findByPrefix: async () => [r], touch: async (t) => void writes.push(t.last_used_at ?? 'never') };
+    };
+    await authenticate({ ...deps(okToken), apiKeys: at(10_000) }, 'key_or_token', { type: 'api_key', key: key.plaintext });
+    expect(writes).toEqual([]);
+    await authenticate({ ...deps(okToken), apiKeys: at(120_000) }, 'key_or_token', { type: 'api_key', key: key.plaintext });
+    await authenticate({ ...deps(okToken), apiKeys: at(null) }, 'key_or_token', { type: 'api_key', key: key.plaintext });
+    expect(writes).toHaveLength(2);
+  });
+
   it('refuses keys on ID-token-only routes', async () => {
     await expect(authenticate(deps(okToken), 'token', { type: 'api_key', key: key.plaintext })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'id_token_required' } });
   });
