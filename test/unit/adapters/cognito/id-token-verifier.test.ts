@@ -44,6 +44,8 @@ describe('CognitoIdTokenVerifier', () => {
 
   it('refuses a token issued in the future or living longer than Cognito issues', async () => {
     await expect(verifier.verify(await token({ iat: now() + ISSUED_AT_SKEW_SECONDS + 60, exp: now() + 3600 }))).rejects.toThrow(/future/);
+    // The allowance is for clock drift, a few minutes: a token dated ten minutes ahead was not issued by a clock we trust.
+    await expect(verifier.verify(await token({ iat: now() + 600, exp: now() + 3600 }))).rejects.toThrow(/future/);
     await expect(verifier.verify(await token({ iat: now() - 10, exp: now() - 10 + MAX_ID_TOKEN_LIFETIME_SECONDS + 1 }))).rejects.toThrow(/lifetime/);
   });
 
