@@ -26,12 +26,24 @@ describe('address rules', () => {
     '198.18.0.1', '198.19.255.255', '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.255', '240.0.0.1', '255.255.255.255', '192.0.2.1', '198.51.100.7', '203.0.113.9', '192.0.0.8', '192.88.99.1',
     '::1', '::', 'fc00::1', 'fd12:3456::1', 'fe80::1', 'fe80::1%eth0', 'fec0::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:8.8.8.8', '::127.0.0.1', '::8.8.8.8',
     '64:ff9b::7f00:1', '64:ff9b::808:808', '64:ff9b:1::1', '2002:7f00:1::', '2002:0808:0808::1', '2001:0:4136:e378::1', '2001:db8::1', '100::1', '3fff::1', '::ffff:0:7f00:1',
+    '2002:c0a8:101::1', '2002:a9fe:a9fe::1', '1fff:ffff::1', '4000::1',
   ])('refuses %s', (ip) => {
     expect(classifyAddress(ip).allowed).toBe(false);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '198.20.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e'])('allows %s', (ip) => {
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '198.20.0.1', '2606:4700:4700::1111', '2a00:1450:4001:80b::200e', '2000::1', '3ffe:1::1'])('allows %s', (ip) => {
     expect(classifyAddress(ip).allowed).toBe(true);
+  });
+
+  // The range is what the customer is told ("address is …"), so an embedded-IPv4 form is named as one, not as some other class.
+  it.each([
+    ['::ffff:127.0.0.1', /IPv4-mapped/],
+    ['::ffff:0:7f00:1', /IPv4-translated/],
+    ['::127.0.0.1', /IPv4-compatible/],
+    ['64:ff9b::7f00:1', /NAT64/],
+    ['2002:c0a8:101::1', /6to4/],
+  ])('names the range that refuses %s', (ip, range) => {
+    expect(classifyAddress(ip).range).toMatch(range);
   });
 });
 
@@ -70,6 +82,12 @@ describe('NetworkGuard', () => {
       expect(resolver.calls).toEqual([]);
     },
   );
+
+  it.each([0, -1, 65536, 1.5])('refuses port %s of a public name before resolving it', async (port) => {
+    const { guard: g, resolver } = guard({ 'example.com': [v4('93.184.216.34')] });
+    await expect(g.approve('example.com', port)).rejects.toThrow(/port .* is not valid/);
+    expect(resolver.calls).toEqual([]);
+  });
 
   it('refuses a public-looking name that resolves to a private address', async () => {
     const { guard: g } = guard({ 'rebind.example.com': [v4('127.0.0.1')] });
