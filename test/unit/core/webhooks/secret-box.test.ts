@@ -34,6 +34,8 @@ describe('SecretBox (webhook secrets at rest)', () => {
   it('needs a real key', () => {
     expect(() => new SecretBox('')).toThrow();
     expect(() => new SecretBox('short')).toThrow();
+    expect(() => new SecretBox('x'.repeat(15))).toThrow(/at least 16/);
+    expect(() => new SecretBox('x'.repeat(16))).not.toThrow();
   });
 
   it('makes whsec_ secrets of 32 random bytes', () => {

@@ -53,6 +53,15 @@ describe('webhook signatures', () => {
     // Upper-case hex and spaces after commas are tolerated.
     expect(verifyWebhookSignature(body, `t=${now}, v1=${v1.toUpperCase()}`, secret, 300, now)).toBe(true);
     expect(parseSignatureHeader(`t=${now},v1=${v1},v1=zz`)).toEqual({ timestamp: now, signatures: [v1] });
+    // A header with no usable v1 is not of the documented form.
+    expect(parseSignatureHeader(`t=${now}`)).toBeNull();
+    expect(parseSignatureHeader(`t=${now},v1=zz`)).toBeNull();
+  });
+
+  it('never verifies with an empty secret (an unset environment variable), even against a header signed with one', () => {
+    const header = signatureHeader(body, [''], now);
+    expect(verifyWebhookSignature(body, header, '', 300, now)).toBe(false);
+    expect(verifyWebhookSignature(body, header, ['', other], 300, now)).toBe(false);
   });
 
   it("produces headers Stripe's own verifier accepts", () => {
