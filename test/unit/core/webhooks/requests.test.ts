@@ -29,6 +29,7 @@ describe('webhook URL rules (the literal part)', () => {
     ['not HTTPS', 'http://example.com/hook'],
     ['relative', '/hook'],
     ['credentials', 'https://a:b@example.com/'],
+    ['a password without a user name', 'https://:b@example.com/'],
     ['localhost', 'https://localhost/'],
     ['localhost with trailing dot', 'https://localhost./'],
     ['.localhost', 'https://x.localhost/'],
@@ -62,10 +63,16 @@ describe('webhook URL rules (the literal part)', () => {
     ['backslashes for slashes', 'https:\\\\example.com\\h'],
     ['no // after the scheme', 'https:example.com/h'],
     ['one / after the scheme', 'https:/example.com/h'],
+    ['a backslash after the host', 'https://example.com\\h'],
   ])('refuses %s', (_what, url) => {
     const err = refused(url);
     expect(err.code).toBe('INVALID_WEBHOOK_URL');
     expect(typeof err.details.reason).toBe('string');
+  });
+
+  it('says which scheme it refused rather than how to respell it', () => {
+    expect(refused('http://example.com/hook').details.reason).toBe('the scheme is http, not https');
+    expect(refused('ftp://example.com/hook').details.reason).toBe('the scheme is ftp, not https');
   });
 
   it('echoes a refused URL without its user name and password', () => {
@@ -89,6 +96,9 @@ describe('webhook URL rules (the literal part)', () => {
     await expect(register('https://localhost:8443/hook')).resolves.toBe('https://localhost:8443/hook');
     // The literal check leaves an internal name to the resolving one when an allowlist exists; that one refuses it.
     await expect(register('https://localhost:8444/hook')).rejects.toMatchObject({ code: 'INVALID_WEBHOOK_URL' });
+    // An https URL without a port is port 443, which is what an address:port entry has to name.
+    const literal = new NetworkGuard(resolver, new PrivateTargetAllowlist('127.0.0.1:443'));
+    expect(validateWebhookUrl('https://127.0.0.1/hook', literal)).toBe('https://127.0.0.1/hook');
   });
 });
 
