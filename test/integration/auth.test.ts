@@ -52,6 +52,11 @@ describe('credentials', () => {
   it('accepts the API key in X-API-Key and as a bearer pk_ token', async () => {
     expect((await stack.request('GET', '/me', { key: user.api_key })).status).toBe(200);
     expect((await stack.request('GET', '/me', { headers: { Authorization: `Bearer ${user.api_key}` } })).status).toBe(200);
+
+    // /me names the key that was used (the authorizer hands its id on), so a caller can tell which of its keys this is.
+    const { api_keys } = await (await stack.request('GET', '/accounts/me/api-keys', { token: user.id_token })).json();
+    const used = api_keys.find((k: { prefix: string }) => user.api_key.startsWith(k.prefix));
+    expect(await (await stack.request('GET', '/me', { key: user.api_key })).json()).toMatchObject({ credential: { type: 'api_key', api_key_id: used.api_key_id } });
   });
 
   it('accepts a valid ID token on key-or-token and token-only routes', async () => {
