@@ -118,6 +118,20 @@ describe('Billing.charge', () => {
     expect(err.code).toBe('INSUFFICIENT_CREDITS');
     expect(err.details).toMatchObject({ current_balance: 0.005, required_amount: 0.01, subscription_credits_remaining: 0, action_required: 'purchase_credits' });
   });
+
+  it('re-reads a caller-read account that covers nothing before refusing: credits bought since are charged', async () => {
+    const { billing, accounts } = setup(account({ credits_micros: cent }));
+    const stale = account({ credits_micros: 0 });
+    expect(await billing.charge(charge('j1'), {}, stale)).toEqual({ outcome: 'charged', bucket: 'credits' });
+    expect(accounts.get('a1')!.credits_micros).toBe(0);
+  });
+
+  it('refuses a negative or fractional amount before writing anything (a charge never credits a balance)', async () => {
+    const { billing, accounts } = setup(account({ credits_micros: cent }));
+    await expect(billing.charge({ ...charge('j1'), amount_micros: -cent })).rejects.toThrow(TypeError);
+    await expect(billing.charge({ ...charge('j2'), amount_micros: 0.5 })).rejects.toThrow(TypeError);
+    expect(accounts.get('a1')!.credits_micros).toBe(cent);
+  });
 });
 
 describe('Billing.chargeInOrder', () => {
