@@ -4,6 +4,7 @@ import { type Bucket, Billing, type Charge, type ChargeStore, type CommitOutcome
 import { completed, newJob } from '../../../../functions/core/jobs/job';
 import { usdToMicros } from '../../../../functions/core/billing/money';
 import { ServiceError } from '../../../../functions/core/errors';
+import { MemoryAccounts, MemoryChargeStore, MemoryJobs } from '../../../support/memory';
 
 const now = new Date('2026-11-21T12:00:00Z');
 const cent = usdToMicros(0.01);
@@ -235,5 +236,37 @@ describe('chargeCompletion', () => {
 
   it('reads the job again when the first read-back fails too (a double fault): a completed job is done', async () => {
     expect(await run(new Error('socket hang up'), 'unreadable once')).toEqual({ outcome: 'resolved', undone: [], reads: ['job_1', 'job_1'] });
+  });
+});
+
+describe('Billing.chargesSince and refundJob (on the shared memory store, which keeps refunds)', () => {
+  function world() {
+    const accounts = new MemoryAccounts();
+    accounts.accounts.set('a1', account({ credits_micros: usdToMicros(1) }));
+    const billing = new Billing(accounts, new MemoryChargeStore(accounts, new MemoryJobs()), { now: () => now });
+    return { accounts, billing };
+  }
+  const unit = (u: string, amount = cent): Charge => ({ account_id: 'a1', job_id: 'bulk1', unit: u, operation: 'pdf', amount_micros: amount, pdf_count: 1 });
+
+  // commitWholeJob subtracts these from a running job's commitment: a charge missed here is counted twice (a wrong 403),
+  // a refunded one counted here lets the next job commit money the running job still needs.
+  it('counts charges made at or after the time (one made in the same millisecond included), refunded ones left out', async () => {
+    const w = world();
+    await w.billing.charge(unit('file#0'));
+    const since = now.toISOString();
+    await w.billing.charge(unit('file#1'));
+    expect(await w.billing.chargesSince('a1', 'bulk1', since)).toBe(2);
+    expect(await w.billing.chargesSince('a1', 'bulk1', new Date(now.getTime() + 1).toISOString())).toBe(0);
+    await w.billing.refundJob('a1', 'bulk1');
+    expect(await w.billing.chargesSince('a1', 'bulk1', since)).toBe(0);
+  });
+
+  it('refundJob answers the total it gave back, once', async () => {
+    const w = world();
+    await w.billing.charge(unit('file#0', 3 * cent));
+    await w.billing.charge(unit('file#1', 2 * cent));
+    expect(await w.billing.refundJob('a1', 'bulk1')).toBe(5 * cent);
+    expect(await w.billing.refundJob('a1', 'bulk1')).toBe(0);
+    expect(w.accounts.accounts.get('a1')!.credits_micros).toBe(usdToMicros(1));
   });
 });
