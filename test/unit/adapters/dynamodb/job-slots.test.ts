@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobSlots } from '../../../../functions/adapters/dynamodb/job-slots';
 import { keys } from '../../../../functions/adapters/dynamodb/schema';
 import { withLocalTable } from '../../../support/local-table';
@@ -36,6 +36,22 @@ describe('DynamoJobSlots', () => {
     expect(slot.Item).toMatchObject({ job_id: 'job_h', holder: 'second' });
     await table.slots.release({ accountId: 'acct_h', kind: 'render', jobId: 'job_h', holder: 'second' });
     expect(await table.slots.acquire({ accountId: 'acct_h', kind: 'render', jobId: 'job_other', max: 1, now: new Date(now.getTime() + 62_000), leaseSeconds: 60 })).toBe(true);
+  });
+
+  it('a release whose slot another attempt took over between its read and its delete leaves that slot (the condition, not the read, decides)', async () => {
+    const attempt = (slots: DynamoJobSlots, holder: string, at: Date) => slots.acquire({ accountId: 'acct_r', kind: 'render', jobId: 'job_r', holder, max: 1, now: at, leaseSeconds: 60 });
+    expect(await attempt(table.slots, 'first', now)).toBe(true);
+    let tookOver = false;
+    // The takeover lands just before the late release's delete reaches the table.
+    const send = async (command: unknown) => {
+      if (command instanceof DeleteCommand && !tookOver) tookOver = await attempt(table.slots, 'second', new Date(now.getTime() + 61_000));
+      return table.db.doc.send(command as GetCommand);
+    };
+    const racing = new DynamoJobSlots({ table: table.db.table, doc: { send } as unknown as DynamoDBDocumentClient });
+    await racing.release({ accountId: 'acct_r', kind: 'render', jobId: 'job_r', holder: 'first' });
+    expect(tookOver).toBe(true);
+    const slot = await table.db.doc.send(new GetCommand({ TableName: table.db.table, Key: keys.jobSlot('acct_r', 'render', 0) }));
+    expect(slot.Item).toMatchObject({ job_id: 'job_r', holder: 'second' });
   });
 
   it('names the jobs holding a slot under a live lease, per account and kind', async () => {
