@@ -1,7 +1,7 @@
 import { newAccount } from '../../../../functions/core/accounts/account';
 import { Billing } from '../../../../functions/core/billing/charging';
 import { commitWholeJob, jobLiveness } from '../../../../functions/core/billing/commitments';
-import { newJob } from '../../../../functions/core/jobs/job';
+import { type JobStatus, newJob } from '../../../../functions/core/jobs/job';
 import { rejection } from '../../../support/errors';
 import { MemoryAccounts, MemoryChargeStore, MemoryCommitments, MemoryJobs } from '../../../support/memory';
 
@@ -22,7 +22,7 @@ function world(opts: { credits?: number; allowance?: number } = {}) {
   }
   accounts.accounts.set('acct1', account);
   const deps = { accounts, commitments, clock };
-  const running = async (jobId: string, status: 'processing' | 'completed' = 'processing') =>
+  const running = async (jobId: string, status: JobStatus = 'processing') =>
     jobs.put({ ...newJob({ job_id: jobId, account_id: 'acct1', job_type: 'bulk', status: 'queued', now: clock.now() }), status });
   const commit = (jobId: string, files: number) => commitWholeJob(deps, { account_id: 'acct1', job_id: jobId, charges: files, amount_micros: PRICE }, jobLiveness(jobs));
   return { accounts, jobs, commitments, deps, running, commit, advance: (ms: number) => (t += ms), stored: () => accounts.accounts.get('acct1')! };
@@ -79,6 +79,17 @@ describe('commitWholeJob (rule 3 for jobs that charge after they run)', () => {
     expect((await rejection(w.commit('job_b', 9))).details).toMatchObject({ running_jobs: ['job_unrecorded'] });
     w.advance(11 * 60_000);
     await w.commit('job_b', 9);
+    expect(Object.keys(w.stored().commitments!)).toEqual(['job_b']);
+  });
+
+  // A bulk job that was cancelled or ended partly failed charges nothing more: its commitment must not keep refusing the next job.
+  it.each<JobStatus>(['completed', 'partial_failed', 'failed', 'timeout', 'cancelled'])('frees the balance set aside for a job that ended %s', async (status) => {
+    const w = world({ credits: 10 * PRICE });
+    await w.running('job_a');
+    await w.commit('job_a', 8);
+    expect((await rejection(w.commit('job_b', 8))).code).toBe('INSUFFICIENT_CREDITS');
+    await w.running('job_a', status);
+    await w.commit('job_b', 8);
     expect(Object.keys(w.stored().commitments!)).toEqual(['job_b']);
   });
 
