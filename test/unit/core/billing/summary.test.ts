@@ -61,4 +61,9 @@ describe('creditsSummary', () => {
     expect(body.packs[0]).toEqual({ price_id: 'price_ten', amount: 10, currency: 'USD', pdfs: 1000 });
     expect(body.packs[1].price_id).toBe('price_pack_100_usd');
   });
+
+  it('counts no PDF for halves of a price in two buckets, though their sum is a whole price (no charge is split)', () => {
+    const a = { ...account('2026-12-01T00:00:00.000Z'), subscription: null, free_credits_micros: 5_000, credits_micros: 5_000 };
+    expect(creditsSummary(a, standard, now, [], []).credits).toMatchObject({ total_available: 0.01, pdfs_available: 0 });
+  });
 });
