@@ -41,6 +41,14 @@ describe('presentJob s3_url', () => {
     expect(body.s3_url_expires_at).toBe('2026-11-21T13:00:00.000Z');
   });
 
+  it('offers no link from the retention end itself, though the file may not be deleted yet (the download refuses then too)', async () => {
+    const blobs = new MemoryBlobs();
+    await blobs.put(output.key, new Uint8Array([1, 2, 3, 4]), 'application/pdf');
+    const at = (iso: string) => presentJob({ ...deps, blobs, clock: { now: () => new Date(iso) } }, job);
+    expect(await at('2026-12-21T11:59:59.999Z')).toHaveProperty('s3_url');
+    expect(await at(output.expires_at)).not.toHaveProperty('s3_url');
+  });
+
   it('offers no link once the stored file is gone, before its retention ends too', async () => {
     const body = await presentJob({ ...deps, blobs: new MemoryBlobs() }, job);
     expect(body).not.toHaveProperty('s3_url');
@@ -94,6 +102,14 @@ describe('jobDownloadLink for a stored output', () => {
     expect(removed.message).toMatch(/before its retention period ended/);
     const late = await rejection(jobDownloadLink({ ...deps, blobs: new MemoryBlobs(), clock: { now: () => new Date('2027-01-01T00:00:00Z') } }, job));
     expect(late).toMatchObject({ code: 'OUTPUT_EXPIRED', details: { expired_at: '2026-12-21T12:00:00.000Z' } });
+  });
+
+  it('refuses from the retention end itself, also while the file is still stored (its deletion may lag)', async () => {
+    const blobs = new MemoryBlobs();
+    await blobs.put(output.key, new Uint8Array([1, 2, 3, 4]), 'application/pdf');
+    const at = (iso: string) => jobDownloadLink({ ...deps, blobs, clock: { now: () => new Date(iso) } }, job);
+    expect((await at('2026-12-21T11:59:59.999Z')).download_url).toEqual(expect.any(String));
+    expect(await rejection(at(output.expires_at))).toMatchObject({ code: 'OUTPUT_EXPIRED', details: { expired_at: output.expires_at } });
   });
 });
 
