@@ -21,6 +21,14 @@ describe('presentJob (GET /jobs/{job_id})', () => {
     expect(body).not.toHaveProperty('pages_total');
   });
 
+  it('shows a merge/split job its progress (output_count, processed_count) while queued or processing, not once it ended', async () => {
+    const base = { ...newJob({ job_id: 'job_p', account_id: 'acc', job_type: 'pdfop', status: 'queued', now }), operation: 'split' as const, output_count: 4, processed_count: 1 };
+    for (const status of ['queued', 'processing'] as const) expect(await presentJob(deps, { ...base, status })).toMatchObject({ output_count: 4, processed_count: 1 });
+    const done = await presentJob(deps, { ...base, status: 'completed', processed_count: 4, outputs_produced: 4 });
+    expect(done).toMatchObject({ outputs_produced: 4 });
+    expect(done).not.toHaveProperty('output_count');
+  });
+
   it('gives pages as a number also when no PDF was made (a failed, queued or timed-out job: 0)', async () => {
     for (const status of ['queued', 'processing', 'failed', 'timeout'] as const) {
       const job = newJob({ job_id: 'job_f', account_id: 'acc', job_type: 'quick', status, mode: 'html', now });
