@@ -41,3 +41,33 @@ describe('DynamoChargeStore.commit', () => {
     await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at) })).resolves.toBe('bucket_changed');
   });
 });
+
+/** The refund's conditions as DynamoDB evaluates them, mirroring allowanceTakesRefund. */
+describe('DynamoChargeStore.refund of an allowance charge', () => {
+  const table = withLocalTable('refunds', (db) => ({ store: new DynamoChargeStore(db), accounts: new DynamoAccountRepository(db) }));
+  const chargedAt = new Date('2026-12-05T00:00:00Z');
+  const refundAt = new Date('2026-12-06T00:00:00Z');
+
+  async function chargedFromAllowance(accountId: string, allowancePeriodStart: string) {
+    const account = newAccount({ account_id: accountId, email: `${accountId}@example.com`, plan_id: 'standard', credits_micros: 0, now: chargedAt });
+    account.subscription = {
+      subscription_id: 'sub_1', customer_id: 'cus_1', status: 'active', name: 'Starter', price_id: 'price_s', price_micros: 20_000_000, monthly_pdfs: 2000,
+      allowance_micros: 50_000, period_start: '2026-12-01T00:00:00.000Z', period_end: '2026-12-31T00:00:00.000Z', allowance_period_start: allowancePeriodStart,
+      cancel_at_period_end: false, scheduled_change: null,
+    };
+    await table.accounts.create(account);
+    const charge = { account_id: accountId, job_id: 'job_r', unit: 'pdf', operation: 'pdf' as const, amount_micros: 10_000, pdf_count: 1 };
+    await expect(table.store.commit(charge, 'subscription', chargedAt)).resolves.toBe('charged');
+    const [entry] = await table.store.chargesOf(accountId, 'job_r');
+    await expect(table.store.refund(entry, refundAt)).resolves.toBe('refunded');
+    return table.accounts.get(accountId);
+  }
+
+  it("gives it back to this period's allowance", async () => {
+    expect(await chargedFromAllowance('acct_now', '2026-12-01T00:00:00.000Z')).toMatchObject({ subscription: { allowance_micros: 50_000 }, credits_micros: 0, total_amount_micros: 0 });
+  });
+
+  it("gives it to credits while the allowance is still last period's (this period's invoice would overwrite it)", async () => {
+    expect(await chargedFromAllowance('acct_old', '2026-11-01T00:00:00.000Z')).toMatchObject({ subscription: { allowance_micros: 40_000 }, credits_micros: 10_000, total_amount_micros: 0 });
+  });
+});
