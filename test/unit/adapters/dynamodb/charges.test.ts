@@ -40,6 +40,20 @@ describe('DynamoChargeStore.commit', () => {
     const charge = { account_id: 'acct_b', job_id: 'job_b', unit: 'pdf', operation: 'pdf' as const, amount_micros: 5_000, pdf_count: 1 };
     await expect(table.store.commit(charge, 'credits', at, { job: completed(job, at) })).resolves.toBe('bucket_changed');
   });
+
+  // A caller that chose the bucket from a stale read: the debit's own condition keeps every balance from going negative.
+  it.each(['free_credits', 'subscription'] as const)('answers bucket_changed and writes nothing when %s no longer covers the charge', async (bucket) => {
+    const account = newAccount({ account_id: `acct_${bucket}`, email: 'n@example.com', plan_id: 'standard', free_credits_micros: 4_999, credits_micros: 50_000, now: at });
+    account.subscription = {
+      subscription_id: 'sub_1', customer_id: 'cus_1', status: 'active', name: 'Starter', price_id: 'price_s', price_micros: 20_000_000, monthly_pdfs: 2000,
+      allowance_micros: 4_999, period_start: '2026-11-01T00:00:00.000Z', period_end: '2026-12-01T00:00:00.000Z', cancel_at_period_end: false, scheduled_change: null,
+    };
+    await table.accounts.create(account);
+    const charge = { account_id: account.account_id, job_id: 'job_n', unit: 'pdf', operation: 'pdf' as const, amount_micros: 5_000, pdf_count: 1 };
+    await expect(table.store.commit(charge, bucket, at)).resolves.toBe('bucket_changed');
+    expect(await table.accounts.get(account.account_id)).toMatchObject({ free_credits_micros: 4_999, subscription: { allowance_micros: 4_999 }, total_amount_micros: 0 });
+    expect(await table.store.chargesOf(account.account_id, 'job_n')).toEqual([]);
+  });
 });
 
 /** The refund's conditions as DynamoDB evaluates them, mirroring allowanceTakesRefund. */
