@@ -85,3 +85,35 @@ describe('DynamoChargeStore.refund of an allowance charge', () => {
     expect(await chargedFromAllowance('acct_old', '2026-11-01T00:00:00.000Z')).toMatchObject({ subscription: { allowance_micros: 40_000 }, credits_micros: 10_000, total_amount_micros: 0 });
   });
 });
+
+/**
+ * A transaction that committed but whose reply was lost is sent again (by the SDK's retry, or by ours); the second
+ * send finds its own ledger entry. That is this call's charge, not someone else's: `charged`, once.
+ */
+describe('DynamoChargeStore.commit sent twice', () => {
+  const table = withLocalTable('charges-twice', (db) => {
+    let resend = false;
+    const send = db.doc.send.bind(db.doc) as (cmd: unknown) => Promise<unknown>;
+    // The first send commits; its reply is dropped and the same command goes again, as a retry after a lost reply does.
+    const twice = Object.assign(Object.create(db.doc), {
+      send: async (cmd: { constructor: { name: string } }) => {
+        if (!resend || cmd.constructor.name !== 'TransactWriteCommand') return send(cmd);
+        await send(cmd);
+        return send(cmd);
+      },
+    });
+    return { store: new DynamoChargeStore(db), resending: new DynamoChargeStore({ ...db, doc: twice }), accounts: new DynamoAccountRepository(db), resend: (on: boolean) => (resend = on) };
+  });
+  const at = new Date('2026-11-22T10:00:00Z');
+
+  it('answers charged when the entry it meets is its own, and already_charged when another call wrote it', async () => {
+    await table.accounts.create(newAccount({ account_id: 'acct_t', email: 't@example.com', plan_id: 'standard', credits_micros: 50_000, now: at }));
+    const charge = (unit: string) => ({ account_id: 'acct_t', job_id: 'job_t', unit, operation: 'pdf' as const, amount_micros: 5_000, pdf_count: 1 });
+    table.resend(true);
+    await expect(table.resending.commit(charge('a'), 'credits', at)).resolves.toBe('charged');
+    table.resend(false);
+    await expect(table.store.commit(charge('a'), 'credits', at)).resolves.toBe('already_charged');
+    expect((await table.accounts.get('acct_t'))!.credits_micros).toBe(45_000);
+    expect(await table.store.chargesOf('acct_t', 'job_t')).toHaveLength(1);
+  });
+});
