@@ -244,7 +244,9 @@ export class MemorySlots implements JobSlots {
     return false;
   }
   async release(i: { accountId: string; kind: string; jobId: string; holder?: string }) {
+    // Only the named kind's slots of the account, as the DynamoDB adapter reads them.
     for (const [k, v] of this.held) {
+      if (!k.startsWith(`${i.accountId}#${i.kind}#`)) continue;
       if (v !== i.jobId || (i.holder !== undefined && this.leases.get(k)!.holder !== i.holder)) continue;
       this.held.delete(k);
       this.leases.delete(k);
