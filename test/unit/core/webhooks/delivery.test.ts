@@ -2,7 +2,7 @@ import { FetchError, type HttpClient, type HttpRequestSpec, type HttpResult } fr
 import { ATTEMPT_TIMEOUT_MS, type SeriesOptions, type SeriesStop, type SeriesTarget, runAttemptSeries } from '../../../../functions/core/webhooks/delivery';
 import { verifyWebhookSignature } from '../../../../functions/core/webhooks/signature';
 
-type Answer = number | FetchError | { status: number; location: string };
+type Answer = number | Error | { status: number; location: string };
 
 /** A receiver answering from a script, recording every request; time moves only when the series sleeps. */
 function setup(script: Answer[]) {
@@ -13,7 +13,7 @@ function setup(script: Answer[]) {
     async request(spec): Promise<HttpResult> {
       requests.push(spec);
       const answer = script[Math.min(requests.length - 1, script.length - 1)];
-      if (answer instanceof FetchError) throw answer;
+      if (answer instanceof Error) throw answer;
       const status = typeof answer === 'number' ? answer : answer.status;
       const headers: Record<string, string> = typeof answer === 'number' ? {} : { location: answer.location };
       return { status, headers, body: Buffer.alloc(0), finalUrl: spec.url, redirects: [] };
@@ -75,6 +75,19 @@ describe('one delivery attempt series', () => {
   ] as const)('retries %s', async (_what, script, expected) => {
     const { run } = setup([...script]);
     expect(await run()).toMatchObject(expected);
+  });
+
+  it('takes 299 as the acknowledgement and 300 as an unfollowed redirect, even without a Location', async () => {
+    expect(await setup([299]).run()).toMatchObject({ status: 'success', status_code: 299, retry_count: 0 });
+    const redirect = setup([300, 200]);
+    expect(await redirect.run()).toMatchObject({ status: 'failed', status_code: 300, retry_count: 0, error_message: 'Redirect not followed: HTTP 300. Register the final URL.' });
+    expect(redirect.requests).toHaveLength(1);
+  });
+
+  it('retries an error the client did not classify (not a FetchError) as a network error', async () => {
+    const { run, requests } = setup([new Error('socket hang up'), 200]);
+    expect(await run()).toMatchObject({ status: 'success', status_code: 200, retry_count: 1 });
+    expect(requests).toHaveLength(2);
   });
 
   it('ends a series of timeouts as status timeout after 3 retries', async () => {
