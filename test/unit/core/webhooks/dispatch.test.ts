@@ -172,6 +172,23 @@ describe('dispatchEvent', () => {
     expect(Buffer.from(sent[1].body!).toString()).toBe(Buffer.from(sent[0].body!).toString());
   });
 
+  it('stamps the payload with when the event happened, not when it is delivered', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_a')];
+    const happened = clock.now().toISOString();
+    const notice = add('job.completed');
+    clockMs += 5 * 60_000; // a swept event goes out minutes later
+    await dispatchEvent(deps, notice);
+    expect(JSON.parse(Buffer.from(sent[0].body!).toString()).timestamp).toBe(happened);
+  });
+
+  it("names a linked file that is no longer the job's output after its own key, not the job's current file name", async () => {
+    const { deps, job, blobs } = setup();
+    blobs.stored.add('outputs/acc_1/job_1/earlier.pdf');
+    const event = { ...jobEvent('job.completed', job, clock.now()), output_key: 'outputs/acc_1/job_1/earlier.pdf' };
+    expect((await buildPayload(deps, event)).s3_url).toBe('https://bucket.example.com/outputs/acc_1/job_1/earlier.pdf?name=earlier.pdf');
+  });
+
   it('links only a file still stored: a removed one gives s3_url null', async () => {
     const { deps, job, blobs } = setup();
     const event = jobEvent('job.completed', job, clock.now());
@@ -215,6 +232,29 @@ describe('dispatchEvent', () => {
       ['wh_b', '01DEADWORKER0000000000000A'],
     ]);
     expect(memory.records).toHaveLength(2);
+  });
+
+  it('holds a pair for the whole series: a notice redelivered while it runs starts no second series', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_a')];
+    const notice = add('job.completed');
+    const redelivered: Promise<string>[] = [];
+    deps.http = {
+      async request(spec) {
+        sent.push(spec);
+        if (sent.length === 1) {
+          // A series of timeouts lasts ~47 s; the redelivered notice comes 30 s in.
+          clockMs += 30_000;
+          redelivered.push(dispatchEvent(deps, notice));
+          await redelivered[0];
+        }
+        return { status: 200, headers: {}, body: Buffer.alloc(0), finalUrl: spec.url, redirects: [] };
+      },
+    };
+    expect(await dispatchEvent(deps, notice)).toBe('dispatched');
+    expect(await redelivered[0]).toBe('in_progress');
+    expect(sent).toHaveLength(1);
+    expect(memory.records).toHaveLength(1);
   });
 
   it('a takeover makes only the attempts the dead worker left: a series has four in all', async () => {
