@@ -71,6 +71,35 @@ describe('Stripe events → payment events', () => {
     expect(() => toPaymentEvent(event(type, { ...double.failRefund(s), charge: null }))).toThrow(/charge/);
   });
 
+  it('takes the period from the item over a stale one still on the subscription (API 2025-03-31 and later keep both)', () => {
+    const s = double.subscription({ customer: 'cus_1', price: 'price_s', periodStart: '2026-12-01T00:00:00Z', periodEnd: '2027-01-01T00:00:00Z' });
+    const both = { ...s, current_period_start: seconds('2026-11-01T00:00:00Z'), current_period_end: seconds('2026-12-01T00:00:00Z') };
+    expect(toPaymentEvent(event('customer.subscription.updated', both))).toMatchObject({ subscription: { period_start: '2026-12-01T00:00:00.000Z', period_end: '2027-01-01T00:00:00.000Z' } });
+  });
+
+  it('reads the paid period and price from the subscription line, not a proration line listed before it', () => {
+    const s = double.subscription({ customer: 'cus_1', price: 'price_s', periodStart: '2026-11-01T00:00:00Z', periodEnd: '2026-12-01T00:00:00Z' });
+    const inv = double.invoice({ customer: 'cus_1', subscription: s.id, price: 'price_b', periodStart: '2026-12-01T00:00:00Z', periodEnd: '2027-01-01T00:00:00Z' });
+    const line = inv.lines.data[0];
+    const proration = {
+      ...line,
+      period: { start: seconds('2026-11-15T00:00:00Z'), end: seconds('2026-12-01T00:00:00Z') },
+      pricing: { ...line.pricing, price_details: { ...line.pricing.price_details, price: 'price_s' } },
+      parent: { ...line.parent, subscription_item_details: { ...line.parent.subscription_item_details, proration: true } },
+    };
+    inv.lines.data = [proration, line];
+    expect(toPaymentEvent(event('invoice.paid', inv))).toMatchObject({ invoice: { period_start: '2026-12-01T00:00:00.000Z', period_end: '2027-01-01T00:00:00.000Z', price_id: 'price_b' } });
+  });
+
+  it('reads only a lost dispute as money taken back; any other closing status settles it', () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: 'price_test_pack_100' }] });
+    expect(toPaymentEvent(event('charge.dispute.closed', double.dispute(s, 'warning_closed' as never)))).toMatchObject({ kind: 'dispute_settled', status: 'warning_closed' });
+  });
+
+  it('takes the account of a checkout from client_reference_id when metadata names another', () => {
+    const s = double.checkoutSession({ mode: 'payment', accountId: 'acc_1', customer: 'cus_1' });
+    expect(toPaymentEvent(event('checkout.session.completed', { ...s, metadata: { account_id: 'acc_2' } }))).toMatchObject({ session: { account_ref: 'acc_1' } });
+  });
   it('leaves other event types alone', () => {
     expect(toPaymentEvent(event('invoice.payment_failed', { id: 'in_1', object: 'invoice' }))).toMatchObject({ kind: 'other', type: 'invoice.payment_failed' });
   });
