@@ -27,4 +27,16 @@ describe('render dead-letter worker', () => {
     // Every body that is not a job message is said to be one, not passed over in silence.
     expect(log.error.mock.calls.map(([m]) => m)).toEqual(['m1', 'm2', 'm3', 'm4'].map((id) => `render dead letter ${id} is not a job message; dropped`));
   });
+
+  it('reports a dead letter back when its job cannot be ended now (the table fails), so it comes again', async () => {
+    const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    const jobs = new MemoryJobs();
+    await jobs.put(newJob({ job_id: 'job_stuck', account_id: 'acct1', job_type: 'long', status: 'processing', mode: 'html', now: new Date() }));
+    const failing = Object.assign(Object.create(jobs), { get: async () => Promise.reject(new Error('table unavailable')) });
+    setServices({ jobs: failing, accounts: { get: async () => null }, mailer: { send: async () => undefined }, clock: { now: () => new Date() }, config: {}, log } as unknown as Services);
+
+    // Dropped, it would leave the job processing for ever: nothing else ends a job whose every delivery died.
+    expect(await handler(event(JSON.stringify({ job_id: 'job_stuck' })))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm0' }] });
+    expect(await jobs.get('job_stuck')).toMatchObject({ status: 'processing' });
+  });
 });
