@@ -9,8 +9,10 @@ import yauzl from 'yauzl';
 export interface RawEntry {
   name: string;
   data?: Buffer | string;
-  /** 8 (deflate, default for non-empty data) or 0 (stored). */
-  method?: 0 | 8;
+  /** 8 (deflate, default for non-empty data) or 0 (stored); another number is written as is (the data still deflated). */
+  method?: number;
+  /** Sets the encryption flag (general purpose bit 0) in both headers; the data is written as given. */
+  encrypted?: boolean;
   /** Compressed bytes to write instead of deflating `data` (with `declaredSize`/`crc` to lie about them). */
   compressed?: Buffer;
   declaredSize?: number;
@@ -33,11 +35,11 @@ export function rawZip(entries: RawEntry[]): Buffer {
   for (const e of entries) {
     const data = Buffer.from(e.data ?? '');
     const method = e.method ?? (e.compressed || data.length > 0 ? 8 : 0);
-    const body = e.compressed ?? (method === 8 ? deflateRawSync(data) : data);
+    const body = e.compressed ?? (method !== 0 ? deflateRawSync(data) : data);
     const size = e.declaredSize ?? data.length;
     const crc = e.crc ?? crc32(data);
     const name = e.nameBytes ?? Buffer.from(e.name, 'utf8');
-    const flags = e.utf8Flag === false ? 0 : 0x800;
+    const flags = (e.utf8Flag === false ? 0 : 0x800) | (e.encrypted ? 1 : 0);
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
     local.writeUInt16LE(20, 4);

@@ -177,6 +177,25 @@ describe('inspectArchive', () => {
     expect(await refusal(rawZip([{ name: 'a.html', data: 'abc', crc: 1234 }]))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'crc_mismatch' } });
   });
 
+  it('refuses an encrypted entry as BULK_ZIP_INVALID (encrypted), asking for an archive without a password', async () => {
+    const result = await refusal(rawZip([{ name: 'ok.html', data: '<p>ok</p>' }, { name: 'secret.html', data: '<p>secret</p>', encrypted: true }]));
+    expect(result).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'encrypted', entry: 'secret.html' } });
+    expect(result.message).toMatch(/without a password/);
+  });
+
+  it('refuses compression methods other than stored and deflated, even when the data happens to inflate', async () => {
+    // Method 12 (bzip2) over deflated bytes: read as deflate it would pass, while other tools read it as bzip2.
+    const result = await refusal(rawZip([{ name: 'a.html', data: '<p>a</p>', method: 12 }]));
+    expect(result).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'unsupported_compression', entry: 'a.html' } });
+  });
+
+  it('counts stored entries against the 300 MB too: one stored byte past it is refused', async () => {
+    const compressed = deflateRawSync(Buffer.alloc(MiB));
+    const full = Array.from({ length: 300 }, (_, i) => ({ name: `part${i}.bin`, data: Buffer.alloc(MiB), compressed }));
+    expect(await refusal(rawZip([...full, { name: 'last.css', data: 'x', method: 0 }]))).toMatchObject({ code: 'BULK_ZIP_DECOMPRESSED_TOO_LARGE' });
+    expect((await inspectArchive(rawZip([...full, { name: 'empty.css', data: '', method: 0 }]))).expandedBytes).toBe(300 * MiB);
+  });
+
   it('keeps a nested archive as an ordinary file and never opens it', async () => {
     const inner = rawZip([{ name: 'inner.html', data: '<p>inner</p>' }, { name: '../escape.html', data: 'x' }]);
     const archive = await inspectArchive(rawZip([{ name: 'outer.html', data: '<p>outer</p>' }, { name: 'nested/inner.zip', data: inner, method: 0 }]));

@@ -164,6 +164,12 @@ describe('POST /bulkjob multipart', () => {
   ])('refuses %s (%s)', (_name, form, code) => {
     expect(refused(() => parseBulkForm(form)).code).toBe(code);
   });
+
+  it('takes up to 1000 files and refuses 1001 with BULK_ZIP_TOO_MANY_ENTRIES (the form parser lets 1010 parts through)', () => {
+    const files = (n: number) => Array.from({ length: n }, (_, i) => file(`f${i}.html`));
+    expect(parseBulkForm({ files: files(1000) }).input).toMatchObject({ kind: 'files', files: expect.arrayContaining([{ path: 'f999.html', bytes: Buffer.from('x') }]) });
+    expect(refused(() => parseBulkForm({ files: files(1001) }))).toEqual({ code: 'BULK_ZIP_TOO_MANY_ENTRIES', details: { parameter: 'files', entries: 1001, max_entries: 1000 } });
+  });
 });
 
 describe('POST /bulkjob/upload-url body', () => {
