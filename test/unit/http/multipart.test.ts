@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { ServiceError } from '../../../functions/core/errors';
-import { boundaryOf, headerParams, parseMultipart } from '../../../functions/http/multipart';
+import { boundaryOf, headerParams, isMultipart, parseMultipart } from '../../../functions/http/multipart';
 import { refusal } from '../../support/errors';
 
 const LIMITS = { maxParts: 10, maxFileBytes: 1000, maxFieldBytes: 100 };
@@ -52,6 +52,28 @@ describe('multipart/form-data parser', () => {
     expect(form.all('files').map((f) => f.filename)).toEqual(['café.pdf', '', '']);
   });
 
+  it('reads a lone % in an RFC 5987 file name as itself, and no charset but UTF-8 and ISO-8859-1', () => {
+    const form = parseMultipart(
+      body([
+        { headers: ["Content-Disposition: form-data; name=files; filename*=UTF-8''100%25%20sure%.pdf"], data: 'x' },
+        // ASCII would decode the same in UTF-8: a charset the parser does not know is still not read.
+        { headers: ["Content-Disposition: form-data; name=files; filename*=koi8-r''plain.pdf"], data: 'x' },
+      ]),
+      CT,
+      LIMITS,
+    );
+    expect(form.all('files').map((f) => f.filename)).toEqual(['100% sure%.pdf', '']);
+  });
+
+  it('does not read a continuation section sent both plain and extended', () => {
+    const form = parseMultipart(
+      body([{ headers: ["Content-Disposition: form-data; name=files; filename*0*=UTF-8''a; filename*1=\"b.pdf\"; filename*1*=c.pdf"], data: 'x' }]),
+      CT,
+      LIMITS,
+    );
+    expect(form.all('files').map((f) => f.filename)).toEqual(['']);
+  });
+
   it('reads file names split into RFC 2231 continuations, and keeps such a part a file when they cannot be read', () => {
     const form = parseMultipart(
       body([
@@ -94,6 +116,13 @@ describe('multipart/form-data parser', () => {
     ['an unclosed quote', CT, body([{ headers: ['Content-Disposition: form-data; name="a'], data: 'x' }]), 'bad_header'],
     ['data after the end', CT, Buffer.concat([body([{ headers: ['Content-Disposition: form-data; name="a"'], data: 'x' }]), Buffer.from('junk')]), 'trailing_data'],
     ['headers without a blank line', CT, Buffer.from('--XyZ\r\nContent-Disposition: form-data; name="a"\r\nx'), 'unterminated_headers'],
+    ['two Content-Disposition headers', CT, body([{ headers: ['Content-Disposition: form-data; name="a"', 'Content-Disposition: form-data; name="b"'], data: 'x' }]), 'bad_header'],
+    ['a parameter sent twice', CT, body([{ headers: ['Content-Disposition: form-data; name="a"; name="b"'], data: 'x' }]), 'bad_header'],
+    ['a header line without a name', CT, body([{ headers: ['Content-Disposition: form-data; name="a"', ': x'], data: 'x' }]), 'bad_header'],
+    ['an empty field name', CT, body([{ headers: ['Content-Disposition: form-data; name=""'], data: 'x' }]), 'no_name'],
+    ['a parameter name with a space', CT, body([{ headers: ['Content-Disposition: form-data; na me="a"'], data: 'x' }]), 'bad_header'],
+    ['text after a quoted parameter', CT, body([{ headers: ['Content-Disposition: form-data; name="a"b'], data: 'x' }]), 'bad_header'],
+    ['a boundary that only starts a longer line', CT, Buffer.from('--XyZab\r\nContent-Disposition: form-data; name="a"\r\n\r\nx\r\n--XyZ--\r\n'), 'bad_boundary_line'],
   ])('answers %s with 400 INVALID_MULTIPART', (_name, contentType, data, reason) => {
     const err = refusal(() => parseMultipart(data, contentType, LIMITS));
     expect(err.code).toBe('INVALID_MULTIPART');
@@ -115,6 +144,19 @@ describe('multipart/form-data parser', () => {
       details: { reason: 'too_many_bytes' },
     });
     expect(refusal(() => parseMultipart(bigFile, CT, LIMITS)).message).toBe('File "f.pdf" is larger than 1000 bytes; send a smaller file.');
+  });
+
+  it('takes limits as inclusive: exactly the limit is accepted, one byte more refused', () => {
+    const files = (second: number) => body([600, second].map((n, i) => ({ headers: [`Content-Disposition: form-data; name="f"; filename="${i}.pdf"`], data: 'x'.repeat(n) })));
+    expect(parseMultipart(files(400), CT, { ...LIMITS, maxTotalFileBytes: 1000 }).all('f')).toHaveLength(2);
+    expect(refusal(() => parseMultipart(files(401), CT, { ...LIMITS, maxTotalFileBytes: 1000 })).details).toMatchObject({ reason: 'too_many_bytes', limit: 1000 });
+    // Headers of one part: the default 8 KB, counted up to the blank line that ends them.
+    const header = (length: number) => {
+      const line = 'Content-Disposition: form-data; name="a"';
+      return body([{ headers: [line, `X-Pad: ${'p'.repeat(length - line.length - 2 - 'X-Pad: '.length)}`], data: 'x' }]);
+    };
+    expect(parseMultipart(header(8192), CT, LIMITS).text('a')).toBe('x');
+    expect(refusal(() => parseMultipart(header(8193), CT, LIMITS)).details).toMatchObject({ reason: 'too_many_bytes', limit: 8192 });
   });
 
   it('refuses a field sent twice when read as a single value', () => {
@@ -149,6 +191,11 @@ describe('multipart/form-data parser', () => {
     expect(headerParams('form-data; name="a;b"; filename=plain.pdf')).toEqual({ value: 'form-data', params: new Map([['name', 'a;b'], ['filename', 'plain.pdf']]) });
     expect(boundaryOf('Multipart/Form-Data; boundary=----WebKitFormBoundary7MA4YWxkTrZu0gW')).toBe('----WebKitFormBoundary7MA4YWxkTrZu0gW');
     expect(refusal(() => boundaryOf(`multipart/form-data; boundary=${'x'.repeat(71)}`)).details.reason).toBe('bad_boundary');
+    // RFC 2046: a boundary may hold spaces but not end in one.
+    expect(boundaryOf('multipart/form-data; boundary="a b"')).toBe('a b');
+    expect(refusal(() => boundaryOf('multipart/form-data; boundary="ab "')).details.reason).toBe('bad_boundary');
+    expect(isMultipart('multipart/form-data;boundary=a')).toBe(true);
+    expect(isMultipart('multipart/form-dataX; boundary=a')).toBe(false);
   });
 
   it('never throws anything but a ServiceError on garbage', () => {
