@@ -60,6 +60,16 @@ describe('parsePdfOptions', () => {
     expect(parsePdfOptions({ margin: {} }, { defaultMargin: { left: '1in' } }).margin.left).toBe(1);
   });
 
+  it('takes the bounds themselves: scale 0.1 and 2, templates of 100,000 characters, pages 3-3, margins just under the paper', () => {
+    expect(parsePdfOptions({ scale: 0.1 }).scale).toBe(0.1);
+    expect(parsePdfOptions({ scale: 2 }).scale).toBe(2);
+    expect(parsePdfOptions({ displayHeaderFooter: true, footerTemplate: 'x'.repeat(100_000) }).footerTemplate).toHaveLength(100_000);
+    expect(parsePdfOptions({ pageRanges: '3-3' }).pageRanges).toBe('3-3');
+    expect(parsePdfOptions({ format: null, width: '100mm', height: '100mm', margin: { left: '49mm', right: '50mm' } }).margin.left).toBeCloseTo(49 / 25.4);
+    // Landscape A4 is 297 mm wide: side margins that would not fit the portrait width (210 mm) fit.
+    expect(parsePdfOptions({ landscape: true, margin: { left: '150mm', right: '100mm' } }).margin.left).toBeCloseTo(150 / 25.4);
+  });
+
   it('ignores keys it does not know', () => {
     expect(() => parsePdfOptions({ fit: 'cover', colour: 'blue' })).not.toThrow();
   });
@@ -74,6 +84,15 @@ describe('parsePdfOptions', () => {
     [{ printBackground: 1 }, 'options.printBackground'],
     [{ pageRanges: 'first' }, 'options.pageRanges'],
     [{ pageRanges: '5-3' }, 'options.pageRanges'],
+    [{ pageRanges: '3-2' }, 'options.pageRanges'],
+    [{ scale: 2.01 }, 'options.scale'],
+    [{ scale: 0.09 }, 'options.scale'],
+    [{ displayHeaderFooter: true, headerTemplate: 'x'.repeat(100_001) }, 'options.headerTemplate'],
+    // Margins exactly as wide (or tall) as the paper leave no room either.
+    [{ format: null, width: '100mm', height: '100mm', margin: { left: '50mm', right: '50mm' } }, 'options.margin'],
+    [{ format: null, width: '100mm', height: '100mm', margin: { top: '60mm', bottom: '40mm' } }, 'options.margin'],
+    // Landscape turns the paper: A4's long side is now its width, its short side the height.
+    [{ landscape: true, margin: { top: '150mm', bottom: '60mm' } }, 'options.margin'],
     [{ pageRanges: '0-2' }, 'options.pageRanges'],
     [{ margin: { left: '150mm', right: '150mm' } }, 'options.margin'],
     // Names of the object's prototype are not paper formats (they printed Letter, or failed with a 500).
