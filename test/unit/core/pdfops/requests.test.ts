@@ -96,6 +96,21 @@ describe('POST /pdf/merge: the input that takes the total over 4 MB', () => {
     expect(refusal(() => merge({ inputs })).message).toMatch(/^The PDF input is 4194324 bytes; the limit is 4 MB \(4194304 bytes\)\./);
   });
 
+  it('takes exactly 4 MB and refuses one byte more (merge JSON and form, split JSON and form)', () => {
+    const json = (last: number) => merge({ inputs: [{ pdf_base64: b64(sized(3 * MB)) }, { pdf_base64: b64(sized(last)) }] });
+    expect(json(MB).inputs).toHaveLength(2);
+    expect(refused(() => json(MB + 1))).toMatchObject({ code: 'PDF_INPUT_TOO_LARGE', details: { size_bytes: 4 * MB + 1, input_index: 1 } });
+    const form = (last: number) => parseMergeRequest({ form: { files: [file('a.pdf', sized(3 * MB)), file('b.pdf', sized(last))] } });
+    expect(form(MB).inputs).toHaveLength(2);
+    expect(refused(() => form(MB + 1))).toMatchObject({ code: 'PDF_INPUT_TOO_LARGE', details: { size_bytes: 4 * MB + 1, input_index: 1 } });
+    const each = { mode: 'each_page' };
+    expect(split({ input: { pdf_base64: b64(sized(4 * MB)) }, split: each }).input.bytes).toHaveLength(4 * MB);
+    expect(refused(() => split({ input: { pdf_base64: b64(sized(4 * MB + 1)) }, split: each }))).toMatchObject({ code: 'PDF_INPUT_TOO_LARGE', details: { size_bytes: 4 * MB + 1 } });
+    const splitForm = (bytes: number) => parseSplitRequest({ form: { file: [file('s.pdf', sized(bytes))], split: '{"mode":"each_page"}' } });
+    expect(splitForm(4 * MB).input.bytes).toHaveLength(4 * MB);
+    expect(refused(() => splitForm(4 * MB + 1))).toMatchObject({ code: 'PDF_INPUT_TOO_LARGE', details: { size_bytes: 4 * MB + 1 } });
+  });
+
   it('is named in a form, with the whole total and the file count', () => {
     const files = [file('a.pdf'), file('big.pdf', sized(3 * MB)), file(null, sized(MB)), file('d.pdf')];
     expect(refused(() => parseMergeRequest({ form: { files } }))).toEqual({
@@ -259,6 +274,21 @@ describe('POST /pdf/split', () => {
 });
 
 describe('POST /pdf/jobs', () => {
+  it('holds a split job to one input with a non-empty s3_key, and every_n to at least 1', () => {
+    const job = (extra: Record<string, unknown>) => parsePdfJobRequest({ operation: 'split', inputs: [{ s3_key: 'a' }], split: { mode: 'each_page' }, ...extra });
+    expect(refused(() => job({ inputs: [{ s3_key: 'a' }, { s3_key: 'b' }] }))).toMatchObject({ code: 'TOO_MANY_FILES', details: { file_count: 2, max_files: 1 } });
+    expect(refused(() => job({ inputs: [{ s3_key: '' }] }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'inputs[0].s3_key' } });
+    expect(refused(() => job({ split: { mode: 'every_n', every_n: 0 } }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'split.every_n' } });
+    expect(job({ split: { mode: 'every_n', every_n: 1 } }).split).toEqual({ mode: 'every_n', every_n: 1 });
+  });
+
+  it('takes output_filename up to 200 characters and title up to 1000', () => {
+    const opts = (options: Record<string, unknown>) => merge({ inputs: [pdf(), pdf()], options });
+    expect(opts({ output_filename: 'n'.repeat(200), title: 't'.repeat(1000) })).toMatchObject({ outputFilename: 'n'.repeat(200), title: 't'.repeat(1000) });
+    expect(refused(() => opts({ output_filename: 'n'.repeat(201) }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.output_filename' } });
+    expect(refused(() => opts({ title: 't'.repeat(1001) }))).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'options.title' } });
+  });
+
   it('keeps the split settings and options as sent, and page ranges as text', () => {
     expect(parsePdfJobRequest({ operation: 'merge', inputs: [{ s3_key: 'a', pages: '2' }, { s3_key: 'b', filename: 'b.pdf', pages: null }], options: null })).toEqual({
       operation: 'merge',
