@@ -45,6 +45,22 @@ describe('file names', () => {
     }
   });
 
+  it('refuses a blank pattern, {index:00} and patterns past 255 characters, at their edges', () => {
+    const refusal = (value: unknown) => {
+      try {
+        parseFilenamePattern(value);
+      } catch (err) {
+        return (err as ServiceError).details;
+      }
+      return null;
+    };
+    expect(refusal('   ')).toMatchObject({ parameter: 'options.filename_pattern' });
+    expect(refusal('{index:00}')).toMatchObject({ parameter: 'options.filename_pattern', token: '{index:00}' });
+    expect(refusal('{index:01}')).toBeNull();
+    expect(refusal(`${'a'.repeat(251)}.pdf`)).toBeNull();
+    expect(refusal(`${'a'.repeat(252)}.pdf`)).toMatchObject({ parameter: 'options.filename_pattern' });
+  });
+
   it('gives output names Windows reserves for devices a _ prefix (a split ZIP holding CON.pdf did not unzip there)', () => {
     for (const pattern of ['{basename}', '{basename}.pdf', 'nul', 'Com1.pdf', 'LPT9']) {
       const name = renderFilename(parseFilenamePattern(pattern), { basename: 'CON', index: 1, pages: '1' }, 'f');
