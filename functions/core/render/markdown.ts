@@ -363,8 +363,16 @@ export function markdownToHtml(
   try {
     ({ html: content, heading } = parseWithHighlightingIfTime(body, deadlineMs, highlighter));
   } catch (err) {
-    // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack.
-    if (err instanceof RangeError) throw invalidParameter(parameter, 'The Markdown nests too deeply (quotes or lists thousands of levels deep) to be converted; flatten it.');
+    // marked recurses per nesting level: thousands of nested quotes or lists overflow the stack. Its block patterns
+    // overflow it too on one block of megabytes (a 2.3 MB paragraph of one-letter lines, 5 MB of `    a` code lines,
+    // `>a` lazy quote lines or `*`): such a document has no nesting at all, so the message names both causes.
+    if (err instanceof RangeError) {
+      throw invalidParameter(
+        parameter,
+        'The Markdown nests too deeply (quotes or lists thousands of levels deep), or has a single block of megabytes (a paragraph, quote, list or indented code with no blank line in it), for the Markdown parser; flatten it, or break the block up with blank lines.',
+        { reason: 'too_deep_or_long' },
+      );
+    }
     if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
       throw invalidParameter(parameter, `The Markdown could not be converted within ${deadlineMs} ms. Long runs of emphasis markers mixed with letters (such as *a_*a_…) make the Markdown parser backtrack, and tens of thousands of footnotes slow it down too; escape the markers (\\*, \\_), split the document, or send it as HTML.`, { reason: 'conversion_deadline', deadline_ms: deadlineMs });
     }

@@ -138,6 +138,14 @@ describe('markdown', () => {
     expect(() => markdownToHtml(`${'>'.repeat(6000)} x`)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMETER', details: expect.objectContaining({ parameter: 'markdown' }) }));
   });
 
+  it('names a block of megabytes among the causes when the parser overflows its stack on Markdown with no nesting at all', () => {
+    // One paragraph of 2.5 million one-letter lines (5 MB, within the request limit): marked's paragraph pattern
+    // overflows V8's regex stack from about 2.2 MB. The deadline is generous: the overflow, not time, is under test.
+    expect(() => markdownToHtml('a\n'.repeat(2_500_000), { deadlineMs: 60_000 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_PARAMETER', message: expect.stringContaining('a single block of megabytes'), details: { parameter: 'markdown', reason: 'too_deep_or_long' } }),
+    );
+  });
+
   it('stops a parse that overruns its deadline and refuses it as INVALID_PARAMETER', () => {
     // 32 KB of `*a_` keeps marked backtracking for seconds; a 1 ms deadline must interrupt it mid-regex.
     const hostile = '*a_'.repeat(11_000);
