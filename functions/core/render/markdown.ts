@@ -303,44 +303,75 @@ export function markdownDeadlineMs(length: number): number {
 const parseInDeadline = new Script('parse()', { filename: 'markdown-parse' });
 const parseContext = createContext({ parse: null as null | (() => unknown) });
 
-/**
- * The HTML of `body` and the text of its first top-level heading. The heading is read from marked's tokens (what
- * `parse` does: lex, then render), so a `# comment` in a code block or an HTML comment is no heading, a setext one is.
- */
-function parseWithDeadline(body: string, deadlineMs: number, highlight: CodeHighlighter): { html: string; heading: string | null } {
-  parseContext.parse = () => {
-    const markdown = createParser(highlight);
-    const tokens = markdown.lexer(body);
-    // What parse() does between lexing and rendering: the extensions' token walks (quotes become alerts).
-    if (markdown.defaults.walkTokens) markdown.walkTokens(tokens, markdown.defaults.walkTokens);
-    anchorHeadings(markdown, tokens);
-    const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
-    // Its text, not its Markdown: a footnote reference ([^1]) or a link's address is no part of the title.
-    const text = heading ? plainText(heading.tokens, true).trim() : '';
-    return { html: markdown.parser(tokens) as string, heading: text || null };
-  };
+/** `run` under `vm`'s watchdog: interrupted (ERR_SCRIPT_EXECUTION_TIMEOUT) after `deadlineMs`. */
+function withDeadline<T>(run: () => T, deadlineMs: number): T {
+  parseContext.parse = run;
   try {
-    return parseInDeadline.runInContext(parseContext, { timeout: deadlineMs }) as { html: string; heading: string | null };
+    return parseInDeadline.runInContext(parseContext, { timeout: deadlineMs }) as T;
   } finally {
     parseContext.parse = null;
   }
 }
 
+/** A document lexed, with what parse() does before rendering done: ready to be rendered. */
+interface Lexed {
+  tokens: Token[];
+  heading: string | null;
+}
+
 /**
- * parseWithDeadline with code highlighted, or, when that overran the deadline after highlighting had begun (a block
- * can take most of a second on hostile input, past any budget check), once more with code plain: a document is never
- * refused for its highlighting, only for what plain parsing cannot finish.
+ * `body` lexed as parse() does before rendering: the extensions' token walks (quotes become alerts) and heading ids.
+ * The heading is read from the tokens, so a `# comment` in a code block or an HTML comment is no heading, a setext
+ * one is.
+ */
+function lex(markdown: Marked, body: string): Lexed {
+  const tokens = markdown.lexer(body);
+  if (markdown.defaults.walkTokens) markdown.walkTokens(tokens, markdown.defaults.walkTokens);
+  anchorHeadings(markdown, tokens);
+  const heading = tokens.find((token): token is Tokens.Heading => token.type === 'heading');
+  // Its text, not its Markdown: a footnote reference ([^1]) or a link's address is no part of the title.
+  const text = heading ? plainText(heading.tokens, true).trim() : '';
+  return { tokens, heading: text || null };
+}
+
+/**
+ * The HTML of `body` and the text of its first top-level heading, with code highlighted; or, when that overran the
+ * deadline after highlighting had begun (a block can take most of a second on hostile input, past any budget
+ * check), its tokens rendered again with code plain: a document is never refused for its highlighting, only for
+ * what plain parsing cannot finish. Highlighting runs only while rendering, so the document is lexed once: lexing
+ * it again (the costly part on hostile input) held the thread for twice the deadline (5.8 s for a 3 s one). The
+ * second rendering gets the deadline less the first pass's time outside highlighting, so the whole conversion takes
+ * at most the deadline plus the time highlighting took.
  */
 function parseWithHighlightingIfTime(body: string, deadlineMs: number, highlighter: CodeHighlighter): { html: string; heading: string | null } {
   let highlighting = false;
+  let highlightMs = 0;
+  // When the block being highlighted began: the watchdog's interruption runs no `finally`, so the block it cut off
+  // is counted from here.
+  let blockStarted: number | null = null;
+  let lexed: Lexed | undefined;
+  const started = performance.now();
+  const highlight: CodeHighlighter = (code, lang) => {
+    if (lang?.trim()) highlighting = true; // a block naming a language: highlight.js may run on it
+    blockStarted = performance.now();
+    const html = highlighter(code, lang);
+    highlightMs += performance.now() - blockStarted;
+    blockStarted = null;
+    return html;
+  };
   try {
-    return parseWithDeadline(body, deadlineMs, (code, lang) => {
-      if (lang?.trim()) highlighting = true; // a block naming a language: highlight.js may run on it
-      return highlighter(code, lang);
-    });
+    return withDeadline(() => {
+      const markdown = createParser(highlight);
+      lexed = lex(markdown, body);
+      return { html: markdown.parser(lexed.tokens) as string, heading: lexed.heading };
+    }, deadlineMs);
   } catch (err) {
-    if (!highlighting || (err as { code?: string }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw err;
-    return parseWithDeadline(body, deadlineMs, NO_HIGHLIGHTING);
+    if (!highlighting || !lexed || (err as { code?: string }).code !== 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw err;
+    const now = performance.now();
+    const left = Math.ceil(deadlineMs - (now - started - highlightMs - (blockStarted === null ? 0 : now - blockStarted)));
+    if (left <= 0) throw err;
+    const { tokens, heading } = lexed;
+    return withDeadline(() => ({ html: createParser(NO_HIGHLIGHTING).parser(tokens) as string, heading }), left);
   }
 }
 

@@ -1,3 +1,4 @@
+import { Marked } from 'marked';
 import { runIsolated } from '../../../support/hang-guard';
 import { markdownDeadlineMs, markdownToHtml, stripFrontMatter } from '../../../../functions/core/render/markdown';
 
@@ -170,6 +171,27 @@ describe('markdown', () => {
     expect(() => markdownToHtml(`${'*a_'.repeat(11_000)}\n\n\`\`\`js\nx\n\`\`\`\n`, { deadlineMs: 1, highlighter: slowHighlighter })).toThrow(
       expect.objectContaining({ details: expect.objectContaining({ reason: 'conversion_deadline' }) }),
     );
+  });
+
+  it('renders the tokens again with code plain when highlighting overran the deadline, without lexing the document again', () => {
+    // Lexing is the costly part on hostile input: done twice, a conversion held the thread for twice its deadline.
+    const lexer = jest.spyOn(Marked.prototype, 'lexer');
+    try {
+      const slowHighlighter = (code: string) => {
+        const until = Date.now() + 300;
+        while (Date.now() < until); // a grammar backtracking on hostile input
+        return `<span class="hljs-keyword">${code}</span>`;
+      };
+      const html = markdownToHtml('# Report\n\n> [!NOTE]\n> Read this.\n\n```csharp\nvar x = 1;\n```\n', { deadlineMs: 150, highlighter: slowHighlighter });
+      expect(html).toContain('<pre><code class="language-csharp">var x = 1;\n</code></pre>');
+      // What lexing settled is kept: the title, heading ids and alerts (made by the token walk).
+      expect(html).toContain('<title>Report</title>');
+      expect(html).toContain('<h1 dir="auto" id="report">Report</h1>');
+      expect(html).toContain('markdown-alert-note');
+      expect(lexer).toHaveBeenCalledTimes(1);
+    } finally {
+      lexer.mockRestore();
+    }
   });
 
   it('names thousands of footnotes among the causes when a parse overruns its deadline, and footnotes work again after it', () => {
