@@ -208,6 +208,18 @@ describe('POST /quickjob with Markdown', () => {
     expect(pages[0].text).toMatch(/ [AP]M Setup guide$/);
   });
 
+  it('refuses one paragraph of megabytes (no nesting) that overflows the parser with 400 naming the long block, charging nothing', async () => {
+    const before = await stack.services.accounts.get(user.account_id);
+    // 1.5 million one-letter lines: 3 MB of Markdown, 4.5 MB of JSON, within both limits.
+    const res = await quick({ input_type: 'markdown', markdown: 'a\n'.repeat(1_500_000) });
+    expect(res.status).toBe(400);
+    const { error } = await res.json();
+    expect(error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'markdown', reason: 'too_deep_or_long' } });
+    expect(error.message).toContain('a single block of megabytes');
+    const after = await stack.services.accounts.get(user.account_id);
+    expect(after!.credits_micros).toBe(before!.credits_micros);
+  });
+
   it('refuses Markdown that keeps the parser backtracking past its deadline with 400, charging nothing', async () => {
     const before = await stack.services.accounts.get(user.account_id);
     const res = await quick({ input_type: 'markdown', markdown: '*a_'.repeat(11_000) });
