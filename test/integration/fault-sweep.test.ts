@@ -1,10 +1,9 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamo } from '../../functions/adapters/dynamodb/client';
 import { keys } from '../../functions/adapters/dynamodb/schema';
 import { handler as startSweep } from '../../functions/workers/jobs/start-sweep';
 import { handler as outboxSweep } from '../../functions/workers/webhooks/sweep';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { type AccountState as State, settled, tableReader } from '../support/table-state';
 import { PRICES, type StripeDouble, startStripeDouble } from '../support/stripe-double';
 import { type TableCommand, interceptTable, tableError } from '../support/table-faults';
 import { rawZip } from '../support/zips';
@@ -69,22 +68,13 @@ interface Scenario {
   store?: boolean;
 }
 
-interface State {
-  account: Record<string, any>;
-  charges: Record<string, any>[];
-  jobs: Record<string, any>[];
-  events: Map<string, Record<string, any>[]>;
-  slots: Record<string, any>[];
-  starts: Record<string, any>[];
-  files: Map<string, Record<string, any>[]>;
-  items: Record<string, any>[];
-}
-
 describe('fault sweep of the write paths', () => {
   let stack: TestStack;
   let double: StripeDouble;
   let ahead = 0;
-  let db: ReturnType<typeof createDynamo>;
+  let stateOf: (accountId: string) => Promise<State>;
+  let query: ReturnType<typeof tableReader>['query'];
+  const settle = (ms = 8000) => settled(stack, ms);
   // The sweep's hook state.
   let active = false;
   let record: string[] = [];
@@ -114,8 +104,7 @@ describe('fault sweep of the write paths', () => {
       { ...double.env(), LOCAL_SFN_RETRY_MS: '0', LOCAL_SCHEDULE_INTERVAL_MS: '3600000', LOCAL_QUEUE_RETRY_MS: '50', WEBHOOK_DEFER_SECONDS: '1', LONGJOB_DEFER_SECONDS: '1' },
       { clock: { now: () => new Date(Date.now() + ahead * 60_000) } },
     );
-    const { config } = stack.services;
-    db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+    ({ stateOf, query } = tableReader(stack));
     interceptTable(stack).hook = (cmd, send) => {
       const fault = pick(label(cmd));
       if (fault === 'fail') return Promise.reject(tableError());
@@ -146,66 +135,6 @@ describe('fault sweep of the write paths', () => {
     await stack?.stop();
     await double?.stop();
   });
-
-  async function query(pk: string, index?: 'gsi1'): Promise<Record<string, any>[]> {
-    const out: Record<string, any>[] = [];
-    let start: Record<string, any> | undefined;
-    do {
-      const page = await db.doc.send(
-        new QueryCommand({
-          TableName: db.table,
-          IndexName: index,
-          KeyConditionExpression: index ? 'gsi1pk = :pk' : 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': pk },
-          ExclusiveStartKey: start,
-          ConsistentRead: index ? undefined : true,
-        }),
-      );
-      out.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
-  }
-
-  async function stateOf(accountId: string): Promise<State> {
-    const items = await query(keys.account(accountId).pk);
-    const jobs = await Promise.all((await query(keys.jobsOfAccount(accountId), 'gsi1')).map(async (j) => (await query(keys.job(j.job_id).pk)).find((i) => i.sk === 'JOB')!));
-    const events = new Map<string, Record<string, any>[]>();
-    const files = new Map<string, Record<string, any>[]>();
-    const starts: Record<string, any>[] = [];
-    for (const job of jobs) {
-      const all = await query(keys.job(job.job_id).pk);
-      events.set(job.job_id, all.filter((i) => i.sk.startsWith('EVENT#')).sort((a, b) => a.event_id.localeCompare(b.event_id)));
-      files.set(job.job_id, all.filter((i) => i.sk.startsWith('FILE#')));
-      starts.push(...all.filter((i) => i.sk === 'START'));
-    }
-    return {
-      account: items.find((i) => i.sk === 'ACCOUNT')!,
-      charges: items.filter((i) => i.sk.startsWith('CHARGE#')),
-      slots: items.filter((i) => i.sk.startsWith('SLOT#') && i.job_id),
-      jobs,
-      events,
-      files,
-      starts,
-      items,
-    };
-  }
-
-  /** Waits for the queues and workflows to have nothing left; false when they still work after `ms`. */
-  async function settle(ms = 8000): Promise<boolean> {
-    const done = (async () => {
-      for (let i = 0; i < 3; i++) {
-        await stack.workflows.idle();
-        for (const q of stack.queues.values()) await q.drained();
-      }
-      return true;
-    })();
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    const settled = await Promise.race([done, late]);
-    clearTimeout(timer);
-    return settled;
-  }
 
   /** The sweepers, past the delays after which they act (a start after 2 minutes, a lease's end, a workflow watch). */
   async function sweepLater(): Promise<boolean> {

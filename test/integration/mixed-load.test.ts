@@ -9,14 +9,12 @@
  * only, never timings: which requests win a race differs from run to run.
  */
 import type http from 'node:http';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { createDynamo } from '../../functions/adapters/dynamodb/client';
-import { keys } from '../../functions/adapters/dynamodb/schema';
 import { handler as startSweep } from '../../functions/workers/jobs/start-sweep';
 import { handler as outboxSweep } from '../../functions/workers/webhooks/sweep';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestCa, type TestServer, httpsServer, makeTestCa } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
+import { settled, tableReader } from '../support/table-state';
 import { rawZip } from '../support/zips';
 
 const SEED = Number(process.env.MIXED_LOAD_SEED ?? 20240611);
@@ -42,7 +40,8 @@ interface Delivery {
 let ca: TestCa;
 let receiver: TestServer;
 let stack: TestStack;
-let db: ReturnType<typeof createDynamo>;
+let stateOf: ReturnType<typeof tableReader>['stateOf'];
+const settle = (ms = 20_000) => settled(stack, ms);
 let ahead = 0;
 const deliveries: Delivery[] = [];
 
@@ -76,8 +75,7 @@ beforeAll(async () => {
     },
     { clock: { now: () => new Date(Date.now() + ahead * 60_000) } },
   );
-  const { config } = stack.services;
-  db = createDynamo({ tableName: config.tableName, region: config.region, endpoint: config.dynamodbEndpoint });
+  ({ stateOf } = tableReader(stack));
   const standard = (await stack.services.plans.get('standard'))!;
   await stack.services.plans.put([{ ...standard, plan_id: 'mixed_limited', name: 'Mixed limited', rate_limit_per_minute: RATE_LIMIT }]);
 }, 60_000);
@@ -85,62 +83,6 @@ afterAll(async () => {
   await stack?.stop();
   await receiver?.close();
 });
-
-async function query(pk: string, index?: 'gsi1'): Promise<Record<string, any>[]> {
-  const out: Record<string, any>[] = [];
-  let start: Record<string, any> | undefined;
-  do {
-    const page = await db.doc.send(
-      new QueryCommand({
-        TableName: db.table,
-        IndexName: index,
-        KeyConditionExpression: index ? 'gsi1pk = :pk' : 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ExclusiveStartKey: start,
-        ConsistentRead: index ? undefined : true,
-      }),
-    );
-    out.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
-}
-
-async function stateOf(accountId: string) {
-  const items = await query(keys.account(accountId).pk);
-  const jobs = await Promise.all((await query(keys.jobsOfAccount(accountId), 'gsi1')).map(async (j) => (await query(keys.job(j.job_id).pk)).find((i) => i.sk === 'JOB')!));
-  const events = new Map<string, Record<string, any>[]>();
-  const starts: Record<string, any>[] = [];
-  for (const job of jobs) {
-    const all = await query(keys.job(job.job_id).pk);
-    events.set(job.job_id, all.filter((i) => i.sk.startsWith('EVENT#')));
-    starts.push(...all.filter((i) => i.sk === 'START'));
-  }
-  return {
-    account: items.find((i) => i.sk === 'ACCOUNT')!,
-    charges: items.filter((i) => i.sk.startsWith('CHARGE#')),
-    slots: items.filter((i) => i.sk.startsWith('SLOT#') && i.job_id),
-    jobs,
-    events,
-    starts,
-  };
-}
-
-/** Queues and workflows with nothing left to do. */
-async function settle(ms = 20_000): Promise<boolean> {
-  const done = (async () => {
-    for (let i = 0; i < 3; i++) {
-      await stack.workflows.idle();
-      for (const q of stack.queues.values()) await q.drained();
-    }
-    return true;
-  })();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  const settled = await Promise.race([done, late]);
-  clearTimeout(timer);
-  return settled;
-}
 
 const TERMINAL_EVENT: Record<string, string[]> = {
   completed: ['job.completed', 'bulk.job.completed'],
