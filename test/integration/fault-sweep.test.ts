@@ -3,7 +3,7 @@ import { handler as startSweep } from '../../functions/workers/jobs/start-sweep'
 import { handler as outboxSweep } from '../../functions/workers/webhooks/sweep';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
-import { type AccountState as State, settled, tableReader } from '../support/table-state';
+import { type AccountState as State, TERMINAL_EVENT, settled, tableReader } from '../support/table-state';
 import { PRICES, type StripeDouble, startStripeDouble } from '../support/stripe-double';
 import { type TableCommand, interceptTable, tableError } from '../support/table-faults';
 import { rawZip } from '../support/zips';
@@ -148,14 +148,6 @@ describe('fault sweep of the write paths', () => {
     ahead = 0;
     return settled;
   }
-
-  const TERMINAL_EVENT: Record<string, string[]> = {
-    completed: ['job.completed', 'bulk.job.completed'],
-    partial_failed: ['bulk.job.partial'],
-    failed: ['job.failed', 'bulk.job.failed'],
-    timeout: ['job.failed'],
-    cancelled: ['bulk.job.cancelled'],
-  };
 
   /** What must hold after any run, whatever the answer. */
   function invariants(before: Record<string, any>, s: State, sc: Scenario): string[] {

@@ -14,7 +14,7 @@ import { handler as outboxSweep } from '../../functions/workers/webhooks/sweep';
 import { simplePdf } from '../support/pdf-fixtures';
 import { type TestCa, type TestServer, httpsServer, makeTestCa } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
-import { settled, tableReader } from '../support/table-state';
+import { TERMINAL_EVENT, settled, tableReader } from '../support/table-state';
 import { rawZip } from '../support/zips';
 
 const SEED = Number(process.env.MIXED_LOAD_SEED ?? 20240611);
@@ -84,13 +84,6 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-const TERMINAL_EVENT: Record<string, string[]> = {
-  completed: ['job.completed', 'bulk.job.completed'],
-  partial_failed: ['bulk.job.partial'],
-  failed: ['job.failed', 'bulk.job.failed'],
-  timeout: ['job.failed'],
-  cancelled: ['bulk.job.cancelled'],
-};
 const TERMINALS = Object.values(TERMINAL_EVENT).flat();
 const ALL_EVENTS = ['job.queued', 'job.processing', ...TERMINALS.filter((e, i, xs) => xs.indexOf(e) === i)];
 const CONVERSIONS = new Set(['/quickjob', '/longjob', '/bulkjob']);

@@ -6,6 +6,15 @@ import type { TestStack } from './stack';
 
 type Item = Record<string, any>;
 
+/** The end event a job emits for each end status (one of these, per the event kinds of spec documents 1 and 2). */
+export const TERMINAL_EVENT: Record<string, string[]> = {
+  completed: ['job.completed', 'bulk.job.completed'],
+  partial_failed: ['bulk.job.partial'],
+  failed: ['job.failed', 'bulk.job.failed'],
+  timeout: ['job.failed'],
+  cancelled: ['bulk.job.cancelled'],
+};
+
 export interface AccountState {
   account: Item;
   charges: Item[];
