@@ -32,4 +32,26 @@ describe('DynamoDeliveryStore: claims and attempts', () => {
     await table.store.noteAttempt({ ...pair, delivery_id: 'dlv_E', attempt: 2 });
     expect(await claim(pair, 'dlv_G', 30)).toEqual({ state: 'done' });
   });
+
+  it('completes a series of a webhook deleted meanwhile: the record is kept and the claim closed, without counters', async () => {
+    const pair = { job_id: 'job_3', event_id: 'evt_1', webhook_id: 'wh_gone' };
+    await claim(pair, 'dlv_H', 0);
+    const record = {
+      ...pair,
+      delivery_id: 'dlv_H',
+      account_id: 'acc_1',
+      event_type: 'job.completed' as const,
+      status: 'success' as const,
+      status_code: 200,
+      error_message: null,
+      retry_count: 0,
+      started_at: at(0),
+      delivered_at: at(1),
+      duration_ms: 5,
+      payload_size_bytes: 10,
+    };
+    await table.store.complete(record);
+    expect((await table.store.listForJob('job_3', { limit: 10 })).records).toEqual([record]);
+    expect(await claim(pair, 'dlv_I', 30)).toEqual({ state: 'done' });
+  });
 });
