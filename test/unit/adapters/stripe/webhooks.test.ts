@@ -84,6 +84,37 @@ describe('POST /stripe/webhook: signed events that are not what Stripe documents
     expect(handleEvent).toHaveBeenCalledTimes(1);
   });
 
+  it('keeps the replay window at 300 s to the second, both ways', async () => {
+    const { handleEvent } = setup();
+    // A clock pinned mid-second, so that no second passes between signing and verifying.
+    const now = 1_795_330_000;
+    jest.spyOn(Date, 'now').mockReturnValue(now * 1000 + 500);
+    try {
+      const payload = JSON.stringify({ id: 'evt_b', type: 'customer.created', created: now, data: { object: { id: 'cus_1' } } });
+      const signed = (shift: number) => Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: now + shift });
+      for (const shift of [301, -301]) expect(await deliver(payload, signed(shift))).toMatchObject({ status: 400, body: { error: { code: 'INVALID_SIGNATURE' } } });
+      for (const shift of [299, -300]) expect((await deliver(payload, signed(shift))).status).toBe(200);
+      expect(handleEvent).toHaveBeenCalledTimes(2);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('says a missing Stripe-Signature header is missing', async () => {
+    const { handleEvent } = setup();
+    const res = await handler({
+      httpMethod: 'POST',
+      path: '/stripe/webhook',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"id":"evt_n","type":"customer.created","created":1795330000,"data":{"object":{}}}',
+      isBase64Encoded: false,
+      requestContext: { requestId: 'req_1' },
+    } as unknown as APIGatewayProxyEvent);
+    expect(res.statusCode).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ error: { code: 'INVALID_SIGNATURE', message: expect.stringMatching(/header is missing/) } });
+    expect(handleEvent).not.toHaveBeenCalled();
+  });
+
   it('hands a well-formed event to the billing rules', async () => {
     const { handleEvent } = setup();
     const created = Math.floor(Date.now() / 1000);
