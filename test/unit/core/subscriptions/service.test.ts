@@ -264,6 +264,22 @@ describe('SubscriptionService.handleEvent', () => {
     expect(lineItems).toHaveBeenCalledTimes(1);
   });
 
+  it('ignores an event type it does not handle, naming the reason, without writing', async () => {
+    const { service, store } = setup();
+    expect(await service.handleEvent({ id: 'evt_o', type: 'customer.created', created: now.toISOString(), kind: 'other' } as PaymentEvent)).toEqual({ result: 'ignored', reason: 'event_type_not_handled' });
+    expect(store.commits).toBe(0);
+  });
+
+  it('credits a checkout that needed no payment (a 100% discount), and waits for one still unpaid', async () => {
+    const free = setup();
+    const session = (packEvent() as Extract<PaymentEvent, { kind: 'checkout_completed' }>).session;
+    expect(await free.service.handleEvent({ ...packEvent(), session: { ...session, payment_status: 'no_payment_required' } } as PaymentEvent)).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(free.accounts.get('a1')!.credits_micros).toBe(100_000_000);
+    const unpaid = setup();
+    expect(await unpaid.service.handleEvent({ ...packEvent(), session: { ...session, payment_status: 'unpaid' } } as PaymentEvent)).toEqual({ result: 'ignored', reason: 'payment_pending', account_id: 'a1' });
+    expect(unpaid.accounts.get('a1')!.credits_micros).toBe(0);
+  });
+
   it('credits a pack even when its Stripe customer is mapped to another account, leaving the mapping alone', async () => {
     const { service, store, accounts } = setup();
     store.customers.set('cus_1', 'someone_else');
