@@ -272,6 +272,71 @@ describe.each([
     ).rejects.toMatchObject({ name: 'ValidationException' });
     await client.send(new DeleteCommand({ TableName: TABLE, Key: key('same') }));
   });
+
+  it('refuses a transaction of no items or of more than 100, as DynamoDB does, writing none of them', async () => {
+    await expect(client.send(new TransactWriteCommand({ TransactItems: [] }))).rejects.toMatchObject({ name: 'ValidationException' });
+    const many = Array.from({ length: 101 }, (_, i) => ({ Put: { TableName: TABLE, Item: { ...key(`many${i}`), v: i } } }));
+    await expect(client.send(new TransactWriteCommand({ TransactItems: many }))).rejects.toMatchObject({ name: 'ValidationException' });
+    expect(await read('many0')).toBeUndefined();
+    // 100 is the limit itself.
+    await client.send(new TransactWriteCommand({ TransactItems: many.slice(0, 100) }));
+    expect(await read('many99')).toEqual({ ...key('many99'), v: 99 });
+  });
+
+  it('names a later item that has no condition None when an earlier condition fails', async () => {
+    await put('f7', { v: 1 });
+    const reasons = await cancellation(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('f7'), v: 2 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            { Put: { TableName: TABLE, Item: { ...key('n7'), v: 1 } } },
+          ],
+        }),
+      ),
+    );
+    expect(reasons.map((r) => r.Code)).toEqual(['ConditionalCheckFailed', 'None']);
+    expect(await read('n7')).toBeUndefined();
+  });
+
+  it('answers a later item whose condition is invalid with ValidationException, not a cancellation (DynamoDB validates every item)', async () => {
+    await put('f8', { v: 1 });
+    await expect(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('f8'), v: 2 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+            // #undefined has no ExpressionAttributeNames entry.
+            { Delete: { TableName: TABLE, Key: key('n8'), ConditionExpression: 'attribute_exists(#undefined)' } },
+          ],
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ValidationException' });
+    expect((await read('f8'))?.v).toBe(1);
+  });
+
+  it('isolates a transaction from single writes: a write made while one rolls back is not undone by it', async () => {
+    // Unisolated, a put landing between the transaction's write and its rollback was erased by the rollback (a lost write).
+    const ids = Array.from({ length: 40 }, (_, i) => `i9-${i}`);
+    for (const id of ids) await put(id, { v: 'start' });
+    const tx = client
+      .send(
+        new TransactWriteCommand({
+          TransactItems: [
+            ...ids.map((id) => ({ Update: { TableName: TABLE, Key: key(id), UpdateExpression: 'SET v = :tx', ExpressionAttributeValues: { ':tx': 'tx' } } })),
+            { ConditionCheck: { TableName: TABLE, Key: key('absent9'), ConditionExpression: 'attribute_exists(pk)' } },
+          ],
+        }),
+      )
+      .catch((e: Error) => e);
+    // Once the transaction has written its first item (reads are not held back), a single write to each of its items.
+    while ((await read(ids[0]))?.v !== 'tx') await new Promise((r) => setImmediate(r));
+    await Promise.all(ids.map((id) => put(id, { v: 'single' })));
+    expect(await tx).toMatchObject({ name: 'TransactionCanceledException' });
+    const lost = [];
+    for (const id of ids) if ((await read(id))?.v !== 'single') lost.push(id);
+    expect(lost).toEqual([]);
+  });
 });
 
 describe('local DynamoDB cursors', () => {
