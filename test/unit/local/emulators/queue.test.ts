@@ -364,3 +364,41 @@ describe('LocalQueue dead letters', () => {
     }
   });
 });
+
+describe('LocalQueue concurrency and delay limits', () => {
+  it('gives its handler no more messages at once than its concurrency (the Lambda reserved concurrency)', async () => {
+    let running = 0;
+    let most = 0;
+    const q = new LocalQueue<{ n: number }>({
+      name: 'limited',
+      concurrency: 2,
+      maxReceiveCount: 1,
+      retryDelayMs: 10,
+      timeoutMs: 1000,
+      handler: async () => {
+        most = Math.max(most, ++running);
+        await new Promise((r) => setTimeout(r, 20));
+        running--;
+      },
+    });
+    try {
+      for (let n = 0; n < 6; n++) await q.send({ n });
+      await q.drained();
+      expect(most).toBe(2);
+    } finally {
+      await q.stop();
+    }
+  });
+
+  it('holds a message sent with a delay over 15 minutes for 15 minutes, the most SQS allows (as the SQS adapter sends it)', async () => {
+    const q = new LocalQueue<{ n: number }>({ name: 'delays', concurrency: 1, maxReceiveCount: 1, retryDelayMs: 10, timeoutMs: 1000, handler: async () => undefined });
+    const timers = jest.spyOn(global, 'setTimeout');
+    try {
+      await q.send({ n: 1 }, { delaySeconds: 3600 });
+      expect(timers.mock.calls.map(([, ms]) => ms)).toEqual([900_000]);
+    } finally {
+      timers.mockRestore();
+      await q.stop();
+    }
+  });
+});
