@@ -176,3 +176,32 @@ describe('local Step Functions runner: an execution that ends without reaching i
     expect(failureTaskInput(recorded[0].input)).toEqual({ job_id: 'job_slow', account_id: 'acct1', error: { Error: 'States.Timeout' } });
   });
 });
+
+describe('local Step Functions runner: endings the recorder gets, and those it does not', () => {
+  it('names the error an uncaught failure ended the execution with, as the EventBridge event does', async () => {
+    const failing = fixtureRunner('gated', { Gated: 'flaky', RecordFailure: 'ended' });
+    try {
+      await failing.start('gated', { id: 'uncaught', failTimes: 1, errorName: 'JobBroken' }, { name: 'uncaught' });
+      await failing.idle();
+      const recorded = calls.filter((c) => c.task === 'ended' && c.input?.detail?.input?.includes('uncaught'));
+      expect(recorded).toEqual([{ task: 'ended', input: { detail: expect.objectContaining({ status: 'FAILED', error: 'JobBroken', cause: 'attempt 1 failed for good' }) } }]);
+    } finally {
+      await failing.stop();
+    }
+  });
+
+  it('does not record an execution a stop aborted as ended: the next start resumes it, its job stays processing', async () => {
+    const journalDir = mkdtempSync(path.join(os.tmpdir(), 'sfn-aborted-'));
+    const stopping = fixtureRunner('slow', { Sleepy: 'sleepy', RecordFailure: 'ended' }, { journalDir });
+    try {
+      await stopping.start('slow', { job_id: 'job_aborted', sleepMs: 300 }, { name: 'aborted_1' });
+      while (!calls.some((c) => c.task === 'sleepy' && c.input.job_id === 'job_aborted')) await new Promise((r) => setImmediate(r));
+      await stopping.stop(0);
+      expect(await stopping.tasksSettled(2_000)).toBe(true);
+      expect(calls.filter((c) => c.task === 'ended' && c.input?.detail?.input?.includes('job_aborted'))).toEqual([]);
+      expect(readdirSync(journalDir)).toHaveLength(1);
+    } finally {
+      rmSync(journalDir, { recursive: true, force: true });
+    }
+  });
+});
