@@ -163,6 +163,21 @@ describe('requests Node would answer with a bare status', () => {
     expect(body(reply).error.code).toBe('UNAUTHORIZED');
   });
 
+  it('refuses a body declared over 64 MB with 413 at once and closes, without waiting for (or reading) it', async () => {
+    const socket = net.connect(port(), '127.0.0.1');
+    let reply = '';
+    socket.on('data', (chunk) => (reply += chunk));
+    socket.write(`POST /quickjob HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${200 * 1024 * 1024}\r\n\r\n`);
+    const closed = await new Promise<boolean>((resolve) => {
+      socket.on('close', () => resolve(true));
+      setTimeout(() => resolve(false), 5_000);
+    });
+    socket.destroy();
+    expect(closed).toBe(true);
+    expect(reply).toMatch(/^HTTP\/1\.1 413/);
+    expect(body(reply).error.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
   it('answers CONNECT with the 404 envelope instead of closing the socket', async () => {
     const reply = await rawExchange(port(), 'CONNECT 169.254.169.254:80 HTTP/1.1\r\nHost: 169.254.169.254:80\r\n\r\n');
     expect(reply).toMatch(/^HTTP\/1\.1 404/);
