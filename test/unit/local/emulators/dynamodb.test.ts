@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, TransactGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalDynamo, answeringStoreFailures, answersStoreFailures, startLocalDynamo } from '../../../../local/emulators/dynamodb';
 
 const TABLE = 'emulator-test';
@@ -271,6 +271,15 @@ describe.each([
       ),
     ).rejects.toMatchObject({ name: 'ValidationException' });
     await client.send(new DeleteCommand({ TableName: TABLE, Key: key('same') }));
+  });
+
+  it('reads items together in the order asked, an absent one as an empty response (TransactGetItems)', async () => {
+    await put('g1', { v: 1 });
+    await put('g2', { v: 2 });
+    const { Responses } = await client.send(
+      new TransactGetCommand({ TransactItems: [{ Get: { TableName: TABLE, Key: key('g2') } }, { Get: { TableName: TABLE, Key: key('absentg') } }, { Get: { TableName: TABLE, Key: key('g1') } }] }),
+    );
+    expect(Responses).toEqual([{ Item: { ...key('g2'), v: 2 } }, {}, { Item: { ...key('g1'), v: 1 } }]);
   });
 
   it('refuses a transaction of no items or of more than 100, as DynamoDB does, writing none of them', async () => {
