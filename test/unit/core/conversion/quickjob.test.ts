@@ -7,7 +7,7 @@ import { memoryWorld } from '../../../support/memory';
 import { rejection } from '../../../support/errors';
 
 /** A world whose clock the renderer moves: each render "takes" `renderMs`. */
-function setup(renderMs: number, pdfBytes = 0) {
+function setup(renderMs: number, pdfBytes = 0, pages = 1) {
   const world = memoryWorld(5);
   let now = Date.parse('2026-11-22T10:00:00Z');
   const clock = { now: () => new Date(now) };
@@ -20,7 +20,7 @@ function setup(renderMs: number, pdfBytes = 0) {
         throw new RenderTimeoutError(request.timeoutMs);
       }
       now += renderMs;
-      return { pdf: Buffer.concat([Buffer.from('%PDF-1.7\n%%EOF'), Buffer.alloc(pdfBytes)]), pages: 1, blockedRequests: 0, renderTimeout: false };
+      return { pdf: Buffer.concat([Buffer.from('%PDF-1.7\n%%EOF'), Buffer.alloc(pdfBytes)]), pages, blockedRequests: 0, renderTimeout: false };
     },
   };
   const run = (input: { spentMs?: number; store?: boolean; mode?: 'html' | 'image' }) =>
@@ -180,6 +180,24 @@ describe('runQuickJob page limit', () => {
     expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
     expect(job.pages ?? null).toBeNull();
     expect((await world.accounts.get(world.account.account_id))!.credits_micros).toBe(world.account.credits_micros);
+  });
+  it('completes and charges a document of exactly 25 pages, the most a quick job allows', async () => {
+    const { world, run, credits } = setup(100, 0, 25);
+    const before = await credits();
+    const result = await run({});
+    expect(result.job).toMatchObject({ status: 'completed', pages: 25 });
+    expect(await credits()).toBe(before - world.plan.price_per_pdf_micros);
+  });
+
+  it('refuses 26 pages, and still suggests /longjob for exactly 100 pages (the most a long job takes)', async () => {
+    for (const pages of [26, 100]) {
+      const { run, credits } = setup(100, 0, pages);
+      const before = await credits();
+      const refused = await rejection(run({}));
+      expect(refused).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages, max_pages: 25, suggestion: 'use_longjob_endpoint' } });
+      expect(refused.message).toMatch(/Use \/longjob \(up to 100 pages\)/);
+      expect(await credits()).toBe(before);
+    }
   });
 });
 
