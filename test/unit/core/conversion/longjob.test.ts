@@ -201,6 +201,18 @@ describe('processLongJob under at-least-once delivery', () => {
     }
   });
 
+  it('fails a job whose stored document is gone (it expired), printing and charging nothing (not left to retries)', async () => {
+    const w = memoryWorld();
+    const job = await queueLongJob(w, 'job_lost', w.clock.now());
+    await w.blobs.delete(job.input_key!);
+    const renderer = new FakeRenderer();
+
+    expect(await processLongJob(workerDeps(w, renderer), { job_id: 'job_lost' }, 1000)).toBe('failed');
+    expect(await w.jobs.get('job_lost')).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: expect.stringMatching(/no longer stored.*nothing was charged/) });
+    expect(renderer.calls).toHaveLength(0);
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros);
+  });
+
   it("fails a job whose account lost its plan after submission with the workers' one UPGRADE_REQUIRED refusal, charging nothing", async () => {
     const w = memoryWorld();
     await queueLongJob(w, 'job_noplan', w.clock.now());
@@ -238,6 +250,20 @@ describe('submitLongJob time limit', () => {
     const { timeouts, result } = submit(3_000);
     await result;
     expect(timeouts).toEqual([23_000]);
+  });
+
+  it('accepts exactly 100 counted pages, the most a long job takes, and refuses 101 creating no job', async () => {
+    for (const [pages, accepted] of [[100, true], [101, false]] as const) {
+      const world = memoryWorld(5);
+      const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7'), pages, blockedRequests: 0, renderTimeout: false }) };
+      const submitted = submitLongJob(
+        { jobs: world.jobs, blobs: world.blobs, renderer, queue: { send: async () => undefined }, clock: world.clock },
+        { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }) },
+      );
+      if (accepted) expect(await submitted).toMatchObject({ status: 'queued', pages: 100 });
+      else expect(await rejection(submitted)).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { pages: 101, max_pages: 100 } });
+      expect(world.jobs.jobs.size).toBe(accepted ? 1 : 0);
+    }
   });
 
   it('refuses a document the renderer found far too long to print, creating no job', async () => {
