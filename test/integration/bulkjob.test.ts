@@ -2,6 +2,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createDynamo } from '../../functions/adapters/dynamodb/client';
 import { keys } from '../../functions/adapters/dynamodb/schema';
 import { planCatalogue } from '../../functions/core/billing/plans';
+import { newId } from '../../functions/core/ids';
 import { newJob } from '../../functions/core/jobs/job';
 import { png, multipart } from '../support/images';
 import { readPdf, readPdfLinks } from '../support/pdf';
@@ -606,6 +607,23 @@ describe('cancel', () => {
       spy.mockRestore();
     }
   }, 90_000);
+
+  it("Finish's final write does not go over a cancel it has not seen nor over an ended job (the table's conditions), and goes through once the cancel is seen", async () => {
+    const now = new Date();
+    const job = newJob({ job_id: newId('job'), account_id: user.account_id, job_type: 'bulk', status: 'processing', now });
+    await stack.services.jobs.put(job);
+    expect(await stack.services.bulkProgress.requestCancel(job.job_id)).toBe(true);
+    const done = { ...job, status: 'completed' as const, completed_at: now.toISOString() };
+    expect(await stack.services.bulkProgress.finishJob(done, [], false)).toBe(false);
+    expect(await stack.services.jobs.get(job.job_id)).toMatchObject({ status: 'processing', cancel_requested: true });
+    expect(await stack.services.bulkProgress.finishJob({ ...done, status: 'cancelled', cancel_requested: true }, [], true)).toBe(true);
+    expect(await stack.services.jobs.get(job.job_id)).toMatchObject({ status: 'cancelled' });
+    // Nor over a job that ended meanwhile (the workflow failed it while Finish still ran).
+    const ended = newJob({ job_id: newId('job'), account_id: user.account_id, job_type: 'bulk', status: 'failed', now });
+    await stack.services.jobs.put(ended);
+    expect(await stack.services.bulkProgress.finishJob({ ...ended, status: 'completed' }, [], false)).toBe(false);
+    expect(await stack.services.jobs.get(ended.job_id)).toMatchObject({ status: 'failed' });
+  });
 
   it('keeps a cancel answered (202) while Prepare reads the bundle: a refusal found then ends the job cancelled, not failed', async () => {
     // Holds Prepare (the job is processing by then) at its read of the ZIP until the cancel has been answered.
