@@ -52,6 +52,20 @@ describe('instant merge/split', () => {
     expect(w.jobs.events[0].output_key).toBe(job!.output!.key);
   });
 
+  it('charges the band of the pages selected, not of the pages given: 16 of 66 cost the single price', async () => {
+    const w = memoryWorld();
+    const request: MergeRequest = {
+      inputs: [
+        { bytes: sixty, filename: 'b.pdf', index: 0, pages: parsePageRange('1-10') },
+        { bytes: six, filename: 'a.pdf', index: 1, pages: null },
+      ],
+      store: false,
+    };
+    const result = await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request });
+    expect(result.direct).toMatchObject({ pages: 16 });
+    expect([...w.chargeStore.ledger.values()]).toEqual([expect.objectContaining({ unit: 'pdfop', amount_micros: 2_500, pdf_count: 1 })]);
+  });
+
   it('answers a small single result directly without storing it, and charges the band of the selected pages', async () => {
     const w = memoryWorld();
     const result = await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'merge', request: merge() });
