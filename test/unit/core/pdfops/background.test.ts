@@ -200,6 +200,16 @@ describe('background merge/split jobs', () => {
     expect(w.chargeStore.ledger.size).toBe(1);
   });
 
+  it('charges a merge at the band of the pages selected, not of the pages given: 5 of 63 cost the single price', async () => {
+    const w = memoryWorld();
+    const sixty = await upload(w, await simplePdf(60));
+    const { job_id } = await submit(w, { operation: 'merge', inputs: [{ s3_key: sixty, filename: 'a.pdf', pages: '1-2' }, { s3_key: await upload(w, three), filename: 'b.pdf' }] });
+    await markProcessing(deps(w), { job_id });
+    expect(await processPdfJob(deps(w), { job_id })).toEqual({ job_id, status: 'completed' });
+    expect(await w.jobs.get(job_id)).toMatchObject({ input_pages: 63, pages: 5 });
+    expect([...w.chargeStore.ledger.values()]).toEqual([expect.objectContaining({ unit: 'pdfop', amount_micros: 2_500, pdf_count: 1 })]);
+  });
+
   it('keeps a job whose completing write committed with its reply lost: outputs, one charge, completed', async () => {
     const w = memoryWorld();
     const key = await upload(w, three);
