@@ -344,6 +344,23 @@ describe('submitLongJob time limit', () => {
     expect(world.jobs.starts.get(job.job_id)).toMatchObject({ due_at: lease, start: { via: 'render-queue' } });
   });
 
+  it('leaves a job a worker claimed to it when the send that reached the queue lost its reply: not failed, its input kept', async () => {
+    const world = memoryWorld(5);
+    const renderer = { render: async () => ({ pdf: Buffer.from('%PDF-1.7'), pages: 1, blockedRequests: 0, renderTimeout: false }) };
+    const queue = {
+      send: async (m: { job_id: string }) => {
+        const job = (await world.jobs.get(m.job_id))!;
+        const lease = new Date(world.clock.now().getTime() + 16 * 60_000).toISOString();
+        expect(await world.jobs.putIf({ ...job, status: 'processing', started_at: world.clock.now().toISOString(), lease_until: lease }, ['queued'])).toBe(true);
+        throw new Error('socket hang up');
+      },
+    };
+    const job = await submitLongJob({ jobs: world.jobs, blobs: world.blobs, renderer, queue, clock: world.clock }, { account: world.account, plan: world.plan, request: parseLongJobRequest({ input_type: 'html', html: '<p>x</p>' }) });
+    expect(await world.jobs.get(job.job_id)).toMatchObject({ status: 'processing' });
+    expect(await world.blobs.get(job.input_key!)).not.toBeNull();
+    expect(world.jobs.events.map((e) => e.event)).toEqual(['job.queued']);
+  });
+
   it('keeps the start record while the message is not sent, so a submitter that dies there leaves it to the start sweeper', async () => {
     const world = memoryWorld(5);
     let sending!: () => void;
