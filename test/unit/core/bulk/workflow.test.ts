@@ -567,6 +567,33 @@ describe('retries', () => {
     expect(credits(w)).toBe(before);
   });
 
+  it('refunds what a finish charged after the workflow failed the job, also when its staged files could not be removed', async () => {
+    const w = bulkWorld();
+    const before = credits(w);
+    const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    // RecordFailure fails the job while Finish charges, and the bucket refuses its deletes: Finish still reads the
+    // staged PDFs and reaches its final write, which the failed job refuses.
+    const billing = w.deps.billing;
+    const chargeInOrder = billing.chargeInOrder.bind(billing);
+    billing.chargeInOrder = async (...args) => {
+      const remove = w.blobs.delete;
+      w.blobs.delete = async () => {
+        throw new Error('bucket unavailable');
+      };
+      try {
+        await recordBulkJobFailure(w.deps, { job_id, error: { Error: 'States.Timeout' } });
+      } finally {
+        w.blobs.delete = remove;
+      }
+      return chargeInOrder(...args);
+    };
+    expect(await finishBulkJob(w.deps, { job_id })).toEqual({ job_id, status: 'failed' });
+    expect(charges(w, job_id)).toHaveLength(2);
+    expect(credits(w)).toBe(before);
+  });
+
   it('records a job whose steps failed for good as failed, with nothing kept', async () => {
     const w = bulkWorld();
     const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
