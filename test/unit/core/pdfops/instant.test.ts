@@ -120,6 +120,22 @@ describe('instant merge/split', () => {
     expect(w.chargeStore.ledger.size).toBe(0);
   });
 
+  it('times out, keeping and charging nothing, when storing the results takes it past the limit', async () => {
+    const w = memoryWorld();
+    // 2 s are left when the split starts; writing its file rows takes them all.
+    const putAll = w.files.putAll.bind(w.files);
+    w.files.putAll = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
+      return putAll(...args);
+    };
+    const err = await rejection(runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request: split(six), spentMs: 23_000 }));
+    expect(err.code).toBe('PDFOP_TIMEOUT');
+    expect(w.chargeStore.ledger.size).toBe(0);
+    expect(w.blobs.objects.size).toBe(0);
+    expect(w.files.rows.size).toBe(0);
+    expect([...w.jobs.jobs.values()]).toEqual([expect.objectContaining({ status: 'timeout', error_code: 'PDFOP_TIMEOUT' })]);
+  });
+
   it('runs out of time as 408 PDFOP_TIMEOUT, recorded as a timed-out job, not charged', async () => {
     const w = memoryWorld();
     // The request took its 25 s before the operation: the deadline has passed, however fast the machine.
