@@ -515,6 +515,24 @@ describe('retries', () => {
     expect(w.jobs.events.map((e) => e.event)).toEqual(['bulk.job.completed']);
   });
 
+  it('delivers only the files the balance still pays for at finish: the first unpaid one and all later ones fail INSUFFICIENT_CREDITS', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [0, 1, 2].map((i) => ({ name: `f${i}.html`, data: page(1) })));
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    // Spent elsewhere since the job was checked: one file's price is left.
+    w.accounts.accounts.get(w.account.account_id)!.credits_micros = 10_000;
+    await finishBulkJob(w.deps, { job_id });
+    expect((await w.jobs.get(job_id))!).toMatchObject({ status: 'partial_failed', success_count: 1, failure_count: 2 });
+    expect((await w.files.list(job_id)).map((r) => [r.status, r.error_code])).toEqual([
+      ['success', null],
+      ['failed', 'INSUFFICIENT_CREDITS'],
+      ['failed', 'INSUFFICIENT_CREDITS'],
+    ]);
+    expect(charges(w, job_id)).toHaveLength(1);
+    expect(credits(w)).toBe(0);
+  });
+
   it('a retried finish keeps its decisions even when the balance ran out meanwhile (already charged files stay delivered)', async () => {
     const w = bulkWorld(0.02);
     const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
