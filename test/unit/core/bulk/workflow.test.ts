@@ -566,40 +566,27 @@ describe('retries', () => {
     expect([...w.chargeStore.ledger.values()].filter((e) => e.job_id === job_id).map((e) => !!e.refunded_at)).toEqual([true, true, true]);
   });
 
-  it('refunds what a finish charged after the workflow had already failed the job', async () => {
+  // The workflow timed out the Finish step while it ran: RecordFailure fails the job, then the late Finish charges.
+  // When the bucket also refused RecordFailure's deletes, Finish still reads the staged PDFs and reaches its final
+  // write, which the failed job refuses: it must refund there too.
+  it.each([
+    ['', false],
+    [', also when its staged files could not be removed', true],
+  ])('refunds what a finish charged after the workflow had already failed the job%s', async (_, deletesFail) => {
     const w = bulkWorld();
     const before = credits(w);
     const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
     const prepared = await prepareBulkJob(w.deps, { job_id });
     for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
-    // The workflow timed out the Finish step while it ran: RecordFailure fails the job, then the late Finish charges.
-    const billing = w.deps.billing;
-    const chargeInOrder = billing.chargeInOrder.bind(billing);
-    billing.chargeInOrder = async (...args) => {
-      await recordBulkJobFailure(w.deps, { job_id, error: { Error: 'States.Timeout' } });
-      return chargeInOrder(...args);
-    };
-    await finishBulkJob(w.deps, { job_id });
-    expect(charges(w, job_id)).toHaveLength(2);
-    expect((await w.jobs.get(job_id))!.status).toBe('failed');
-    expect(credits(w)).toBe(before);
-  });
-
-  it('refunds what a finish charged after the workflow failed the job, also when its staged files could not be removed', async () => {
-    const w = bulkWorld();
-    const before = credits(w);
-    const { job_id } = await submit(w, [0, 1].map((i) => ({ name: `f${i}.html`, data: page(1) })));
-    const prepared = await prepareBulkJob(w.deps, { job_id });
-    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
-    // RecordFailure fails the job while Finish charges, and the bucket refuses its deletes: Finish still reads the
-    // staged PDFs and reaches its final write, which the failed job refuses.
     const billing = w.deps.billing;
     const chargeInOrder = billing.chargeInOrder.bind(billing);
     billing.chargeInOrder = async (...args) => {
       const remove = w.blobs.delete;
-      w.blobs.delete = async () => {
-        throw new Error('bucket unavailable');
-      };
+      if (deletesFail) {
+        w.blobs.delete = async () => {
+          throw new Error('bucket unavailable');
+        };
+      }
       try {
         await recordBulkJobFailure(w.deps, { job_id, error: { Error: 'States.Timeout' } });
       } finally {
@@ -607,8 +594,10 @@ describe('retries', () => {
       }
       return chargeInOrder(...args);
     };
-    expect(await finishBulkJob(w.deps, { job_id })).toEqual({ job_id, status: 'failed' });
+    const finished = await finishBulkJob(w.deps, { job_id });
+    if (deletesFail) expect(finished).toEqual({ job_id, status: 'failed' });
     expect(charges(w, job_id)).toHaveLength(2);
+    expect((await w.jobs.get(job_id))!.status).toBe('failed');
     expect(credits(w)).toBe(before);
   });
 
