@@ -84,7 +84,8 @@ export function classifyResponse(status: number, location?: string): Attempt {
       error_message: `Redirect not followed: HTTP ${status}${location ? ` to ${redactUrl(location, { query: false }).slice(0, 300)}` : ''}. Register the final URL.`,
     };
   }
-  if (status === 429 || status >= 500) return { next: 'retry', status: 'failed', status_code: status, error_message: `HTTP ${status} from the receiver` };
+  // 5xx only: Node accepts any three-digit status, and 600–999 mean nothing a retry could fix.
+  if (status === 429 || (status >= 500 && status <= 599)) return { next: 'retry', status: 'failed', status_code: status, error_message: `HTTP ${status} from the receiver` };
   return { next: 'final', status: 'failed', status_code: status, error_message: `HTTP ${status} from the receiver (not retried)` };
 }
 

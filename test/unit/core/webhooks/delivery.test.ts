@@ -100,6 +100,10 @@ describe('one delivery attempt series', () => {
     ['a 401', 401, 'HTTP 401'],
     ['a 404', 404, 'HTTP 404'],
     ['a 410', 410, 'HTTP 410'],
+    // Node's parser takes any three-digit status; the spec retries 5xx and 429 only, and 600–999 are neither.
+    ['a 600', 600, 'HTTP 600'],
+    ['a 999', 999, 'HTTP 999'],
+    ['a 102 ending the exchange', 102, 'HTTP 102'],
   ])('does not retry %s', async (_what, status, message) => {
     const { run, requests } = setup([status, 200]);
     expect(await run()).toMatchObject({ status: 'failed', status_code: status, retry_count: 0, error_message: expect.stringContaining(message) });
