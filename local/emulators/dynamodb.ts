@@ -259,7 +259,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
       return errorReply('ValidationException', 'TransactItems must have between 1 and 100 items');
     }
     const ops: { kind: string; table: string; key: Json; body: Json; target: string }[] = [];
-    for (const item of items) {
+    for (const [index, item] of items.entries()) {
       const kind = Object.keys(item)[0];
       const body = { ...item[kind] };
       const table: string = body.TableName;
@@ -269,6 +269,13 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
       else if (kind === 'Update') ops.push({ kind, table, key, body, target: 'UpdateItem' });
       else if (kind === 'Delete') ops.push({ kind, table, key, body, target: 'DeleteItem' });
       else if (kind === 'ConditionCheck') {
+        // Without one it would be written as a plain no-op and pass; DynamoDB refuses the request (the member is required).
+        if (typeof body.ConditionExpression !== 'string') {
+          return errorReply(
+            'ValidationException',
+            `1 validation error detected: Value null at 'transactItems.${index + 1}.member.conditionCheck.conditionExpression' failed to satisfy constraint: Member must not be null`,
+          );
+        }
         // Evaluated as a conditional no-op update; its item is put back exactly as it was afterwards.
         const names = { ...(body.ExpressionAttributeNames ?? {}), '#__txcc': '__tx_condition_check__' };
         ops.push({ kind, table, key, body: { ...body, ExpressionAttributeNames: names, UpdateExpression: 'REMOVE #__txcc' }, target: 'UpdateItem' });

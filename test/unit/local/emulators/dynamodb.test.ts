@@ -273,6 +273,26 @@ describe.each([
     await client.send(new DeleteCommand({ TableName: TABLE, Key: key('same') }));
   });
 
+  it('refuses a ConditionCheck without a condition and a later invalid update, as DynamoDB does, writing nothing', async () => {
+    await put('cc9', { v: 1 });
+    const noCondition = { ConditionCheck: { TableName: TABLE, Key: key('cc9') } } as unknown as { ConditionCheck: { TableName: string; Key: Record<string, string>; ConditionExpression: string } };
+    await expect(
+      client.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...key('w9'), v: 1 } } }, noCondition] })),
+    ).rejects.toMatchObject({ name: 'ValidationException', message: expect.stringContaining('conditionExpression') });
+    await expect(
+      client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            { Put: { TableName: TABLE, Item: { ...key('w9'), v: 1 } } },
+            { Update: { TableName: TABLE, Key: key('cc9'), UpdateExpression: 'SET ### = :one', ExpressionAttributeValues: { ':one': 1 } } },
+          ],
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ValidationException' });
+    expect(await read('w9')).toBeUndefined();
+    expect(await read('cc9')).toEqual({ ...key('cc9'), v: 1 });
+  });
+
   it('reads items together in the order asked, an absent one as an empty response (TransactGetItems)', async () => {
     await put('g1', { v: 1 });
     await put('g2', { v: 2 });
