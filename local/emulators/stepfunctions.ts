@@ -4,7 +4,7 @@
  * ASL says (errors are matched by name, as Lambda reports `errorType`); executions run in the background like
  * real ones, and `idle()` lets tests and shutdown wait for them.
  */
-import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Context } from 'aws-lambda';
 import type { ExecutionEndedEvent } from '../../functions/core/workflows/ended';
@@ -21,6 +21,19 @@ interface Interrupted {
   name: string;
   input: Record<string, unknown>;
 }
+
+/** An ended execution as the history records it (one JSON line each). */
+interface Ended {
+  workflow: string;
+  name: string;
+  status: ExecutionStatus;
+  ended_at: string;
+}
+
+/** Beside the records of running executions (which are `*.json`), so that resuming never reads it. */
+const HISTORY_FILE = 'ended-executions.jsonl';
+/** How long Step Functions keeps a closed execution (and refuses its name to a new one). */
+const HISTORY_MS = 90 * 24 * 3600_000;
 
 // aws-local-stepfunctions 3 targets Node 22; Node 20 lacks Promise.withResolvers.
 type Resolvers<T> = { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
@@ -78,6 +91,8 @@ function localExecutionArn(workflow: string, name: string): string {
 export class LocalWorkflowRunner implements WorkflowStarter {
   private readonly machines = new Map<string, Machine>();
   private readonly running = new Map<string, { abort: () => void; done: Promise<void> }>();
+  /** Ended executions by ARN, with their status: as in AWS, a name is not run again once its execution ended. */
+  private readonly ended = new Map<string, ExecutionStatus>();
   /**
    * Task handlers still running. Aborting an execution does not stop the handler it was waiting for (a Lambda runs
    * to its end too): a stop waits for them before the services they use close.
@@ -88,7 +103,40 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   private aborting = false;
 
   constructor(private readonly opts: LocalWorkflowOptions) {
-    if (opts.journalDir) mkdirSync(opts.journalDir, { recursive: true });
+    if (opts.journalDir) {
+      mkdirSync(opts.journalDir, { recursive: true });
+      this.loadHistory(opts.journalDir);
+    }
+  }
+
+  /** The ended executions of earlier runs still within Step Functions' 90 days; older lines are dropped from the file. */
+  private loadHistory(dir: string) {
+    const file = path.join(dir, HISTORY_FILE);
+    if (!existsSync(file)) return;
+    const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    const kept: string[] = [];
+    for (const line of lines) {
+      let entry: Ended;
+      try {
+        entry = JSON.parse(line) as Ended;
+      } catch {
+        // A line cut short by a crash while it was written: that execution may run again if started, as before.
+        continue;
+      }
+      if (!(Date.parse(entry.ended_at) > Date.now() - HISTORY_MS)) continue;
+      this.ended.set(localExecutionArn(entry.workflow, entry.name), entry.status);
+      kept.push(line);
+    }
+    if (kept.length < lines.length) writeFileAtomic(file, kept.map((l) => `${l}\n`).join(''));
+  }
+
+  /** Remembers an ended execution (in the history file too, before its running record goes). */
+  private recordEnded(workflow: string, name: string, status: ExecutionStatus) {
+    this.ended.set(localExecutionArn(workflow, name), status);
+    if (this.opts.journalDir) {
+      const entry: Ended = { workflow, name, status, ended_at: new Date().toISOString() };
+      appendFileSync(path.join(this.opts.journalDir, HISTORY_FILE), `${JSON.stringify(entry)}\n`);
+    }
   }
 
   private machine(def: WorkflowDef): Machine {
@@ -106,7 +154,9 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     if (!def) throw new Error(`no workflow named ${workflow}`);
     const name = opts.name ?? `${Date.now()}-${Math.random().toString(36).slice(2, 10)}`;
     const executionId = localExecutionArn(workflow, name);
-    if (this.running.has(executionId)) return { executionId };
+    // Running, or ended: Step Functions refuses the name (ExecutionAlreadyExists), which the AWS adapter answers as
+    // started. Nothing runs again.
+    if (this.running.has(executionId) || this.ended.has(executionId)) return { executionId };
 
     const taskResourceLocalHandlers: Record<string, (i: unknown) => Promise<unknown>> = {};
     const retryIntervalOverrides: Record<string, number> = {};
@@ -131,12 +181,18 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     if (record) writeFileAtomic(record, JSON.stringify({ workflow, name, input } satisfies Interrupted));
     const done = execution.result
       .then(
-        () => undefined,
+        // An abort by stop() resolves too (noThrowOnAbort): not ended, the next start resumes it.
+        () => {
+          if (!this.aborting) this.recordEnded(workflow, name, 'SUCCEEDED');
+        },
         async (err: unknown) => {
           this.opts.log.info(`workflow ${workflow} execution ${name} failed`, err);
+          // Aborted by stop(): not ended, the next start resumes it.
+          if (this.aborting) return;
           // As the EventBridge rule does in AWS: the ending goes to the failure recorder, which ends a job the
           // execution left unfinished (a whole-execution timeout has no Catch) and leaves a finished one as it is.
-          if (!this.aborting) await this.reportEnding(def, name, input, err);
+          await this.reportEnding(def, name, input, err);
+          this.recordEnded(workflow, name, endingStatus(err));
         },
       )
       // Ended: its record goes. Aborted by stop(): the record stays, so the next start resumes it.
@@ -147,13 +203,14 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   }
 
   async status(workflow: string, name: string): Promise<ExecutionStatus | null> {
-    return this.running.has(localExecutionArn(workflow, name)) ? 'RUNNING' : null;
+    const arn = localExecutionArn(workflow, name);
+    return this.running.has(arn) ? 'RUNNING' : (this.ended.get(arn) ?? null);
   }
 
   private async reportEnding(def: WorkflowDef, name: string, input: Record<string, unknown>, err: unknown) {
     const recorder = def.tasks[FAILURE_RECORDER];
     if (!recorder) return;
-    const status = err instanceof ExecutionTimeoutError ? 'TIMED_OUT' : err instanceof ExecutionAbortedError ? 'ABORTED' : 'FAILED';
+    const status = endingStatus(err);
     const caught = (err as { cause?: { name?: string; message?: string } }).cause;
     const event: ExecutionEndedEvent = { detail: { status, input: JSON.stringify(input), error: caught?.name ?? null, cause: caught?.message ?? null } };
     try {
@@ -219,10 +276,20 @@ export class LocalWorkflowRunner implements WorkflowStarter {
     for (const file of readdirSync(dir).filter((f) => f.endsWith('.json'))) {
       const record = readJsonFile<Interrupted | null>(path.join(dir, file), null, (m) => this.opts.log.warn(m));
       if (!record || !this.opts.workflows.some((w) => w.name === record.workflow)) continue;
+      // Ended after all (a crash between its history line and the removal of its record): nothing to resume.
+      if (this.ended.has(localExecutionArn(record.workflow, record.name))) {
+        rmSync(path.join(dir, file), { force: true });
+        continue;
+      }
       this.opts.log.warn(`resuming workflow ${record.workflow} execution ${record.name}, interrupted when the service last stopped`);
       await this.start(record.workflow, record.input, { name: record.name });
       resumed++;
     }
     return resumed;
   }
+}
+
+/** How an execution that did not succeed ended, in Step Functions' words. */
+function endingStatus(err: unknown): 'TIMED_OUT' | 'ABORTED' | 'FAILED' {
+  return err instanceof ExecutionTimeoutError ? 'TIMED_OUT' : err instanceof ExecutionAbortedError ? 'ABORTED' : 'FAILED';
 }

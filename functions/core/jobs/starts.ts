@@ -179,8 +179,8 @@ async function sweepWorkflowJob(deps: JobStartDeps, job: Job, entry: StartRecord
     await deps.jobs.watchStart(job.job_id, due, nextWorkflowLook(deps.clock));
     return 'watched';
   }
-  // A watch (not the start as written) means the start was sent: a missing execution (the local runner forgets ended
-  // ones) then ended too. In AWS a start repeated after its execution ended would not run again.
+  // A watch (not the start as written) means the start was sent: a missing execution then left no history (kept 90
+  // days; locally only with a journal), and the job is ended rather than started a second time.
   if (status === null && job.status === 'queued' && due === entry.created_at) {
     await sendJobStart(deps, job, entry.start);
     deps.log?.(`job ${job.job_id} was stored but never started (${workflow} workflow); started it now`);

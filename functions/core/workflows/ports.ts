@@ -14,7 +14,7 @@ export interface WorkflowStarter {
   start(workflow: string, input: Record<string, unknown>, opts?: { name?: string }): Promise<{ executionId: string }>;
   /**
    * The status of `workflow`'s execution named `name` (DescribeExecution), null when there is none. The local runner
-   * keeps no history: it answers RUNNING or null.
+   * keeps ended executions for 90 days as Step Functions does (across restarts when it has a journal).
    */
   status(workflow: string, name: string): Promise<ExecutionStatus | null>;
 }

@@ -77,7 +77,7 @@ describe('local Step Functions runner', () => {
     expect(calls.filter((c) => c.input.id === 'dup')).toHaveLength(1);
   });
 
-  it('tells an execution running (RUNNING) from one that has ended or never started (none: it keeps no history)', async () => {
+  it('tells an execution running (RUNNING) from one that ended (its status) and one never started (none)', async () => {
     const slow = fixtureRunner('retry', { Flaky: 'flaky', Recover: 'recover' }, { retryIntervalMs: 60_000 });
     try {
       await slow.start('retry', { id: 'watched', failTimes: 1 }, { name: 'watched' });
@@ -88,7 +88,24 @@ describe('local Step Functions runner', () => {
     }
     expect(await runner.start('retry', { id: 'quick', failTimes: 0 }, { name: 'quick' })).toBeDefined();
     await runner.idle();
-    expect(await runner.status('retry', 'quick')).toBeNull();
+    expect(await runner.status('retry', 'quick')).toBe('SUCCEEDED');
+    const failing = fixtureRunner('gated', { Gated: 'flaky' });
+    try {
+      await failing.start('gated', { id: 'fails', failTimes: 1, errorName: 'Broken' }, { name: 'fails' });
+      await failing.idle();
+      expect(await failing.status('gated', 'fails')).toBe('FAILED');
+    } finally {
+      await failing.stop();
+    }
+  });
+
+  it('does not run an ended execution again when its name is started again (Step Functions refuses the name for 90 days)', async () => {
+    const first = await runner.start('retry', { id: 'ended-once', failTimes: 0 }, { name: 'ended-once' });
+    await runner.idle();
+    const again = await runner.start('retry', { id: 'ended-once', failTimes: 0 }, { name: 'ended-once' });
+    await runner.idle();
+    expect(again.executionId).toBe(first.executionId);
+    expect(calls.filter((c) => c.input.id === 'ended-once')).toHaveLength(1);
   });
 
   it('loads every workflow of the service: each placeholder bound to a task handler, the ASL valid', () => {
@@ -109,6 +126,8 @@ describe('local Step Functions runner across a stop or a crash', () => {
   const journalDir = mkdtempSync(path.join(os.tmpdir(), 'sfn-journal-'));
   afterAll(() => rmSync(journalDir, { recursive: true, force: true }));
   const make = () => fixtureRunner('gated', { Gated: 'gated' }, { journalDir });
+  /** The records of running executions (the history of ended ones lies beside them). */
+  const records = () => readdirSync(journalDir).filter((f) => f.endsWith('.json'));
 
   it('records a running execution until it ends, and resumes one that a stop interrupted', async () => {
     gate.open = false;
@@ -126,9 +145,27 @@ describe('local Step Functions runner across a stop or a crash', () => {
       expect(await second.resumeInterrupted()).toBe(1);
       await second.idle();
       expect(calls.filter((c) => c.task === 'gated' && c.input.id === 'interrupted')).toHaveLength(2);
-      expect(readdirSync(journalDir)).toEqual([]);
+      expect(records()).toEqual([]);
       // Nothing left to resume.
       expect(await make().resumeInterrupted()).toBe(0);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('remembers ended executions across a restart: their status, and a start of their name runs nothing', async () => {
+    gate.open = true;
+    const first = make();
+    await first.start('gated', { id: 'ended-before' }, { name: 'job_2' });
+    await first.idle();
+    await first.stop();
+    const second = make();
+    try {
+      expect(await second.status('gated', 'job_2')).toBe('SUCCEEDED');
+      await second.start('gated', { id: 'ended-before' }, { name: 'job_2' });
+      await second.idle();
+      expect(calls.filter((c) => c.task === 'gated' && c.input.id === 'ended-before')).toHaveLength(1);
+      expect(records()).toEqual([]);
     } finally {
       await second.stop();
     }
