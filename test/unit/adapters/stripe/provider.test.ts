@@ -83,3 +83,50 @@ describe('StripePaymentProvider refusals', () => {
     expect(logged).toEqual([]);
   });
 });
+
+describe('StripePaymentProvider: what a subscription update sends', () => {
+  const periodStart = '2026-11-01T00:00:00.000Z';
+  const periodEnd = '2026-12-01T00:00:00.000Z';
+  const sent = (subId: string) => double.requests.filter((r) => r.method === 'POST' && r.path === `/v1/subscriptions/${subId}`);
+
+  it('cancels at period end with that one field', async () => {
+    const sub = double.subscription({ customer: 'cus_x', price: PRICES.starter, periodStart, periodEnd });
+    expect(await provider.cancelAtPeriodEnd(sub.id)).toMatchObject({ id: sub.id, cancel_at_period_end: true });
+    expect(sent(sub.id).map((r) => r.form)).toEqual([{ cancel_at_period_end: 'true' }]);
+  });
+
+  // Stripe refuses cancel_at and cancel_at_period_end in one request: only the field the cancel was made with is cleared
+  // (a period-end cancel also shows a cancel_at), and a collection pause is cleared in the same request.
+  it.each([
+    ['a period-end cancel', { cancel_at_period_end: true, cancel_at: periodEnd, pause_collection: false }, { cancel_at_period_end: 'false' }],
+    ['a dated cancel', { cancel_at_period_end: false, cancel_at: '2026-11-20T00:00:00.000Z', pause_collection: false }, { cancel_at: '' }],
+    ['a collection pause', { cancel_at_period_end: false, cancel_at: null, pause_collection: true }, { pause_collection: '' }],
+    ['a period-end cancel and a pause', { cancel_at_period_end: true, cancel_at: periodEnd, pause_collection: true }, { cancel_at_period_end: 'false', pause_collection: '' }],
+    ['a dated cancel and a pause', { cancel_at_period_end: false, cancel_at: '2026-11-20T00:00:00.000Z', pause_collection: true }, { cancel_at: '', pause_collection: '' }],
+  ])('resumes %s by clearing exactly what is pending', async (_, pending, form) => {
+    const sub = double.subscription({ customer: 'cus_x', price: PRICES.starter, periodStart, periodEnd, cancelAtPeriodEnd: pending.cancel_at_period_end });
+    if (pending.cancel_at) sub.cancel_at = Math.floor(Date.parse(pending.cancel_at) / 1000);
+    if (pending.pause_collection) sub.pause_collection = { behavior: 'void', resumes_at: null };
+    expect(await provider.resume(sub.id, pending)).toMatchObject({ cancel_at_period_end: false, cancel_at: null, pause_collection: false });
+    expect(sent(sub.id).map((r) => r.form)).toEqual([form]);
+  });
+
+  it('upgrades with the prorated difference invoiced now, refused when it cannot be paid, under the idempotency key', async () => {
+    const sub = double.subscription({ customer: 'cus_x', price: PRICES.starter, periodStart, periodEnd });
+    const item = sub.items.data[0].id;
+    expect(await provider.changePrice(sub.id, item, PRICES.business, true, 'key-up')).toMatchObject({ price_id: PRICES.business });
+    const [call] = sent(sub.id);
+    // error_if_incomplete: a declined proration is a 402 and no change; Stripe's default would apply the plan unpaid (past_due).
+    expect(call.form).toEqual({ 'items[0][id]': item, 'items[0][price]': PRICES.business, proration_behavior: 'always_invoice', payment_behavior: 'error_if_incomplete' });
+    expect(call.idempotencyKey).toBe('key-up');
+  });
+
+  it('downgrades from the next renewal: nothing invoiced now, so nothing said about paying it', async () => {
+    const sub = double.subscription({ customer: 'cus_x', price: PRICES.business, periodStart, periodEnd });
+    const item = sub.items.data[0].id;
+    expect(await provider.changePrice(sub.id, item, PRICES.starter, false, 'key-down')).toMatchObject({ price_id: PRICES.starter });
+    const [call] = sent(sub.id);
+    expect(call.form).toEqual({ 'items[0][id]': item, 'items[0][price]': PRICES.starter, proration_behavior: 'none' });
+    expect(call.idempotencyKey).toBe('key-down');
+  });
+});
