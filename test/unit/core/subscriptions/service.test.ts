@@ -2,7 +2,7 @@ import { type Account, newAccount } from '../../../../functions/core/accounts/ac
 import type { AccountRepository, PlanRepository } from '../../../../functions/core/accounts/ports';
 import { creditPacks } from '../../../../functions/core/billing/packs';
 import { planCatalogue } from '../../../../functions/core/billing/plans';
-import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, LostDispute, PaymentEvent, PaymentProvider, Purchase, RefundChange, ReversalWrite } from '../../../../functions/core/subscriptions/ports';
+import type { BillingCommitOutcome, BillingStateStore, BillingStateWrite, LostDispute, PaymentEvent, PaymentProvider, ProviderSubscription, Purchase, RefundChange, ReversalWrite } from '../../../../functions/core/subscriptions/ports';
 import { SubscriptionService } from '../../../../functions/core/subscriptions/service';
 
 const now = new Date('2026-11-21T12:00:00Z');
@@ -396,6 +396,22 @@ describe('SubscriptionService: a subscription checkout against late, older subsc
     expect(accounts.get('a1')!.subscription).toMatchObject({ scheduled_change: { action: 'cancel' } });
   });
 
+  it('ignores the creation event however it is stamped: it shows the subscription before the checkout paid it', async () => {
+    const { service, accounts } = setup({ getSubscription: async () => live });
+    await service.handleEvent(checkout);
+    for (const [id, offsetMs] of [['evt_created_same_second', 0], ['evt_created_second_after', 1000]] as const) {
+      const created: PaymentEvent = {
+        id,
+        type: 'customer.subscription.created',
+        created: new Date(now.getTime() + offsetMs).toISOString(),
+        kind: 'subscription_changed',
+        subscription: { ...live, status: 'incomplete' },
+      };
+      expect(await service.handleEvent(created)).toEqual({ result: 'ignored', reason: 'stale_event', account_id: 'a1' });
+      expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', allowance_micros: 20_000_000 });
+    }
+  });
+
   it('still applies an update created after the checkout', async () => {
     const { service, accounts } = setup({ getSubscription: async () => live });
     await service.handleEvent(checkout);
@@ -466,5 +482,110 @@ describe('SubscriptionService: events that must never credit', () => {
     expect(store.commits).toBe(0);
     expect(accounts.get('a1')!.credits_micros).toBe(0);
     expect(log.error).toHaveBeenCalledWith(expect.stringMatching(/quantit/), expect.objectContaining({ session: 'cs_1' }));
+  });
+});
+
+describe('SubscriptionService: subscription allowances from events', () => {
+  const DAY = 86_400_000;
+  const at = (days: number) => new Date(now.getTime() + days * DAY).toISOString();
+  const sub1: ProviderSubscription = {
+    id: 'sub_1',
+    customer_id: 'cus_1',
+    status: 'active',
+    price_id: 'price_s',
+    item_id: 'si_1',
+    period_start: at(0),
+    period_end: at(30),
+    cancel_at_period_end: false,
+    cancel_at: null,
+    pause_collection: false,
+    account_ref: 'a1',
+  };
+  const changed = (id: string, type: string, subscription: ProviderSubscription, offsetMs = 0): PaymentEvent => ({
+    id,
+    type,
+    created: new Date(now.getTime() + offsetMs).toISOString(),
+    kind: 'subscription_changed',
+    subscription,
+  });
+  const paid = (id: string, billing_reason: string | null, period_start: string, period_end: string, price_id = 'price_s'): PaymentEvent => ({
+    id,
+    type: 'invoice.paid',
+    created: now.toISOString(),
+    kind: 'invoice_paid',
+    invoice: { id: `in_${id}`, customer_id: 'cus_1', subscription_id: 'sub_1', billing_reason, period_start, period_end, price_id },
+  });
+  /** sub_1 made by its creation event (no allowance until its first invoice is paid). */
+  async function created() {
+    const ctx = setup({ getSubscription: async () => sub1 });
+    expect(await ctx.service.handleEvent(changed('evt_created', 'customer.subscription.created', sub1))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(ctx.accounts.get('a1')!.subscription).toMatchObject({ subscription_id: 'sub_1', allowance_micros: 0 });
+    return ctx;
+  }
+
+  it.each([
+    ['subscription_create', at(0), at(30)],
+    ['subscription_cycle', at(30), at(60)],
+    ['subscription', at(0), at(30)],
+  ])('grants the period allowance when an invoice of billing reason %s is paid', async (reason, start, end) => {
+    const { service, accounts } = await created();
+    expect(await service.handleEvent(paid('evt_inv', reason, start, end))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ period_start: start, allowance_micros: 20_000_000, allowance_period_start: start });
+  });
+
+  // An upgrade's proration invoice pays from the change to the period's end: read as a period, it would look like a
+  // renewal and reset the allowance (the upgrade adds the difference itself). Other invoices grant no period either.
+  it.each([['subscription_update'], ['manual'], [null]])('grants nothing for a paid invoice of billing reason %p', async (reason) => {
+    const { service, accounts } = await created();
+    await service.handleEvent(paid('evt_first', 'subscription_create', at(0), at(30)));
+    const spent = { ...accounts.get('a1')!.subscription!, allowance_micros: 5_000_000 };
+    accounts.set('a1', { ...accounts.get('a1')!, subscription: spent });
+    expect(await service.handleEvent(paid('evt_other', reason, at(10), at(30), 'price_b'))).toEqual({ result: 'ignored', reason: 'no_allowance_change' });
+    expect(accounts.get('a1')!.subscription).toEqual(spent);
+  });
+
+  // A live subscription taking over from an ended one was paid for (its checkout and invoice were ignored meanwhile);
+  // one whose collection is paused was not: it waits for an invoice to be paid.
+  it.each([
+    [false, { status: 'active', allowance_micros: 20_000_000 }],
+    [true, { status: 'paused', allowance_micros: 0, scheduled_change: null }],
+  ])('grants a subscription that takes over from an ended one its allowance unless its collection is paused (%p)', async (pause_collection, expected) => {
+    const sub2: ProviderSubscription = { ...sub1, id: 'sub_2', item_id: 'si_2', period_start: at(1), period_end: at(31), pause_collection };
+    const { service, accounts } = setup({ getSubscription: async (id) => (id === 'sub_2' ? sub2 : { ...sub1, status: 'canceled' }) });
+    await service.handleEvent(changed('evt_1', 'customer.subscription.updated', sub1));
+    expect(await service.handleEvent(changed('evt_2', 'customer.subscription.deleted', { ...sub1, status: 'canceled' }, 1000))).toMatchObject({ result: 'applied' });
+    expect(await service.handleEvent(changed('evt_3', 'customer.subscription.updated', sub2, 2000))).toEqual({ result: 'applied', account_id: 'a1' });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ subscription_id: 'sub_2', ...expected });
+  });
+});
+
+describe('SubscriptionService.resume', () => {
+  const periodEnd = new Date(now.getTime() + 30 * 86_400_000).toISOString();
+  const sub: ProviderSubscription = {
+    id: 'sub_1',
+    customer_id: 'cus_1',
+    status: 'active',
+    price_id: 'price_s',
+    item_id: 'si_1',
+    period_start: now.toISOString(),
+    period_end: periodEnd,
+    cancel_at_period_end: false,
+    cancel_at: null,
+    pause_collection: false,
+    account_ref: 'a1',
+  };
+
+  it.each([
+    ['a period-end cancel', { cancel_at_period_end: true, cancel_at: periodEnd }],
+    ['a dated cancel', { cancel_at: new Date(now.getTime() + 10 * 86_400_000).toISOString() }],
+    ['a collection pause', { pause_collection: true }],
+    ['a dated cancel and a pause', { cancel_at: new Date(now.getTime() + 10 * 86_400_000).toISOString(), pause_collection: true }],
+  ])('asks the provider to undo %s, naming what is pending', async (_, pending) => {
+    const resume = jest.fn(async () => sub);
+    const { service, accounts } = setup({ getSubscription: async () => sub, resume });
+    await service.handleEvent({ id: 'evt_pending', type: 'customer.subscription.updated', created: now.toISOString(), kind: 'subscription_changed', subscription: { ...sub, ...pending } });
+    await service.resume(accounts.get('a1')!);
+    expect(resume).toHaveBeenCalledWith('sub_1', { cancel_at_period_end: false, cancel_at: null, pause_collection: false, ...pending });
+    expect(accounts.get('a1')!.subscription).toMatchObject({ status: 'active', scheduled_change: null });
   });
 });
