@@ -133,9 +133,13 @@ export class LocalWorkflowRunner implements WorkflowStarter {
   /** Remembers an ended execution (in the history file too, before its running record goes). */
   private recordEnded(workflow: string, name: string, status: ExecutionStatus) {
     this.ended.set(localExecutionArn(workflow, name), status);
-    if (this.opts.journalDir) {
-      const entry: Ended = { workflow, name, status, ended_at: new Date().toISOString() };
+    if (!this.opts.journalDir) return;
+    const entry: Ended = { workflow, name, status, ended_at: new Date().toISOString() };
+    try {
       appendFileSync(path.join(this.opts.journalDir, HISTORY_FILE), `${JSON.stringify(entry)}\n`);
+    } catch (err) {
+      // Only the next process loses it (a start of that name would run again there): not worth failing the ending.
+      this.opts.log.warn(`workflow ${workflow} execution ${name}: its ending could not be kept in the history`, err);
     }
   }
 
