@@ -176,6 +176,16 @@ export class PdfServiceStack extends Stack {
     // Every alarm notifies this topic. Not encrypted: CloudWatch cannot publish to a topic under the AWS-managed SNS
     // key, and alarm messages carry no customer data (names of queues and functions, counts).
     this.alarms = new sns.Topic(this, 'Alarms', { displayName: 'PDF service alarms', enforceSSL: true });
+    // The topic's own policy (enforceSSL) replaces SNS's default one, which let the account's services publish: without
+    // this, CloudWatch is refused sns:Publish and every alarm fires unheard.
+    this.alarms.addToResourcePolicy(
+      new iam.PolicyStatement({
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [this.alarms.topicArn],
+        conditions: { ArnLike: { 'aws:SourceArn': `arn:${this.partition}:cloudwatch:${this.region}:${this.account}:alarm:*` } },
+      }),
+    );
     if (props.alarmEmail) this.alarms.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     this.addQueues(mail);
     this.alarmOnErrorLogs();

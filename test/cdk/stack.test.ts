@@ -566,6 +566,20 @@ describe('render queue and worker', () => {
     expect(alarms.some((a) => a.Properties.MetricName === filter.Properties.MetricTransformations[0].MetricName)).toBe(true);
   });
 
+  it("lets CloudWatch publish the alarms to the topic, whose own policy replaces SNS's default one", () => {
+    const [topicId] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::SNS::Topic')!;
+    const policies = Object.values(resources).filter((r) => r.Type === 'AWS::SNS::TopicPolicy' && JSON.stringify(r.Properties.Topics) === JSON.stringify([{ Ref: topicId }]));
+    expect(policies).toHaveLength(1);
+    const statements: any[] = policies[0].Properties.PolicyDocument.Statement;
+    // Without an Allow for the service, the alarm history says "is not authorized to perform: SNS:Publish" and nobody hears.
+    const allow = statements.find((st) => st.Effect === 'Allow' && [st.Action].flat().includes('sns:Publish'));
+    expect(allow).toMatchObject({ Principal: { Service: 'cloudwatch.amazonaws.com' }, Resource: { Ref: topicId } });
+    // Only alarms of this account and region may publish there.
+    expect(JSON.stringify(allow.Condition.ArnLike['aws:SourceArn'])).toMatch(/:cloudwatch:.*:alarm:\*"/);
+    // Plain HTTP publishing stays refused.
+    expect(statements.some((st) => st.Effect === 'Deny' && st.Condition?.Bool?.['aws:SecureTransport'] === 'false')).toBe(true);
+  });
+
   it('lets only the long-job route and the worker itself send to the queue, and gives them the URL', () => {
     const method = methods.find((m) => m.method === 'POST' && m.path === '/longjob')!;
     expect(actionsOf(method)).toEqual(expect.arrayContaining(['sqs:SendMessage']));
