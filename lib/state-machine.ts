@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Names } from 'aws-cdk-lib';
+import { Aws, Fn, Names } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -32,8 +32,11 @@ export class AslStateMachine extends Construct {
     // The ASL's own TimeoutSeconds is the only bound of an execution (CDK's `timeout` does not reach a string definition).
     if (!(Number((JSON.parse(text) as { TimeoutSeconds?: unknown }).TimeoutSeconds) > 0)) throw new Error(`${props.definitionFile}: set a top-level TimeoutSeconds`);
     // The prefix AWS asks for: Step Functions then needs no entry per group in the account's size-capped logs resource policy.
+    // The group is retained (CDK's default for logs), also when a failed first deploy rolls back: the stack's id, new on
+    // every creation, ends its name, so that a stack created again under the same name does not fail on "already exists".
+    const stackGuid = Fn.select(2, Fn.split('/', Aws.STACK_ID));
     this.logGroup = new logs.LogGroup(this, 'Logs', {
-      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}`,
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200 })}-${stackGuid}`,
       retention: logs.RetentionDays.ONE_MONTH,
     });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {

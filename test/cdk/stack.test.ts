@@ -346,7 +346,12 @@ describe('CDK app', () => {
       }
       // Its log group has the name prefix AWS asks for (no entry in the account's size-capped logs resource policy).
       const logGroupId = machine.Properties.LoggingConfiguration.Destinations[0].CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'][0];
-      expect(resources[logGroupId].Properties.LogGroupName).toMatch(/^\/aws\/vendedlogs\/states\//);
+      const logGroup = resources[logGroupId] as any;
+      expect(JSON.stringify(logGroup.Properties.LogGroupName)).toMatch(/^\{"Fn::Join":\["",\["\/aws\/vendedlogs\/states\//);
+      // Kept when the stack goes (and when a failed first deploy rolls back), so its name must not come back: a stack
+      // created again under the same name would fail on "already exists". The stack's id (new on every creation) is in it.
+      expect(logGroup.DeletionPolicy).toBe('Retain');
+      expect(JSON.stringify(logGroup.Properties.LogGroupName)).toContain('{"Ref":"AWS::StackId"}');
       // An execution that ends without reaching RecordFailure (timed out as a whole, stopped) still ends its job:
       // its status change goes to the same recorder function.
       const recorderId = machine.Properties.DefinitionSubstitutions.RecordFailure['Fn::GetAtt'][0];
