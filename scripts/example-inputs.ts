@@ -90,7 +90,9 @@ export async function writeExampleInputs(dir: string, log: (line: string) => voi
 }
 
 if (require.main === module) {
-  writeExampleInputs(path.resolve(process.argv[2] ?? '.'), console.log).catch((err: unknown) => {
+  // npm runs scripts in the package root; INIT_CWD is where `npm run` was typed, the "current directory" meant.
+  const cwd = process.env.INIT_CWD || process.cwd();
+  writeExampleInputs(path.resolve(cwd, process.argv[2] ?? '.'), console.log).catch((err: unknown) => {
     console.error(err);
     process.exit(1);
   });

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
@@ -27,5 +28,34 @@ describe('npm run example-inputs (the files the README examples use)', () => {
   it('makes form.pdf with the filled, required field the inspect example lists', async () => {
     const field = (await pdf('form.pdf')).getForm().getTextField('applicant.name');
     expect([field.getText(), field.isRequired(), field.getMaxLength()]).toEqual(['Ada', true, 40]);
+  });
+});
+
+describe('npm run example-inputs from another directory', () => {
+  const repo = path.join(__dirname, '../../..');
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(path.join(tmpdir(), 'example-inputs-cwd-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  // npm runs the script in the package root and says where it was typed in INIT_CWD, as here.
+  const run = (initCwd: string, args: string[] = []) =>
+    spawnSync(path.join(repo, 'node_modules/.bin/tsx'), [path.join(repo, 'scripts/example-inputs.ts'), ...args], {
+      cwd: path.join(root, 'package'),
+      env: { ...process.env, INIT_CWD: initCwd },
+      encoding: 'utf8',
+    });
+
+  it('writes into the directory npm was run from (the README says the current directory), and resolves a relative dir from there', () => {
+    const packageDir = path.join(root, 'package');
+    const here = path.join(root, 'here');
+    mkdirSync(packageDir);
+    mkdirSync(here);
+    expect(run(here).status).toBe(0);
+    expect(readdirSync(here)).toContain('report.pdf');
+    expect(run(here, ['inputs']).status).toBe(0);
+    expect(readdirSync(path.join(here, 'inputs'))).toContain('site.zip');
+    expect(readdirSync(packageDir)).toEqual([]);
   });
 });
