@@ -11,10 +11,18 @@ import { benchBulk, formatBulk } from './bulk';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 
+const BENCHMARKS = ['quickjob', 'pdftools', 'bulk'];
+
 async function main() {
   const args = process.argv.slice(2);
   const quick = args.includes('--quick');
   const only = args.filter((a) => !a.startsWith('--'));
+  // A misspelt name would otherwise run nothing and look like a finished benchmark.
+  const unknown = [...only.filter((a) => !BENCHMARKS.includes(a)), ...args.filter((a) => a.startsWith('--') && a !== '--quick')];
+  if (unknown.length) {
+    process.stderr.write(`Unknown argument ${unknown.join(', ')}. Usage: npm run bench [-- ${BENCHMARKS.join('|')}] [-- --quick]\n`);
+    process.exit(2);
+  }
   const want = (name: string) => only.length === 0 || only.includes(name);
   const results: Record<string, unknown> = { machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version }, at: new Date().toISOString() };
 
