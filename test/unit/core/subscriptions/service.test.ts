@@ -7,6 +7,24 @@ import { SubscriptionService } from '../../../../functions/core/subscriptions/se
 
 const now = new Date('2026-11-21T12:00:00Z');
 
+/** A live Starter subscription of account a1 in its first 30 days from `now`, as the provider reports it. */
+function liveSubscription(overrides: Partial<ProviderSubscription> = {}): ProviderSubscription {
+  return {
+    id: 'sub_1',
+    customer_id: 'cus_1',
+    status: 'active',
+    price_id: 'price_s',
+    item_id: 'si_1',
+    period_start: now.toISOString(),
+    period_end: new Date(now.getTime() + 30 * 86_400_000).toISOString(),
+    cancel_at_period_end: false,
+    cancel_at: null,
+    pause_collection: false,
+    account_ref: 'a1',
+    ...overrides,
+  };
+}
+
 /** In memory, with the same contract as the DynamoDB store; `interfere` changes the account between read and write. */
 class MemoryStore implements BillingStateStore {
   events = new Set<string>();
@@ -295,19 +313,7 @@ describe('SubscriptionService.handleEvent', () => {
 });
 
 describe('SubscriptionService.applySubscription', () => {
-  const subscription = (id: string, price_id: string) => ({
-    id,
-    customer_id: 'cus_1',
-    status: 'active',
-    price_id,
-    item_id: `si_${id}`,
-    period_start: now.toISOString(),
-    period_end: new Date(now.getTime() + 30 * 86_400_000).toISOString(),
-    cancel_at_period_end: false,
-    cancel_at: null,
-    pause_collection: false,
-    account_ref: 'a1',
-  });
+  const subscription = (id: string, price_id: string) => liveSubscription({ id, price_id, item_id: `si_${id}` });
 
   it('keeps the live subscription when a second one is paid for, and logs it as an error for someone to refund', async () => {
     // Stripe says the stored one still runs: the second one is really a second one.
@@ -321,19 +327,7 @@ describe('SubscriptionService.applySubscription', () => {
 });
 
 describe('SubscriptionService: a subscription checkout against late, older subscription events', () => {
-  const live = {
-    id: 'sub_1',
-    customer_id: 'cus_1',
-    status: 'active',
-    price_id: 'price_s',
-    item_id: 'si_1',
-    period_start: now.toISOString(),
-    period_end: new Date(now.getTime() + 30 * 86_400_000).toISOString(),
-    cancel_at_period_end: false,
-    cancel_at: null,
-    pause_collection: false,
-    account_ref: null,
-  };
+  const live = liveSubscription({ account_ref: null });
   const checkout: PaymentEvent = {
     id: 'evt_checkout',
     type: 'checkout.session.completed',
@@ -488,19 +482,7 @@ describe('SubscriptionService: events that must never credit', () => {
 describe('SubscriptionService: subscription allowances from events', () => {
   const DAY = 86_400_000;
   const at = (days: number) => new Date(now.getTime() + days * DAY).toISOString();
-  const sub1: ProviderSubscription = {
-    id: 'sub_1',
-    customer_id: 'cus_1',
-    status: 'active',
-    price_id: 'price_s',
-    item_id: 'si_1',
-    period_start: at(0),
-    period_end: at(30),
-    cancel_at_period_end: false,
-    cancel_at: null,
-    pause_collection: false,
-    account_ref: 'a1',
-  };
+  const sub1 = liveSubscription({ period_start: at(0), period_end: at(30) });
   const changed = (id: string, type: string, subscription: ProviderSubscription, offsetMs = 0): PaymentEvent => ({
     id,
     type,
@@ -561,19 +543,7 @@ describe('SubscriptionService: subscription allowances from events', () => {
 
 describe('SubscriptionService.resume', () => {
   const periodEnd = new Date(now.getTime() + 30 * 86_400_000).toISOString();
-  const sub: ProviderSubscription = {
-    id: 'sub_1',
-    customer_id: 'cus_1',
-    status: 'active',
-    price_id: 'price_s',
-    item_id: 'si_1',
-    period_start: now.toISOString(),
-    period_end: periodEnd,
-    cancel_at_period_end: false,
-    cancel_at: null,
-    pause_collection: false,
-    account_ref: 'a1',
-  };
+  const sub = liveSubscription({ period_end: periodEnd });
 
   it.each([
     ['a period-end cancel', { cancel_at_period_end: true, cancel_at: periodEnd }],
