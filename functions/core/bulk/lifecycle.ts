@@ -66,10 +66,12 @@ export async function failJob(
             error_message: 'Cancelled on request before any file was converted; nothing was charged.',
           }
         : failed(seen, at, code, message, ending);
+    // Every bulk.job.* payload has the same fields, whichever path ended the job (Finish, cancel, or here).
+    const files_url = `/jobs/${job.job_id}/files`;
     const event =
       next.status === 'cancelled'
-        ? jobEvent('bulk.job.cancelled', next, at, { processed_count: next.processed_count ?? 0, error_message: next.error_message, files_url: `/jobs/${job.job_id}/files` })
-        : jobEvent('bulk.job.failed', next, at, { error_message: message, processed_count: next.processed_count ?? 0 });
+        ? jobEvent('bulk.job.cancelled', next, at, { processed_count: next.processed_count ?? 0, error_message: next.error_message, files_url })
+        : jobEvent('bulk.job.failed', next, at, { error_message: message, processed_count: next.processed_count ?? 0, files_url });
     // Only a job still running ends here, and only then are its output and rows removed (one finished meanwhile keeps them).
     const written = seen.status === 'queued' ? await deps.jobs.putIf(next, ['queued'], [event]) : await deps.progress.finishJob(next, [event], cancelSeen);
     if (written) {
