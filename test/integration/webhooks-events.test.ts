@@ -257,3 +257,30 @@ describe('history', () => {
     expect(await pagesOf(user, route, 'limit=1&event_type=job.completed', 'webhook_id')).toEqual([[]]);
   });
 });
+
+describe('webhooks per user', () => {
+  it("follows the plan's max_webhooks, 5 where the plan leaves it unset, and says when a plan allows more", async () => {
+    const standard = planCatalogue().find((p) => p.plan_id === 'standard')!;
+    const { max_webhooks: _unset, ...unset } = { ...standard, plan_id: 'hooks-unset', name: 'Hooks unset' };
+    await stack.services.plans.put([
+      { ...standard, plan_id: 'hooks2', name: 'Two hooks', max_webhooks: 2 },
+      unset as typeof standard,
+    ]);
+    const create = (user: TestAccount, i: number) => api(user, 'POST', '/accounts/me/webhooks', { url: hookUrl(`/limit/${i}`) });
+    const two = await stack.account({ plan_id: 'hooks2', credits_usd: 1 });
+    for (const i of [1, 2]) expect((await create(two, i)).status).toBe(201);
+    const refused = await create(two, 3);
+    expect(refused.status).toBe(403);
+    // The catalogue's plans allow 5: an upgrade would help.
+    expect((await refused.json()).error).toMatchObject({
+      code: 'WEBHOOK_LIMIT_EXCEEDED',
+      details: { plan_id: 'hooks2', plan_type: 'pay_as_you_go', current_count: 2, max_allowed: 2, upgrade_required: true },
+    });
+
+    const five = await stack.account({ plan_id: 'hooks-unset', credits_usd: 1 });
+    for (const i of [1, 2, 3, 4, 5]) expect((await create(five, i)).status).toBe(201);
+    const sixth = await create(five, 6);
+    expect(sixth.status).toBe(403);
+    expect((await sixth.json()).error.details).toEqual({ plan_id: 'hooks-unset', plan_type: 'pay_as_you_go', current_count: 5, max_allowed: 5, upgrade_required: false });
+  });
+});
