@@ -138,7 +138,8 @@ describe('webhook bodies and queries', () => {
   });
 
   it('refuses empty or unknown events with INVALID_EVENTS', () => {
-    for (const events of [[], 'job.completed', null, [null], ['job.done'], ['JOB.COMPLETED'], new Array(101).fill('job.completed')]) {
+    // No wildcards: the spec lists the names to subscribe to, and `*` / `job.*` are none of them.
+    for (const events of [[], 'job.completed', null, [null], ['job.done'], ['JOB.COMPLETED'], ['*'], ['job.*'], ['job.completed', '*'], new Array(101).fill('job.completed')]) {
       expect(refusal(() => parseEvents(events))).toMatchObject({ code: 'INVALID_EVENTS', details: { parameter: 'events' } });
     }
     expect(parseEvents(['job.timeout', 'mailmerge.campaign.cancelled'])).toEqual(['job.timeout', 'mailmerge.campaign.cancelled']);
