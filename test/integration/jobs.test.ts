@@ -1,4 +1,4 @@
-import { newJob } from '../../functions/core/jobs/job';
+import { FINISHED_STATUSES, type Job, newJob } from '../../functions/core/jobs/job';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -71,5 +71,108 @@ describe('GET /jobs/{job_id} and /download', () => {
     const shownSecond = await (await stack.request('GET', `/jobs/${second}`, { key: user.api_key })).json();
     expect(shownSecond.s3_url).toBeUndefined();
     expect(shownSecond.s3_url_expires_at).toBeUndefined();
+  });
+});
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const COMMON = ['job_id', 'status', 'job_type', 'mode', 'pages', 'truncated', 'created_at', 'completed_at', 'timeout_occurred', 'error_message', 'error_code'];
+const BULK = ['bundle_type', 'file_count', 'processed_count', 'success_count', 'failure_count', 'pages_total'];
+const PDFOP = ['operation', 'split_mode', 'input_files', 'input_pages', 'outputs_produced'];
+const LINK = ['s3_url', 's3_url_expires_at'];
+
+/** A seeded job of the user's (the stored record as the workers leave it), with its output stored when `stored`. */
+async function seeded(id: string, job_type: Job['job_type'], status: Job['status'], changes: Partial<Job> = {}, stored?: { expires_at: string }) {
+  const created = new Date(Date.now() - 60_000);
+  const ended = FINISHED_STATUSES.has(status) ? new Date().toISOString() : null;
+  const job: Job = { ...newJob({ job_id: id, account_id: user.account_id, job_type, status, mode: job_type === 'quick' || job_type === 'long' ? 'html' : null, now: created }), completed_at: ended, ...changes };
+  if (stored) {
+    const key = `outputs/${user.account_id}/${id}/${id}.pdf`;
+    await stack.services.blobs.put(key, new TextEncoder().encode('%PDF-1.7 seeded'), 'application/pdf');
+    job.output = { key, name: `${id}.pdf`, content_type: 'application/pdf', size_bytes: 15, expires_at: stored.expires_at };
+  }
+  await stack.services.jobs.put(job);
+  return job;
+}
+
+const LATER = () => new Date(Date.now() + 86_400_000).toISOString();
+
+describe('GET /jobs/{job_id}: the field set of each job type in each status', () => {
+  async function shown(id: string) {
+    const res = await stack.request('GET', `/jobs/${id}`, { key: user.api_key });
+    expect(res.status).toBe(200);
+    return res.json();
+  }
+
+  it.each([
+    ['quick completed, stored', 'quick', 'completed', { pages: 2 }, true, [...COMMON, ...LINK]],
+    ['quick timeout', 'quick', 'timeout', { timeout_occurred: true, error_code: 'QUICKJOB_TIMEOUT', error_message: 'slow' }, false, COMMON],
+    ['long queued', 'long', 'queued', { pages: 3 }, false, COMMON],
+    ['long processing', 'long', 'processing', { pages: 3, started_at: new Date().toISOString() }, false, COMMON],
+    ['long completed', 'long', 'completed', { pages: 3 }, true, [...COMMON, ...LINK]],
+    ['long failed', 'long', 'failed', { error_code: 'PDF_GENERATION_FAILED', error_message: 'boom' }, false, COMMON],
+    ['long timeout', 'long', 'timeout', { timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: 'slow' }, false, COMMON],
+    ['bulk queued', 'bulk', 'queued', { bundle_type: 'html', file_count: null, processed_count: 0, success_count: 0, failure_count: 0, pages_total: 0 }, false, [...COMMON, ...BULK]],
+    ['bulk processing, cancel asked', 'bulk', 'processing', { bundle_type: 'html', file_count: 4, processed_count: 1, success_count: 1, failure_count: 0, pages_total: 0, cancel_requested: true }, false, [...COMMON, ...BULK, 'cancel_requested']],
+    ['bulk partial_failed', 'bulk', 'partial_failed', { bundle_type: 'markdown', file_count: 4, processed_count: 4, success_count: 3, failure_count: 1, pages_total: 5 }, true, [...COMMON, ...BULK, ...LINK]],
+    ['bulk failed', 'bulk', 'failed', { bundle_type: 'html', file_count: 2, processed_count: 2, success_count: 0, failure_count: 2, pages_total: 0, error_code: 'BULK_ALL_FILES_FAILED', error_message: 'none' }, false, [...COMMON, ...BULK]],
+    ['pdfop queued', 'pdfop', 'queued', { operation: 'split', split_mode: 'each_page', input_files: 1, output_count: undefined }, false, [...COMMON, ...PDFOP, 'output_count', 'processed_count']],
+    ['pdfop processing', 'pdfop', 'processing', { operation: 'merge', input_files: 2, input_pages: 8, output_count: 1, processed_count: 3 }, false, [...COMMON, ...PDFOP, 'output_count', 'processed_count']],
+    ['pdfop completed', 'pdfop', 'completed', { operation: 'merge', input_files: 2, input_pages: 8, outputs_produced: 1, output_count: 1, processed_count: 7, pages: 7 }, true, [...COMMON, ...PDFOP, ...LINK]],
+    ['pdfop failed by timeout', 'pdfop', 'failed', { operation: 'split', split_mode: 'every_n', input_files: 1, timeout_occurred: true, error_code: 'PDFOP_TIMEOUT', error_message: 'slow', failed_input: 'big.pdf' }, false, [...COMMON, ...PDFOP]],
+  ] as const)('%s', async (name, type, status, changes, stored, fields) => {
+    const id = `job_shape_${name.replace(/\W+/g, '_')}`;
+    const job = await seeded(id, type, status, changes as Partial<Job>, stored ? { expires_at: LATER() } : undefined);
+    const body = await shown(id);
+    expect(Object.keys(body).sort()).toEqual([...fields].sort());
+    // Types as the spec gives them: numbers, booleans, ISO 8601 strings, null rather than absent.
+    expect(body.created_at).toMatch(ISO);
+    if (FINISHED_STATUSES.has(status)) expect(body.completed_at).toMatch(ISO);
+    else expect(body.completed_at).toBeNull();
+    expect(typeof body.pages).toBe('number');
+    expect(body.truncated).toBe(false);
+    expect(body.timeout_occurred).toBe(job.timeout_occurred);
+    expect(body.error_code).toBe(job.error_code);
+    expect(body.error_message).toBe(job.error_message);
+    if (stored) expect(body.s3_url_expires_at).toMatch(ISO);
+    if (type === 'bulk') {
+      expect(body.file_count).toBe(job.file_count ?? null);
+      for (const f of ['processed_count', 'success_count', 'failure_count', 'pages_total']) expect(typeof body[f]).toBe('number');
+    }
+  });
+});
+
+describe('GET /jobs/{job_id}/download in each state', () => {
+  const error = async (id: string) => errorOf(await stack.request('GET', `/jobs/${id}/download`, { key: user.api_key }));
+
+  it('answers 409 JOB_NOT_READY before a job ends, whatever its output says (before 410 and 404)', async () => {
+    for (const status of ['queued', 'processing'] as const) {
+      await seeded(`job_dl_${status}_none`, 'bulk', status, { bundle_type: 'html' });
+      expect(await error(`job_dl_${status}_none`)).toEqual({ status: 409, code: 'JOB_NOT_READY' });
+      await seeded(`job_dl_${status}_old`, 'long', status, {}, { expires_at: '2020-01-01T00:00:00.000Z' });
+      expect(await error(`job_dl_${status}_old`)).toEqual({ status: 409, code: 'JOB_NOT_READY' });
+    }
+  });
+
+  it('answers 404 OUTPUT_NOT_AVAILABLE for a finished job without stored output, 410 once stored output is past retention', async () => {
+    for (const [status, type] of [['failed', 'long'], ['timeout', 'long'], ['completed', 'quick'], ['failed', 'bulk'], ['cancelled', 'bulk']] as const) {
+      await seeded(`job_dl_${type}_${status}`, type, status);
+      expect(await error(`job_dl_${type}_${status}`)).toEqual({ status: 404, code: 'OUTPUT_NOT_AVAILABLE' });
+    }
+    for (const status of ['completed', 'partial_failed'] as const) {
+      await seeded(`job_dl_expired_${status}`, 'bulk', status, { bundle_type: 'html' }, { expires_at: new Date(Date.now() - 1000).toISOString() });
+      expect(await error(`job_dl_expired_${status}`)).toEqual({ status: 410, code: 'OUTPUT_EXPIRED' });
+    }
+  });
+
+  it('links the output of a completed, partial_failed or cancelled-while-running job', async () => {
+    for (const status of ['completed', 'partial_failed', 'cancelled'] as const) {
+      await seeded(`job_dl_ok_${status}`, 'bulk', status, { bundle_type: 'html' }, { expires_at: LATER() });
+      const res = await stack.request('GET', `/jobs/job_dl_ok_${status}/download`, { token: user.id_token });
+      expect(res.status).toBe(200);
+      const link = await res.json();
+      expect(Object.keys(link).sort()).toEqual(['content_type', 'download_url', 'expires_at', 'expires_in_seconds', 'job_id', 'size_bytes']);
+      expect(link).toMatchObject({ job_id: `job_dl_ok_${status}`, expires_in_seconds: 3600, content_type: 'application/pdf', size_bytes: 15 });
+      expect(link.expires_at).toMatch(ISO);
+    }
   });
 });
