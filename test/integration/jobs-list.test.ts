@@ -120,6 +120,44 @@ describe('GET /jobs', () => {
     );
   });
 
+  it('takes the creation month in UTC to the millisecond, and pages through combined filters', async () => {
+    const edges = await stack.account();
+    const at = (iso: string, id: string, job_type: JobType, status: JobStatus) =>
+      stack.services.jobs.put({ ...newJob({ job_id: id, account_id: edges.account_id, job_type, status, mode: 'html', now: new Date(iso) }), completed_at: status === 'queued' ? null : iso });
+    await at('2026-09-30T23:59:59.999Z', 'job_e_sep', 'long', 'failed');
+    await at('2026-10-01T00:00:00.000Z', 'job_e_oct1', 'long', 'failed');
+    await at('2026-10-15T12:00:00.000Z', 'job_e_oct2', 'quick', 'failed');
+    await at('2026-10-20T12:00:00.000Z', 'job_e_oct3', 'long', 'completed');
+    await at('2026-10-25T12:00:00.000Z', 'job_e_oct4', 'long', 'failed');
+    await at('2026-10-31T23:59:59.999Z', 'job_e_oct5', 'long', 'failed');
+    await at('2026-11-01T00:00:00.000Z', 'job_e_nov', 'long', 'failed');
+    const ids = async (query: string) => (await list(query, edges)).body.jobs.map((j: Job) => j.job_id);
+    expect(await ids('?month=2026-10')).toEqual(['job_e_oct5', 'job_e_oct4', 'job_e_oct3', 'job_e_oct2', 'job_e_oct1']);
+    expect(await ids('?month=2026-09')).toEqual(['job_e_sep']);
+    expect(await ids('?month=2026-11')).toEqual(['job_e_nov']);
+
+    // status × job_type × month, one per page: every match once, the last page with a null token.
+    const seen: string[] = [];
+    let token: string | null = null;
+    let pages = 0;
+    do {
+      const { status, body } = await list(`?status=failed&job_type=long&month=2026-10&limit=1${token ? `&next_token=${encodeURIComponent(token)}` : ''}`, edges);
+      expect(status).toBe(200);
+      expect(body.count).toBe(1);
+      seen.push(...body.jobs.map((j: Job) => j.job_id));
+      token = body.next_token;
+      pages++;
+    } while (token && pages < 10);
+    expect(seen).toEqual(['job_e_oct5', 'job_e_oct4', 'job_e_oct1']);
+
+    // The token of one filter set is refused under another (changed type, month, status, or a filter dropped).
+    const first = (await list('?status=failed&job_type=long&month=2026-10&limit=1', edges)).body.next_token;
+    for (const changed of ['?status=failed&job_type=quick&month=2026-10', '?status=failed&job_type=long&month=2026-11', '?status=completed&job_type=long&month=2026-10', '?status=failed&job_type=long']) {
+      const { status, body } = await list(`${changed}&limit=1&next_token=${encodeURIComponent(first)}`, edges);
+      expect([changed, status, body.error?.details?.parameter]).toEqual([changed, 400, 'next_token']);
+    }
+  });
+
   it('refuses a limit outside 1–100 and bad filter values with 400 INVALID_PARAMETER', async () => {
     for (const limit of ['0', '101', '-1', 'abc', '1.5', '', '1e2']) await expectInvalid(`?limit=${limit}`, 'limit');
     expect((await list('?limit=1')).body.count).toBe(1);
