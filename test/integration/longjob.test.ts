@@ -146,6 +146,10 @@ describe('render worker', () => {
     const job = await stack.services.jobs.get(jobId);
     // The limit is seconds here (LONGJOB_TIMEOUT_SECONDS): the message says so, not "0 minutes".
     expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'RENDER_TIMEOUT', error_message: expect.stringMatching(/longer than \d+ seconds; nothing was charged/) });
+    const shown = await (await stack.request('GET', `/jobs/${jobId}`, { key: owner.api_key })).json();
+    expect(shown).toMatchObject({ status: 'timeout', timeout_occurred: true, completed_at: job!.completed_at, pages: expect.any(Number) });
+    expect(shown.completed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(shown).not.toHaveProperty('s3_url');
     expect(await eventsOf(jobId)).toEqual(['job.processing', 'job.failed']);
     expect((await stack.services.accounts.get(owner.account_id))!.total_pdf_count).toBe(0);
     expect(mailsTo(stack, 'slow@example.com').some((m) => m.includes('Your PDF job failed'))).toBe(true);

@@ -21,7 +21,10 @@ describe('quick job time limit', () => {
     expect(error).toMatchObject({ code: 'QUICKJOB_TIMEOUT', details: { timeout_seconds: 3, suggestion: 'use_longjob_endpoint' } });
 
     const job = await (await stack.request('GET', `/jobs/${error.details.job_id}`, { key: user.api_key })).json();
-    expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'QUICKJOB_TIMEOUT' });
+    expect(job).toMatchObject({ status: 'timeout', timeout_occurred: true, error_code: 'QUICKJOB_TIMEOUT', error_message: expect.any(String) });
+    // A timed-out job has ended: completed_at is when, as an ISO 8601 time no earlier than created_at.
+    expect(job.completed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+    expect(Date.parse(job.completed_at)).toBeGreaterThanOrEqual(Date.parse(job.created_at));
     expect((await stack.services.accounts.get(user.account_id))!.credits_micros).toBe(before);
 
     const next = await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>after</p>' } });
