@@ -158,6 +158,12 @@ describe('GET /jobs', () => {
     }
   });
 
+  it('is for the dashboard ID token only: an API key is refused with 401', async () => {
+    const res = await stack.request('GET', '/jobs', { key: user.api_key });
+    expect(res.status).toBe(401);
+    expect((await res.json()).error.code).toBe('UNAUTHORIZED');
+  });
+
   it('refuses a limit outside 1–100 and bad filter values with 400 INVALID_PARAMETER', async () => {
     for (const limit of ['0', '101', '-1', 'abc', '1.5', '', '1e2']) await expectInvalid(`?limit=${limit}`, 'limit');
     expect((await list('?limit=1')).body.count).toBe(1);

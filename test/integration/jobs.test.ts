@@ -176,3 +176,30 @@ describe('GET /jobs/{job_id}/download in each state', () => {
     }
   });
 });
+
+describe('POST /jobs/{job_id}/cancel on jobs that cannot be cancelled', () => {
+  const cancel = async (id: string) => {
+    const res = await stack.request('POST', `/jobs/${id}/cancel`, { key: user.api_key });
+    return { status: res.status, body: await res.json() };
+  };
+
+  it('answers 409 JOB_NOT_CANCELLABLE for a finished bulk job and for every other job type, in any status', async () => {
+    for (const status of ['completed', 'partial_failed', 'failed'] as const) {
+      await seeded(`job_cx_bulk_${status}`, 'bulk', status, { bundle_type: 'html' });
+      const { status: code, body } = await cancel(`job_cx_bulk_${status}`);
+      expect([status, code, body.error.code, body.error.details.reason]).toEqual([status, 409, 'JOB_NOT_CANCELLABLE', 'finished']);
+      expect((await stack.services.jobs.get(`job_cx_bulk_${status}`))!.status).toBe(status);
+    }
+    for (const [type, status] of [['long', 'queued'], ['long', 'processing'], ['pdfop', 'queued'], ['pdfop', 'processing'], ['quick', 'completed']] as const) {
+      await seeded(`job_cx_${type}_${status}`, type, status, type === 'pdfop' ? { operation: 'merge' } : {});
+      const { status: code, body } = await cancel(`job_cx_${type}_${status}`);
+      expect([type, status, code, body.error.code, body.error.details.reason]).toEqual([type, status, 409, 'JOB_NOT_CANCELLABLE', 'job_type']);
+      expect((await stack.services.jobs.get(`job_cx_${type}_${status}`))!.status).toBe(status);
+    }
+  });
+
+  it('answers a cancelled job again with 200 cancelled (cancelling twice is harmless)', async () => {
+    await seeded('job_cx_cancelled', 'bulk', 'cancelled', { bundle_type: 'html', cancel_requested: true });
+    expect(await cancel('job_cx_cancelled')).toEqual({ status: 200, body: { job_id: 'job_cx_cancelled', status: 'cancelled', cancel_requested: true, message: expect.any(String) } });
+  });
+});
