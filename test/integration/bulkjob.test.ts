@@ -461,6 +461,31 @@ describe('budgets and per-file results', () => {
     expect(await finished(none, poor.api_key)).toMatchObject({ status: 'failed', error_code: 'BULK_NO_CONVERTIBLE_FILES' });
   });
 
+  it('charges a job that crosses bucket boundaries file by file in rule-1 order, and checks the three buckets together', async () => {
+    // 2 PDFs of allowance, 1 of free credits, 1 of one-off credits: 4 files fit only across all three buckets.
+    const body = { credits_usd: 0.01, free_credits_usd: 0.01, subscription: { name: 'Starter', monthly_pdfs: 2, price: 0.02 } };
+    const mixed = await stack.account(body);
+    const jobId = await submit({ zip_base64: zipB64([0, 1, 2, 3].map((i) => ({ name: `f${i}.html`, data: `<p>${i}</p>` }))) }, mixed.api_key);
+    expect(await finished(jobId, mixed.api_key)).toMatchObject({ status: 'completed', success_count: 4 });
+    const billing = (await (await stack.request('GET', '/accounts/me/billing', { token: mixed.id_token })).json()).billing;
+    expect(billing).toMatchObject({
+      credits_balance: 0,
+      free_credits_remaining: 0,
+      subscription_credits_remaining: 0,
+      subscription_pdfs_remaining: 0,
+      total_pdf_count: 4,
+      total_amount: 0.04,
+      subscription: expect.objectContaining({ credits_remaining: 0, pdfs_remaining: 0, active: true }),
+    });
+
+    // One file more than the three buckets hold: refused whole before rendering, nothing taken from any bucket.
+    const short = await stack.account(body);
+    const refused = await submit({ zip_base64: zipB64([0, 1, 2, 3, 4].map((i) => ({ name: `f${i}.html`, data: `<p>${i}</p>` }))) }, short.api_key);
+    expect(await finished(refused, short.api_key)).toMatchObject({ status: 'failed', error_code: 'INSUFFICIENT_CREDITS', success_count: 0 });
+    const after = (await stack.services.accounts.get(short.account_id))!;
+    expect([after.subscription!.allowance_micros, after.free_credits_micros, after.credits_micros, after.total_pdf_count]).toEqual([20_000, 10_000, 10_000, 0]);
+  });
+
   it('counts every refused page request, also those Chromium refuses itself (mixed content it cannot upgrade, unsafe ports)', async () => {
     const html = '<img src="http://192.0.2.2/a.png"><img src="http://[2001:db8::1]/b.png"><img src="https://127.0.0.1:9/c.png"><img src="https://127.0.0.1:4555/d.png"><p>refusals</p>';
     const jobId = await submit({ zip_base64: zipB64([{ name: 'r.html', data: html }]) });

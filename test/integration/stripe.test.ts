@@ -608,6 +608,45 @@ describe('subscriptions through Stripe', () => {
     expect(await subscription(user)).toMatchObject({ status: 'paused', active: false, credits_remaining: 0, scheduled_change: null });
   });
 
+  it('follows past_due, unpaid, paused and resumed: the allowance is unusable while not live and comes back, GET /me agreeing', async () => {
+    const user = await stack.account({ plan_id: 'pending' });
+    const { sub, customer, periodEnd } = await subscribe(user);
+    await spend(user.account_id, 5);
+    let created = Math.floor(Date.now() / 1000);
+    const move = async (type: string, changes: Record<string, unknown>) => {
+      const object = { ...double.subscriptions.get(sub.id), ...changes };
+      double.subscriptions.set(sub.id, object);
+      expect((await deliver(type, object, { created: ++created })).body.result).toBe('applied');
+      const shown = await subscription(user);
+      const me = await (await stack.request('GET', '/me', { key: user.api_key })).json();
+      // One view of the account: GET /me carries the same billing summary as GET /accounts/me/billing.
+      expect(me.billing).toEqual(await billing(user));
+      expect(me.billing.subscription).toEqual(shown);
+      expect(me.billing.subscription_credits_remaining).toBe(shown.credits_remaining);
+      return shown;
+    };
+    const quick = async () => (await stack.request('POST', '/quickjob', { key: user.api_key, json: { input_type: 'html', html: '<p>x</p>' } })).status;
+
+    expect(await move('customer.subscription.updated', { status: 'past_due' })).toMatchObject({ status: 'past_due', active: false, credits_remaining: 0, pdfs_remaining: 0 });
+    expect(await quick()).toBe(403);
+    // Stripe's unpaid is shown as past_due (the five statuses of the spec).
+    expect(await move('customer.subscription.updated', { status: 'unpaid' })).toMatchObject({ status: 'past_due', active: false, credits_remaining: 0 });
+    // Paid again within the same period: what was left of this period's allowance is usable again, not reset.
+    expect(await move('customer.subscription.updated', { status: 'active' })).toMatchObject({ status: 'active', active: true, credits_remaining: 15, pdfs_remaining: 1500 });
+    expect(await quick()).toBe(200);
+    expect(await move('customer.subscription.paused', { status: 'paused' })).toMatchObject({ status: 'paused', active: false, credits_remaining: 0, scheduled_change: null });
+    expect(await quick()).toBe(403);
+    // Resumed: Stripe starts a new period at once, which is live, so the allowance is the plan amount (no rollover).
+    const start = iso(Date.now());
+    const end = iso(Date.now() + 30 * DAY);
+    double.renew(sub.id, start, end);
+    expect(await move('customer.subscription.resumed', { status: 'active' })).toMatchObject({ status: 'active', active: true, credits_remaining: 20, period_start: start, period_end: end });
+    const invoice = double.invoice({ customer, subscription: sub.id, price: PRICES.starter, periodStart: start, periodEnd: end });
+    expect((await deliver('invoice.paid', invoice)).body).toMatchObject({ result: 'ignored', reason: 'allowance_already_granted' });
+    expect((await billing(user)).subscription_credits_remaining).toBe(20);
+    expect(periodEnd < end).toBe(true);
+  });
+
   it('ignores an event older than the last one applied', async () => {
     const user = await stack.account({ plan_id: 'pending' });
     const { sub } = await subscribe(user);
