@@ -8,9 +8,11 @@ import { tokenWithoutAccount } from '../support/tokens';
 
 let stack: TestStack;
 let user: TestAccount;
+/** The service's clock, held still where a test sets it (ID tokens are still checked against the real time). */
+let pinned: Date | undefined;
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({}, { clock: { now: () => (pinned ? new Date(pinned) : new Date()) } });
   user = await stack.account({ credits_usd: 12.34, free_credits_usd: 0.5, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20 } });
 });
 afterAll(() => stack?.stop());
@@ -94,6 +96,58 @@ describe('GET /accounts/me/billing', () => {
     }
     const { billing } = await (await stack.request('GET', '/accounts/me/billing', { token: other.id_token })).json();
     expect(billing).toMatchObject({ subscription_credits_remaining: 0, subscription_pdfs_remaining: 0, credits_balance: 0.99, total_pdf_count: 4, total_amount: 0.04 });
+  });
+
+  it('shows every field on both sides of a period ending at a UTC month boundary, to the millisecond', async () => {
+    const charge = (accountId: string, jobId: string) =>
+      stack.services.billing.charge({ account_id: accountId, job_id: jobId, unit: 'pdf', operation: 'pdf', amount_micros: 10_000, pdf_count: 1 });
+    try {
+      pinned = new Date('2031-01-31T23:59:59.999Z');
+      // The end written with an offset is the same instant, stored and shown in UTC.
+      const edge = await stack.account({
+        plan_id: 'starter',
+        credits_usd: 1,
+        free_credits_usd: 0.01,
+        subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20, period_end: '2031-02-01T01:00:00+01:00' },
+      });
+      const summary = async () => {
+        const { billing } = await (await stack.request('GET', '/accounts/me/billing', { token: edge.id_token })).json();
+        const me = await (await stack.request('GET', '/me', { key: edge.api_key })).json();
+        expect(me.billing).toEqual(billing);
+        return billing;
+      };
+      expect((await charge(edge.account_id, 'job_edge_before')).bucket).toBe('subscription');
+      const before = await summary();
+      expect(before).toEqual({
+        plan_id: 'starter',
+        plan_type: 'subscription',
+        monthly_quota: 2000,
+        credits_balance: 1,
+        free_credits_remaining: 0.01,
+        subscription_credits_remaining: 19.99,
+        subscription_pdfs_remaining: 1999,
+        subscription: expect.objectContaining({ status: 'active', active: true, credits_remaining: 19.99, pdfs_remaining: 1999, period_end: '2031-02-01T00:00:00.000Z' }),
+        total_pdf_count: 1,
+        total_amount: 0.01,
+        price_per_pdf: 0.01,
+      });
+
+      // The period's last millisecond has passed: no event has come, yet the allowance is not usable any more.
+      pinned = new Date('2031-02-01T00:00:00.000Z');
+      const after = await summary();
+      expect(after).toEqual({
+        ...before,
+        subscription_credits_remaining: 0,
+        subscription_pdfs_remaining: 0,
+        subscription: { ...before.subscription, active: false, credits_remaining: 0, pdfs_remaining: 0 },
+      });
+      // Rule 1 at the edge: free credits, then one-off credits.
+      expect((await charge(edge.account_id, 'job_edge_after_1')).bucket).toBe('free_credits');
+      expect((await charge(edge.account_id, 'job_edge_after_2')).bucket).toBe('credits');
+      expect(await summary()).toMatchObject({ credits_balance: 0.99, free_credits_remaining: 0, subscription_credits_remaining: 0, total_pdf_count: 3, total_amount: 0.03 });
+    } finally {
+      pinned = undefined;
+    }
   });
 
   it('shows a pending account as pending with zero balances', async () => {
