@@ -395,6 +395,30 @@ describe('plans gate conversions', () => {
     expect(refusal.details.retry_after).toBe(Math.max(1, 60 - now.getUTCSeconds()));
   });
 
+  it('counts the limit per calendar minute at its exact edge, across quick, long and bulk submissions', async () => {
+    const a = await stack.account({ plan_id: 'limited', credits_usd: 1 });
+    const bulk = { files: [{ path: 'a.html', content_base64: Buffer.from('<p>x</p>').toString('base64') }] };
+    const long = { input_type: 'html', html: '<p>x</p>' };
+    try {
+      pinned = new Date('2031-03-01T10:15:59.999Z');
+      expect((await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key)).status).toBe(200);
+      expect((await stack.request('POST', '/longjob', { key: a.api_key, json: long })).status).toBe(202);
+      const last = await stack.request('POST', '/bulkjob', { key: a.api_key, json: bulk });
+      expect(last.status).toBe(403);
+      // A millisecond of the minute is left: the answer says one second (rounded up, never 0).
+      expect((await last.json()).error).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { retry_after: 1, limit_per_minute: 2 } });
+      // The next minute starts a fresh window.
+      pinned = new Date('2031-03-01T10:16:00.000Z');
+      expect((await stack.request('POST', '/bulkjob', { key: a.api_key, json: bulk })).status).toBe(202);
+      expect((await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key)).status).toBe(200);
+      const full = await quick({ input_type: 'html', html: '<p>x</p>' }, a.api_key);
+      expect(full.status).toBe(403);
+      expect((await full.json()).error.details.retry_after).toBe(60);
+    } finally {
+      pinned = undefined;
+    }
+  });
+
   it('converts when the rate-limit counter was written but its reply was lost (the request counts; no 500)', async () => {
     const a = await stack.account({ plan_id: 'limited', credits_usd: 1 });
     const limiter = stack.services.rateLimiter;
