@@ -320,6 +320,33 @@ describe('PDF tools refusals', () => {
   });
 });
 
+describe('merge charges across buckets', () => {
+  it('takes a merge whole from the first bucket that covers it: an allowance or free credits short of it are passed over, not split', async () => {
+    const body = { json: { inputs: [{ pdf_base64: b64(a) }, { pdf_base64: b64(b) }] } };
+    const buckets = async (accountId: string) => {
+      const acct = (await stack.services.accounts.get(accountId))!;
+      return [acct.subscription!.allowance_micros, acct.free_credits_micros, acct.credits_micros, acct.total_pdf_count];
+    };
+    // One merge costs 0.0025 USD; the allowance (0.002) and free credits (0.001) hold 0.003 together, yet neither covers it.
+    const short = await stack.account({ credits_usd: 0.01, free_credits_usd: 0.001, subscription: { name: 'Starter', monthly_pdfs: 0, price: 0.002 } });
+    expect((await post('/pdf/merge', body, short.api_key)).status).toBe(200);
+    expect(await buckets(short.account_id)).toEqual([2_000, 1_000, 7_500, 1]);
+    // An allowance that covers it is used first, then free credits.
+    const enough = await stack.account({ credits_usd: 0.01, free_credits_usd: 0.003, subscription: { name: 'Starter', monthly_pdfs: 0, price: 0.003 } });
+    expect((await post('/pdf/merge', body, enough.api_key)).status).toBe(200);
+    expect((await post('/pdf/merge', body, enough.api_key)).status).toBe(200);
+    expect(await buckets(enough.account_id)).toEqual([500, 500, 10_000, 2]);
+    // Without the one-off credits, nothing covers it: 403 with the spec's details, nothing taken.
+    const none = await stack.account({ free_credits_usd: 0.001, subscription: { name: 'Starter', monthly_pdfs: 0, price: 0.002 } });
+    expect(await errorOf(await post('/pdf/merge', body, none.api_key))).toMatchObject({
+      status: 403,
+      code: 'INSUFFICIENT_CREDITS',
+      details: { current_balance: 0, required_amount: 0.0025, subscription_credits_remaining: 0.002, action_required: 'purchase_credits' },
+    });
+    expect(await buckets(none.account_id)).toEqual([2_000, 1_000, 0, 0]);
+  });
+});
+
 describe('POST /pdf/inspect', () => {
   it('describes a PDF for free, without a job (multipart, base64, upload)', async () => {
     const before = await balance();
