@@ -4,7 +4,7 @@
  * the stored result of a single-file split, and each warning where the spec says it appears.
  */
 import { randomBytes } from 'node:crypto';
-import { PDFDocument, PDFName, PDFNumber, PDFRawStream } from 'pdf-lib';
+import { PDFDocument, PDFNumber, PDFRawStream } from 'pdf-lib';
 import { readPdf } from '../support/pdf';
 import { b64, pdfWithBookmarksAndLinks, pdfWithForm, simplePdf } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
