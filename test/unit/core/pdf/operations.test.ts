@@ -2,7 +2,7 @@ import { PDFArray, PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, PDFRe
 import { ServiceError } from '../../../../functions/core/errors';
 import { Deadline, PdfDeadlineExceeded } from '../../../../functions/core/pdf/errors';
 import { parseFilenamePattern } from '../../../../functions/core/pdf/filenames';
-import { INSTANT_LIMITS, type PdfToolLimits } from '../../../../functions/core/pdf/limits';
+import { INSTANT_LIMITS, JOB_LIMITS, type PdfToolLimits } from '../../../../functions/core/pdf/limits';
 import { type MergeSpec, type SplitMode, openInput, outputsAtLeast, planMerge, planSplit, produce } from '../../../../functions/core/pdf/operations';
 import { parsePageRange } from '../../../../functions/core/pdf/page-ranges';
 import { inspectPdf } from '../../../../functions/core/pdf/inspect';
@@ -385,4 +385,40 @@ describe('split', () => {
     expect(hasObjectStreams(large.files[0].bytes)).toBe(true);
     expect((await readPdf(large.files[0].bytes)).map((p) => p.text)).toEqual(Array.from({ length: 12 }, (_, i) => `S page ${i + 1}`));
   });
+});
+
+describe('background job limits at their values', () => {
+  const planJobMerge = (inputs: { bytes: Uint8Array; pages?: string }[]) => {
+    const spec: MergeSpec = { inputs: inputs.map((i, index) => ({ ...file(i.bytes, `in${index}.pdf`, index), pages: i.pages ? parsePageRange(i.pages) : null })) };
+    return planMerge(spec, spec.inputs.map((i) => openInput(i)), JOB_LIMITS);
+  };
+  const planJobSplit = (bytes: Uint8Array, mode: SplitMode) => {
+    const input = file(bytes, 'big.pdf');
+    return planSplit({ input, split: mode, pattern: parseFilenamePattern(undefined) }, openInput(input), JOB_LIMITS);
+  };
+
+  it('merges 5000 selected pages and refuses 5001, naming the input that passed the limit', async () => {
+    const hundred = await simplePdf(100);
+    const times49 = Array(49).fill('1-end').join(',');
+    expect(planJobMerge([{ bytes: hundred, pages: times49 }, { bytes: hundred }]).pagesProcessed).toBe(5000);
+    const err = await refusal(() => planJobMerge([{ bytes: hundred, pages: times49 }, { bytes: hundred }, { bytes: a, pages: '3' }]));
+    expect(err).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 5001, max_pages: 5000, filename: 'in2.pdf', input_index: 2 } });
+  });
+
+  it('splits a 5000-page document and refuses one of 5001; 500 files and not 501', async () => {
+    const doc = await simplePdf(5001);
+    const fiveThousand = await (async () => {
+      const d = await PDFDocument.load(doc);
+      d.removePage(5000);
+      return d.save({ useObjectStreams: false });
+    })();
+    expect(planJobSplit(fiveThousand, { mode: 'every_n', every_n: 10 }).outputs).toHaveLength(500);
+    const pages = await refusal(() => planJobSplit(doc, { mode: 'extract', pages: parsePageRange('1') }));
+    expect(pages).toMatchObject({ code: 'PDF_PAGE_LIMIT_EXCEEDED', details: { pages: 5001, max_pages: 5000 } });
+    const files = await refusal(() => planJobSplit(fiveThousand, { mode: 'every_n', every_n: 9 }));
+    expect(files).toMatchObject({ code: 'OUTPUT_COUNT_EXCEEDED', details: { output_count: 556, max_outputs: 500 } });
+    const five01 = await simplePdf(501);
+    expect(planJobSplit(five01, { mode: 'ranges', ranges: Array(500).fill(parsePageRange('1')) }).outputs).toHaveLength(500);
+    expect(await refusal(() => planJobSplit(five01, { mode: 'each_page' }))).toMatchObject({ code: 'OUTPUT_COUNT_EXCEEDED', details: { output_count: 501, max_outputs: 500 } });
+  }, 60_000);
 });
