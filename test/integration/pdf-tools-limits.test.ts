@@ -4,7 +4,7 @@
  * the stored result of a single-file split, and each warning where the spec says it appears.
  */
 import { randomBytes } from 'node:crypto';
-import { PDFDocument, PDFNumber, PDFRawStream } from 'pdf-lib';
+import { PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream } from 'pdf-lib';
 import { readPdf } from '../support/pdf';
 import { b64, pdfWithBookmarksAndLinks, pdfWithForm, simplePdf } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
@@ -128,6 +128,43 @@ describe('instant limits at the limit and one past it', () => {
       code: 'OUTPUT_COUNT_EXCEEDED',
       details: { output_count: 101, max_outputs: 100 },
     });
+  });
+});
+
+describe('inspect at its limits', () => {
+  it('describes exactly 4 MB of direct input and refuses one byte more; reports pages past its max_pages without refusing', async () => {
+    const exact = await post('/pdf/inspect', { input: { pdf_base64: b64(await pdfOfSize(4 * MB)), filename: 'exact.pdf' } });
+    expect(exact.status).toBe(200);
+    expect(await exact.json()).toMatchObject({ filename: 'exact.pdf', size_bytes: 4 * MB, page_count: 1, max_pages: 500 });
+    expect(await errorOf(await post('/pdf/inspect', { input: { pdf_base64: b64(await pdfOfSize(4 * MB + 1)), filename: 'over.pdf' } }))).toMatchObject({
+      status: 400,
+      code: 'PDF_INPUT_TOO_LARGE',
+      details: { size_bytes: 4 * MB + 1, max_bytes: 4 * MB, filename: 'over.pdf' },
+    });
+    const res = await post('/pdf/inspect', { input: { pdf_base64: b64(big) } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ page_count: 501, max_pages: 500, encrypted: false });
+  });
+});
+
+describe('a result of 4.4 MB or more', () => {
+  it('is stored and answered as JSON even without store (a merge here)', async () => {
+    // One page with 50 notes of 4 KB of random text: every copy of the page carries its own (about 400 KB each).
+    const doc = await PDFDocument.create();
+    const page = doc.addPage([595, 842]);
+    const notes = Array.from({ length: 50 }, (_, i) =>
+      doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [10 * i, 700, 10 * i + 10, 710], Contents: PDFHexString.of(randomBytes(4096).toString('hex')) })),
+    );
+    page.node.set(PDFName.of('Annots'), doc.context.obj(notes));
+    const noted = await doc.save();
+    const copies = Array(15).fill('1').join(',');
+    const res = await post('/pdf/merge', { inputs: [{ pdf_base64: b64(noted), pages: copies }, { pdf_base64: b64(noted), pages: copies }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    const body = await res.json();
+    expect(body).toMatchObject({ operation: 'pdf_merge', status: 'completed', output_count: 1, zip_url: null });
+    expect(body.outputs[0].size_bytes).toBeGreaterThanOrEqual(4.4 * MB);
+    expect(body.outputs[0].pages).toBe(30);
   });
 });
 
