@@ -303,6 +303,17 @@ describe('POST /pdf/jobs', () => {
     expect(parsePdfJobRequest(sent)).toMatchObject({ split: sent.split, options: sent.options });
   });
 
+  it('merges 2 to 100 uploads: 100 taken, 101 TOO_MANY_FILES, 1 MISSING_PDFS (the instant routes: 2 to 20)', () => {
+    const job = (n: number) => ({ operation: 'merge', inputs: Array.from({ length: n }, (_, i) => ({ s3_key: `k${i}` })) });
+    expect(parsePdfJobRequest(job(100)).inputs).toHaveLength(100);
+    expect(parsePdfJobRequest(job(2)).inputs).toHaveLength(2);
+    expect(refused(() => parsePdfJobRequest(job(101)))).toEqual({ code: 'TOO_MANY_FILES', details: { file_count: 101, max_files: 100 } });
+    expect(refused(() => parsePdfJobRequest(job(1)))).toEqual({ code: 'MISSING_PDFS', details: { file_count: 1, min_files: 2 } });
+    const inline = (n: number) => ({ inputs: Array.from({ length: n }, () => pdf()) });
+    expect(merge(inline(20)).inputs).toHaveLength(20);
+    expect(refused(() => merge(inline(21)))).toEqual({ code: 'TOO_MANY_FILES', details: { file_count: 21, max_files: 20 } });
+  });
+
   it('refuses a split into more than 500 ranges at submission, as the job itself would', () => {
     const ranges = (n: number) => Array.from({ length: n }, (_, i) => `${i + 1}-end`);
     const job = (n: number) => ({ operation: 'split', inputs: [{ s3_key: 'a', filename: 'big.pdf' }], split: { mode: 'ranges', ranges: ranges(n) } });
