@@ -194,6 +194,19 @@ describe('POST /pdf/jobs', () => {
     expect(await stack.services.blobs.head(zipKey)).not.toBeNull();
   });
 
+  it('takes a job from exactly the top band\'s credits and charges the actual band (document pages of a split), usage by files', async () => {
+    const exact = await stack.account({ credits_usd: 0.02 });
+    const sixty = await simplePdf(60);
+    const key = await upload(sixty, exact.api_key);
+    const res = await post('/pdf/jobs', { operation: 'split', inputs: [{ s3_key: key, filename: 'sixty.pdf' }], split: { mode: 'ranges', ranges: ['1', '2-3', '60'] } }, exact.api_key);
+    expect(res.status).toBe(202);
+    const job = await finished((await res.json()).job_id, exact.api_key);
+    expect(job).toMatchObject({ status: 'completed', input_pages: 60, outputs_produced: 3 });
+    const acct = (await stack.services.accounts.get(exact.account_id))!;
+    // 60 document pages: the second band (×2), though the files hold 4 pages; 3 files of usage.
+    expect({ credits: acct.credits_micros, pdfs: acct.total_pdf_count }).toEqual({ credits: 20_000 - 5_000, pdfs: 3 });
+  });
+
   it('needs credits for the top page band at submission', async () => {
     const poor = await stack.account({ credits_usd: 0.015 });
     const key = await upload(three, poor.api_key);
