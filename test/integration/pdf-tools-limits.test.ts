@@ -4,9 +4,9 @@
  * the stored result of a single-file split, and each warning where the spec says it appears.
  */
 import { randomBytes } from 'node:crypto';
-import { PDFDocument, PDFHexString, PDFName, PDFNumber, PDFRawStream } from 'pdf-lib';
+import { PDFDocument, PDFNumber, PDFRawStream } from 'pdf-lib';
 import { readPdf } from '../support/pdf';
-import { b64, pdfWithBookmarksAndLinks, pdfWithForm, simplePdf } from '../support/pdf-fixtures';
+import { b64, heavyPagePdf, pdfWithBookmarksAndLinks, pdfWithForm, simplePdf } from '../support/pdf-fixtures';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -150,13 +150,7 @@ describe('inspect at its limits', () => {
 describe('a result of 4.4 MB or more', () => {
   it('is stored and answered as JSON even without store (a merge here)', async () => {
     // One page with 50 notes of 4 KB of random text: every copy of the page carries its own (about 400 KB each).
-    const doc = await PDFDocument.create();
-    const page = doc.addPage([595, 842]);
-    const notes = Array.from({ length: 50 }, (_, i) =>
-      doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [10 * i, 700, 10 * i + 10, 710], Contents: PDFHexString.of(randomBytes(4096).toString('hex')) })),
-    );
-    page.node.set(PDFName.of('Annots'), doc.context.obj(notes));
-    const noted = await doc.save();
+    const noted = await heavyPagePdf();
     const copies = Array(15).fill('1').join(',');
     const res = await post('/pdf/merge', { inputs: [{ pdf_base64: b64(noted), pages: copies }, { pdf_base64: b64(noted), pages: copies }] });
     expect(res.status).toBe(200);

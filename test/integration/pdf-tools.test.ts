@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { PDFDocument, PDFHexString, PDFName } from 'pdf-lib';
+import { PDFDocument } from 'pdf-lib';
 import { fromBuffer } from 'yauzl';
 import { planCatalogue } from '../../functions/core/billing/plans';
 import { newJob } from '../../functions/core/jobs/job';
@@ -9,6 +8,7 @@ import {
   b64,
   deeplyNestedPdf,
   encryptedPdf,
+  heavyPagePdf,
   pdfWithForm,
   pdfWithSignature,
   simplePdf,
@@ -197,13 +197,7 @@ describe('POST /pdf/split', () => {
   it('answers a single-file result smaller than 4.4 MB (binary megabytes, as the spec counts 150 MB) with the PDF itself', async () => {
     // One page carrying 50 notes of 4 KB of random text, selected k times: each copy carries its own, so the output
     // lands between 4,400,000 bytes and 4.4 MB = 4.4 × 1,048,576 bytes from an input of about 400 KB.
-    const doc = await PDFDocument.create();
-    const page = doc.addPage([595, 842]);
-    const notes = Array.from({ length: 50 }, (_, i) =>
-      doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [10 * i, 700, 10 * i + 10, 710], Contents: PDFHexString.of(randomBytes(4096).toString('hex')) })),
-    );
-    page.node.set(PDFName.of('Annots'), doc.context.obj(notes));
-    const noted = await doc.save();
+    const noted = await heavyPagePdf();
     const split = (pages: string) => post('/pdf/split', { json: { input: { pdf_base64: b64(noted), filename: 'notes.pdf' }, split: { mode: 'extract', pages } } });
     const one = (await (await split('1')).arrayBuffer()).byteLength;
     const copies = Math.round(4_500_000 / one);

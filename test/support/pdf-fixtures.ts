@@ -3,7 +3,7 @@
  * (truncated, xref pointing nowhere, encrypted with RC4 — with a user password or only an owner password —,
  * zero pages, not a PDF, nested too deeply, an object-stream bomb).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import {
   PDFArray,
@@ -275,6 +275,20 @@ export async function encryptedPdf(opts: { userPassword: string; ownerPassword: 
 }
 
 /** base64 of bytes (JSON variants). */
+/**
+ * One page carrying 50 notes of 4 KB of random text (about 400 KB): every copy of the page in an output carries its
+ * own notes, so selecting it k times makes an output of about k × 400 KB (for size limits without huge inputs).
+ */
+export async function heavyPagePdf(): Promise<Uint8Array> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([595, 842]);
+  const notes = Array.from({ length: 50 }, (_, i) =>
+    doc.context.register(doc.context.obj({ Type: 'Annot', Subtype: 'Text', Rect: [10 * i, 700, 10 * i + 10, 710], Contents: PDFHexString.of(randomBytes(4096).toString('hex')) })),
+  );
+  page.node.set(PDFName.of('Annots'), doc.context.obj(notes));
+  return doc.save();
+}
+
 export const b64 = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64');
 
 /**
