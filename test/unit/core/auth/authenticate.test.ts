@@ -35,6 +35,11 @@ describe('readCredential', () => {
     expect(readCredential({ 'x-api-key': 'pk_a', authorization: 'Bearer pk_b' })).toEqual({ type: 'conflicting' });
     expect(readCredential({ 'x-api-key': ' pk_a', authorization: 'Bearer pk_a' })).toEqual({ type: 'api_key', key: 'pk_a' });
   });
+
+  it('takes a bearer value as a key only with the whole pk_ prefix; anything else is an ID token', () => {
+    expect(readCredential({ authorization: 'Bearer pkabc' })).toEqual({ type: 'id_token', token: 'pkabc' });
+    expect(readCredential({ authorization: 'Bearer PK_abc' })).toEqual({ type: 'id_token', token: 'PK_abc' });
+  });
 });
 
 describe('authenticate', () => {
@@ -88,6 +93,24 @@ describe('authenticate', () => {
     expect(writes).toHaveLength(2);
   });
 
+  it('refuses a malformed key or one with a bad checksum before any database read', async () => {
+    const lookups: string[] = [];
+    const counting: ApiKeyRepository = { ...apiKeys, findByPrefix: async (p) => (lookups.push(p), []) };
+    const badChecksum = key.plaintext.slice(0, -1) + (key.plaintext.endsWith('a') ? 'b' : 'a');
+    for (const k of ['pk_nope', badChecksum, `${key.plaintext}x`]) {
+      await expect(authenticate({ ...deps(okToken), apiKeys: counting }, 'key_or_token', { type: 'api_key', key: k })).rejects.toMatchObject({ details: { reason: 'invalid_api_key' } });
+    }
+    expect(lookups).toEqual([]);
+  });
+
+  it("lets a valid key in when its last-use write fails, and logs the failure (the use record is not worth the request)", async () => {
+    const logged: string[] = [];
+    const failing: ApiKeyRepository = { ...apiKeys, touch: async () => Promise.reject(new Error('throttled')) };
+    const p = await authenticate({ ...deps(okToken), apiKeys: failing, log: (m) => void logged.push(m) }, 'key_or_token', { type: 'api_key', key: key.plaintext });
+    expect(p).toEqual({ account_id: 'acc_1', credential: 'api_key', api_key_id: 'key_1' });
+    expect(logged).toEqual(['could not record API key use']);
+  });
+
   it('refuses keys on ID-token-only routes', async () => {
     await expect(authenticate(deps(okToken), 'token', { type: 'api_key', key: key.plaintext })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'id_token_required' } });
   });
@@ -113,6 +136,11 @@ describe('authenticate', () => {
 
   it('refuses conflicting credentials with 401', async () => {
     await expect(authenticate(deps(okToken), 'key_or_token', { type: 'conflicting' })).rejects.toMatchObject({ code: 'UNAUTHORIZED', details: { reason: 'conflicting_credentials' } });
+  });
+
+  it('accepts a sub of exactly 128 characters (the longest account id)', async () => {
+    const sub = 'a'.repeat(128);
+    await expect(authenticate(deps(async () => ({ sub, email: null })), 'token', { type: 'id_token', token: 't' })).resolves.toMatchObject({ account_id: sub });
   });
 
   it.each([
