@@ -102,7 +102,8 @@ describe('credentials', () => {
   it('refuses a token from another issuer, for another client, or of the wrong use', async () => {
     await expect401(await stack.request('GET', '/me', { token: await token({ iss: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Attacker' }) }));
     await expect401(await stack.request('GET', '/me', { token: await token({ aud: 'some-other-client' }) }), undefined, 'invalid_token');
-    await expect401(await stack.request('GET', '/me', { token: await token({ claims: { token_use: 'access' } }) }));
+    // Shaped like a real access token of this pool and client (client_id set): refused for its use, not for a missing claim.
+    await expect401(await stack.request('GET', '/me', { token: await token({ claims: { token_use: 'access', client_id: LOCAL_CLIENT_ID } }) }), undefined, 'invalid_token');
   });
 
   it('refuses alg "none" and tampered payloads', async () => {

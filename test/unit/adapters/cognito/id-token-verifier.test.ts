@@ -32,6 +32,14 @@ describe('CognitoIdTokenVerifier', () => {
     await expect(verifier.verify(await token({ iat: now() - 100, exp: now() - 100 + MAX_ID_TOKEN_LIFETIME_SECONDS }))).resolves.toMatchObject({ sub: 'acct-1' });
   });
 
+  // A Cognito access token of the same pool and client carries client_id instead of aud: it must still be refused.
+  it('refuses an access token of the same pool and client, a token for another client and one from another pool', async () => {
+    await expect(verifier.verify(await token({ token_use: 'access', aud: undefined, client_id: CLIENT }))).rejects.toThrow(/[Tt]oken use/);
+    await expect(verifier.verify(await token({ token_use: 'access' }))).rejects.toThrow();
+    await expect(verifier.verify(await token({ aud: 'other-client' }))).rejects.toThrow(/[Aa]udience|[Cc]lient/);
+    await expect(verifier.verify(await token({ iss: 'https://cognito-idp.us-east-1.amazonaws.com/us-east-1_Other' }))).rejects.toThrow(/[Ii]ssuer/);
+  });
+
   it('says when a token has expired', async () => {
     await expect(verifier.verify(await token({ iat: now() - 700, exp: now() - 100 }))).rejects.toBeInstanceOf(TokenExpiredError);
   });
@@ -55,6 +63,9 @@ describe('CognitoIdTokenVerifier', () => {
     ['jku', { jku: 'https://attacker.example/jwks.json' }],
     ['jwk', { jwk: { kty: 'RSA', n: 'AQAB', e: 'AQAB' } }],
     ['x5u', { x5u: 'https://attacker.example/cert.pem' }],
+    ['x5c', { x5c: ['MIIB'] }],
+    ['x5t', { x5t: 'abc' }],
+    ['x5t#S256', { 'x5t#S256': 'abc' }],
   ])('refuses a token whose header carries %s, which Cognito never sets', async (name, header) => {
     // jose refuses to sign an unknown crit itself; the signature is made over the header as given.
     const signed = await token();
