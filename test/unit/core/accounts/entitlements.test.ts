@@ -1,5 +1,5 @@
 import { newAccount } from '../../../../functions/core/accounts/account';
-import { applyPlanRateLimit, planById, planOf, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
+import { applyPlanRateLimit, planById, planOf, requireConversionType, requireCurrentPlan, requirePaidPlan } from '../../../../functions/core/accounts/entitlements';
 import { rejection } from '../../../support/errors';
 import { MemoryPlans } from '../../../support/memory';
 
@@ -30,6 +30,20 @@ describe('requirePaidPlan', () => {
     for (const account of [pending, { ...active, status: 'pending' as const }, retired]) {
       expect(await rejection(requirePaidPlan(plans, account))).toMatchObject({ code: 'UPGRADE_REQUIRED', details: { account_id: 'acc' } });
     }
+  });
+});
+
+describe('requireConversionType', () => {
+  it("lets through a type the plan enables and refuses another with 403 CONVERSION_TYPE_NOT_ENABLED listing the plan's types", () => {
+    const htmlOnly = { ...standard, enabled_conversion_types: ['html' as const] };
+    expect(() => requireConversionType(htmlOnly, 'html')).not.toThrow();
+    let err: unknown;
+    try {
+      requireConversionType(htmlOnly, 'markdown');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toMatchObject({ code: 'CONVERSION_TYPE_NOT_ENABLED', details: { input_type: 'markdown', enabled_types: ['html'], plan_id: standard.plan_id } });
   });
 });
 
@@ -67,6 +81,13 @@ describe('applyPlanRateLimit', () => {
     await applyPlanRateLimit(limiter, standard, active, now, log);
     expect(calls).toEqual([]);
     expect(await rejection(applyPlanRateLimit(limiter, limited, active, now, log))).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED', details: { retry_after: 17, limit_per_minute: 2 } });
+  });
+
+  it('treats a limit of 0 as a limit (every request refused), not as no limit', async () => {
+    const calls: number[] = [];
+    const limiter = { consume: async (_a: string, limit: number) => (calls.push(limit), { allowed: false as const, retryAfterSeconds: 60 }) };
+    expect(await rejection(applyPlanRateLimit(limiter, { ...standard, rate_limit_per_minute: 0 }, active, now, log))).toMatchObject({ code: 'RATE_LIMIT_EXCEEDED' });
+    expect(calls).toEqual([0]);
   });
 
   it('lets a request through when its counter cannot be written or read back (a lost reply may have counted it), and logs it', async () => {
