@@ -41,6 +41,12 @@ describe('caller middleware', () => {
     expect(loaded).toEqual([]);
   });
 
+  it('answers 403 ACCOUNT_NOT_FOUND for a valid credential whose account does not exist', async () => {
+    const req = { ...request({ account_id: 'acc_9', credential: 'id_token', api_key_id: '' }, []), services: { accounts: { get: async () => null } } } as unknown as HttpRequest;
+    await expect(caller.before!(req)).rejects.toMatchObject({ code: 'ACCOUNT_NOT_FOUND', details: { account_id: 'acc_9' } });
+    expect(req.account).toBeNull();
+  });
+
   it("loads the authorizer's account", async () => {
     const loaded: string[] = [];
     const req = request({ account_id: 'acc_1', credential: 'id_token', api_key_id: '' }, loaded);
