@@ -80,6 +80,11 @@ describe('authenticate', () => {
     });
   });
 
+  it('skips a stored record whose hash is not a SHA-256 (damaged or foreign) instead of failing the comparison', async () => {
+    const damaged: ApiKeyRepository = { ...apiKeys, findByPrefix: async () => [{ ...record, api_key_id: 'key_0', hash: 'abc' }, record] };
+    await expect(authenticate({ ...deps(okToken), apiKeys: damaged }, 'key_or_token', { type: 'api_key', key: key.plaintext })).resolves.toMatchObject({ api_key_id: 'key_1' });
+  });
+
   it('records a use at most once a minute per key', async () => {
     const writes: string[] = [];
     const at = (msAgo: number | null): ApiKeyRepository => {
