@@ -142,6 +142,19 @@ describe('NetworkGuard', () => {
     await expect(g.approve('svc.example.com', 443)).resolves.toMatchObject({ addresses: [v4('10.1.1.1')] });
   });
 
+  it('matches ALLOW_PRIVATE_TARGETS entries by the whole host, not by a suffix of it', async () => {
+    const answers = { 'evil.localhost': [v4('10.0.0.5')], 'badexample.com': [v4('10.0.0.5')] };
+    const { guard: g } = guard(answers, 'localhost:8443, example.com');
+    await expect(g.approve('evil.localhost', 8443)).rejects.toBeInstanceOf(BlockedTargetError);
+    await expect(g.approve('badexample.com', 443)).rejects.toBeInstanceOf(BlockedTargetError);
+  });
+
+  it('reports a name with no answers as ResolveError ENODATA, and an internal one as blocked', async () => {
+    const { guard: g } = guard({ 'empty.example.com': [], 'empty.local': [] }, '10.1.1.1');
+    await expect(g.approve('empty.example.com', 443)).rejects.toMatchObject({ name: 'ResolveError', code: 'ENODATA' });
+    await expect(g.approve('empty.local', 443)).rejects.toBeInstanceOf(BlockedTargetError);
+  });
+
   it('checks literals without DNS for stored URLs', () => {
     const { guard: g } = guard({});
     expect(g.checkLiteral('hooks.example.com', 443)).toEqual({ allowed: true });
