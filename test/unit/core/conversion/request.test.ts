@@ -46,6 +46,16 @@ describe('parseJsonConversion (conversion request errors)', () => {
     expect(code({ input_type: 'html', html: `<p>${'x'.repeat(MAX_CONTENT_BYTES)}</p>` })).toBe('INPUT_SIZE_EXCEEDED');
   });
 
+  it('takes exactly 5 MB, and counts UTF-8 bytes, not characters', () => {
+    const fill = (bytes: number, char: string) => `<p>${char.repeat((bytes - 7) / Buffer.byteLength(char))}</p>`;
+    expect(code({ input_type: 'html', html: fill(MAX_CONTENT_BYTES, 'x') })).toBe('OK');
+    expect(code({ input_type: 'html', html: `${fill(MAX_CONTENT_BYTES, 'x')} ` })).toBe('INPUT_SIZE_EXCEEDED');
+    // 2.7 million characters, 5.4 MB: over the limit although its length is under it.
+    const wide = `<p>${'é'.repeat(2_700_000)}</p>`;
+    expect(wide.length).toBeLessThan(MAX_CONTENT_BYTES);
+    expect(refusal(() => parseJsonConversion({ input_type: 'html', html: wide })).details).toMatchObject({ size_bytes: Buffer.byteLength(wide) });
+  });
+
   it('accepts a valid request and applies option defaults', () => {
     const r = parseJsonConversion({ input_type: 'markdown', markdown: '# Hi', store: true });
     expect(r).toMatchObject({ input_type: 'markdown', content: '# Hi', store: true });
@@ -90,6 +100,20 @@ describe('parseJsonConversion (precedence and field types)', () => {
     expect(parseJsonConversion({ input_type: 'url', url: 'https://example.com/a', html: null, markdown: null })).toMatchObject({ input_type: 'url' });
     expect(refused({ input_type: 'markdown', markdown: null, html: null }).code).toBe('MISSING_CONTENT_FIELD');
     expect(parseJsonConversion({ input_type: 'url', url: ' https://example.com/a ' })).toMatchObject({ url: 'https://example.com/a', store: false });
+  });
+
+  it('refuses URL options that neither an HTML nor an image reading can print, before anything is fetched', () => {
+    // Valid field by field (so the schema lets them through); only reading them as a page refuses them.
+    expect(refused({ input_type: 'url', url: 'https://example.com/a', options: { format: null, width: '300in' } }).details).toMatchObject({ parameter: 'options.width' });
+    expect(refused({ input_type: 'url', url: 'https://example.com/a', options: { margin: { left: '150mm', right: '150mm' } } }).details).toMatchObject({ parameter: 'options.margin' });
+  });
+
+  it('refuses options that are not an object with the options reading\'s own words, not zod\'s', () => {
+    for (const input of [{ input_type: 'html', html: '<p>x</p>' }, { input_type: 'url', url: 'https://example.com/a' }]) {
+      const err = refused({ ...input, options: 'A4' });
+      expect(err.details).toMatchObject({ parameter: 'options' });
+      expect(err.message).toMatch(/options must be a JSON object/);
+    }
   });
 
   it('keeps URL options raw for when the fetched type is known', () => {
