@@ -179,6 +179,12 @@ describe('parsePdfOptions', () => {
     expect(refusal(() => parsePdfOptions([1])).details.parameter).toBe('options');
   });
 
+  it.each(['-0', '5-0', '0'])('says pages are numbered from 1 for a page 0 at either end (%j), not that the range runs backwards', (pageRanges) => {
+    const err = refusal(() => parsePdfOptions({ pageRanges }));
+    expect(err.details.parameter).toBe('options.pageRanges');
+    expect(err.message).toMatch(/numbered from 1/);
+  });
+
   it('accepts Chromium page-range syntax', () => {
     expect(parsePdfOptions({ pageRanges: '1-3, 5, 8-' }).pageRanges).toBe('1-3, 5, 8-');
     expect(parsePdfOptions({ pageRanges: ' -2 , 4 - 6,9 - ' }).pageRanges).toBe('-2 , 4 - 6,9 -');
