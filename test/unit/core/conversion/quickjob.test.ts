@@ -32,6 +32,28 @@ function setup(renderMs: number, pdfBytes = 0, pages = 1) {
   return { world, run, renders, credits };
 }
 
+describe('runQuickJob credit pre-check', () => {
+  it('refuses an account that cannot pay before checking the input, rendering or recording a job', async () => {
+    const world = memoryWorld(0);
+    let checked = 0;
+    let rendered = 0;
+    const renderer = {
+      async render() {
+        rendered++;
+        return { pdf: Buffer.from('%PDF-1.7\n%%EOF'), pages: 1, blockedRequests: 0, renderTimeout: false };
+      },
+    };
+    const err = await rejection(
+      runQuickJob(
+        { jobs: world.jobs, blobs: world.blobs, billing: world.billing, renderer, clock: world.clock, timeoutSeconds: 30 },
+        { account: world.account, plan: world.plan, mode: 'html', store: false, check: async () => (checked++, textDocument('html', '<p>x</p>', normalisePdfOptions({}))) },
+      ),
+    );
+    expect(err.code).toBe('INSUFFICIENT_CREDITS');
+    expect([checked, rendered, world.jobs.jobs.size]).toEqual([0, 0, 0]);
+  });
+});
+
 describe('runQuickJob time limit', () => {
   it('gives the renderer what is left of 30 s after the time the request spent before the job', async () => {
     const { run, renders } = setup(100);
@@ -176,6 +198,8 @@ describe('runQuickJob page limit', () => {
     const refused = await rejection(run);
     expect(refused).toMatchObject({ code: 'PAGE_LIMIT_EXCEEDED', details: { job_id: expect.stringMatching(/^job_/), pages_at_least: 101, max_pages: 25 } });
     expect(refused.message).toMatch(/more than 100 pages.*Split the document/);
+    // /longjob would refuse it too: the details suggest no endpoint.
+    expect(refused.details).not.toHaveProperty('suggestion');
     const job = (await world.jobs.get((refused.details as { job_id: string }).job_id))!;
     expect(job).toMatchObject({ status: 'failed', error_code: 'PAGE_LIMIT_EXCEEDED' });
     expect(job.pages ?? null).toBeNull();
