@@ -1,4 +1,4 @@
-import { decodeText, fetchDocument, validateUrl, withDeclaredCharset } from '../../../../functions/core/conversion/url-input';
+import { classifyResponse, decodeText, fetchDocument, validateUrl, withDeclaredCharset } from '../../../../functions/core/conversion/url-input';
 import { FetchError, type HttpClient } from '../../../../functions/core/net/fetch';
 import { PrivateTargetAllowlist } from '../../../../functions/core/net/allowlist';
 import { NetworkGuard } from '../../../../functions/core/net/guard';
@@ -76,6 +76,30 @@ describe('validateUrl', () => {
     expect(JSON.stringify(err)).not.toContain('hunter2');
   });
 
+  // Each refused here, before any network use or job, with its own reason (past this point a job is recorded).
+  it.each([
+    ['http://example.com/', 'not_https', 'http://example.com/'],
+    ['ftp://example.com/file', 'not_https', 'ftp://example.com/file'],
+    ['https://bob@example.com/', 'credentials', 'https://bob@example.com/'],
+    ['https://:hunter2@example.com/', 'credentials', 'https://:hunter2@example.com/'],
+    ['https://127.0.0.1/', 'private_address', 'https://127.0.0.1/'],
+    ['https://0x7f000001/', 'private_address', 'https://0x7f000001/'],
+    ['https://[::ffff:127.0.0.1]/', 'private_address', 'https://[::ffff:127.0.0.1]/'],
+    ['https://169.254.169.254/latest/meta-data/', 'private_address', 'https://169.254.169.254/latest/meta-data/'],
+    ['https://db.internal/', 'private_address', 'https://db.internal/'],
+    ['https://localhost./', 'private_address', 'https://localhost./'],
+    ['a URL of 8193 characters', 'too_long', `https://example.com/${'a'.repeat(8173)}`],
+  ])('refuses %s as %s', (_what, reason, url) => {
+    expect(refused(url)).toMatchObject({ code: 'INVALID_URL', details: { reason } });
+  });
+
+  it('takes a URL of 8192 characters, and public https hosts', () => {
+    const longest = `https://example.com/${'a'.repeat(8172)}`;
+    expect(longest).toHaveLength(8192);
+    expect(validateUrl(longest, guard).hostname).toBe('example.com');
+    expect(validateUrl('https://example.com:8443/a?b=c', guard).href).toBe('https://example.com:8443/a?b=c');
+  });
+
   it('refuses port 0 before any job exists, as an invalid port rather than a private address', () => {
     const err = refused('https://example.com:0/doc');
     expect(err).toMatchObject({ code: 'INVALID_URL', details: { reason: 'invalid_port', url: 'https://example.com:0/doc' } });
@@ -121,11 +145,36 @@ describe('fetchDocument', () => {
     };
     await expect(fetchDocument(silent, new URL('https://example.com/'))).rejects.toMatchObject({ code: 'URL_FETCH_TIMEOUT', details: { timeout_seconds: 10, reason: 'silent' } });
     expect(asked).toMatchObject({ idleTimeoutMs: 10_000, timeoutMs: 20_000 });
+    // HTTPS only on every hop, up to 5 redirects, 5 MB (document 1's URL input rules).
+    expect(asked).toMatchObject({ method: 'GET', url: 'https://example.com/', schemes: ['https:'], maxRedirects: 5, maxBytes: 5 * 1024 * 1024 });
     await expect(fetchDocument(failing(new FetchError('too_slow', 'https://example.com/', 'slow')), new URL('https://example.com/'))).rejects.toMatchObject({
       code: 'URL_FETCH_TIMEOUT',
       message: expect.stringContaining('did not finish sending within 20 seconds'),
       details: { timeout_seconds: 10, total_seconds: 20, reason: 'too_slow' },
     });
+  });
+});
+
+describe('classifyResponse (document 1: Content-Type, else the final URL\'s extension)', () => {
+  it.each([
+    ['text/html', 'html'], ['application/xhtml+xml', 'html'], ['text/markdown', 'markdown'], ['text/x-markdown', 'markdown'],
+    ['image/png', 'image'], ['image/jpeg', 'image'], ['image/jpg', 'image'],
+  ])('reads %s as %s whatever the extension', (type, kind) => {
+    expect(classifyResponse(type, 'https://example.com/file.bin')).toBe(kind);
+  });
+
+  it.each([
+    ['/a.html', 'html'], ['/a.HTM', 'html'], ['/a.md', 'markdown'], ['/a.markdown', 'markdown'], ['/a.png', 'image'], ['/a.jpg', 'image'], ['/a.jpeg', 'image'],
+    ['/a.txt', null], ['/a', null],
+    // The path's extension only: not one in the query or fragment.
+    ['/download?name=page.html', null], ['/file#part.md', null],
+  ])('reads a generic type by the final URL: %s as %s', (path, kind) => {
+    expect(classifyResponse('text/plain', `https://example.com${path}`)).toBe(kind);
+    expect(classifyResponse('application/octet-stream', `https://example.com${path}`)).toBe(kind);
+  });
+
+  it('refuses a specific type it does not convert, whatever the extension', () => {
+    expect(classifyResponse('application/json', 'https://example.com/a.html')).toBeNull();
   });
 });
 
@@ -146,6 +195,11 @@ describe('fetchDocument refusals say what to do', () => {
     // The network layer's own words (error codes, library text) stay out of the answer; details.reason names the kind.
     expect(err?.message).not.toMatch(/ECONNREFUSED|CERT_HAS_EXPIRED|incorrect header check|\((connect|tls|bad_response)\)/);
     expect(err?.details.reason).toBe(failure.kind === 'timeout' ? 'silent' : failure.kind);
+  });
+
+  it.each([300, 302, 304, 199])('an answer that is not 2xx (%s, not followed) as URL_FETCH_HTTP_ERROR', async (status) => {
+    const http: HttpClient = { request: async () => ({ status, headers: { 'content-type': 'text/html' }, body: Buffer.from('<p>x</p>'), finalUrl: 'https://example.com/', redirects: [] }) };
+    await expect(fetchDocument(http, new URL('https://example.com/'))).rejects.toMatchObject({ code: 'URL_FETCH_HTTP_ERROR', details: { status_code: status } });
   });
 
   it('an HTTP error', async () => {
