@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ServiceError } from '../../../../functions/core/errors';
-import { base64Text, decodeBase64Text, decodedLength, isJsonObject, issueAt, issueUnder, optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
+import { base64Text, decodeBase64Text, decodedLength, isJsonObject, issueAt, issueUnder, jsonFormField, optional, parseRequest, queryInteger, refuse } from '../../../../functions/core/validation';
 import { LABEL_PATTERN } from '../../../../functions/core/validation/label';
 import { labelSchema } from '../../../../functions/core/validation';
 
@@ -91,6 +91,32 @@ describe('parseRequest', () => {
     expect(refusal(() => parseRequest(body, { nested: { depth: 'x' } }, { refusals })).code).toBe('DEPTH');
     expect(refusal(() => parseRequest(body, { nested: 'x' }, { refusals })).code).toBe('NESTED');
     expect(refusal(() => parseRequest(body, { size: 0 }, { prefix: 'options' })).details).toEqual({ parameter: 'options.size' });
+  });
+
+  it('matches a refusal path by whole field names, not by a prefix of one', () => {
+    const schema = z.object({ tag: optional(z.string()), tags: optional(z.string()) });
+    const refusals = { tag: () => new ServiceError('INVALID_TAG', 't') };
+    expect(refusal(() => parseRequest(schema, { tags: 3 }, { refusals })).details).toEqual({ parameter: 'tags' });
+    expect(refusal(() => parseRequest(schema, { tag: 3 }, { refusals })).code).toBe('INVALID_TAG');
+  });
+
+  it('runs the first check before the schema, on objects only', () => {
+    const first = () => new ServiceError('TOO_MANY', 'too many');
+    expect(refusal(() => parseRequest(body, { name: 3 }, { first })).code).toBe('TOO_MANY');
+    expect(refusal(() => parseRequest(body, [], { first })).code).toBe('INVALID_PARAMETER');
+  });
+
+  it('takes a query integer at both of its bounds, and nothing past them', () => {
+    expect(parseRequest(body, { page: '1' }).page).toBe(1);
+    expect(parseRequest(body, { page: '100' }).page).toBe(100);
+    expect(refusal(() => parseRequest(body, { page: '101' })).details).toEqual({ parameter: 'page' });
+  });
+
+  it('reads a blank JSON form field as absent, and text that is not JSON as its own refusal', () => {
+    const form = z.object({ options: jsonFormField(optional(z.object({ fit: z.string() })), (reason) => new ServiceError('INVALID_OPTIONS_JSON', reason)) });
+    expect(parseRequest(form, { options: '  ' }).options).toBeUndefined();
+    expect(parseRequest(form, { options: '{"fit": "cover"}' }).options).toEqual({ fit: 'cover' });
+    expect(refusal(() => parseRequest(form, { options: '{fit' })).code).toBe('INVALID_OPTIONS_JSON');
   });
 
   it('a query integer shows as an integer in JSON Schema', () => {
