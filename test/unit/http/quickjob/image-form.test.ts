@@ -23,6 +23,13 @@ describe('parseImageForm', () => {
     expect(form.store).toBe(true);
   });
 
+  it('takes images totalling exactly the request limit, and refuses one byte more', () => {
+    const half = Math.floor(MAX_IMAGE_REQUEST_BYTES / 2);
+    const rest = MAX_IMAGE_REQUEST_BYTES - half;
+    expect(read([typed, image('a.png', Buffer.alloc(half)), image('b.png', Buffer.alloc(rest))]).images).toHaveLength(2);
+    expect(refused([typed, image('a.png', Buffer.alloc(half)), image('b.png', Buffer.alloc(rest + 1))])).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { total_bytes: MAX_IMAGE_REQUEST_BYTES + 1 } });
+  });
+
   it('takes blank options and store as the defaults', () => {
     const form = read([typed, image(), { name: 'options', value: '  ' }, { name: 'store', value: '' }]);
     expect(form).toMatchObject({ store: false, options: { fit: 'contain' } });
