@@ -70,6 +70,30 @@ describe('sweepStartRecords (the start sweeper)', () => {
     expect(w.sent).toEqual([]);
   });
 
+  it("keeps the watch a worker's claim wrote while the start was being sent again: only the record as read is dropped", async () => {
+    const w = world(5);
+    await w.store('job_long', 'queued', { via: 'render-queue' });
+    const leaseUntil = w.at(15);
+    // The resent message is taken at once: the claim re-arms the record as its watch, due at the lease's end.
+    w.deps.renderQueue.send = async (m: RenderJobMessage) => {
+      w.sent.push(m);
+      const queued = (await w.jobs.get(m.job_id))!;
+      expect(await w.jobs.putIf({ ...queued, status: 'processing', lease_until: leaseUntil }, ['queued'], [], undefined, { via: 'render-queue' })).toBe(true);
+    };
+    expect(await sweepStartRecords(w.deps)).toEqual({ sent: 1, watched: 0, cleared: 0, ended: 0, failed: 0 });
+    expect(w.jobs.starts.get('job_long')).toMatchObject({ due_at: leaseUntil });
+  });
+
+  it('keeps the watch of a job whose lease ends at this very instant (a claim may take it over only after)', async () => {
+    const w = world(20);
+    const endAbandoned = jest.fn(async () => true);
+    await w.jobs.put({ ...newJob({ job_id: 'job_edge', account_id: 'acct1', job_type: 'long', status: 'processing', now: written }), lease_until: w.at(-5) }, [], { via: 'render-queue' });
+    w.jobs.jobs.set('job_edge', { ...w.jobs.jobs.get('job_edge')!, lease_until: w.at(0) });
+    expect(await sweepStartRecords({ ...w.deps, endAbandoned })).toEqual({ sent: 0, watched: 0, cleared: 0, ended: 0, failed: 0 });
+    expect(endAbandoned).not.toHaveBeenCalled();
+    expect([...w.jobs.starts.keys()]).toEqual(['job_edge']);
+  });
+
   it('keeps the record when the start fails again, for the next run, and goes on with the others', async () => {
     const w = world(5);
     await w.store('job_bulk', 'queued', { via: 'workflow', workflow: 'bulk' }, 'bulk');
