@@ -130,3 +130,21 @@ describe('loadOwnJob', () => {
     expect(err.message).toMatch(/GET \/jobs .* lists this account's jobs/);
   });
 });
+
+describe('jobDownloadLink: which code answers first', () => {
+  const output = { key: 'outputs/acc/job_b/job_b.zip', name: 'job_b.zip', content_type: 'application/zip', size_bytes: 3, expires_at: '2026-12-21T12:00:00.000Z' };
+  const bulk = { ...newJob({ job_id: 'job_b', account_id: 'acc', job_type: 'bulk', status: 'processing', now }), output };
+
+  it('answers JOB_NOT_READY for a job still queued or processing, whatever its output says', async () => {
+    for (const status of ['queued', 'processing'] as const) {
+      expect(await rejection(jobDownloadLink(deps, { ...bulk, status }))).toMatchObject({ code: 'JOB_NOT_READY', details: { job_id: 'job_b', status } });
+    }
+  });
+
+  it('links the PDFs a bulk job made before it was cancelled (cancelled keeps its output)', async () => {
+    const blobs = new MemoryBlobs();
+    await blobs.put(output.key, Buffer.from('zip'), 'application/zip');
+    const link = await jobDownloadLink({ ...deps, blobs }, { ...bulk, status: 'cancelled' });
+    expect(link).toMatchObject({ job_id: 'job_b', content_type: 'application/zip', size_bytes: 3 });
+  });
+});
