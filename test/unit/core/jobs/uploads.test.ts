@@ -1,5 +1,6 @@
 import { encodeTime, ulid } from 'ulid';
-import { claimUploads, ownUpload, uploadClaimKind, uploadIssuedAt, uploadOwner } from '../../../../functions/core/jobs/uploads';
+import { claimUploads, ownUpload, uploadClaimKind, uploadIssuedAt, uploadOwner, withUploadsClaimed } from '../../../../functions/core/jobs/uploads';
+import { newJob } from '../../../../functions/core/jobs/job';
 import { MemoryBlobs, MemoryJobs, MemorySlots } from '../../../support/memory';
 
 const now = new Date('2026-11-21T12:00:00Z');
@@ -76,6 +77,30 @@ describe('claimUploads', () => {
     };
     const claim = { accountId: 'acc', jobId: 'job_1', leaseSeconds: 3600, uploads: [a, b].map((key) => ({ key, refusal })) };
     await expect(claimUploads({ slots, jobs: new MemoryJobs(), clock }, claim)).rejects.toThrow('injected DynamoDB outage');
+    expect(slots.held.size).toBe(0);
+  });
+});
+
+describe('withUploadsClaimed', () => {
+  it('keeps the claims of a job written after all when its submission fails (a lost reply): the job still uses the upload', async () => {
+    const slots = new MemorySlots();
+    const jobs = new MemoryJobs();
+    const key = keyOf('acc');
+    const claim = { accountId: 'acc', jobId: 'job_1', leaseSeconds: 3600, uploads: [{ key, refusal }] };
+    const submit = async () => {
+      await jobs.put(newJob({ job_id: 'job_1', account_id: 'acc', job_type: 'bulk', status: 'queued', now }));
+      throw new Error('reply lost');
+    };
+    await expect(withUploadsClaimed({ slots, jobs, clock }, claim, submit)).rejects.toThrow('reply lost');
+    expect([...slots.held.values()]).toEqual(['job_1']);
+    // A second job given the same upload is refused while the first holds it.
+    await expect(claimUploads({ slots, jobs, clock }, { ...claim, jobId: 'job_2' })).rejects.toMatchObject({ code: 'UPLOAD_NOT_FOUND', details: { reason: 'in_use', job_id: 'job_1' } });
+  });
+
+  it('gives the claims back when the job was not written', async () => {
+    const slots = new MemorySlots();
+    const claim = { accountId: 'acc', jobId: 'job_1', leaseSeconds: 3600, uploads: [{ key: keyOf('acc'), refusal }] };
+    await expect(withUploadsClaimed({ slots, jobs: new MemoryJobs(), clock }, claim, async () => Promise.reject(new Error('throttled')))).rejects.toThrow('throttled');
     expect(slots.held.size).toBe(0);
   });
 });
