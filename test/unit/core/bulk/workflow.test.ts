@@ -803,6 +803,16 @@ describe('decideRows', () => {
     ]);
   });
 
+  it('keeps a skip as it was decided (CANCELLED, TIME_BUDGET_EXCEEDED) past the budget: only files that ran are skipped for it', () => {
+    const cancelled = { ...row(1, 'skipped', 0), error_code: 'CANCELLED' };
+    const rows = decideRows(bundle(3), [row(0, 'success', 3), cancelled, row(2, 'success', 1)], 2);
+    expect(rows.map((r) => [r.status, r.error_code])).toEqual([
+      ['skipped', 'BULK_PAGE_BUDGET_EXCEEDED'],
+      ['skipped', 'CANCELLED'],
+      ['skipped', 'BULK_PAGE_BUDGET_EXCEEDED'],
+    ]);
+  });
+
   it('records a file whose render was abandoned as RENDER_FAILED', () => {
     expect(decideRows(bundle(2), [row(0, 'success', 1)], 200)[1]).toMatchObject({ status: 'failed', error_code: 'RENDER_FAILED', input: 'f1.html' });
   });
