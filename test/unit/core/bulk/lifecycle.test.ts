@@ -34,4 +34,24 @@ describe('failJob (bulk)', () => {
     expect(await w.files.list('job_run')).toEqual([]);
     expect(w.jobs.events.map((e) => e.event)).toEqual(['bulk.job.failed']);
   });
+
+  it('fails a running job asked to cancel when the failure is not a refusal before any file (Finish, RecordFailure): failed, the request kept', async () => {
+    const w = bulkWorld();
+    const running = { ...newJob({ job_id: 'job_cx', account_id: w.account.account_id, job_type: 'bulk', status: 'processing', now: new Date() }), bundle_type: 'html', file_count: 1, cancel_requested: true };
+    await w.jobs.put(running);
+    const after = await failJob(w.deps, running, 'INTERNAL_SERVER_ERROR', 'The job failed on our side.');
+    expect(after).toMatchObject({ status: 'failed', error_code: 'INTERNAL_SERVER_ERROR', cancel_requested: true });
+    expect(w.jobs.events.map((e) => e.event)).toEqual(['bulk.job.failed']);
+  });
+
+  it("keeps the start sweeper's watch when the refund fails, so the failure recorder is called again until it goes through", async () => {
+    const w = bulkWorld();
+    const running = { ...newJob({ job_id: 'job_rf', account_id: w.account.account_id, job_type: 'bulk', status: 'processing', now: new Date() }), bundle_type: 'html', file_count: 1 };
+    await w.jobs.put(running, [], { via: 'workflow', workflow: 'bulk' });
+    jest.spyOn(w.deps.billing, 'refundJob').mockRejectedValueOnce(new Error('ledger unavailable'));
+    await expect(failJob(w.deps, running, 'INTERNAL_SERVER_ERROR', 'The job failed on our side.')).rejects.toThrow('ledger unavailable');
+    expect(await w.jobs.get('job_rf')).toMatchObject({ status: 'failed' });
+    expect(w.jobs.starts.has('job_rf')).toBe(true);
+    expect(w.slots.held.size).toBe(0);
+  });
 });
