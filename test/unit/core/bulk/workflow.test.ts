@@ -127,6 +127,32 @@ describe('a bulk job from submission to its end', () => {
     expect([...w.blobs.objects.keys()]).toEqual([key]);
   });
 
+  it('holds two bulk jobs per account queued or running: the third is refused BULK_JOB_ALREADY_ACTIVE until one ends', async () => {
+    const w = bulkWorld();
+    const first = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    await submit(w, [{ name: 'a.html', data: page(1) }]);
+    expect(await rejection(submit(w, [{ name: 'a.html', data: page(1) }]))).toMatchObject({ code: 'BULK_JOB_ALREADY_ACTIVE', details: { max_active_jobs: 2 } });
+    await cancelJob(w.deps, (await w.jobs.get(first.job_id))!);
+    expect((await submit(w, [{ name: 'a.html', data: page(1) }])).status).toBe('queued');
+  });
+
+  it("takes a bundle of exactly the plan's ZIP size, uploaded or inline, and refuses one byte more (BULK_ZIP_TOO_LARGE)", async () => {
+    const w = bulkWorld();
+    const plan = { ...w.plan, max_bulk_zip_mb: 1 };
+    const max = 1024 * 1024;
+    const send = (input: BulkRequest['input']) => submitBulkJob(w.deps, { account: w.account, plan, request: { bundle_type: 'html', options, input } });
+    const upload = async (size: number) => {
+      const key = bulkKeys.upload(w.account.account_id);
+      await w.blobs.put(key, Buffer.alloc(size), 'application/zip');
+      return send({ kind: 's3', key });
+    };
+    expect(await rejection(upload(max + 1))).toMatchObject({ code: 'BULK_ZIP_TOO_LARGE', details: { size_bytes: max + 1, max_bytes: max } });
+    expect((await upload(max)).status).toBe('queued');
+    const inline = (size: number) => send({ kind: 'files', files: [{ path: 'a.html', bytes: Buffer.alloc(size, 0x61) }] });
+    expect(await rejection(inline(max + 1))).toMatchObject({ code: 'BULK_ZIP_TOO_LARGE', details: { size_bytes: max + 1 } });
+    expect((await inline(max)).status).toBe('queued');
+  });
+
   it('refuses a second job given the same uploaded ZIP while the first holds it (404 UPLOAD_NOT_FOUND naming that job)', async () => {
     const w = bulkWorld();
     const { request } = await uploaded(w, [{ name: 'a.html', data: page(1) }]);
@@ -531,6 +557,18 @@ describe('retries', () => {
     ]);
     expect(charges(w, job_id)).toHaveLength(1);
     expect(credits(w)).toBe(0);
+  });
+
+  it('fails with BULK_ALL_FILES_FAILED, not INSUFFICIENT_CREDITS, when only some of the files that made nothing were unpaid', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'f0.html', data: page(101) }, { name: 'f1.html', data: page(1) }]);
+    const prepared = await prepareBulkJob(w.deps, { job_id });
+    for (const index of prepared.items) await renderBulkFile(w.deps, { job_id, index });
+    // Spent elsewhere since the job was checked: nothing is left for the one file that converted.
+    w.accounts.accounts.get(w.account.account_id)!.credits_micros = 0;
+    await finishBulkJob(w.deps, { job_id });
+    expect((await w.files.list(job_id)).map((r) => r.error_code)).toEqual(['PAGE_LIMIT_EXCEEDED', 'INSUFFICIENT_CREDITS']);
+    expect((await w.jobs.get(job_id))!).toMatchObject({ status: 'failed', error_code: 'BULK_ALL_FILES_FAILED' });
   });
 
   it('a retried finish keeps its decisions even when the balance ran out meanwhile (already charged files stay delivered)', async () => {
