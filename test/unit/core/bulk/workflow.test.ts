@@ -340,6 +340,14 @@ describe('a bulk job from submission to its end', () => {
     expect(charges(w, job_id)).toEqual([`${job_id}#file#5`]);
   });
 
+  it('converts a file of exactly 10 MB: only a file over the limit is FILE_TOO_LARGE', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'edge.html', data: Buffer.alloc(10 * 1024 * 1024, 0x61), method: 0 }]);
+    const { job, rows } = await run(w, job_id);
+    expect(rows.map((r) => [r.input, r.status, r.error_code])).toEqual([['edge.html', 'success', null]]);
+    expect(job).toMatchObject({ status: 'completed', success_count: 1 });
+  });
+
   it("logs a file's unexplained render failure (a crash) as unexpected, one the document explains as an ordinary failure", async () => {
     const w = bulkWorld();
     const logged: { level: string; message: string }[] = [];
