@@ -381,6 +381,25 @@ describe('a series under way sees the webhook as it is at each retry', () => {
     expect(memory.hooks[0].last_triggered_at).toBeNull();
     expect(memory.claims.get(`${notice.event_id}#wh_lag`)!.state).toBe('done');
   });
+
+  it('sends the first attempt where the webhook as read at the start says, signed with its secret, not as the (lagging) list showed it', async () => {
+    const { memory, sent, deps, add } = setup();
+    memory.hooks = [hook('wh_moved', { url: 'https://moved.example.com/in' }, 'whsec_new')];
+    const stale = [{ ...memory.hooks[0], url: 'https://hooks.example.com/old', secret_sealed: box.seal('whsec_old', 'wh_moved') }];
+    memory.listForAccount = async () => stale;
+    await dispatchEvent(deps, add('job.completed'));
+    expect(sent.map((s) => s.url)).toEqual(['https://moved.example.com/in']);
+    expect([signs(sent[0], 'whsec_old'), signs(sent[0], 'whsec_new')]).toEqual([false, true]);
+  });
+
+  it("records as the series' start the moment last_triggered_at was set, though the clock moves on before the first attempt", async () => {
+    const { memory, deps, add } = setup();
+    memory.hooks = [hook('wh_t')];
+    deps.clock = { now: () => new Date((clockMs += 7)) };
+    await dispatchEvent(deps, add('job.completed'));
+    expect(memory.hooks[0].last_triggered_at).toEqual(expect.any(String));
+    expect(memory.records[0].started_at).toBe(memory.hooks[0].last_triggered_at);
+  });
 });
 
 describe('dispatchEvent when a webhook cannot be served', () => {
@@ -463,6 +482,16 @@ describe('dispatchEvent shares the dispatchers between accounts', () => {
     expect(await slots.holders({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, now: clock.now() })).toEqual([]);
   });
 
+  it('waits at most share.deferSeconds between tries, 30 s unless the deployment says otherwise', async () => {
+    const { memory, deps, add, queue, slots } = setup();
+    memory.hooks = [hook('wh_a')];
+    await slots.acquire({ accountId: 'acc_1', kind: DISPATCH_SLOT_KIND, jobId: 'busy', max: 1, now: clock.now(), leaseSeconds: 600 });
+    const notice = { ...add('job.completed'), deferrals: 5 };
+    expect(await dispatchEvent({ ...deps, share: { dispatchesPerAccount: 1 } }, notice)).toBe('deferred');
+    expect(await dispatchEvent({ ...deps, share: { dispatchesPerAccount: 1, deferSeconds: 10 } }, notice)).toBe('deferred');
+    expect(queue.sent.map((s) => [s.message.deferrals, s.delaySeconds])).toEqual([[6, 30], [6, 10]]);
+  });
+
   it('takes no slot for an event nobody is to be called for', async () => {
     const { deps, add, slots } = setup();
     const acquire = jest.spyOn(slots, 'acquire');
@@ -520,6 +549,15 @@ describe('sweepOutbox', () => {
     expect(memory.events.get(notice.event_id)!.pending).toBe(false);
     expect(queue.sent).toEqual([]);
     expect(logged).toEqual([expect.stringContaining(notice.event_id)]);
+  });
+
+  it('re-sends an event pending exactly one day and gives it up a millisecond later (each run either re-sends or gives up every pending event)', async () => {
+    const { memory, add } = setup();
+    const notice = add('job.completed');
+    const queue = { sent: [] as OutboxNotice[], send: async (m: OutboxNotice) => void queue.sent.push(m) };
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 86_400_000) } })).toEqual({ sent: 1, abandoned: 0 });
+    expect(queue.sent).toEqual([notice]);
+    expect(await sweepOutbox({ outbox: memory, queue, clock: { now: () => new Date(clockMs + 86_400_001) } })).toEqual({ sent: 0, abandoned: 1 });
   });
 
   it('reads each shard once: a day-old event is given up, a newer one re-sent, in the same run', async () => {
