@@ -21,6 +21,8 @@ describe('SecretBox (webhook secrets at rest)', () => {
     body[0] ^= 1;
     expect(() => box.open([parts[0], parts[1], body.toString('base64url'), parts[3]].join('.'), 'wh_1')).toThrow();
     expect(() => box.open('plain', 'wh_1')).toThrow();
+    // Another format version (not authenticated by the tag) is not read as v1.
+    expect(() => box.open(sealed.replace(/^v1\./, 'v2.'), 'wh_1')).toThrow('not a sealed webhook secret');
   });
 
   it('refuses a shortened tag (a 4-byte tag would be forged in about 2^32 tries, not 2^128)', () => {
