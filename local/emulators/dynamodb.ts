@@ -187,6 +187,8 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   const drained: (() => void)[] = [];
   const stoppedReply = (): Reply => ({ ...errorReply('InternalServerError', 'The local DynamoDB has stopped.'), status: 500 });
   const keySchemas = new Map<string, string[]>();
+  // Set while a failed transaction's journal could not be put back (the store failed under the undo too).
+  let unrecovered = false;
   // Beside dynalite's directory, not in it (that one is LevelDB's).
   const journal = opts.dataDir ? path.join(path.dirname(path.resolve(opts.dataDir)), `${path.basename(opts.dataDir)}-${TRANSACTION_JOURNAL}`) : null;
 
@@ -251,6 +253,22 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
     for (const e of [...entries].reverse()) await restore(e.table, e.key, e.before ?? undefined, INTERNAL_AUTH);
     rmSync(journal, { force: true });
     return entries.length;
+  }
+
+  /**
+   * Under the lock, before a request is answered: a transaction that failed and could not be put back then is put
+   * back first. Until it can be, the request is refused with the store's failure: it would see half a transaction,
+   * and the next transaction would replace its journal, leaving that half for good.
+   */
+  async function recoveryRefusal(): Promise<Reply | undefined> {
+    if (!unrecovered) return undefined;
+    try {
+      await recoverJournal();
+      unrecovered = false;
+      return undefined;
+    } catch (err) {
+      return failureReply(err);
+    }
   }
 
   async function transactWrite(request: Json, auth: Record<string, string>): Promise<Reply> {
@@ -384,6 +402,8 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   async function transaction(target: string, raw: string, auth: Record<string, string>): Promise<Reply> {
     try {
       return await lock.run(async () => {
+        const refused = await recoveryRefusal();
+        if (refused) return refused;
         if (target !== 'TransactWriteItems') return transactGet(JSON.parse(raw), auth);
         try {
           // Committed or rolled back: nothing to recover.
@@ -391,21 +411,30 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
           if (journal) rmSync(journal, { force: true });
           return reply;
         } catch (err) {
-          // Half applied and not rolled back (dynalite failed under it): put back what the journal holds, now.
-          if (journal) await recoverJournal();
+          // Half applied and not rolled back (dynalite failed under it): put back what the journal holds, now, or
+          // before the next request (recoveryRefusal).
+          if (journal) {
+            unrecovered = true;
+            await recoverJournal();
+            unrecovered = false;
+          }
           throw err;
         }
       });
     } catch (err) {
-      const inner = (err as { reply?: Reply }).reply;
-      return inner ?? { status: 500, body: JSON.stringify({ __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }) };
+      return failureReply(err);
     }
+  }
+
+  function failureReply(err: unknown): Reply {
+    const inner = (err as { reply?: Reply }).reply;
+    return inner ?? { status: 500, body: JSON.stringify({ __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }) };
   }
 
   /** The same routing as the endpoint below, for a caller in this process. */
   function dispatch(target: string, raw: string, auth: Record<string, string>): Promise<Reply> {
     if (target === 'TransactWriteItems' || target === 'TransactGetItems') return transaction(target, raw, auth);
-    if (SINGLE_WRITES.has(target)) return lock.run(() => call(target, raw, auth));
+    if (SINGLE_WRITES.has(target) || unrecovered) return lock.run(async () => (await recoveryRefusal()) ?? call(target, raw, auth));
     return call(target, raw, auth);
   }
 
@@ -433,17 +462,19 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   const proxy = http.createServer((req, res) => {
     const target = String(req.headers['x-amz-target'] ?? '').replace(TARGET_PREFIX, '');
     if (target !== 'TransactWriteItems' && target !== 'TransactGetItems') {
-      if (!SINGLE_WRITES.has(target)) return passThrough(req, res);
-      // Single-item writes queue behind transactions so a transaction is isolated from them.
+      if (!SINGLE_WRITES.has(target) && !unrecovered) return passThrough(req, res);
+      // Single-item writes queue behind transactions so a transaction is isolated from them (and reads too while one
+      // waits to be put back).
       lock
-        .run(
-          () =>
-            new Promise<void>((resolve) => {
-              res.once('finish', resolve);
-              res.once('close', resolve);
-              passThrough(req, res);
-            }),
-        )
+        .run(async () => {
+          const refused = await recoveryRefusal();
+          if (refused) return send(res, refused);
+          await new Promise<void>((resolve) => {
+            res.once('finish', resolve);
+            res.once('close', resolve);
+            passThrough(req, res);
+          });
+        })
         .catch(() => undefined);
       return;
     }

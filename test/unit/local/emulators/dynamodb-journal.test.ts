@@ -156,4 +156,58 @@ describe('local DynamoDB: the store failing part-way through a transaction', () 
     await transact();
     expect((await itemsNow(doc)).b).toEqual({ ...journalKey('b'), v: 2 });
   });
+
+  it('puts the items back once the store can be written again, before any later request, when it stays failed for a while', async () => {
+    // From the third write on, everything fails: undoing the first two in place fails too.
+    failFrom((write) => write >= 3);
+    await expect(transact()).rejects.toMatchObject({ name: 'InternalServerError' });
+    const loopback = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }));
+    try {
+      // Still failing, both ways in: no read sees half the transaction, and no later write takes the place of its journal.
+      for (const client of [doc, loopback]) {
+        await expect(client.send(new GetCommand({ TableName: TABLE, Key: journalKey('a') }))).rejects.toMatchObject({ name: 'InternalServerError' });
+        await expect(client.send(new PutCommand({ TableName: TABLE, Item: { ...journalKey('other'), v: 1 } }))).rejects.toMatchObject({ name: 'InternalServerError' });
+        await expect(client.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...journalKey('other'), v: 1 } } }] }))).rejects.toMatchObject({
+          name: 'InternalServerError',
+        });
+      }
+      failing = null;
+      // Room again: the first request, a read, already sees the item as it was.
+      expect((await loopback.send(new GetCommand({ TableName: TABLE, Key: journalKey('a') }))).Item).toEqual(itemsBefore().a);
+    } finally {
+      loopback.destroy();
+    }
+    await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...journalKey('other'), v: 1 } } }] }));
+    expect(await itemsNow(doc)).toEqual(itemsBefore());
+    expect((await doc.send(new GetCommand({ TableName: TABLE, Key: journalKey('other') }))).Item).toEqual({ ...journalKey('other'), v: 1 });
+    expect(existsSync(journalOf(dataDir))).toBe(false);
+    await transact();
+    expect((await itemsNow(doc)).a).toEqual({ ...journalKey('a'), v: 2 });
+  });
+
+  it('puts the items back before the next transaction when the store stays failed for a while (no read comes first)', async () => {
+    failFrom((write) => write >= 3);
+    await expect(transact()).rejects.toMatchObject({ name: 'InternalServerError' });
+    failing = null;
+    // The journal it left would be replaced by this transaction's, leaving half of the first for good.
+    await doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: TABLE, Item: { ...journalKey('other'), v: 1 } } }] }));
+    expect(await itemsNow(doc)).toEqual(itemsBefore());
+  });
+
+  it.each(['in-process', 'loopback'])('puts the items back before the next single write (%s), which stays', async (transport) => {
+    failFrom((write) => write >= 3);
+    await expect(transact()).rejects.toMatchObject({ name: 'InternalServerError' });
+    failing = null;
+    const client =
+      transport === 'in-process'
+        ? doc
+        : DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: dynamo.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 }));
+    try {
+      // Written before the transaction was put back, it would be undone by that.
+      await client.send(new PutCommand({ TableName: TABLE, Item: { ...journalKey('a'), v: 5 } }));
+    } finally {
+      if (client !== doc) client.destroy();
+    }
+    expect(await itemsNow(doc)).toEqual({ ...itemsBefore(), a: { ...journalKey('a'), v: 5 } });
+  });
 });
