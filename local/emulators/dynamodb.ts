@@ -137,6 +137,26 @@ interface JournalEntry {
   before: Json | null;
 }
 
+/**
+ * The entries of a journal left behind. One that does not read as entries (written atomically, it is torn only by a
+ * machine that lost power before the disk had it, or by hand) stops the start: what its transaction changed cannot be
+ * put back, and dropping it would keep half of that transaction without a word.
+ */
+function readJournal(file: string): JournalEntry[] {
+  let why: string;
+  try {
+    const entries: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    const isEntry = (e: any) => typeof e?.table === 'string' && typeof e.key === 'object' && e.key !== null && typeof e.before === 'object';
+    if (Array.isArray(entries) && entries.every(isEntry)) return entries;
+    why = 'not a list of items';
+  } catch (err) {
+    why = (err as Error).message;
+  }
+  throw new Error(
+    `The transaction journal ${file} cannot be read (${why}), so the transaction it holds cannot be put back and its items may be half written. Move the file aside to start with the table as it is.`,
+  );
+}
+
 const SINGLE_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem']);
 
 class Mutex {
@@ -174,6 +194,10 @@ export interface LocalDynamo {
 
 export async function startLocalDynamo(opts: { dataDir?: string; port?: number; tableName: string; storeLockWaitMs?: number }): Promise<LocalDynamo> {
   if (opts.dataDir) await waitForFreeStore(opts.dataDir, opts.storeLockWaitMs);
+  // Beside dynalite's directory, not in it (that one is LevelDB's).
+  const journal = opts.dataDir ? path.join(path.dirname(path.resolve(opts.dataDir)), `${path.basename(opts.dataDir)}-${TRANSACTION_JOURNAL}`) : null;
+  // One that cannot be read stops the start before the store is opened (which the process would hold until it ends).
+  if (journal && existsSync(journal)) readJournal(journal);
   const backend = dynalite({ path: opts.dataDir, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   // Requests that need no shim go straight to dynalite's own request handler, without a second HTTP hop.
   const dynaliteHandler = backend.listeners('request')[0] as http.RequestListener;
@@ -189,8 +213,6 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   const keySchemas = new Map<string, string[]>();
   // Set while a failed transaction's journal could not be put back (the store failed under the undo too).
   let unrecovered = false;
-  // Beside dynalite's directory, not in it (that one is LevelDB's).
-  const journal = opts.dataDir ? path.join(path.dirname(path.resolve(opts.dataDir)), `${path.basename(opts.dataDir)}-${TRANSACTION_JOURNAL}`) : null;
 
   /**
    * One call into dynalite's request handler in-process (no socket), with the caller's auth headers
@@ -249,7 +271,7 @@ export async function startLocalDynamo(opts: { dataDir?: string; port?: number; 
   /** Puts every item of an interrupted transaction back as it was before it (idempotent), then drops the journal. */
   async function recoverJournal(): Promise<number> {
     if (!journal || !existsSync(journal)) return 0;
-    const entries = JSON.parse(readFileSync(journal, 'utf8')) as JournalEntry[];
+    const entries = readJournal(journal);
     for (const e of [...entries].reverse()) await restore(e.table, e.key, e.before ?? undefined, INTERNAL_AUTH);
     rmSync(journal, { force: true });
     return entries.length;

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -101,6 +101,33 @@ describe('local DynamoDB: a process killed part-way through a transaction', () =
       doc.destroy();
       await dynamo.stop();
     }
+  });
+});
+
+/**
+ * The journal is written whole or not at all (written beside, then renamed), so a killed process never tears it; a
+ * machine that lost power before the disk had it, or an edit by hand, can. What its transaction changed can then not be
+ * put back, and starting without it would keep half of that transaction without a word: the start stops and says so.
+ */
+describe('local DynamoDB: a journal that cannot be read', () => {
+  it.each([
+    ['empty', '', /Unexpected end of JSON input/],
+    ['torn', '[{"table":"journal-test","key":{"pk":"J#a","sk":"X"},"before":{"pk":"J#a","sk":"X","v":1,"go', /JSON/],
+    ['not a list of items', '{"table":"journal-test"}', /not a list of items/],
+    ['a list of something else', '[1]', /not a list of items/],
+  ])('stops the start, naming the file, when it is %s, and keeps it', async (_name, content, why) => {
+    const dataDir = freshDataDir('torn');
+    await (await startLocalDynamo({ dataDir, tableName: TABLE })).stop();
+    const journal = journalOf(dataDir);
+    writeFileSync(journal, content);
+    const start = startLocalDynamo({ dataDir, tableName: TABLE, storeLockWaitMs: 300 });
+    await expect(start).rejects.toThrow(`The transaction journal ${journal} cannot be read`);
+    await expect(start).rejects.toThrow(why);
+    await expect(start).rejects.toThrow(/Move the file aside/);
+    expect(readFileSync(journal, 'utf8')).toBe(content);
+    // Moved aside, the store starts (the refused start did not keep it open).
+    renameSync(journal, `${journal}.aside`);
+    await (await startLocalDynamo({ dataDir, tableName: TABLE, storeLockWaitMs: 300 })).stop();
   });
 });
 
