@@ -223,10 +223,11 @@ function padPassword(pw: string): Buffer {
 
 /**
  * Encrypts a document as Acrobat 3-era writers do. With `userPassword` empty it opens without a password
- * (only an owner password restricts it) — still encrypted, so still refused by merge/split.
+ * (only an owner password restricts it) — still encrypted, so still refused by merge/split. `source`: the document to
+ * encrypt (default two plain pages).
  */
-export async function encryptedPdf(opts: { userPassword: string; ownerPassword: string }): Promise<Uint8Array> {
-  const doc = await PDFDocument.load(await simplePdf(2, { label: 'Secret' }), { updateMetadata: false });
+export async function encryptedPdf(opts: { userPassword: string; ownerPassword: string; source?: Uint8Array }): Promise<Uint8Array> {
+  const doc = await PDFDocument.load(opts.source ?? (await simplePdf(2, { label: 'Secret' })), { updateMetadata: false });
   const ctx = doc.context;
   const id = createHash('md5').update('fixture-id').digest();
   const permissions = -44; // print allowed, modify/copy not

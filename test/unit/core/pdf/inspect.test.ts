@@ -32,6 +32,23 @@ describe('inspectPdf', () => {
     }
   });
 
+  it('reports the form and signature an encrypted file shows outside its object streams', async () => {
+    const result = inspectPdf(await encryptedPdf({ userPassword: '', ownerPassword: 'owner', source: await pdfWithSignature() }), opts);
+    expect(result).toMatchObject({ encrypted: true, page_count: null, has_forms: true, has_signatures: true });
+  });
+
+  it('normalises a negative or over-a-turn /Rotate to 0, 90, 180 or 270', async () => {
+    for (const [rotate, rotation] of [
+      [-90, 270],
+      [-180, 180],
+      [450, 90],
+    ]) {
+      const doc = await PDFDocument.load(await simplePdf(1));
+      doc.getPage(0).node.set(PDFName.of('Rotate'), doc.context.obj(rotate));
+      expect(inspectPdf(await doc.save(), { ...opts, forEdit: true }).pages).toEqual([expect.objectContaining({ rotation })]);
+    }
+  });
+
   it('predicts the merge/split warnings: forms, bookmarks, signatures', async () => {
     expect(inspectPdf(await pdfWithForm(), opts)).toMatchObject({ has_forms: true, has_signatures: false, warnings: ['FORM_FIELDS_NOT_PRESERVED'] });
     expect(inspectPdf(await pdfWithSignature(), opts)).toMatchObject({ has_forms: true, has_signatures: true, warnings: ['SIGNATURE_INVALIDATED'] });
