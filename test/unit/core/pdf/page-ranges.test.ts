@@ -96,6 +96,9 @@ describe('page ranges', () => {
     const err = refusal(() => parsePageRange(Array(MAX_RANGE_PARTS + 1).fill('2').join(',')));
     expect(err.code).toBe('INVALID_PAGE_RANGE');
     expect(err.details).toMatchObject({ token: '2', max_parts: MAX_RANGE_PARTS });
+    // details.token names the first part past the limit, not the last one allowed.
+    const numbered = Array.from({ length: MAX_RANGE_PARTS + 2 }, (_, i) => String(i + 1)).join(',');
+    expect(refusal(() => parsePageRange(numbered)).details).toMatchObject({ token: String(MAX_RANGE_PARTS + 1) });
   });
 
   it('quotes the part it refuses escaped and cut short in the message, and as sent in details.token', () => {
