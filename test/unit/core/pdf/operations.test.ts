@@ -245,6 +245,30 @@ describe('split', () => {
     await expect(produce(plan, { limits: INSTANT_LIMITS, deadline: Deadline.in(-1) })).rejects.toBeInstanceOf(PdfDeadlineExceeded);
   });
 
+  it('takes exactly as many files as the limit in every mode, and refuses one more ranges than files before copying', async () => {
+    const twelveFiles = { ...INSTANT_LIMITS, maxOutputs: 12 };
+    expect((await split(twelve, { mode: 'each_page' }, undefined, 'r.pdf', twelveFiles)).files).toHaveLength(12);
+    expect((await split(twelve, { mode: 'every_n', every_n: 1 }, undefined, 'r.pdf', twelveFiles)).files).toHaveLength(12);
+    const ranges = (n: number) => ({ mode: 'ranges', ranges: Array.from({ length: n }, () => parsePageRange('1')) }) as SplitMode;
+    expect((await split(twelve, ranges(12), undefined, 'r.pdf', twelveFiles)).files).toHaveLength(12);
+    expect(await refusal(() => split(twelve, ranges(13), undefined, 'r.pdf', twelveFiles))).toMatchObject({
+      code: 'OUTPUT_COUNT_EXCEEDED',
+      details: { output_count: 13, max_outputs: 12, filename: 'r.pdf', input_index: 0 },
+    });
+  });
+
+  it('refuses files that pass the output limit once made, though their planned floor fitted', async () => {
+    const input = file(twelve, 'r.pdf');
+    const plan = planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
+    const made = (await produce(plan, { limits: INSTANT_LIMITS })).files.reduce((n, f) => n + f.size_bytes, 0);
+    // Page dictionaries and cross-reference sections weigh something too: the files are larger than their floor.
+    expect(outputsAtLeast(plan.outputs)).toBeLessThan(made - 1);
+    const limits = { ...INSTANT_LIMITS, maxOutputBytes: made - 1 };
+    const tight = planSplit({ input, split: { mode: 'each_page' }, pattern: parseFilenamePattern(undefined) }, openInput(input), limits);
+    expect(await refusal(() => produce(tight, { limits }))).toMatchObject({ code: 'OUTPUT_TOO_LARGE', details: { max_bytes: made - 1, output_count: 12 } });
+    expect((await produce(tight, { limits: { ...limits, maxOutputBytes: made } })).files).toHaveLength(12);
+  });
+
   it('does not deliver a file whose writing ended after the deadline (the clock is looked at after the last byte too)', async () => {
     const input = file(twelve, 'r.pdf');
     const plan = planSplit({ input, split: { mode: 'extract', pages: parsePageRange('1-end') }, pattern: parseFilenamePattern(undefined) }, openInput(input), INSTANT_LIMITS);
