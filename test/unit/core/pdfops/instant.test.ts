@@ -77,6 +77,16 @@ describe('instant merge/split', () => {
     expect(w.jobs.events).toEqual([expect.objectContaining({ event: 'job.completed', output_key: null, payload: expect.objectContaining({ operation: 'merge', output_count: 1 }) })]);
   });
 
+  it('stores a single result with store: true and answers JSON without a ZIP (zip_url is for multi-file splits)', async () => {
+    const w = memoryWorld();
+    const request: SplitRequest = { ...split(six, true), split: { mode: 'extract', pages: parsePageRange('2-3') } };
+    const result = await runInstantOp(deps(w), { account: w.account, plan: w.plan, operation: 'split', request });
+    expect(result.direct).toBeNull();
+    expect(result.stored).toMatchObject({ operation: 'pdf_split', output_count: 1, zip_url: null, outputs: [expect.objectContaining({ name: 'doc-001.pdf', pages: 2, page_range: '2-3' })] });
+    expect([...w.blobs.objects.keys()].map((k) => k.split('/').pop())).toEqual(['000.pdf']);
+    expect(await w.jobs.get(result.job.job_id)).toMatchObject({ status: 'completed', output: expect.objectContaining({ name: 'doc-001.pdf', content_type: 'application/pdf' }) });
+  });
+
   it('answers a split whose charge reply was lost but which committed as done, with its files kept', async () => {
     const w = memoryWorld();
     const commit = w.chargeStore.commit.bind(w.chargeStore);
