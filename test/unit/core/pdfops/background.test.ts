@@ -82,16 +82,28 @@ describe('background merge/split jobs', () => {
 
   it('names the input that takes the total over 150 MB, as the instant routes do', async () => {
     const w = memoryWorld();
-    const keys = [await upload(w, three), await upload(w, three), await upload(w, three)];
-    // Three uploads of 60 MB each: the third takes the job to 180 MB.
+    const keys = [await upload(w, three), await upload(w, three), await upload(w, three), await upload(w, three)];
+    // Four uploads of 60 MB each: the third takes the job to 180 MB (the fourth, past it too, is not the one named).
     w.blobs.head = async () => ({ size_bytes: 60 * 1024 * 1024, content_type: 'application/pdf' });
     const err = await rejection(submit(w, { operation: 'merge', inputs: keys.map((s3_key, i) => ({ s3_key, filename: `part${i}.pdf` })) }));
     expect(err).toMatchObject({
       code: 'PDF_INPUT_TOO_LARGE',
-      details: { filename: 'part2.pdf', input_index: 2, size_bytes: 180 * 1024 * 1024, max_bytes: 150 * 1024 * 1024, file_count: 3 },
+      details: { filename: 'part2.pdf', input_index: 2, size_bytes: 240 * 1024 * 1024, max_bytes: 150 * 1024 * 1024, file_count: 4 },
     });
     expect(err.message).toContain('part2.pdf');
     expect(w.jobs.jobs.size).toBe(0);
+  });
+
+  it('takes uploads of exactly 150 MB, alone and in total, and refuses one byte more', async () => {
+    const MAX = 150 * 1024 * 1024;
+    const w = memoryWorld();
+    let size = MAX;
+    w.blobs.head = async () => ({ size_bytes: size, content_type: 'application/pdf' });
+    await expect(submit(w, split(await upload(w, three)))).resolves.toMatchObject({ status: 'queued' });
+    size = MAX / 2;
+    await expect(submit(w, { operation: 'merge', inputs: [{ s3_key: await upload(w, three) }, { s3_key: await upload(w, three) }] })).resolves.toMatchObject({ status: 'queued' });
+    size = MAX + 1;
+    expect(await rejection(submit(w, split(await upload(w, three))))).toMatchObject({ code: 'PDF_INPUT_TOO_LARGE', details: { size_bytes: MAX + 1, max_bytes: MAX } });
   });
 
   it('refuses one upload over 150 MB, saying how to get it through', async () => {
@@ -348,6 +360,22 @@ describe('background merge/split jobs', () => {
     // What the late task wrote after the failure was recorded is gone: no files, one failed row, nothing to download.
     expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/'))).toEqual([]);
     expect((await w.files.list(job_id)).map((r) => [r.status, r.error_code])).toEqual([['failed', 'PDFOP_TIMEOUT']]);
+  });
+
+  it('removes every planned file of a task that died after writing them, before its progress said so', async () => {
+    const w = memoryWorld();
+    const { job_id } = await submit(w, { operation: 'split', inputs: [{ s3_key: await upload(w, three) }], split: { mode: 'each_page' } });
+    await markProcessing(deps(w), { job_id });
+    // The function stops for good while storing the ZIP: its three files are stored, its progress (every 2 s) not yet.
+    let stuck!: () => void;
+    const reached = new Promise<void>((resolve) => (stuck = resolve));
+    w.blobs.putParts = () => (stuck(), new Promise<never>(() => {}));
+    void processPdfJob(deps(w), { job_id });
+    await reached;
+    expect(await w.jobs.get(job_id)).toMatchObject({ output_count: 3, outputs_produced: 0 });
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/') && k.endsWith('.pdf'))).toHaveLength(3);
+    expect(await recordPdfJobFailure(deps(w), { job_id, error: { Error: 'States.Timeout' } })).toEqual({ job_id, status: 'failed' });
+    expect([...w.blobs.objects.keys()].filter((k) => k.startsWith('pdfop/') && !k.endsWith('request.json'))).toEqual([]);
   });
 
   it('ends a job that runs out of time as failed with PDFOP_TIMEOUT', async () => {
