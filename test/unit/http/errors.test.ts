@@ -54,6 +54,14 @@ describe('error envelopes show back a bounded amount of what was sent', () => {
     expect(Object.getPrototypeOf(body.error.details.input_type)).toBe(Object.prototype);
   });
 
+  it('shows a string of exactly the limit whole, and cuts one character longer', () => {
+    const shown = (value: string) => toHttpError(new ServiceError('INVALID_PARAMETER', 'x', { value }), 'r').body.error.details.value;
+    expect(shown('y'.repeat(2048))).toBe('y'.repeat(2048));
+    expect(shown('y'.repeat(2049))).toBe(`${'y'.repeat(2048)}…`);
+    const message = (text: string) => toHttpError(new ServiceError('INVALID_PARAMETER', text), 'r').body.error.message;
+    expect(message('m'.repeat(4096))).toBe('m'.repeat(4096));
+  });
+
   it('leaves ordinary details as they are', () => {
     const details = { parameter: 'options.scale', allowed: ['a', 'b'], problems: [{ index: 0, filename: 'a.png', code: 'IMAGE_TOO_LARGE' }] };
     expect(toHttpError(new ServiceError('INVALID_PARAMETER', 'x', details), 'r').body.error.details).toEqual(details);
