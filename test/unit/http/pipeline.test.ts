@@ -4,7 +4,9 @@ import type { APIGatewayProxyEvent } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type Services, setServices } from '../../../functions/composition';
 import { toHttpError } from '../../../functions/http/errors';
-import { buildRequest, httpRoute } from '../../../functions/http/pipeline';
+import { ServiceError } from '../../../functions/core/errors';
+import { errorMapper } from '../../../functions/http/middleware/error-mapper';
+import { type Middleware, buildRequest, httpRoute } from '../../../functions/http/pipeline';
 import { routeById } from '../../../functions/routes';
 import { json } from '../../../functions/http/responses';
 import { captureLogs } from '../../support/log-capture';
@@ -48,6 +50,49 @@ describe('httpRoute 500s', () => {
   });
 });
 
+describe('httpRoute middleware', () => {
+  it('runs befores in order, the handler, then afters in reverse; an early answer skips the rest and the handler', async () => {
+    useServices(false);
+    const seen: string[] = [];
+    const mw = (name: string, early = false): Middleware => ({
+      async before() {
+        seen.push(`before ${name}`);
+        return early ? json(202, { from: name }) : undefined;
+      },
+      async after(_req, res) {
+        seen.push(`after ${name}`);
+        return { ...res, headers: { ...res.headers, [`X-${name}`]: '1' } };
+      },
+    });
+    const handler = async () => {
+      seen.push('handler');
+      return json(200, {});
+    };
+    const full = await httpRoute('me.get', handler, () => [mw('a'), mw('b')])(event);
+    expect(seen).toEqual(['before a', 'before b', 'handler', 'after b', 'after a']);
+    expect(full.headers).toMatchObject({ 'X-a': '1', 'X-b': '1' });
+
+    seen.length = 0;
+    const early = await httpRoute('me.get', handler, () => [mw('a'), mw('b', true), mw('c')])(event);
+    expect(seen).toEqual(['before a', 'before b', 'after b', 'after a']);
+    expect(early.statusCode).toBe(202);
+    expect(JSON.parse(early.body)).toEqual({ from: 'b' });
+  });
+
+  it('lets the innermost onError that answers answer, and logs nothing for a refusal the error mapper answered', async () => {
+    const logged = useServices(false);
+    const inner: Middleware = { onError: async (_req, err) => (err instanceof ServiceError && err.code === 'CONFLICT' ? json(409, { inner: true }) : undefined) };
+    const route = (code: string) =>
+      httpRoute('me.get', async () => {
+        throw new ServiceError(code, 'x');
+      }, () => [errorMapper, inner]);
+    expect(JSON.parse((await route('CONFLICT')(event)).body)).toEqual({ inner: true });
+    const refused = await route('JOB_NOT_FOUND')(event);
+    expect(refused.statusCode).toBe(404);
+    expect(logged).toEqual([]);
+  });
+});
+
 describe('buildRequest', () => {
   const withBody = (bytes: Buffer) => buildRequest({ ...event, body: bytes.toString('base64'), isBase64Encoded: true } as unknown as APIGatewayProxyEvent, routeById('quickjob.create'), {} as Services);
 
@@ -75,6 +120,19 @@ describe('buildRequest', () => {
     expect(() => encoded('deflate', Buffer.from('--b\r\n')).body).toThrow(refusal);
     expect(encoded('identity', Buffer.from(text)).json()).toEqual({ input_type: 'html', html: '<p>x</p>' });
     expect(encoded('gzip', Buffer.alloc(0)).json()).toBeUndefined();
+  });
+
+  it('reads a body of only white space as no body', () => {
+    expect(withBody(Buffer.from(' \r\n\t')).json()).toBeUndefined();
+  });
+
+  it('never tells a negative time when the gateway\'s clock is ahead of the function\'s (a budget would grow past its limit)', () => {
+    const clock = { now: () => new Date(Date.parse('2026-11-22T10:00:00Z')) };
+    const ahead = { ...event, requestContext: { requestId: 'r', requestTimeEpoch: Date.parse('2026-11-22T10:00:02Z') } } as unknown as APIGatewayProxyEvent;
+    expect(buildRequest(ahead, routeById('me.get'), {} as Services, clock).sinceReceivedMs()).toBe(0);
+    // A time that is no time counts from when the request was built, as a missing one does.
+    const broken = { ...event, requestContext: { requestId: 'r', requestTimeEpoch: Number.NaN } } as unknown as APIGatewayProxyEvent;
+    expect(buildRequest(broken, routeById('me.get'), {} as Services, clock).sinceReceivedMs()).toBe(0);
   });
 
   it('tells how long ago the gateway received the request, and 0 without its time', () => {
