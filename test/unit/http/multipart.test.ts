@@ -159,6 +159,35 @@ describe('multipart/form-data parser', () => {
     expect(refusal(() => parseMultipart(header(8193), CT, LIMITS)).details).toMatchObject({ reason: 'too_many_bytes', limit: 8192 });
   });
 
+  it('takes file and field sizes as inclusive: exactly the limit is accepted, one byte more refused', () => {
+    const part = (filename: string | null, n: number) =>
+      body([{ headers: [`Content-Disposition: form-data; name="p"${filename === null ? '' : `; filename="${filename}"`}`], data: 'x'.repeat(n) }]);
+    expect(parseMultipart(part('f.pdf', 1000), CT, LIMITS).all('p')[0].data).toHaveLength(1000);
+    expect(refusal(() => parseMultipart(part('f.pdf', 1001), CT, LIMITS)).details).toMatchObject({ reason: 'too_many_bytes', limit: 1000 });
+    expect(parseMultipart(part(null, 100), CT, LIMITS).text('p')).toHaveLength(100);
+    expect(refusal(() => parseMultipart(part(null, 101), CT, LIMITS)).details).toMatchObject({ reason: 'too_many_bytes', limit: 100 });
+  });
+
+  it('accepts a boundary of 70 characters, padding after a boundary, and blank lines after the closing one', () => {
+    const long = 'b'.repeat(70);
+    expect(boundaryOf(`multipart/form-data; boundary=${long}`)).toBe(long);
+    const field = [{ headers: ['Content-Disposition: form-data; name="a"'], data: 'x' }];
+    // RFC 2046: transport padding (spaces, tabs) may follow a boundary before its line break.
+    const padded = Buffer.from(body(field).toString().replace('--XyZ\r\n', '--XyZ \t\r\n'));
+    expect(parseMultipart(padded, CT, LIMITS).text('a')).toBe('x');
+    expect(parseMultipart(body(field, 'XyZ', '--\r\n\r\n'), CT, LIMITS).text('a')).toBe('x');
+    expect(parseMultipart(body(field, 'XyZ', '--'), CT, LIMITS).text('a')).toBe('x');
+  });
+
+  it('answers a part without any header as one without Content-Disposition', () => {
+    expect(refusal(() => parseMultipart(Buffer.from('--XyZ\r\n\r\nx\r\n--XyZ--\r\n'), CT, LIMITS)).details.reason).toBe('no_disposition');
+  });
+
+  it('reads a plain continuation section of an extended file name literally (its % is no escape)', () => {
+    const form = parseMultipart(body([{ headers: ["Content-Disposition: form-data; name=files; filename*0*=UTF-8''caf%C3%A9; filename*1=\"-%41.pdf\""], data: 'x' }]), CT, LIMITS);
+    expect(form.all('files')[0].filename).toBe('café-%41.pdf');
+  });
+
   it('refuses a field sent twice when read as a single value', () => {
     const twice = body([1, 2].map(() => ({ headers: ['Content-Disposition: form-data; name="store"'], data: 'true' })));
     expect(refusal(() => parseMultipart(twice, CT, LIMITS).text('store')).details.reason).toBe('duplicate_field');
