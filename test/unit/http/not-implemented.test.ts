@@ -10,4 +10,9 @@ describe('routes not built yet', () => {
       error: { code: 'NOT_IMPLEMENTED', message: 'POST /templates is part of the API but not available in this release yet.', details: { route: 'POST /templates' } },
     });
   });
+
+  it('names the route as the table has it, not the path that was sent', async () => {
+    const res = await handler({ httpMethod: 'GET', resource: '/templates/{template_id}', path: '/templates/t_1', requestContext: { requestId: 'req-2' } } as unknown as APIGatewayProxyEvent);
+    expect(JSON.parse(res.body).error.details).toEqual({ route: 'GET /templates/{template_id}' });
+  });
 });
