@@ -120,6 +120,13 @@ describe('Billing.charge', () => {
     expect(err.details).toMatchObject({ current_balance: 0.005, required_amount: 0.01, subscription_credits_remaining: 0, action_required: 'purchase_credits' });
   });
 
+  it('refuses with the one-off balance as current_balance and only a usable allowance as subscription_credits_remaining', async () => {
+    // Free credits are a bucket of their own (not the one-off balance), and an allowance whose period ended is not usable.
+    const { billing } = setup(account({ credits_micros: 3000, free_credits_micros: 4000, subscription: subscription(5, 'active', '2026-11-21T11:00:00.000Z') }));
+    const err = (await billing.charge(charge('j1')).catch((e) => e)) as ServiceError;
+    expect(err.details).toEqual({ current_balance: 0.003, required_amount: 0.01, subscription_credits_remaining: 0, free_credits_remaining: 0.004, action_required: 'purchase_credits' });
+  });
+
   it('re-reads a caller-read account that covers nothing before refusing: credits bought since are charged', async () => {
     const { billing, accounts } = setup(account({ credits_micros: cent }));
     const stale = account({ credits_micros: 0 });
