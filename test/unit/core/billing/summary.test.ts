@@ -48,6 +48,28 @@ describe('billingSummary', () => {
     });
   });
 
+  it('has every field of the spec, a pending account showing plan_id "pending" (a string) and its usage counters', () => {
+    const pending = { ...newAccount({ account_id: 'a2', email: 'b@example.com', plan_id: null, now, free_credits_micros: 5_000 }), total_pdf_count: 3, total_amount_micros: 32_500 }; // two PDFs and a PDF operation: 0.0325 USD
+    expect(billingSummary(pending, null, now)).toEqual({
+      plan_id: 'pending',
+      plan_type: 'pending',
+      monthly_quota: null,
+      credits_balance: 0,
+      free_credits_remaining: 0.005,
+      subscription_credits_remaining: 0,
+      subscription_pdfs_remaining: 0,
+      subscription: null,
+      total_pdf_count: 3,
+      total_amount: 0.0325,
+      price_per_pdf: 0.01,
+    });
+  });
+
+  it("prices PDFs at the account's plan", () => {
+    const dearer = { ...standard, price_per_pdf_micros: usdToMicros(0.02) };
+    expect(billingSummary(account('2026-12-01T00:00:00.000Z'), dearer, now)).toMatchObject({ price_per_pdf: 0.02, subscription_pdfs_remaining: 617 });
+  });
+
   it('has no monthly quota once the subscription is cancelled', () => {
     expect(billingSummary(account('2026-12-01T00:00:00.000Z', 'canceled'), standard, now)).toMatchObject({ monthly_quota: null, subscription_credits_remaining: 0 });
   });
@@ -60,6 +82,19 @@ describe('creditsSummary', () => {
     expect(body.credits).toMatchObject({ total_available: 20.115, pdfs_available: 1234 + 0 + 777 });
     expect(body.packs[0]).toEqual({ price_id: 'price_ten', amount: 10, currency: 'USD', pdfs: 1000 });
     expect(body.packs[1].price_id).toBe('price_pack_100_usd');
+  });
+
+  it('lists the buckets in charging order (rule 1) and what refunds or disputes took back from each purchase', () => {
+    const purchases = [
+      { purchase_id: 'p1', amount_micros: usdToMicros(100), source: 'stripe', reference: 'cs_1', created_at: '2026-11-20T00:00:00.000Z', reversal: { revoked_micros: usdToMicros(40) } },
+      { purchase_id: 'p2', amount_micros: usdToMicros(10), source: 'stripe', reference: 'cs_2', created_at: '2026-11-21T00:00:00.000Z' },
+    ];
+    const body = creditsSummary(account('2026-12-01T00:00:00.000Z'), standard, now, [], purchases);
+    expect(body.credits.bucket_order).toEqual(['subscription', 'free_credits', 'credits']);
+    expect(body.purchases).toEqual([
+      { purchase_id: 'p1', amount: 100, source: 'stripe', reference: 'cs_1', created_at: '2026-11-20T00:00:00.000Z', revoked: 40 },
+      { purchase_id: 'p2', amount: 10, source: 'stripe', reference: 'cs_2', created_at: '2026-11-21T00:00:00.000Z', revoked: 0 },
+    ]);
   });
 
   it('counts no PDF for halves of a price in two buckets, though their sum is a whole price (no charge is split)', () => {
