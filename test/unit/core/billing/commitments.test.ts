@@ -113,6 +113,17 @@ describe('commitWholeJob (rule 3 for jobs that charge after they run)', () => {
     await w.commit('job_b', 10);
   });
 
+  it('does not count a running job that has charged all it committed: a refusal then is the balance alone', async () => {
+    const w = world({ credits: 10 * PRICE });
+    const billing = new Billing(w.accounts, new MemoryChargeStore(w.accounts, w.jobs), w.deps.clock);
+    await w.running('job_a');
+    await w.commit('job_a', 2);
+    for (const unit of ['file-1', 'file-2']) await billing.charge({ account_id: 'acct1', job_id: 'job_a', unit, operation: 'pdf', amount_micros: PRICE, pdf_count: 1 });
+    const err = await rejection(commitWholeJob({ ...w.deps, billing }, { account_id: 'acct1', job_id: 'job_b', charges: 9, amount_micros: PRICE }, jobLiveness(w.jobs)));
+    expect(err.details).toEqual({ current_balance: 0.08, required_amount: 0.09, subscription_credits_remaining: 0, free_credits_remaining: 0, action_required: 'purchase_credits' });
+    expect(err.message).not.toMatch(/set aside/);
+  });
+
   it("counts a running job's charge once when it lands while the check reads the account and then the ledger", async () => {
     const w = world({ credits: 10 * PRICE });
     const billing = new Billing(w.accounts, new MemoryChargeStore(w.accounts, w.jobs), w.deps.clock);
