@@ -1,6 +1,6 @@
 import { newAccount } from '../../../../functions/core/accounts/account';
 import { newJob } from '../../../../functions/core/jobs/job';
-import { jobReadyEmail } from '../../../../functions/core/notifications/job-emails';
+import { jobFailedEmail, jobReadyEmail, wantsJobEmail } from '../../../../functions/core/notifications/job-emails';
 
 describe('jobReadyEmail', () => {
   const now = new Date('2026-11-23T10:00:00Z');
@@ -20,5 +20,40 @@ describe('jobReadyEmail', () => {
     const mail = jobReadyEmail(account, job, null);
     expect(mail.text).not.toContain('within the hour');
     expect(mail.text).toContain('GET /jobs/job_1/download gives a new download link');
+  });
+
+  it('counts pages in words: one page, or several', () => {
+    expect(jobReadyEmail(account, { ...job, pages: 1 }, null).text).toMatch(/^Your PDF job job_1 is ready \(1 page\)\./);
+    expect(jobReadyEmail(account, job, null).text).toMatch(/^Your PDF job job_1 is ready \(3 pages\)\./);
+  });
+});
+
+describe('wantsJobEmail', () => {
+  const now = new Date('2026-11-23T10:00:00Z');
+  const on = newAccount({ account_id: 'a1', email: 'owner@example.com', plan_id: 'standard', now });
+  const off = { ...on, email_notifications: false };
+  const job = newJob({ job_id: 'job_1', account_id: 'a1', job_type: 'long', status: 'completed', now });
+
+  it('follows the account setting, which a request can switch off but never on', () => {
+    expect(wantsJobEmail(on, job)).toBe(true);
+    expect(wantsJobEmail(on, { ...job, email_notification: true })).toBe(true);
+    expect(wantsJobEmail(on, { ...job, email_notification: false })).toBe(false);
+    expect(wantsJobEmail(off, job)).toBe(false);
+    expect(wantsJobEmail(off, { ...job, email_notification: true })).toBe(false);
+  });
+});
+
+describe('jobFailedEmail', () => {
+  const now = new Date('2026-11-23T10:00:00Z');
+  const account = newAccount({ account_id: 'a1', email: 'owner@example.com', plan_id: 'standard', now });
+  const base = newJob({ job_id: 'job_1', account_id: 'a1', job_type: 'long', status: 'queued', now });
+
+  it('says why, with the error code, and that nothing was charged (rule 4)', () => {
+    const failed = jobFailedEmail(account, { ...base, status: 'failed', error_code: 'RENDER_FAILED', error_message: 'the page crashed' });
+    expect(failed).toMatchObject({ to: 'owner@example.com', subject: 'Your PDF job failed (job_1)' });
+    expect(failed.text).toBe('Your PDF job job_1 failed: the page crashed.\n\nError code: RENDER_FAILED. Nothing was charged.');
+    const timedOut = jobFailedEmail(account, { ...base, status: 'timeout', error_code: 'TIMEOUT', error_message: 'Job exceeded 15 minutes' });
+    expect(timedOut.text).toContain('failed: it did not finish within 15 minutes.');
+    expect(timedOut.html).toContain('<p>Error code: TIMEOUT. Nothing was charged.</p>');
   });
 });
