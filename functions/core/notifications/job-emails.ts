@@ -24,7 +24,8 @@ export function jobReadyEmail(account: Account, job: Job, link: string | null): 
 }
 
 export function jobFailedEmail(account: Account, job: Job): MailMessage {
-  const why = job.status === 'timeout' ? 'it did not finish within 15 minutes' : (job.error_message ?? 'the renderer failed');
+  // Job error messages are whole sentences ("The renderer failed to produce a PDF."): their stop would double this one's.
+  const why = job.status === 'timeout' ? 'it did not finish within 15 minutes' : (job.error_message?.replace(/\.+$/, '') ?? 'the renderer failed');
   const lines = [`Your PDF job ${job.job_id} failed: ${why}.`, `Error code: ${job.error_code ?? 'unknown'}. Nothing was charged.`];
   return { to: account.email, subject: `Your PDF job failed (${job.job_id})`, text: lines.join('\n\n'), html: lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('') };
 }

@@ -52,6 +52,9 @@ describe('jobFailedEmail', () => {
     const failed = jobFailedEmail(account, { ...base, status: 'failed', error_code: 'RENDER_FAILED', error_message: 'the page crashed' });
     expect(failed).toMatchObject({ to: 'owner@example.com', subject: 'Your PDF job failed (job_1)' });
     expect(failed.text).toBe('Your PDF job job_1 failed: the page crashed.\n\nError code: RENDER_FAILED. Nothing was charged.');
+    // The job's messages are whole sentences: one full stop, not two.
+    const sentence = jobFailedEmail(account, { ...base, status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: 'The renderer failed to produce a PDF.' });
+    expect(sentence.text).toMatch(/^Your PDF job job_1 failed: The renderer failed to produce a PDF\.\n/);
     const timedOut = jobFailedEmail(account, { ...base, status: 'timeout', error_code: 'TIMEOUT', error_message: 'Job exceeded 15 minutes' });
     expect(timedOut.text).toContain('failed: it did not finish within 15 minutes.');
     expect(timedOut.html).toContain('<p>Error code: TIMEOUT. Nothing was charged.</p>');
