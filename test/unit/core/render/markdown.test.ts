@@ -17,6 +17,11 @@ describe('markdown', () => {
     expect(markdownToHtml('---\n---\nHello')).not.toContain('<hr>');
   });
 
+  it('removes a front-matter block behind a byte-order mark (editors on Windows write one)', () => {
+    expect(stripFrontMatter('\uFEFF---\ntitle: Notes\n---\nHello')).toEqual({ body: 'Hello', frontMatter: 'title: Notes' });
+    expect(markdownToHtml('\uFEFF---\ntitle: Notes\n---\nHello')).toContain('<title>Notes</title>');
+  });
+
   it('keeps a --- rule that is not at the very start', () => {
     expect(stripFrontMatter('text\n---\nmore\n---\n').frontMatter).toBeNull();
   });

@@ -7,6 +7,11 @@ describe('countPdfPages', () => {
     expect(await countPdfPages(chromiumLike)).toBe(23);
   });
 
+  it('takes the largest count, wherever the root node stands among the page-tree nodes', async () => {
+    const rootFirst = Buffer.from('%PDF-1.4\n2 0 obj\n<</Type /Pages\n/Count 23\n/Kids [1 0 R 3 0 R]>>\nendobj\n1 0 obj\n<</Type /Pages\n/Count 8\n/Kids []>>\nendobj\n3 0 obj\n<</Count 15 /Type /Pages /Kids []>>\nendobj\n', 'latin1');
+    expect(await countPdfPages(rootFirst)).toBe(23);
+  });
+
   it('falls back to a full parse when the tree is in object streams', async () => {
     const doc = await PDFDocument.create();
     for (let i = 0; i < 3; i++) doc.addPage();
