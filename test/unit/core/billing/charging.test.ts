@@ -196,6 +196,12 @@ describe('Billing.chargeInOrder', () => {
     expect(store.batches).toEqual([]);
   });
 
+  it('stops quietly only when nothing covers a charge: another refusal (the account is gone) is thrown', async () => {
+    const { billing, accounts } = setup(account({ credits_micros: usdToMicros(1) }));
+    accounts.delete('a1');
+    await expect(billing.chargeInOrder(files(3))).rejects.toMatchObject({ code: 'ACCOUNT_NOT_FOUND' });
+  });
+
   it('refuses charges of several accounts', async () => {
     const { billing } = setup(account({ credits_micros: usdToMicros(1) }));
     await expect(billing.chargeInOrder([...files(1), { ...files(1)[0], account_id: 'a2' }])).rejects.toThrow(TypeError);
