@@ -24,8 +24,12 @@ export function jobReadyEmail(account: Account, job: Job, link: string | null): 
 }
 
 export function jobFailedEmail(account: Account, job: Job): MailMessage {
-  // Job error messages are whole sentences ("The renderer failed to produce a PDF."): their stop would double this one's.
-  const why = job.status === 'timeout' ? 'it did not finish within 15 minutes' : (job.error_message?.replace(/\.+$/, '') ?? 'the renderer failed');
-  const lines = [`Your PDF job ${job.job_id} failed: ${why}.`, `Error code: ${job.error_code ?? 'unknown'}. Nothing was charged.`];
+  // The job's own message is whole sentences with what to do ("…; nothing was charged. Split the document…"), so it
+  // is quoted as it is, and the no-charge line (rule 4) is added only when it does not already say so.
+  const fallback = job.status === 'timeout' ? 'It did not finish within 15 minutes.' : 'The renderer failed to produce a PDF.';
+  const message = job.error_message?.trim() || fallback;
+  const reason = /[.!?]$/.test(message) ? message : `${message}.`;
+  const charged = /nothing was charged/i.test(reason) ? '' : ' Nothing was charged.';
+  const lines = [`Your PDF job ${job.job_id} failed.`, reason, `Error code: ${job.error_code ?? 'unknown'}.${charged}`];
   return { to: account.email, subject: `Your PDF job failed (${job.job_id})`, text: lines.join('\n\n'), html: lines.map((l) => `<p>${escapeHtml(l)}</p>`).join('') };
 }

@@ -48,15 +48,23 @@ describe('jobFailedEmail', () => {
   const account = newAccount({ account_id: 'a1', email: 'owner@example.com', plan_id: 'standard', now });
   const base = newJob({ job_id: 'job_1', account_id: 'a1', job_type: 'long', status: 'queued', now });
 
-  it('says why, with the error code, and that nothing was charged (rule 4)', () => {
+  it('says why in the job\'s own words, with the error code, and that nothing was charged (rule 4)', () => {
     const failed = jobFailedEmail(account, { ...base, status: 'failed', error_code: 'RENDER_FAILED', error_message: 'the page crashed' });
     expect(failed).toMatchObject({ to: 'owner@example.com', subject: 'Your PDF job failed (job_1)' });
-    expect(failed.text).toBe('Your PDF job job_1 failed: the page crashed.\n\nError code: RENDER_FAILED. Nothing was charged.');
+    expect(failed.text).toBe('Your PDF job job_1 failed.\n\nthe page crashed.\n\nError code: RENDER_FAILED. Nothing was charged.');
     // The job's messages are whole sentences: one full stop, not two.
     const sentence = jobFailedEmail(account, { ...base, status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: 'The renderer failed to produce a PDF.' });
-    expect(sentence.text).toMatch(/^Your PDF job job_1 failed: The renderer failed to produce a PDF\.\n/);
-    const timedOut = jobFailedEmail(account, { ...base, status: 'timeout', error_code: 'TIMEOUT', error_message: 'Job exceeded 15 minutes' });
-    expect(timedOut.text).toContain('failed: it did not finish within 15 minutes.');
-    expect(timedOut.html).toContain('<p>Error code: TIMEOUT. Nothing was charged.</p>');
+    expect(sentence.text).toBe('Your PDF job job_1 failed.\n\nThe renderer failed to produce a PDF.\n\nError code: PDF_GENERATION_FAILED. Nothing was charged.');
+    // Without a message, a timeout says how long it had.
+    const timedOut = jobFailedEmail(account, { ...base, status: 'timeout', error_code: 'RENDER_TIMEOUT', error_message: null });
+    expect(timedOut.text).toContain('It did not finish within 15 minutes.');
+    expect(timedOut.html).toContain('<p>Error code: RENDER_TIMEOUT. Nothing was charged.</p>');
+  });
+
+  it('keeps the advice of a message that says nothing was charged, and does not say it twice', () => {
+    const error_message = 'Rendering took longer than 15 minutes; nothing was charged. Split the document or simplify it (large images, heavy scripts).';
+    const mail = jobFailedEmail(account, { ...base, status: 'timeout', error_code: 'RENDER_TIMEOUT', error_message });
+    expect(mail.text).toBe(`Your PDF job job_1 failed.\n\n${error_message}\n\nError code: RENDER_TIMEOUT.`);
+    expect(mail.text.match(/nothing was charged/gi)).toHaveLength(1);
   });
 });
