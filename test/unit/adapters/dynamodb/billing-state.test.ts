@@ -3,7 +3,8 @@ import { DynamoBillingStateStore } from '../../../../functions/adapters/dynamodb
 import { newAccount } from '../../../../functions/core/accounts/account';
 import type { Purchase, PurchaseReversal } from '../../../../functions/core/subscriptions/ports';
 import { withLocalTable } from '../../../support/local-table';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { cancelled, scriptedDynamo } from '../../../support/scripted-dynamo';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '../../../../functions/adapters/dynamodb/schema';
 
 /** Against dynalite (through the local transaction shim): the conditions of a purchase's reversal as DynamoDB evaluates them. */
@@ -88,5 +89,58 @@ describe('DynamoBillingStateStore: purchases and their reversals', () => {
       await table.db.doc.send(new PutCommand({ TableName: table.db.table, Item: item }));
     }
     expect((await table.store.purchases('acct_pages', 2)).map((p) => p.purchase_id)).toEqual(['checkout_z', 'checkout_d']);
+  });
+});
+
+/** Against dynalite: the account-side guards of a billing change, which concurrent Stripe events race on. */
+describe('DynamoBillingStateStore.commit: the account as it was read', () => {
+  const table = withLocalTable('billing-guards', (db) => ({ db, store: new DynamoBillingStateStore(db), accounts: new DynamoAccountRepository(db) }));
+  const at = new Date('2026-11-22T10:00:00Z');
+  const nextOf = (seen: { plan_id: string | null; status: string }, planId: string, customer: string | null = null) =>
+    ({ plan_id: planId, status: seen.status, subscription: null, stripe_customer_id: customer }) as never;
+
+  it('writes only over the billing version it read, the first one (none yet) included', async () => {
+    await table.accounts.create(newAccount({ account_id: 'acct_v', email: 'v@example.com', plan_id: 'standard', now: at }));
+    const never = (await table.accounts.get('acct_v'))!;
+    expect(await table.store.commit({ seen: never, next: nextOf(never, 'pro'), eventId: 'evt_v1' }, at)).toBe('committed');
+    // A second event that read the account before any billing change: its decision is stale.
+    expect(await table.store.commit({ seen: never, next: nextOf(never, 'starter'), eventId: 'evt_v2' }, at)).toBe('conflict');
+    const first = (await table.accounts.get('acct_v'))!;
+    expect(first).toMatchObject({ plan_id: 'pro', billing_version: 1 });
+    expect(await table.store.commit({ seen: first, next: nextOf(first, 'business'), eventId: 'evt_v3' }, at)).toBe('committed');
+    expect(await table.store.commit({ seen: first, next: nextOf(first, 'starter'), eventId: 'evt_v4' }, at)).toBe('conflict');
+    expect(await table.accounts.get('acct_v')).toMatchObject({ plan_id: 'business', billing_version: 2 });
+    expect(await table.store.eventApplied('evt_v2')).toBe(false);
+    expect(await table.store.eventApplied('evt_v4')).toBe(false);
+  });
+
+  it('links a Stripe customer to one account only; linking it again to the same account is fine', async () => {
+    for (const id of ['acct_c1', 'acct_c2']) await table.accounts.create(newAccount({ account_id: id, email: `${id}@example.com`, plan_id: 'standard', now: at }));
+    const one = (await table.accounts.get('acct_c1'))!;
+    expect(await table.store.commit({ seen: one, next: nextOf(one, 'pro', 'cus_shared'), linkCustomer: 'cus_shared', eventId: 'evt_c1' }, at)).toBe('committed');
+    const two = (await table.accounts.get('acct_c2'))!;
+    expect(await table.store.commit({ seen: two, next: nextOf(two, 'pro', 'cus_shared'), linkCustomer: 'cus_shared', eventId: 'evt_c2' }, at)).toBe('customer_conflict');
+    expect(await table.store.accountForCustomer('cus_shared')).toBe('acct_c1');
+    expect(await table.accounts.get('acct_c2')).toMatchObject({ plan_id: 'standard', stripe_customer_id: null });
+    const again = (await table.accounts.get('acct_c1'))!;
+    expect(await table.store.commit({ seen: again, next: nextOf(again, 'business', 'cus_shared'), linkCustomer: 'cus_shared', eventId: 'evt_c3' }, at)).toBe('committed');
+  });
+
+  it("keeps an applied event's marker for 60 days (the table's TTL attribute), far beyond Stripe's retries", async () => {
+    await table.accounts.create(newAccount({ account_id: 'acct_t', email: 't@example.com', plan_id: 'standard', now: at }));
+    const seen = (await table.accounts.get('acct_t'))!;
+    expect(await table.store.commit({ seen, next: nextOf(seen, 'pro'), eventId: 'evt_ttl' }, at)).toBe('committed');
+    const { Item } = await table.db.doc.send(new GetCommand({ TableName: table.db.table, Key: keys.stripeEvent('evt_ttl') }));
+    expect(Item?.ttl).toBe(at.getTime() / 1000 + 60 * 86_400);
+  });
+});
+
+/** DynamoDB's answer under lasting contention, which the local emulator (it serialises writes) never gives. */
+describe('DynamoBillingStateStore.commit under a conflict that outlasts the retries', () => {
+  it('answers conflict (decide again), never duplicate: the event was not applied', async () => {
+    const { db } = scriptedDynamo([cancelled(['TransactionConflict', 'None'])]);
+    const seen = newAccount({ account_id: 'acct_x', email: 'x@example.com', plan_id: 'standard', now: new Date('2026-11-22T10:00:00Z') });
+    const next = { plan_id: 'pro', status: seen.status, subscription: null, stripe_customer_id: null } as never;
+    expect(await new DynamoBillingStateStore(db).commit({ seen, next, eventId: 'evt_x' }, new Date('2026-11-22T10:00:00Z'))).toBe('conflict');
   });
 });
