@@ -1,5 +1,7 @@
-import { createDynamo } from '../../../../functions/adapters/dynamodb/client';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { type Dynamo, createDynamo } from '../../../../functions/adapters/dynamodb/client';
 import { DynamoRateLimiter } from '../../../../functions/adapters/dynamodb/rate-limiter';
+import { keys } from '../../../../functions/adapters/dynamodb/schema';
 import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -8,9 +10,11 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 describe('DynamoRateLimiter', () => {
   let local: LocalDynamo;
   let limiter: DynamoRateLimiter;
+  let db: Dynamo;
   beforeAll(async () => {
     local = await startLocalDynamo({ tableName: 'rate' });
-    limiter = new DynamoRateLimiter(createDynamo({ tableName: 'rate', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler }));
+    db = createDynamo({ tableName: 'rate', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
+    limiter = new DynamoRateLimiter(db);
   });
   afterAll(() => local.stop());
 
@@ -29,5 +33,13 @@ describe('DynamoRateLimiter', () => {
     const at = new Date('2026-11-22T11:00:10Z');
     const outcomes = await Promise.all(Array.from({ length: 10 }, () => limiter.consume('acct_burst', 3, at)));
     expect(outcomes.filter((o) => o.allowed)).toHaveLength(3);
+  });
+
+  it("lets DynamoDB's TTL remove a window only after its minute has ended", async () => {
+    // Removed early, the window's count would start again at 0 within the minute: more requests than the plan allows.
+    await limiter.consume('acct_ttl', 5, new Date('2026-11-22T12:30:05Z'));
+    const { Item } = await db.doc.send(new GetCommand({ TableName: db.table, Key: keys.rateWindow('acct_ttl', '2026-11-22T12:30'), ConsistentRead: true }));
+    expect(Item).toMatchObject({ request_count: 1 });
+    expect(Item!.ttl).toBeGreaterThanOrEqual(Date.parse('2026-11-22T12:31:00Z') / 1000);
   });
 });
