@@ -1,4 +1,4 @@
-import { DeleteCommand, type DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoJobSlots } from '../../../../functions/adapters/dynamodb/job-slots';
 import { keys } from '../../../../functions/adapters/dynamodb/schema';
 import { withLocalTable } from '../../../support/local-table';
@@ -67,5 +67,34 @@ describe('DynamoJobSlots', () => {
   it('never hands out more than `max` slots to acquisitions at the same moment', async () => {
     const outcomes = await Promise.all(Array.from({ length: 8 }, (_, i) => take('acct_burst', `job_b${i}`)));
     expect(outcomes.filter(Boolean)).toHaveLength(2);
+  });
+
+  it('names only the slots taken strictly before `takenBefore`', async () => {
+    await take('acct_tb', 'job_early', new Date(now.getTime() - 1_000));
+    await take('acct_tb', 'job_at', now);
+    expect(await table.slots.holders({ accountId: 'acct_tb', kind: 'render', now, takenBefore: now })).toEqual(['job_early']);
+  });
+
+  /** The slot's put fails one of two ways: before it reaches the table (`failed`), or after it went through (`lost` reply). */
+  function faultyOnPut(fault: 'failed' | 'lost') {
+    let armed = true;
+    const send = async (command: unknown) => {
+      if (!armed || !(command instanceof PutCommand)) return table.db.doc.send(command as GetCommand);
+      armed = false;
+      if (fault === 'lost') await table.db.doc.send(command);
+      throw Object.assign(new Error(fault === 'lost' ? 'socket hang up' : 'Rate exceeded'), { name: fault === 'lost' ? 'TimeoutError' : 'ThrottlingException' });
+    };
+    return new DynamoJobSlots({ table: table.db.table, doc: { send } as unknown as DynamoDBDocumentClient });
+  }
+
+  it('holds a slot whose put went through with its reply lost, and reports one that was not written', async () => {
+    const acquire = (slots: DynamoJobSlots, at: Date) => slots.acquire({ accountId: 'acct_lost', kind: 'render', jobId: 'job_lost', max: 1, now: at, leaseSeconds: 60 });
+    expect(await acquire(faultyOnPut('lost'), now)).toBe(true);
+    expect(await table.slots.holders({ accountId: 'acct_lost', kind: 'render', now })).toEqual(['job_lost']);
+    // Its lease ran out; the same job asks again and the put never reaches the table: the expired slot it still finds
+    // (same holder, an older lease) is not the one this acquire would have written.
+    const later = new Date(now.getTime() + 120_000);
+    await expect(acquire(faultyOnPut('failed'), later)).rejects.toThrow('Rate exceeded');
+    expect(await table.slots.holders({ accountId: 'acct_lost', kind: 'render', now: later })).toEqual([]);
   });
 });
