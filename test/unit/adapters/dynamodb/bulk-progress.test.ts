@@ -76,4 +76,24 @@ describe('DynamoBulkProgress against dynalite', () => {
       await local.stop();
     }
   });
+
+  it('finishes a job only over the cancel request Finish read: a cancel that arrived meanwhile survives', async () => {
+    const local = await startLocalDynamo({ tableName: 'finish' });
+    try {
+      const db = createDynamo({ tableName: 'finish', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
+      const jobs = new DynamoJobRepository(db);
+      const progress = new DynamoBulkProgress(db);
+      const running = newJob({ job_id: 'job_f1', account_id: 'acct1', job_type: 'bulk', status: 'processing', now: new Date() });
+      await jobs.put(running);
+      // Finish read no cancel request; one arrives before its write.
+      expect(await progress.requestCancel('job_f1')).toBe(true);
+      expect(await progress.finishJob({ ...running, status: 'completed' }, [], false)).toBe(false);
+      expect(await jobs.get('job_f1')).toMatchObject({ status: 'processing', cancel_requested: true });
+      // Finish read it: its write (the cancelled outcome) goes through.
+      expect(await progress.finishJob({ ...running, status: 'cancelled' }, [], true)).toBe(true);
+      expect(await jobs.get('job_f1')).toMatchObject({ status: 'cancelled' });
+    } finally {
+      await local.stop();
+    }
+  });
 });
