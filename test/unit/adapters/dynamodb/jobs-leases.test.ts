@@ -25,4 +25,12 @@ describe('DynamoJobRepository: writes under a lease', () => {
     expect(await table.jobs.putIfLeaseHeld(completed(second, at(9)), second.lease_until)).toBe(false);
     expect(await table.jobs.get(job.job_id)).toMatchObject({ status: 'completed', completed_at: at(8).toISOString() });
   });
+
+  it('a takeover needs the lease to have ended before its time: a lease ending at that very instant is still held', async () => {
+    const job = { ...newJob({ job_id: 'job_L2', account_id: 'acct1', job_type: 'long', status: 'processing', now: at(0) }), lease_until: at(5).toISOString() };
+    await table.jobs.put(job);
+    const takeover = { ...job, lease_until: at(20).toISOString() };
+    expect(await table.jobs.putIf(takeover, [], [], at(5).toISOString())).toBe(false);
+    expect(await table.jobs.putIf(takeover, [], [], new Date(at(5).getTime() + 1).toISOString())).toBe(true);
+  });
 });
