@@ -92,3 +92,17 @@ describe('DynamoJobRepository: unsent starts', () => {
     await expect(table.jobs.putIf(ended, [])).rejects.toThrow(/needs a status/);
   });
 });
+
+describe('DynamoJobRepository: unsent starts across shards', () => {
+  const table = withLocalTable('starts-order', (db) => ({ jobs: new DynamoJobRepository(db) }));
+  const at = (minute: number) => new Date(Date.UTC(2026, 10, 22, 10, minute));
+  const queued = (id: string, minute: number) => newJob({ job_id: id, account_id: 'acct1', job_type: 'long', status: 'queued', now: at(minute) });
+
+  it('lists the oldest first also when a later shard holds it (the sweeper takes the longest-lost starts first)', async () => {
+    // Shards are read in order 0…7: the older record sits in shard 7 (…ZZ), the newer in shard 1 (…A1).
+    await table.jobs.put(queued('job_03ZZ', 1), [], { via: 'render-queue' });
+    await table.jobs.put(queued('job_03A1', 2), [], { via: 'render-queue' });
+    expect((await table.jobs.dueStartRecords(at(5).toISOString(), 10)).map((s) => s.job_id)).toEqual(['job_03ZZ', 'job_03A1']);
+    expect((await table.jobs.dueStartRecords(at(5).toISOString(), 1)).map((s) => s.job_id)).toEqual(['job_03ZZ']);
+  });
+});
