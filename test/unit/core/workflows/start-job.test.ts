@@ -126,6 +126,17 @@ describe('storeQueuedJob', () => {
     expect(await deps.jobs.get('job_1')).toBeNull();
   });
 
+  it('deletes a file whose put went through with its reply lost when the job is not written', async () => {
+    const { deps } = await held();
+    const put = deps.blobs.put.bind(deps.blobs);
+    deps.blobs.put = async (key, body, contentType) => {
+      await put(key, body, contentType);
+      if (key.endsWith('request.json')) throw new Error('socket hang up');
+    };
+    await expect(storeQueuedJob(deps, queued, { workflow: 'bulk', slotKind: 'bulk', files })).rejects.toThrow('socket hang up');
+    expect(deps.blobs.objects.size).toBe(0);
+  });
+
   it('goes on when the job write went through with its reply lost', async () => {
     const { deps } = await held();
     const put = deps.jobs.put.bind(deps.jobs);
