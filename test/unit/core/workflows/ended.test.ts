@@ -1,4 +1,4 @@
-import { failureTaskInput, isTimeoutError } from '../../../../functions/core/workflows/ended';
+import { failureTaskInput, isTimeoutError, strandedJobFailure } from '../../../../functions/core/workflows/ended';
 
 const ended = (detail: Record<string, unknown>) => ({ detail: { status: 'FAILED', ...detail } });
 
@@ -31,5 +31,21 @@ describe('isTimeoutError', () => {
     expect(isTimeoutError({ Error: 'TransientTaskError', Cause: 'storage' })).toBe(false);
     expect(isTimeoutError({ Error: 'States.TaskFailed' })).toBe(false);
     expect(isTimeoutError(undefined)).toBe(false);
+  });
+});
+
+describe('strandedJobFailure', () => {
+  const job = { job_id: 'job_1', account_id: 'a1' };
+  const cause = 'The workflow execution ended without recording the outcome of its job.';
+
+  it("ends a job as its execution ended: a timed-out one as a timeout, any other ending as that ending", () => {
+    expect(strandedJobFailure(job, 'TIMED_OUT')).toEqual({ job_id: 'job_1', account_id: 'a1', error: { Error: 'States.Timeout', Cause: cause } });
+    expect(strandedJobFailure(job, 'ABORTED')).toEqual({ job_id: 'job_1', account_id: 'a1', error: { Error: 'States.ABORTED', Cause: cause } });
+    expect(isTimeoutError(strandedJobFailure(job, 'TIMED_OUT').error)).toBe(true);
+  });
+
+  it('ends a job whose execution is not found as failed, not as a timeout', () => {
+    expect(strandedJobFailure(job, null)).toEqual({ job_id: 'job_1', account_id: 'a1', error: { Error: 'States.FAILED', Cause: cause } });
+    expect(isTimeoutError(strandedJobFailure(job, null).error)).toBe(false);
   });
 });
