@@ -59,4 +59,21 @@ describe('releaseWorkflowJob', () => {
       `deleting ${w.upload} of bulk job job_1`,
     ]);
   });
+
+  it('still lets go of the rest when its running slot cannot be given back (the slot goes at its lease)', async () => {
+    const w = world();
+    await holdAll(w);
+    const release = w.deps.slots.release.bind(w.deps.slots);
+    w.deps.slots.release = async (i) => {
+      if (i.kind === 'bulk') throw new Error('table throttled');
+      return release(i);
+    };
+    const sent = jest.spyOn(w.deps.jobs, 'startSent');
+    await expect(releaseWorkflowJob(w.deps, w.job, { slotKind: 'bulk', staged: ['jobs/acct/job_1/request.json'], inputs: [w.upload] })).resolves.toBeUndefined();
+    expect(sent).toHaveBeenCalledWith('job_1');
+    expect([...w.deps.blobs.objects.keys()]).toEqual([w.others]);
+    // Only the running slot stays held; the upload's claim is given back.
+    expect([...w.deps.slots.held.keys()]).toEqual(['acct#bulk#0']);
+    expect(w.deps.log.mock.calls.map((c) => c[0])).toEqual(['releasing the slot of bulk job job_1']);
+  });
 });
