@@ -15,13 +15,15 @@ describe('queueUrlOf', () => {
 });
 
 describe('SqsRedelivery', () => {
-  it('sets the received message’s visibility timeout to the wait', async () => {
+  it('sets the received message’s visibility timeout to the wait, in whole seconds as SQS takes it', async () => {
     const sqs = mockClient(SQSClient);
     sqs.on(ChangeMessageVisibilityCommand).resolves({});
     try {
       await new SqsRedelivery('eu-west-1').after({ eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:render', receiptHandle: 'AQEB…' }, 60);
+      await new SqsRedelivery('eu-west-1').after({ eventSourceARN: 'arn:aws:sqs:eu-west-1:123456789012:render', receiptHandle: 'AQEB…' }, 29.6);
       expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input)).toEqual([
         { QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/render', ReceiptHandle: 'AQEB…', VisibilityTimeout: 60 },
+        { QueueUrl: 'https://sqs.eu-west-1.amazonaws.com/123456789012/render', ReceiptHandle: 'AQEB…', VisibilityTimeout: 30 },
       ]);
     } finally {
       sqs.restore();
