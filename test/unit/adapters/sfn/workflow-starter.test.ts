@@ -19,6 +19,17 @@ describe('SfnWorkflowStarter', () => {
     await expect(starter().start('pdfop', {})).rejects.toThrow(/no state machine ARN configured for workflow pdfop/);
   });
 
+  it('knows the refusal of a taken name by its error name too (an error made by another copy of the SDK), and passes other errors on', async () => {
+    sfn
+      .on(StartExecutionCommand)
+      .rejectsOnce(Object.assign(new Error('exists'), { name: 'ExecutionAlreadyExists' }))
+      .rejectsOnce(Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' }));
+    expect(await starter().start('bulk', { job_id: 'job_1' }, { name: 'job_1' })).toEqual({ executionId: execution });
+    await expect(starter().start('bulk', { job_id: 'job_1' }, { name: 'job_1' })).rejects.toThrow('Rate exceeded');
+    sfn.on(DescribeExecutionCommand).rejectsOnce(Object.assign(new Error('none'), { name: 'ExecutionDoesNotExist' }));
+    expect(await starter().status('bulk', 'job_1')).toBeNull();
+  });
+
   it("reads an execution's status by its ARN, none for an execution that does not exist, and passes other errors on", async () => {
     sfn
       .on(DescribeExecutionCommand)
