@@ -71,6 +71,25 @@ describe('notify after commit', () => {
     expect(sent).toEqual([]);
   });
 
+  it('announces the events of a write under a held lease once committed, and none when the lease was lost', async () => {
+    const { order, sent, repo } = setup();
+    const failed = { ...job, status: 'failed' as const };
+    const event = jobEvent('job.failed', failed, now);
+    expect(await repo.putIfLeaseHeld(failed, '2026-02-01T00:15:00.000Z', [event])).toBe(true);
+    expect(order).toEqual(['commit', 'notice']);
+    expect(sent).toEqual([{ job_id: 'job_1', event_id: event.event_id }]);
+    mock.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'no', $metadata: {}, CancellationReasons: [{ Code: 'ConditionalCheckFailed' }] }));
+    expect(await repo.putIfLeaseHeld(failed, '2026-02-01T00:15:00.000Z', [jobEvent('job.failed', failed, now)])).toBe(false);
+    expect(sent).toHaveLength(1);
+  });
+
+  it("passes a conditional write's watch through to the write", async () => {
+    const { repo } = setup();
+    expect(await repo.putIf(job, ['queued'], [jobEvent('job.processing', job, now)], undefined, { via: 'render-queue' })).toBe(true);
+    const items = mock.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!.map((t) => t.Put!.Item!);
+    expect(items.map((i) => i.sk)).toEqual(['JOB', expect.stringMatching(/^EVENT#/), 'START']);
+  });
+
   it('keeps the write when the notice cannot be sent (the sweeper covers it)', async () => {
     const { logged, repo } = setup(true);
     await expect(repo.put(job, [jobEvent('job.queued', job, now)])).resolves.toBeUndefined();
