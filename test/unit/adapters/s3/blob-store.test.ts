@@ -26,6 +26,28 @@ describe('S3BlobStore.signedGetUrl', () => {
   });
 });
 
+describe('S3BlobStore presigned URLs', () => {
+  // Presigning is local computation: no request is made to the endpoint.
+  const store = new S3BlobStore(createS3Client({ bucket: 'b', region: 'us-east-1', endpoint: 'http://127.0.0.1:1' }), 'b');
+  const putUrl = async (contentType: string, contentLength: number) =>
+    new URL(await store.signedPutUrl('uploads/acc/u1', { expiresInSeconds: 600, contentType, contentLength })).searchParams;
+
+  it('lasts as long as asked', async () => {
+    expect((await putUrl('application/pdf', 10)).get('X-Amz-Expires')).toBe('600');
+    expect(new URL(await store.signedGetUrl('outputs/acc/j/x', { expiresInSeconds: 3600 })).searchParams.get('X-Amz-Expires')).toBe('3600');
+    expect(new URL(await store.signedGetUrl('outputs/acc/j/x', { expiresInSeconds: 60 })).searchParams.get('X-Amz-Expires')).toBe('60');
+  });
+
+  it("signs an upload's Content-Type and Content-Length: the URL is good for that type and size only", async () => {
+    const url = await putUrl('application/pdf', 10);
+    expect(url.get('X-Amz-SignedHeaders')!.split(';')).toEqual(expect.arrayContaining(['content-length', 'content-type']));
+    // Other headers, other signature: an uploader cannot reuse the URL for another size or type.
+    const signature = url.get('X-Amz-Signature');
+    expect((await putUrl('application/pdf', 11)).get('X-Amz-Signature')).not.toBe(signature);
+    expect((await putUrl('application/zip', 10)).get('X-Amz-Signature')).not.toBe(signature);
+  });
+});
+
 describe('S3BlobStore.putParts (against s3rver)', () => {
   let local: LocalS3;
   let store: S3BlobStore;
@@ -37,6 +59,11 @@ describe('S3BlobStore.putParts (against s3rver)', () => {
   afterAll(async () => {
     await local.stop();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers null for an object that is not there', async () => {
+    expect(await store.get('outputs/acc/job/missing.zip')).toBeNull();
+    expect(await store.head('outputs/acc/job/missing.zip')).toBeNull();
   });
 
   it('stores the parts in order as one object of their total length', async () => {
