@@ -1,9 +1,11 @@
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import { MailSendError, SMTP_TIMEOUTS, SmtpMailer } from '../../../../functions/adapters/mail/mailer';
+import { DisabledMailer, FolderMailer, MailSendError, SMTP_TIMEOUTS, SmtpMailer } from '../../../../functions/adapters/mail/mailer';
 
 /** Listens on a free loopback port; returns the port and a closer. */
 async function listen(server: net.Server | SMTPServer): Promise<{ port: number; close: () => Promise<void> }> {
@@ -26,10 +28,13 @@ describe('SmtpMailer', () => {
     });
     const { port, close } = await listen(server);
     try {
-      await new SmtpMailer(`smtp://127.0.0.1:${port}`, 'PDF service <pdf@example.com>').send({ to: 'owner@example.com', subject: 'Ready', text: 'Your PDF is ready.' });
+      await new SmtpMailer(`smtp://127.0.0.1:${port}`, 'PDF service <pdf@example.com>').send({ to: 'owner@example.com', subject: 'Ready', text: 'Your PDF is ready.', html: '<p>Your PDF is <b>ready</b>.</p>' });
       expect(received).toHaveLength(1);
       expect(received[0]).toContain('Subject: Ready');
       expect(received[0]).toContain('From: PDF service <pdf@example.com>');
+      expect(received[0]).toContain('To: owner@example.com');
+      expect(received[0]).toContain('Your PDF is ready.');
+      expect(received[0]).toMatch(/Content-Type: text\/html[\s\S]*<p>Your PDF is <b>ready<\/b>.<\/p>/);
     } finally {
       await close();
     }
@@ -60,11 +65,18 @@ describe('SmtpMailer', () => {
     const sockets: net.Socket[] = [];
     const silent = net.createServer((socket) => void sockets.push(socket));
     const { port, close } = await listen(silent);
+    // The waits nodemailer sets (its own: 2 minutes to connect, 30 s for the greeting, 10 minutes of a silent socket).
+    const timers = jest.spyOn(global, 'setTimeout');
+    const socketTimeouts = jest.spyOn(net.Socket.prototype, 'setTimeout');
     try {
-      // Bounded by jest's 5 s test timeout: nodemailer's own greeting wait is 30 s.
       const send = new SmtpMailer(`smtp://127.0.0.1:${port}`, 'pdf@example.com', { greetingTimeout: 300 }).send({ to: 'owner@example.com', subject: 'x', text: 'x' });
       await expect(send).rejects.toThrow(/greeting/i);
+      // The greeting wait given wins over the mailer's; the mailer's bound the connection and the socket.
+      expect(timers.mock.calls.map(([, ms]) => ms)).toContain(300);
+      expect(socketTimeouts.mock.calls.map(([ms]) => ms)).toEqual(expect.arrayContaining([SMTP_TIMEOUTS.connectionTimeout, SMTP_TIMEOUTS.socketTimeout]));
     } finally {
+      timers.mockRestore();
+      socketTimeouts.mockRestore();
       for (const s of sockets) s.destroy();
       await close();
     }
@@ -113,5 +125,37 @@ describe('SmtpMailer and the password in MAIL_SMTP_URL', () => {
     } finally {
       await close();
     }
+  });
+});
+
+describe('FolderMailer', () => {
+  it('keeps each message, as sent, as an .eml file under its folder', async () => {
+    const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'mailbox-')), 'mail');
+    try {
+      const mailer = new FolderMailer(dir, 'PDF service <pdf@example.com>');
+      await mailer.send({ to: 'owner@example.com', subject: 'Ready', text: 'Your PDF is ready.', html: '<p>ready</p>' });
+      await mailer.send({ to: 'owner@example.com', subject: 'Failed', text: 'Your PDF failed.' });
+      const files = readdirSync(dir);
+      expect(files).toHaveLength(2);
+      expect(files.every((f) => f.endsWith('.eml'))).toBe(true);
+      const ready = files.map((f) => readFileSync(path.join(dir, f), 'utf8')).find((m) => m.includes('Subject: Ready'))!;
+      expect(ready).toContain('From: PDF service <pdf@example.com>');
+      expect(ready).toContain('To: owner@example.com');
+      expect(ready).toContain('Your PDF is ready.');
+      expect(ready).toContain('<p>ready</p>');
+    } finally {
+      rmSync(path.dirname(dir), { recursive: true, force: true });
+    }
+  });
+});
+
+describe('DisabledMailer', () => {
+  it('sends nothing and says so once', async () => {
+    const warn = jest.fn();
+    const mailer = new DisabledMailer(warn);
+    await mailer.send();
+    await mailer.send();
+    expect(warn).toHaveBeenCalledTimes(1);
+    expect(warn).toHaveBeenCalledWith(expect.stringContaining('MAIL_SMTP_URL'));
   });
 });
