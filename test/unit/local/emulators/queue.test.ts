@@ -80,6 +80,42 @@ describe('LocalQueue across a crash', () => {
   });
 });
 
+describe('LocalQueue deliveries in flight', () => {
+  it("keeps a message being delivered invisible past its handler's timeout by the margin (90 s unless set), as the state file records it", async () => {
+    for (const margin of [undefined, 60_000]) {
+      const dir = mkdtempSync(path.join(tmpdir(), 'queue-'));
+      dirs.push(dir);
+      let delivering!: () => void;
+      const started = new Promise<void>((resolve) => (delivering = resolve));
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const q = new LocalQueue<{ n: number }>({
+        name: 'work',
+        concurrency: 1,
+        maxReceiveCount: 3,
+        retryDelayMs: 10,
+        timeoutMs: 1000,
+        inFlightMarginMs: margin,
+        persistDir: dir,
+        handler: async () => {
+          delivering();
+          await held;
+        },
+      });
+      try {
+        const sentAt = Date.now();
+        await q.send({ n: 1 });
+        await started;
+        const [stored] = JSON.parse(readFileSync(path.join(dir, 'work.json'), 'utf8'));
+        expect(stored.visibleAt).toBeGreaterThanOrEqual(sentAt + 1000 + (margin ?? 90_000));
+      } finally {
+        release();
+        await q.stop();
+      }
+    }
+  });
+});
+
 describe('LocalQueue recovery of unfinished deliveries', () => {
   /** A state file as a process that died while delivering `{n: 1}` leaves it (visible again in `visibleInMs`). */
   function crashedState(dir: string, visibleInMs = 3_600_000): number {
@@ -199,9 +235,9 @@ describe('LocalQueue redelivery (ChangeMessageVisibility)', () => {
           const [record] = event.Records;
           arrivals.push(Date.now());
           if (record.attributes.ApproximateReceiveCount === '1') {
+            await redelivery.after(record, askMs / 1000);
             // A stale receipt (an earlier delivery's) changes nothing, as SQS refuses it.
             await redelivery.after({ ...record, receiptHandle: `${record.messageId}#0` }, 0);
-            await redelivery.after(record, askMs / 1000);
             return { batchItemFailures: [{ itemIdentifier: record.messageId }] };
           }
           return { batchItemFailures: [] };
