@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StateMachine } from 'aws-local-stepfunctions';
@@ -168,6 +168,25 @@ describe('local Step Functions runner across a stop or a crash', () => {
       expect(records()).toEqual([]);
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe('local Step Functions runner: the history of ended executions', () => {
+  it('keeps an ended execution for 90 days, as Step Functions does, and drops older ones from the file', async () => {
+    const journalDir = mkdtempSync(path.join(os.tmpdir(), 'sfn-history-'));
+    const day = 24 * 3600_000;
+    const line = (name: string, endedDaysAgo: number) => JSON.stringify({ workflow: 'gated', name, status: 'SUCCEEDED', ended_at: new Date(Date.now() - endedDaysAgo * day).toISOString() });
+    const kept = [line('job_89', 89), line('job_10', 10)];
+    try {
+      writeFileSync(path.join(journalDir, 'ended-executions.jsonl'), [line('job_91', 91), kept[0], line('job_120', 120), kept[1]].map((l) => `${l}\n`).join(''));
+      const runner = fixtureRunner('gated', { Gated: 'gated' }, { journalDir });
+      const statuses = await Promise.all(['job_89', 'job_10', 'job_91', 'job_120'].map((name) => runner.status('gated', name)));
+      expect(statuses).toEqual(['SUCCEEDED', 'SUCCEEDED', null, null]);
+      expect(readFileSync(path.join(journalDir, 'ended-executions.jsonl'), 'utf8')).toBe(kept.map((l) => `${l}\n`).join(''));
+      await runner.stop();
+    } finally {
+      rmSync(journalDir, { recursive: true, force: true });
     }
   });
 });
