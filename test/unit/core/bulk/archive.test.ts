@@ -92,6 +92,7 @@ describe('inspectArchive', () => {
     ['the encryption flag', (zip) => zip.writeUInt16LE(zip.readUInt16LE(6) | 1, 6)],
     ['a different checksum', (zip) => zip.writeUInt32LE(0xdeadbeef, 14)],
     ['a different size', (zip) => zip.writeUInt32LE(99_999, 22)],
+    ['a different compressed size', (zip) => zip.writeUInt32LE(99_999, 18)],
   ])('refuses an entry whose local header says something else than the central directory: %s', async (_what, patch) => {
     const zip = rawZip([{ name: 'a.html', data: '<p>a</p>' }]);
     patch(zip); // the first local header starts at 0
@@ -106,6 +107,15 @@ describe('inspectArchive', () => {
     ]);
     expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>a</p>');
     expect((await readEntry(archive, archive.files[1])).toString()).toBe('<p>bb</p>');
+  });
+
+  it('checks the local checksum and sizes unless the local header itself defers them to a data descriptor', async () => {
+    const zip = rawZip([{ name: 'a.html', data: '<p>a</p>' }]);
+    const central = zip.length - 22 - (46 + 'a.html'.length);
+    // The data-descriptor flag only in the central directory excuses nothing: the local header states a checksum.
+    zip.writeUInt16LE(zip.readUInt16LE(central + 8) | 8, central + 8);
+    zip.writeUInt32LE(0xdeadbeef, 14);
+    expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'local_header_mismatch' } });
   });
 
   it('refuses an end record that counts fewer entries than the central directory holds', async () => {
@@ -194,6 +204,9 @@ describe('inspectArchive', () => {
     const full = Array.from({ length: 300 }, (_, i) => ({ name: `part${i}.bin`, data: Buffer.alloc(MiB), compressed }));
     expect(await refusal(rawZip([...full, { name: 'last.css', data: 'x', method: 0 }]))).toMatchObject({ code: 'BULK_ZIP_DECOMPRESSED_TOO_LARGE' });
     expect((await inspectArchive(rawZip([...full, { name: 'empty.css', data: '', method: 0 }]))).expandedBytes).toBe(300 * MiB);
+    // Folders and ignored entries are left out of the files, not out of the count: their bytes are unpacked too.
+    expect(await refusal(rawZip([{ name: '__MACOSX/._part0.bin', data: 'x', method: 0 }, ...full]))).toMatchObject({ code: 'BULK_ZIP_DECOMPRESSED_TOO_LARGE' });
+    expect(await refusal(rawZip([{ name: 'folder/', data: 'x', method: 0 }, ...full]))).toMatchObject({ code: 'BULK_ZIP_DECOMPRESSED_TOO_LARGE' });
   });
 
   it('keeps a nested archive as an ordinary file and never opens it', async () => {
