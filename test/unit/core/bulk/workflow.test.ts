@@ -183,10 +183,12 @@ describe('a bulk job from submission to its end', () => {
     expect([...w.blobs.objects.keys()]).toEqual([job.output!.key]);
     expect(w.slots.held.size).toBe(0);
     // The page is the bundle document at its own path, with the options of the request.
-    expect(w.renderer.calls.map((c) => [c.bundle?.documentPath, c.options, c.networkIdle?.maxMs])).toEqual([
-      ['a.html', options, 20_000],
-      ['docs/b.htm', options, 20_000],
+    // Each file gets the per-file timeout and page limit, the job's own warm-page scope and the account as tenant.
+    expect(w.renderer.calls.map((c) => [c.bundle?.documentPath, c.options, c.networkIdle?.maxMs, c.timeoutMs, c.maxPages, c.bundle?.scope, c.tenant])).toEqual([
+      ['a.html', options, 20_000, w.deps.timing.fileTimeoutSeconds * 1000, 100, job_id, w.account.account_id],
+      ['docs/b.htm', options, 20_000, w.deps.timing.fileTimeoutSeconds * 1000, 100, job_id, w.account.account_id],
     ]);
+    expect(w.deps.timing.fileTimeoutSeconds * 1000).not.toBe(20_000);
   });
 
   it('serves the bundle to the page: assets by path, null for absent ones, and never more than was checked', async () => {
@@ -203,6 +205,39 @@ describe('a bulk job from submission to its end', () => {
     const { rows } = await run(w, job_id);
     expect(seen).toEqual(['h1{color:red}', '\u0001'.repeat(13), page(1).slice(0, 13), null]);
     expect(rows[0]).toMatchObject({ status: 'success', missing_assets: 1 });
+  });
+
+  it("serves no file for names of an object's own properties (constructor, __proto__)", async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'a.html', data: page(1) }]);
+    let seen: unknown[] = [];
+    w.renderer.behave = async (req) => {
+      seen = await Promise.all(['constructor', '__proto__', 'toString'].flatMap((p) => [req.bundle!.read(p), req.bundle!.size(p), req.bundle!.isDocument!(p)]));
+      return {};
+    };
+    const { rows } = await run(w, job_id);
+    expect(seen).toEqual([null, null, false, null, null, false, null, null, false]);
+    expect(rows[0]).toMatchObject({ status: 'success' });
+  });
+
+  it('tells the page which bundle files are documents of the job (links to them become links to their PDFs), and records its links to them', async () => {
+    const w = bulkWorld();
+    const big = Buffer.alloc(10 * 1024 * 1024 + 1, 0x61);
+    const { job_id } = await submit(w, [{ name: 'big.html', data: big, method: 0 }, { name: 'a.html', data: page(1) }, { name: 'b.html', data: page(1) }, { name: 'site.css', data: 'p{}' }]);
+    let seen: boolean[] = [];
+    w.renderer.behave = (req) => {
+      if (req.bundle!.documentPath !== 'a.html') return {};
+      // big.html makes no PDF (too large to convert): no document to link to.
+      seen = ['b.html', 'a.html', 'site.css', 'big.html', 'none.html'].map((p) => req.bundle!.isDocument!(p));
+      return { documentLinks: 2 };
+    };
+    const { rows } = await run(w, job_id);
+    expect(seen).toEqual([true, true, false, false, false]);
+    expect(rows.map((r) => [r.input, r.status, r.document_links])).toEqual([
+      ['big.html', 'failed', undefined],
+      ['a.html', 'success', 2],
+      ['b.html', 'success', undefined],
+    ]);
   });
 
   it('finds a file named in the other Unicode normalisation (a ZIP made on macOS names it decomposed), unless that is ambiguous', async () => {
@@ -338,6 +373,13 @@ describe('a bulk job from submission to its end', () => {
     expect(rows[2].error_message).toBe('bomb.html has more than 100 pages; a file of a bulk job may have at most 100. Split it, or use options.pageRanges.');
     expect(job).toMatchObject({ status: 'partial_failed', success_count: 1, failure_count: 5, processed_count: 6 });
     expect(charges(w, job_id)).toEqual([`${job_id}#file#5`]);
+  });
+
+  it('converts a file of exactly 100 pages: only a file over the limit is PAGE_LIMIT_EXCEEDED', async () => {
+    const w = bulkWorld();
+    const { job_id } = await submit(w, [{ name: 'edge.html', data: page(100) }]);
+    const { rows } = await run(w, job_id);
+    expect(rows.map((r) => [r.input, r.status, r.error_code, r.pages])).toEqual([['edge.html', 'success', null, 100]]);
   });
 
   it('converts a file of exactly 10 MB: only a file over the limit is FILE_TOO_LARGE', async () => {
