@@ -45,6 +45,17 @@ describe('linkDocumentPdfs', () => {
     expect((await readPdfLinks(pdfs[1]))[0].map((l) => l.target)).toEqual(['../index.pdf#[0,{"name":"Fit"}]']);
   });
 
+  it('finds each linked PDF by its file index, not by its position among the PDFs made (a failed file in between)', async () => {
+    const index = await pdfLinkingTo('https://bundle.invalid/guide/intro.html');
+    const failed = await pdfLinkingTo('https://bundle.invalid/index.html', 'https://bundle.invalid/guide/failed.html');
+    // File 1 (guide/intro.html) made no PDF: the link to it goes, never to the PDF second in the list (file 2's).
+    const made = [row(0, 'index.html', 'index.pdf', 1), row(2, 'guide/failed.html', 'guide/failed.pdf', 2)];
+    const pdfs = [index, failed];
+    linkDocumentPdfs(bundle, made, pdfs, () => undefined);
+    expect((await readPdfLinks(pdfs[0]))[0].map((l) => l.target)).toEqual([]);
+    expect((await readPdfLinks(pdfs[1]))[0].map((l) => l.target)).toEqual(['../index.pdf#[0,{"name":"Fit"}]', 'failed.pdf#[0,{"name":"Fit"}]']);
+  });
+
   it('leaves PDFs without document links alone, and keeps one it cannot rewrite as printed, saying so', async () => {
     const plain = await pdfLinkingTo('https://bundle.invalid/guide/intro.html');
     const damaged = Buffer.from('%PDF-1.7\nnot really\n');
