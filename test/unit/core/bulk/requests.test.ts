@@ -134,6 +134,8 @@ describe('POST /bulkjob JSON', () => {
 
   it('accepts exactly 4 MB inline', () => {
     expect(parseBulkJson({ zip_base64: b64(Buffer.alloc(4 * 1024 * 1024)) }).input).toMatchObject({ kind: 'zip' });
+    const files = [{ path: 'a.html', content_base64: b64(Buffer.alloc(3 * 1024 * 1024)) }, { path: 'b.html', content_base64: b64(Buffer.alloc(1024 * 1024)) }];
+    expect(parseBulkJson({ files }).input).toMatchObject({ kind: 'files' });
   });
 });
 
