@@ -11,6 +11,8 @@ const MiB = 1024 * 1024;
 const BROTLI_BOMB = zlib.brotliCompressSync(Buffer.alloc(256 * MiB), { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } });
 let server: http.Server;
 let port: number;
+/** A server on loopback the allowlist does not name, counting its hits. */
+let unlisted: { server: http.Server; port: number; hits: string[] };
 /** How each response ended on the server side: `finished` (whole body written) or `closed` (client dropped it). */
 const endings = new Map<string, Promise<'finished' | 'closed'>>();
 
@@ -39,6 +41,15 @@ beforeAll(async () => {
         return;
       }
       if (path === '/brotli-bomb') return res.writeHead(200, { 'Content-Encoding': 'br' }).end(BROTLI_BOMB);
+      // Redirects to a server the allowlist does not name, and to a scheme this request does not allow.
+      if (path === '/to-unlisted') return res.writeHead(302, { Location: `http://127.0.0.1:${unlisted.port}/secret` }).end();
+      if (path === '/to-https') return res.writeHead(302, { Location: `https://127.0.0.1:${port}/small-500` }).end();
+      // Each hop answers only after a while: the hops together outlast the exchange's deadline, none alone does.
+      const hop = /^\/slow-hop\/(\d+)$/.exec(path);
+      if (hop) return void setTimeout(() => (Number(hop[1]) > 0 ? res.writeHead(302, { Location: `/slow-hop/${Number(hop[1]) - 1}` }).end() : res.writeHead(200).end('done')), 150);
+      if (path === '/see-other') return res.writeHead(303, { Location: '/method' }).end();
+      if (path === '/temporary') return res.writeHead(307, { Location: '/method' }).end();
+      if (path === '/method') return res.writeHead(200).end(req.method);
       if (path === '/to-credentials') return res.writeHead(302, { Location: `http://bob:hunter2@127.0.0.1:${port}/big` }).end();
       if (path === '/deflate-bytewise' || path === '/deflate-raw-bytewise') {
         // A deflate body one byte per write, so the two bytes that tell zlib from raw deflate arrive apart.
@@ -73,8 +84,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
+  const hits: string[] = [];
+  const other = http.createServer((req, res) => (hits.push(req.url ?? ''), res.end('secret')));
+  await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+  unlisted = { server: other, port: (other.address() as AddressInfo).port, hits };
 });
 afterAll(async () => {
+  unlisted.server.closeAllConnections();
+  await new Promise((resolve) => unlisted.server.close(resolve));
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -88,6 +105,44 @@ describe('GuardedHttpClient', () => {
     const request = client().request({ method: 'GET', url: `http://127.0.0.1:${port}/to-credentials`, schemes: ['http:'], maxRedirects: 5, maxBytes: MiB, timeoutMs: 5_000 });
     await expect(request).rejects.toMatchObject({ kind: 'credentials', url: `http://bob:hunter2@127.0.0.1:${port}/big` });
     expect(endings.has('/big')).toBe(false);
+  });
+
+  it('checks every redirect hop with the guard: one to a target the guard refuses is blocked before connecting', async () => {
+    const request = client().request({ method: 'GET', url: `http://127.0.0.1:${port}/to-unlisted`, schemes: ['http:'], maxRedirects: 5, maxBytes: MiB, timeoutMs: 5_000 });
+    await expect(request).rejects.toMatchObject({ kind: 'blocked', url: `http://127.0.0.1:${unlisted.port}/secret` });
+    expect(unlisted.hits).toEqual([]);
+  });
+
+  it('checks the scheme of every redirect hop, not only the first URL', async () => {
+    const request = client().request({ method: 'GET', url: `http://127.0.0.1:${port}/to-https`, schemes: ['http:'], maxRedirects: 5, maxBytes: MiB, timeoutMs: 5_000 });
+    await expect(request).rejects.toMatchObject({ kind: 'scheme', url: `https://127.0.0.1:${port}/small-500` });
+  });
+
+  it('connects to the address the guard approved, never to what the system resolver answers for the name', async () => {
+    // The guard's resolver says 127.0.0.2, where the server is; the system's says 127.0.0.1 (or ::1), where nothing
+    // answers on that port: as a name rebinding between the check and the connection would.
+    const approved = http.createServer((_req, res) => res.end('approved address'));
+    await new Promise<void>((resolve) => approved.listen(0, '127.0.0.2', resolve));
+    try {
+      const approvedPort = (approved.address() as AddressInfo).port;
+      const guard = new NetworkGuard({ resolve: async () => [{ address: '127.0.0.2', family: 4 }] }, new PrivateTargetAllowlist(`localhost:${approvedPort}`));
+      const res = await new GuardedHttpClient(guard, { userAgent: 'test' }).request({ method: 'GET', url: `http://localhost:${approvedPort}/`, schemes: ['http:'], maxRedirects: 0, maxBytes: MiB, timeoutMs: 5_000 });
+      expect(res.body.toString()).toBe('approved address');
+    } finally {
+      approved.closeAllConnections();
+      await new Promise((resolve) => approved.close(resolve));
+    }
+  });
+
+  it('one deadline covers every hop: redirects each in time but together too slow time out', async () => {
+    const request = client().request({ method: 'GET', url: `http://127.0.0.1:${port}/slow-hop/8`, schemes: ['http:'], maxRedirects: 10, maxBytes: MiB, timeoutMs: 600 });
+    await expect(request).rejects.toMatchObject({ kind: 'timeout' });
+  });
+
+  it('follows a 303 with a GET and a 307 with the same POST', async () => {
+    const send = (path: string) => client().request({ method: 'POST', url: `http://127.0.0.1:${port}${path}`, body: Buffer.from('{}'), schemes: ['http:'], maxRedirects: 1, maxBytes: MiB, timeoutMs: 5_000 });
+    expect((await send('/see-other')).body.toString()).toBe('GET');
+    expect((await send('/temporary')).body.toString()).toBe('POST');
   });
 
   it('by default reads the body and refuses one over maxBytes (URL input keeps this)', async () => {
