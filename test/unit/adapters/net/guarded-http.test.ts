@@ -40,6 +40,16 @@ beforeAll(async () => {
         res.on('close', () => clearInterval(tick));
         return;
       }
+      // Exactly the limit, declared or chunked; one byte over it, chunked (no Content-Length to refuse it by).
+      if (path === '/exact') return res.writeHead(200, { 'Content-Length': String(MiB) }).end(Buffer.alloc(MiB, 0x63));
+      if (path === '/exact-chunked' || path === '/over-by-one-chunked') {
+        res.writeHead(200);
+        res.write(Buffer.alloc(MiB / 2, 0x64));
+        return res.end(Buffer.alloc(MiB / 2 + (path === '/exact-chunked' ? 0 : 1), 0x64));
+      }
+      // Stored (level 0) gzip: the download is over the limit although what it decodes to is exactly the limit.
+      if (path === '/gzip-stored') return res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(zlib.gzipSync(Buffer.alloc(MiB, 0x65), { level: 0 }));
+      if (path === '/gzip-over-by-one') return res.writeHead(200, { 'Content-Encoding': 'gzip' }).end(zlib.gzipSync(Buffer.alloc(MiB + 1, 0x66)));
       if (path === '/brotli-bomb') return res.writeHead(200, { 'Content-Encoding': 'br' }).end(BROTLI_BOMB);
       // Redirects to a server the allowlist does not name, and to a scheme this request does not allow.
       if (path === '/to-unlisted') return res.writeHead(302, { Location: `http://127.0.0.1:${unlisted.port}/secret` }).end();
@@ -148,6 +158,19 @@ describe('GuardedHttpClient', () => {
   it('by default reads the body and refuses one over maxBytes (URL input keeps this)', async () => {
     await expect(post('/big')).rejects.toMatchObject({ kind: 'too_large' });
     await expect(post('/big-chunked')).rejects.toMatchObject({ kind: 'too_large' });
+  });
+
+  it('takes a body of exactly maxBytes, declared or chunked, and refuses one byte more', async () => {
+    for (const path of ['/exact', '/exact-chunked']) expect([path, (await post(path)).body.length]).toEqual([path, MiB]);
+    await expect(post('/over-by-one-chunked')).rejects.toMatchObject({ kind: 'too_large' });
+    // Decoded bytes count: a small download that decodes to one byte over is refused.
+    await expect(post('/gzip-over-by-one')).rejects.toMatchObject({ kind: 'too_large', message: expect.stringContaining('decoded') });
+    // A declared length over the limit is refused from the headers, before the body is downloaded.
+    await expect(post('/big')).rejects.toMatchObject({ kind: 'too_large', message: `the response is ${2 * MiB} bytes; the limit is ${MiB}` });
+  });
+
+  it('caps the download itself too: a compressed body over maxBytes is refused although it decodes to no more than that', async () => {
+    await expect(post('/gzip-stored')).rejects.toMatchObject({ kind: 'too_large', message: expect.stringContaining(`exceeds ${MiB} bytes`) });
   });
 
   it('reads Content-Encoding: deflate zlib-wrapped or raw, as browsers do, however its first bytes arrive', async () => {
