@@ -201,6 +201,33 @@ describe('processLongJob under at-least-once delivery', () => {
     }
   });
 
+  it('completes and charges a job that prints exactly 100 pages, the most a long job takes', async () => {
+    const w = memoryWorld();
+    await queueLongJob(w, 'job_hundred', w.clock.now());
+    const renderer = new FakeRenderer();
+    renderer.behave = () => ({ pages: 100, morePages: false });
+
+    expect(await processLongJob(workerDeps(w, renderer), { job_id: 'job_hundred' }, 1000)).toBe('completed');
+    expect(await w.jobs.get('job_hundred')).toMatchObject({ status: 'completed', pages: 100 });
+    expect((await w.accounts.get(w.account.account_id))!.credits_micros).toBe(w.account.credits_micros - w.plan.price_per_pdf_micros);
+  });
+
+  it('sends the failure email only when the job and its account want it', async () => {
+    const w = memoryWorld();
+    const mails: { to: string; subject: string }[] = [];
+    const renderer = new FakeRenderer();
+    renderer.behave = () => ({ pages: 140, morePages: false });
+    const deps = workerDeps(w, renderer, { mailer: { send: async (m) => void mails.push(m) } });
+    await queueLongJob(w, 'job_wanted', w.clock.now());
+    await queueLongJob(w, 'job_quiet', w.clock.now(), { email_notification: false });
+    for (const id of ['job_wanted', 'job_quiet']) expect(await processLongJob(deps, { job_id: id }, 1000)).toBe('failed');
+    // An account that turned emails off gets none, whatever the job says.
+    w.accounts.accounts.set(w.account.account_id, { ...w.account, email_notifications: false });
+    await queueLongJob(w, 'job_muted', w.clock.now(), { email_notification: true });
+    expect(await processLongJob(deps, { job_id: 'job_muted' }, 1000)).toBe('failed');
+    expect(mails.map((m) => [m.to, m.subject])).toEqual([[w.account.email, expect.stringContaining('job_wanted')]]);
+  });
+
   it('fails a job whose stored document is gone (it expired), printing and charging nothing (not left to retries)', async () => {
     const w = memoryWorld();
     const job = await queueLongJob(w, 'job_lost', w.clock.now());
