@@ -650,6 +650,16 @@ describe('a render worker killed mid-render (no catch runs)', () => {
     expect(await x.sweep()).toMatchObject({ ended: 0, cleared: 1 });
   });
 
+  it('ends, without rendering or charging, a job taken over when exactly none of its 15 minutes is left', async () => {
+    const x = await world();
+    await x.w.jobs.put({ ...(await x.w.jobs.get('job_killed'))!, status: 'processing', started_at: x.clock.now().toISOString(), lease_until: x.clock.now().toISOString() });
+    x.advance(LIMIT_MS);
+    expect(await processLongJob(x.deps, { job_id: 'job_killed' }, LIMIT_MS, LIMIT_MS)).toBe('timeout');
+    expect(x.renderer.calls).toHaveLength(0);
+    expect(await x.w.jobs.get('job_killed')).toMatchObject({ status: 'timeout', error_code: 'RENDER_TIMEOUT' });
+    expect((await x.w.accounts.get(x.w.account.account_id))!.credits_micros).toBe(x.w.account.credits_micros);
+  });
+
   it('renders a job taken over with time left within that time, and drops the watch when it ends', async () => {
     const x = await world();
     await x.w.jobs.put({ ...(await x.w.jobs.get('job_killed'))!, status: 'processing', started_at: x.clock.now().toISOString(), lease_until: x.clock.now().toISOString() });
