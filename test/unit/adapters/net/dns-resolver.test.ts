@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SystemResolver, readHostsFile } from '../../../../functions/adapters/net/dns-resolver';
 
-/** A DNS server on loopback UDP: answers A queries from `a` (AAAA, or an empty address: no records), NXDOMAIN for names not in it, or stays silent. */
-async function dnsServer(opts: { a: Record<string, string>; silent?: boolean }): Promise<{ server: string; close: () => void; queries: string[] }> {
+/** A DNS server on loopback UDP: answers A queries from `a` and AAAA queries from `aaaa` (others, or an empty address: no records), NXDOMAIN for names in neither, or stays silent. */
+async function dnsServer(opts: { a: Record<string, string>; aaaa?: Record<string, string>; silent?: boolean }): Promise<{ server: string; close: () => void; queries: string[] }> {
   const socket: Socket = createSocket('udp4');
   const queries: string[] = [];
   socket.on('message', (query, peer) => {
@@ -21,16 +21,18 @@ async function dnsServer(opts: { a: Record<string, string>; silent?: boolean }):
     queries.push(`${name}/${type === 1 ? 'A' : type === 28 ? 'AAAA' : type}`);
     if (opts.silent) return;
     const question = query.subarray(12, offset + 5);
-    const known = name in opts.a;
-    const address = opts.a[name];
+    const known = name in opts.a || name in (opts.aaaa ?? {});
+    const address = type === 1 ? opts.a[name] : type === 28 ? opts.aaaa?.[name] : undefined;
     const header = Buffer.alloc(12);
     query.copy(header, 0, 0, 2);
-    const answers = address && type === 1 ? 1 : 0;
+    const answers = address ? 1 : 0;
     header.writeUInt16BE(known ? 0x8180 : 0x8183, 2); // response, recursion available; rcode 3 = NXDOMAIN
     header.writeUInt16BE(1, 4);
     header.writeUInt16BE(answers, 6);
-    const answer = answers
-      ? Buffer.concat([Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]), Buffer.from(address.split('.').map(Number))])
+    const answer = address
+      ? type === 1
+        ? Buffer.concat([Buffer.from([0xc0, 0x0c, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4]), Buffer.from(address.split('.').map(Number))])
+        : Buffer.concat([Buffer.from([0xc0, 0x0c, 0, 28, 0, 1, 0, 0, 0, 60, 0, 16]), ipv6Bytes(address)])
       : Buffer.alloc(0);
     socket.send(Buffer.concat([header, question, answer]), peer.port, peer.address);
   });
@@ -38,14 +40,28 @@ async function dnsServer(opts: { a: Record<string, string>; silent?: boolean }):
   return { server: `127.0.0.1:${socket.address().port}`, close: () => socket.close(), queries };
 }
 
+/** The 16 bytes of a full or `::`-shortened IPv6 address. */
+function ipv6Bytes(address: string): Buffer {
+  const [head, tail = ''] = address.split('::');
+  const groups = (part: string) => (part ? part.split(':') : []);
+  const all = [...groups(head), ...Array(8 - groups(head).length - groups(tail).length).fill('0'), ...groups(tail)];
+  return Buffer.from(all.flatMap((g) => [parseInt(g, 16) >> 8, parseInt(g, 16) & 0xff]));
+}
+
 describe('SystemResolver', () => {
   it('asks the DNS server for IPv4 and IPv6 and returns the answers; a name without records gives none', async () => {
-    const dns = await dnsServer({ a: { 'docs.example.com': '93.184.216.34', 'empty.example.com': '' } });
+    const dns = await dnsServer({
+      a: { 'docs.example.com': '93.184.216.34', 'empty.example.com': '', 'dual.example.com': '93.184.216.35' },
+      aaaa: { 'dual.example.com': '2001:db8::35', 'six.example.com': '2001:db8::6' },
+    });
     try {
       const resolver = new SystemResolver({ servers: [dns.server], hostsFile: null });
       expect(await resolver.resolve('Docs.Example.com.')).toEqual([{ address: '93.184.216.34', family: 4 }]);
       expect(dns.queries).toEqual(expect.arrayContaining(['docs.example.com/A', 'docs.example.com/AAAA']));
       expect(await resolver.resolve('empty.example.com')).toEqual([]);
+      // IPv6 answers too, after the IPv4 ones; a name with only IPv6 records resolves to them.
+      expect(await resolver.resolve('dual.example.com')).toEqual([{ address: '93.184.216.35', family: 4 }, { address: '2001:db8::35', family: 6 }]);
+      expect(await resolver.resolve('six.example.com')).toEqual([{ address: '2001:db8::6', family: 6 }]);
       await expect(resolver.resolve('missing.example.com')).rejects.toMatchObject({ code: 'ENOTFOUND' });
     } finally {
       dns.close();
