@@ -1,9 +1,17 @@
+import type { CDPSession } from 'puppeteer-core';
 import { ChromiumBrowser } from '../../../functions/adapters/chromium/browser';
+import type { FairSlots } from '../../../functions/adapters/chromium/fair-slots';
 import { ChromiumRenderer } from '../../../functions/adapters/chromium/renderer';
 import { parsePdfOptions } from '../../../functions/core/render/options';
 import { RenderNotStartedError, RenderTimeoutError, RendererStoppedError } from '../../../functions/core/render/ports';
 
 const options = parsePdfOptions({});
+
+/** The browser contexts Chromium has now (the pool's own root session; no page of ours is left open to ask). */
+async function liveContexts(browser: ChromiumBrowser): Promise<string[]> {
+  const { root } = await (browser as unknown as { instance: Promise<{ root: CDPSession }> }).instance;
+  return ((await root.send('Target.getBrowserContexts')) as { browserContextIds: string[] }).browserContextIds;
+}
 
 describe('ChromiumBrowser shutdown', () => {
   it('does not launch a new Chromium for a document still printing when the browser is closed', async () => {
@@ -118,6 +126,35 @@ describe('ChromiumBrowser slots', () => {
       await browser.close();
     }
   }, 60_000);
+
+  it('gives back the slot a page takes again after waiting idle, when its document ended meanwhile', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const slots = (browser as unknown as { slots: FairSlots }).slots;
+      const acquire = slots.acquire.bind(slots);
+      let resumed!: () => void;
+      const idleEnded = new Promise<void>((resolve) => (resumed = resolve));
+      jest.spyOn(slots, 'acquire').mockImplementation(async (tenant, resume) => {
+        const release = await acquire(tenant, resume);
+        if (resume) resumed();
+        return release;
+      });
+      // Loaded, the page waits for a fetch that is never answered (no slot held meanwhile); during that wait its third
+      // worker ends the document, and the wait ends later, at the idle limit, taking a slot again.
+      const html = `<p>x</p><script>onload = () => { fetch('never.json').catch(() => {});
+        setTimeout(() => { for (let i = 0; i < 3; i++) new Worker(URL.createObjectURL(new Blob(['for (;;) {}']))); }, 300); };</script>`;
+      const bundle = { documentPath: 'doc.html', read: () => new Promise<null>(() => undefined), size: () => 10 };
+      const renderer = new ChromiumRenderer(browser);
+      await expect(renderer.render({ html, options, timeoutMs: 20_000, networkIdle: { quietMs: 100, maxMs: 3_000 }, bundle })).rejects.toMatchObject({ details: { reason: 'too_many_workers' } });
+      await idleEnded;
+      await new Promise((resolve) => setImmediate(resolve));
+      // Kept, that slot was lost for good: with one slot, no document would print again.
+      expect(slots.load).toEqual({ active: 0, waiting: 0 });
+      expect((await renderer.render({ html: '<p>next</p>', options, timeoutMs: 10_000 })).pages).toBe(1);
+    } finally {
+      await browser.close();
+    }
+  }, 30_000);
 });
 
 describe('ChromiumBrowser prepared pages', () => {
@@ -137,4 +174,55 @@ describe('ChromiumBrowser prepared pages', () => {
       await browser.close();
     }
   }, 60_000);
+});
+
+describe('ChromiumBrowser contexts', () => {
+  it("disposes a document's browser context once its work is done, whether it succeeded or failed", async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const used: string[] = [];
+      await browser.withPage(async (page) => {
+        used.push(page.browserContextId);
+      });
+      await expect(
+        browser.withPage(async (page) => {
+          used.push(page.browserContextId);
+          throw new Error('the document failed');
+        }),
+      ).rejects.toThrow('the document failed');
+      expect(new Set(used).size).toBe(2);
+      // A context left behind keeps its renderer, its storage and its proxy for as long as the browser lives.
+      expect((await liveContexts(browser)).filter((id) => used.includes(id))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('gives back the slot and the context of a document at its time limit, while its page still waits for what never comes', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const renderer = new ChromiumRenderer(browser);
+      const used: string[] = [];
+      const withPage = browser.withPage.bind(browser);
+      jest.spyOn(browser, 'withPage').mockImplementation((work, placement) =>
+        withPage((page) => {
+          used.push(page.browserContextId);
+          return work(page);
+        }, placement),
+      );
+      // The stylesheet's read never answers: the page never loads, and no command of the render is pending to time out.
+      const stuck = renderer.render({
+        html: '<link rel="stylesheet" href="style.css"><p>stuck</p>',
+        options,
+        timeoutMs: 1_000,
+        bundle: { documentPath: 'doc.html', read: (path) => (path === 'doc.html' ? null : new Promise<null>(() => undefined)), size: () => 10 },
+      });
+      await expect(stuck).rejects.toBeInstanceOf(RenderTimeoutError);
+      // The one slot is free again: the next document prints (it waited for ever behind the stuck one before).
+      expect((await renderer.render({ html: '<p>next</p>', options, timeoutMs: 10_000 })).pages).toBe(1);
+      expect((await liveContexts(browser)).filter((id) => used.includes(id))).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  }, 30_000);
 });
