@@ -64,6 +64,15 @@ describe('ChromiumRenderer', () => {
     expect((await readPdf((await render(css('5000in 5000in'))).pdf))[0].width).toBeLessThan(600);
   });
 
+  it('prints on landscape paper when asked, portrait otherwise', async () => {
+    const [turned] = await readPdf((await renderer.render({ html: '<p>wide</p>', options: parsePdfOptions({ landscape: true }), timeoutMs: 20_000 })).pdf);
+    const [upright] = await readPdf((await render('<p>tall</p>')).pdf);
+    expect(turned.text).toBe('wide');
+    expect(upright.height).toBeGreaterThan(upright.width);
+    // The same A4 sheet, turned.
+    expect([turned.width, turned.height]).toEqual([upright.height, upright.width]);
+  });
+
   it('refuses a PDF over the size limit while reading it, and keeps working', async () => {
     const small = new ChromiumRenderer(browser, { maxPdfBytes: 20_000, bundleServing: BUNDLE_SERVING_LIMITS });
     const pages = Array.from({ length: 30 }, (_, i) => `<p style="break-after: page">page ${i} ${'text '.repeat(200)}</p>`).join('');
@@ -74,6 +83,8 @@ describe('ChromiumRenderer', () => {
   it('with maxPages prints no more than one page past it (of the document or of a pageRanges selection) and says there is more', async () => {
     const pages = (n: number) => Array.from({ length: n }, (_, i) => `<p style="break-after: page">page ${i + 1}</p>`).join('');
     expect(await renderer.render({ html: pages(3), options, timeoutMs: 20_000, maxPages: 5 })).toMatchObject({ pages: 3, morePages: false });
+    // Exactly maxPages pages is not more than maxPages.
+    expect(await renderer.render({ html: pages(5), options, timeoutMs: 20_000, maxPages: 5 })).toMatchObject({ pages: 5, morePages: false });
     const long = await renderer.render({ html: pages(40), options, timeoutMs: 20_000, maxPages: 5 });
     expect(long).toMatchObject({ pages: 6, morePages: true });
     expect((await readPdf(long.pdf)).map((p) => p.text)).toEqual(['page 1', 'page 2', 'page 3', 'page 4', 'page 5', 'page 6']);
