@@ -229,6 +229,26 @@ describe('rendering with a bundle as the page world', () => {
     expect((await pageOf('job-a', true)).targetId).not.toBe(first.targetId);
   });
 
+  it('hands no page whose network never went quiet to the next document of its scope (it may still be loading)', async () => {
+    const pages: string[] = [];
+    const withPage = browser.withPage.bind(browser);
+    const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, placement) => withPage((page) => (pages.push(page.targetId), work(page)), placement));
+    try {
+      const scope = 'job-still-loading';
+      const idle = { quietMs: 100, maxMs: 1_000 };
+      // The stylesheet's read never answers: printed as it stands once the idle wait runs out.
+      const hanging: RenderBundle = { documentPath: 'a.html', read: () => new Promise<null>(() => undefined), size: () => 10, scope };
+      const first = await renderer.render({ html: '<link rel="stylesheet" href="s.css"><p>first</p>', options, timeoutMs: 20_000, networkIdle: idle, bundle: hanging });
+      expect(first.renderTimeout).toBe(true);
+      const second = await renderer.render({ html: '<p>second</p>', options, timeoutMs: 20_000, networkIdle: idle, bundle: { ...bundleOf({}, 'b.html'), scope } });
+      expect(second.renderTimeout).toBe(false);
+      expect(pages).toHaveLength(2);
+      expect(pages[1]).not.toBe(pages[0]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('gives each document of a scope a clean origin and its own counts, on the same warm page', async () => {
     const pages: string[] = [];
     const withPage = browser.withPage.bind(browser);
