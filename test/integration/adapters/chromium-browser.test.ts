@@ -176,6 +176,33 @@ describe('ChromiumBrowser prepared pages', () => {
   }, 60_000);
 });
 
+describe('ChromiumBrowser relaunch', () => {
+  it('fails a document waiting on its page when the browser dies under it, for that reason rather than at its own limit, and relaunches', async () => {
+    const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 2, executablePath: process.env.CHROMIUM_PATH });
+    try {
+      const renderer = new ChromiumRenderer(browser);
+      let asked!: () => void;
+      const assetAsked = new Promise<void>((resolve) => (asked = resolve));
+      // The stylesheet's read never answers: the page waits on its load, with no command pending that could fail.
+      const waiting = renderer.render({
+        html: '<link rel="stylesheet" href="style.css"><p>x</p>',
+        options,
+        timeoutMs: 40_000,
+        bundle: { documentPath: 'doc.html', read: () => (asked(), new Promise<null>(() => undefined)), size: () => 10 },
+      });
+      waiting.catch(() => undefined);
+      await assetAsked;
+      const pid = (await browser.processId())!;
+      process.kill(pid, 'SIGKILL');
+      await expect(waiting).rejects.toThrow(/its browser went away \(browser disconnected\)/);
+      expect((await renderer.render({ html: '<p>after</p>', options, timeoutMs: 20_000 })).pages).toBe(1);
+      expect(await browser.processId()).not.toBe(pid);
+    } finally {
+      await browser.close();
+    }
+  }, 60_000);
+});
+
 describe('ChromiumBrowser contexts', () => {
   it("disposes a document's browser context once its work is done, whether it succeeded or failed", async () => {
     const browser = new ChromiumBrowser({ prewarm: 0, maxConcurrent: 1, executablePath: process.env.CHROMIUM_PATH });
