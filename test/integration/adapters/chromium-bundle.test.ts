@@ -12,6 +12,7 @@ import { pdfFontNames, pdfOpacities, readPdf, readPdfDrawing, readPdfLinks } fro
 import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../../support/servers';
 
 let remote: TestServer;
+const remoteCookies: string[] = [];
 let secret: TestServer;
 let ca: TestCa;
 let browser: ChromiumBrowser;
@@ -23,6 +24,12 @@ beforeAll(async () => {
   // "Remote" https host: allowed through the guard; Chromium is told to accept its test certificate.
   remote = await httpsServer(ca, (req, res) => {
     if (req.url === '/remote.png') return res.writeHead(200, { 'Content-Type': 'image/png' }).end(png(7, 5));
+    // A cookie set by one document's request to another site, and the cookies later requests send there.
+    if (req.url === '/set-cookie.png') return res.writeHead(200, { 'Content-Type': 'image/png', 'Set-Cookie': 'seen=1; Path=/; Max-Age=3600; SameSite=None; Secure' }).end(png(1, 1));
+    if (req.url?.startsWith('/cookie.png')) {
+      remoteCookies.push(req.headers.cookie ?? 'none');
+      return res.writeHead(200, { 'Content-Type': 'image/png' }).end(png(1, 1));
+    }
     res.writeHead(404).end();
   });
   secret = await httpServer((_req, res) => res.end('secret'));
@@ -267,6 +274,26 @@ describe('rendering with a bundle as the page world', () => {
       expect(second.blockedRequests).toBe(0);
       expect(pages).toHaveLength(2);
       expect(pages[1]).toBe(pages[0]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it("sends none of a document's cookies for other sites with the requests of the next document of its scope", async () => {
+    const pages: string[] = [];
+    const withPage = browser.withPage.bind(browser);
+    const spy = jest.spyOn(browser, 'withPage').mockImplementation((work, placement) => withPage((page) => (pages.push(page.targetId), work(page)), placement));
+    try {
+      const scope = 'job-remote-cookies';
+      const idle = { quietMs: 300, maxMs: 5_000 };
+      const site = `https://localhost:${remote.port}`;
+      // The first document's request to the site stores a cookie, which its next request there sends (shown here).
+      const setter = `<h1>Setter</h1><img src="${site}/set-cookie.png" onload="const i = new Image(); i.src = '${site}/cookie.png?first'; document.body.append(i)">`;
+      await renderer.render({ html: setter, options, timeoutMs: 20_000, networkIdle: idle, bundle: { ...bundleOf({}, 'a.html'), scope } });
+      await renderer.render({ html: `<h1>Next</h1><img src="${site}/cookie.png?second">`, options, timeoutMs: 20_000, networkIdle: idle, bundle: { ...bundleOf({}, 'b.html'), scope } });
+      expect(pages).toHaveLength(2);
+      expect(pages[1]).toBe(pages[0]);
+      expect(remoteCookies).toEqual(['seen=1', 'none']);
     } finally {
       spy.mockRestore();
     }
