@@ -38,6 +38,16 @@ describe('print quality', () => {
     expect(await print(false)).not.toContain('#123456');
   });
 
+  it("prints the document's own background colours when printBackground is on (the default), and not when it is off", async () => {
+    const print = async (printBackground?: boolean) => {
+      const options = parsePdfOptions(printBackground === undefined ? {} : { printBackground });
+      const { pdf } = await renderer.render({ html: '<p style="background:#654321;color:#ffffff">body</p>', options, timeoutMs: 20_000 });
+      return (await readPdfDrawing(pdf))[0].fillColors;
+    };
+    expect(await print()).toContain('#654321');
+    expect(await print(false)).not.toContain('#654321');
+  });
+
   it("loads the document in a window of the page's size: a chart a script sizes to the body prints at the page's width, and the document keeps its size", async () => {
     const pixel = `data:image/png;base64,${png(10, 10).toString('base64')}`;
     // The "chart" takes the body's width when the document loads, as chart libraries size their canvas; the square
