@@ -73,6 +73,11 @@ describe('ChromiumRenderer', () => {
     expect([turned.width, turned.height]).toEqual([upright.height, upright.width]);
   });
 
+  it('prints a document that opens dialogs (alert, confirm, prompt): nobody is there to answer them', async () => {
+    const result = await render('<p id="o"></p><script>alert("a"); document.getElementById("o").textContent = "answered " + confirm("b") + " " + JSON.stringify(prompt("c"));</script>', 10_000);
+    expect((await readPdf(result.pdf))[0].text).toBe('answered true ""');
+  });
+
   it('refuses a PDF over the size limit while reading it, and keeps working', async () => {
     const small = new ChromiumRenderer(browser, { maxPdfBytes: 20_000, bundleServing: BUNDLE_SERVING_LIMITS });
     const pages = Array.from({ length: 30 }, (_, i) => `<p style="break-after: page">page ${i} ${'text '.repeat(200)}</p>`).join('');
