@@ -236,6 +236,14 @@ describe('rendering with a bundle as the page world', () => {
     expect((await pageOf('job-a', true)).targetId).not.toBe(first.targetId);
   });
 
+  it('gives no document of a scope a kept page whose renderer died while it waited', async () => {
+    const kept = await browser.withPage(async (page) => (page.markReusable(), page), { scope: 'job-died' });
+    kept.session.send('Page.crash').catch(() => undefined);
+    await kept.crashed.catch(() => undefined);
+    const next = await browser.withPage(async (page) => ({ targetId: page.targetId, reused: page.reused }), { scope: 'job-died' });
+    expect(next).toEqual({ targetId: expect.not.stringMatching(kept.targetId), reused: false });
+  });
+
   it('hands no page whose network never went quiet to the next document of its scope (it may still be loading)', async () => {
     const pages: string[] = [];
     const withPage = browser.withPage.bind(browser);
