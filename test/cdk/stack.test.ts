@@ -3,9 +3,9 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import { TABLE_SCHEMA } from '../../functions/adapters/dynamodb/schema';
 import { STORAGE_AREAS } from '../../functions/core/jobs/storage-layout';
 import { QUEUES } from '../../functions/queues';
-import { functionTimeoutSeconds } from '../../functions/profiles';
+import { FUNCTION_PROFILES, functionTimeoutSeconds } from '../../functions/profiles';
 import { SCHEDULES } from '../../functions/schedules';
-import { ROUTES, matchRoute } from '../../functions/routes';
+import { type Permission, ROUTES, matchRoute } from '../../functions/routes';
 import { WORKFLOWS, workflowArnVariable } from '../../functions/workflows';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -67,6 +67,13 @@ describe('CDK app', () => {
     }
   });
 
+  it('calls the authorizer whichever header carries the credential: no identity source', () => {
+    // With an identity source, API Gateway answers 401 itself when that header is missing, without calling the
+    // authorizer: a dashboard request (Authorization only) or an API-key request (X-API-Key only) would be refused.
+    const authorizer = Object.values(resources).find((r) => r.Type === 'AWS::ApiGateway::Authorizer')!;
+    expect(authorizer.Properties.IdentitySource ?? '').toBe('');
+  });
+
   it('answers browser preflights itself, converting the (binary, with */*) request to text so its template applies', () => {
     const preflights = Object.values(resources).filter((r) => r.Type === 'AWS::ApiGateway::Method' && r.Properties.HttpMethod === 'OPTIONS');
     expect(preflights).toHaveLength(new Set(ROUTES.map((r) => r.path)).size);
@@ -86,8 +93,27 @@ describe('CDK app', () => {
       const hasLayer = (fn.Properties.Layers ?? []).length > 0;
       expect(`${route.id} layer=${hasLayer}`).toBe(`${route.id} layer=${route.handler !== null && route.profile === 'render'}`);
       expect(fn.Properties.Runtime).toBe('nodejs22.x');
+      // @sparticuz/chromium's binaries, and so the layer, are x86_64 only.
+      expect(fn.Properties.Architectures).toEqual(['x86_64']);
       // The layer's fonts: Lambda has no system fonts (functions/adapters/chromium/fonts.ts).
       if (hasLayer) expect(fn.Properties.Environment.Variables).toMatchObject({ CHROMIUM_PACK_DIR: '/opt/chromium', CHROMIUM_FONT_DIR: '/opt/fonts' });
+    }
+  });
+
+  it('sizes every route function from functions/profiles.ts (memory, timeout, /tmp for Chromium)', () => {
+    for (const m of methods) {
+      const route = ROUTES.find((r) => r.method === m.method && r.path === m.path)!;
+      const profile = route.handler ? route.profile : 'light';
+      const { MemorySize, Timeout, EphemeralStorage } = functionOf(m).Properties;
+      // Chromium unpacks itself into /tmp (~250 MB) beside the documents it prints.
+      const tmp = profile === 'render' ? 1024 : undefined;
+      expect({ route: route.id, MemorySize, Timeout, tmp: EphemeralStorage?.Size }).toEqual({
+        route: route.id,
+        MemorySize: FUNCTION_PROFILES[profile].memorySize,
+        // Routes not built yet share one small function answering 501 at once (made for the first of them).
+        Timeout: route.handler ? functionTimeoutSeconds(profile, route.timeoutSeconds) : Timeout,
+        tmp,
+      });
     }
   });
 
@@ -112,6 +138,9 @@ describe('CDK app', () => {
       BillingMode: 'PAY_PER_REQUEST',
       TimeToLiveSpecification: { AttributeName: TABLE_SCHEMA.timeToLiveAttribute, Enabled: true },
       DeletionProtectionEnabled: true,
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      // Encrypted under the AWS-managed KMS key (SSEEnabled alone means aws/dynamodb; its use shows in CloudTrail), not an AWS-owned one.
+      SSESpecification: { SSEEnabled: true },
       GlobalSecondaryIndexes: [Match.objectLike({ IndexName: 'gsi1', KeySchema: [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }] })],
     });
   });
@@ -124,7 +153,23 @@ describe('CDK app', () => {
       expect(rules).toContainEqual(expect.objectContaining({ Prefix: area.prefix, ExpirationInDays: area.retentionDays, Status: 'Enabled' }));
     }
     expect(rules).toContainEqual(expect.objectContaining({ Prefix: 'outputs/', ExpirationInDays: 30 }));
+    // Expiration never removes the parts of a multipart upload left unfinished (a worker that died mid-upload): this rule does.
+    expect(rules).toContainEqual(expect.objectContaining({ AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 }, Status: 'Enabled' }));
+    expect(rules.find((r: any) => r.AbortIncompleteMultipartUpload).Prefix).toBeUndefined();
     expect(bucket.Properties.PublicAccessBlockConfiguration).toMatchObject({ BlockPublicAcls: true, RestrictPublicBuckets: true });
+  });
+
+  it("lets S3 log delivery write the bucket's access logs, and only this bucket's, under their prefix", () => {
+    const [bucketId, bucket] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::S3::Bucket')!;
+    const logsId = bucket.Properties.LoggingConfiguration.DestinationBucketName.Ref;
+    const policy = Object.values(resources).find((r) => r.Type === 'AWS::S3::BucketPolicy' && r.Properties.Bucket.Ref === logsId)!;
+    const delivery = policy.Properties.PolicyDocument.Statement.filter((st: any) => st.Principal?.Service === 'logging.s3.amazonaws.com');
+    expect(delivery).toHaveLength(1);
+    expect(delivery[0]).toMatchObject({ Effect: 'Allow', Action: 's3:PutObject' });
+    expect(JSON.stringify(delivery[0].Resource)).toMatch(/\/bucket\/\*"\]\]\}$/);
+    // Without the source bucket, any bucket of the account could deliver its logs here.
+    expect(delivery[0].Condition).toEqual({ ArnLike: { 'aws:SourceArn': { 'Fn::GetAtt': [bucketId, 'Arn'] } }, StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } });
+    expect(bucket.Properties.LoggingConfiguration.LogFilePrefix).toBe('bucket/');
   });
 
   it('has a user pool with a post-confirmation trigger and a public dashboard client', () => {
@@ -134,6 +179,15 @@ describe('CDK app', () => {
     const client = Object.values(resources).find((r) => r.Type === 'AWS::Cognito::UserPoolClient')!;
     expect(client.Properties.AllowedOAuthFlows).toBeUndefined();
     expect(client.Properties.CallbackURLs).toBeUndefined();
+  });
+
+  it('lets the dashboard sign in by SRP only, without telling whether an address has an account, with 12-character passwords', () => {
+    const client = Object.values(resources).find((r) => r.Type === 'AWS::Cognito::UserPoolClient')!;
+    // No USER_PASSWORD_AUTH (the password itself sent to Cognito) or admin flows: SRP, and refreshing its tokens.
+    expect([...client.Properties.ExplicitAuthFlows].sort()).toEqual(['ALLOW_REFRESH_TOKEN_AUTH', 'ALLOW_USER_SRP_AUTH']);
+    expect(client.Properties.PreventUserExistenceErrors).toBe('ENABLED');
+    const pool = Object.values(resources).find((r) => r.Type === 'AWS::Cognito::UserPool')!;
+    expect(pool.Properties.Policies.PasswordPolicy).toMatchObject({ MinimumLength: 12, RequireLowercase: true, RequireUppercase: true, RequireNumbers: true, RequireSymbols: true });
   });
 
   it("sends Cognito's emails through SES when a sender is configured, else with Cognito's own (50 a day)", () => {
@@ -182,6 +236,9 @@ describe('CDK app', () => {
         ),
       );
     expect(starts('/pdf/jobs')).toEqual(['pdfop']);
+    for (const p of ['/pdf/jobs', '/bulkjob']) {
+      expect([...new Set(actionsOf(methods.find((m) => m.method === 'POST' && m.path === p)!).filter((a) => a.startsWith('states:')))]).toEqual(['states:StartExecution']);
+    }
     expect(starts('/bulkjob')).toEqual(['bulk']);
     expect(Object.keys(functionOf(methods.find((m) => m.method === 'POST' && m.path === '/pdf/jobs')!).Properties.Environment.Variables).filter((v) => v.startsWith('WORKFLOW_ARN_'))).toEqual([workflowArnVariable('pdfop')]);
     expect(actionsOf(byId('pdf.inspect')).filter((a) => /dynamodb:(Put|Update|Delete)|s3:(Put|Delete)/.test(a))).toEqual([]);
@@ -191,6 +248,27 @@ describe('CDK app', () => {
       const s3 = policyStatementsOfRole(functionOf(byId(id)).Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().some((a: string) => a.startsWith('s3:')));
       expect(s3.flatMap((st) => [st.Action].flat()).filter((a: string) => !/^s3:(PutObject|Abort)/.test(a))).toEqual([]);
       for (const st of s3) expect(JSON.stringify(st.Resource)).toMatch(/\/uploads\/\*"\]\]\}$/);
+    }
+  });
+
+  it('gives every route function table, bucket, queue and workflow actions exactly when its route declares them', () => {
+    const declared = (perms: Permission[], ...wanted: string[]) => perms.some((p) => wanted.some((w) => (w.endsWith(':') ? p.startsWith(w) : p === w)));
+    for (const m of methods) {
+      const route = ROUTES.find((r) => r.method === m.method && r.path === m.path)!;
+      const perms = route.handler ? route.permissions : [];
+      const actions = actionsOf(m);
+      const has = (re: RegExp) => actions.some((a) => re.test(a));
+      const got = [has(/^dynamodb:(GetItem|Query)$/), has(/^dynamodb:(Put|Update|Delete|BatchWrite)/), has(/^s3:(GetObject|List)/), has(/^s3:Put/), has(/^s3:Delete/), has(/^sqs:/), has(/^states:/)];
+      const wanted = [
+        declared(perms, 'table:read'),
+        declared(perms, 'table:write'),
+        declared(perms, 'bucket:read', 'bucket:read:outputs'),
+        declared(perms, 'bucket:write', 'bucket:upload'),
+        declared(perms, 'bucket:delete'),
+        declared(perms, 'queue:'),
+        declared(perms, 'workflow:'),
+      ];
+      expect(`${route.id} ${got.join(' ')}`).toBe(`${route.id} ${wanted.join(' ')}`);
     }
   });
 
@@ -314,6 +392,12 @@ describe('CDK app', () => {
     template.hasResourceProperties('AWS::ApiGateway::RestApi', { BinaryMediaTypes: ['*/*'] });
   });
 
+  it('logs errors only from the stage, never bodies or headers (documents, keys, tokens), and one access line per request', () => {
+    const stage = Object.values(resources).find((r) => r.Type === 'AWS::ApiGateway::Stage')!;
+    expect(stage.Properties.MethodSettings).toEqual([expect.objectContaining({ HttpMethod: '*', ResourcePath: '/*', LoggingLevel: 'ERROR', DataTraceEnabled: false })]);
+    expect(JSON.parse(stage.Properties.AccessLogSetting.Format)).toMatchObject({ requestId: '$context.requestId', status: '$context.status' });
+  });
+
   it('builds each workflow state machine from its ASL file, with one Lambda per Task state it alone may invoke', () => {
     const machines = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::StepFunctions::StateMachine');
     expect(machines).toHaveLength(WORKFLOWS.length);
@@ -332,6 +416,10 @@ describe('CDK app', () => {
         expect(fn.Properties.Timeout).toBe(functionTimeoutSeconds(task.profile, task.timeoutSeconds));
         expect(JSON.stringify(invokable)).toContain(fnId);
       }
+      // Exactly those functions, unqualified (no `<arn>:*`: every version and alias), and no other invoke right.
+      const taskArns = Object.values<any>(machine.Properties.DefinitionSubstitutions).map((arn) => JSON.stringify(arn)).sort();
+      expect(invokable.flatMap((st) => [st.Resource].flat()).map((r: unknown) => JSON.stringify(r)).sort()).toEqual(taskArns);
+      expect(policyStatementsOfRole(machine.Properties.RoleArn['Fn::GetAtt'][0]).flatMap((st) => [st.Action].flat()).filter((a: string) => a.startsWith('lambda:'))).toEqual(['lambda:InvokeFunction']);
       // Every Task state has a Retry and (but the failure recorder) a Catch, so a failing handler still ends the job.
       for (const [name, state] of Object.entries<any>(asl.States)) {
         if (state.Type !== 'Task') continue;
@@ -536,6 +624,22 @@ describe('render queue and worker', () => {
     expect((worker.Properties.Layers ?? []).length).toBe(1);
   });
 
+  it('lets only the worker a queue feeds receive and delete its messages; senders only send', () => {
+    const consume = /^sqs:(ReceiveMessage|DeleteMessage|ChangeMessageVisibility|PurgeQueue)$/;
+    for (const [queueId] of queues) {
+      const fnIds = (keep: (r: { Type: string; Properties: any }) => boolean) =>
+        Object.entries(resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function' && keep(r)).map(([id]) => id).sort();
+      const consumers = fnIds((r) =>
+        policyStatementsOfRole(r.Properties.Role['Fn::GetAtt'][0]).some((st) => [st.Action].flat().some((a: string) => consume.test(a)) && JSON.stringify(st.Resource).includes(`"${queueId}"`)),
+      );
+      const fed = Object.values(resources)
+        .filter((r) => r.Type === 'AWS::Lambda::EventSourceMapping' && JSON.stringify(r.Properties.EventSourceArn).includes(`"${queueId}"`))
+        .map((r) => r.Properties.FunctionName.Ref)
+        .sort();
+      expect(`${queueId} ${consumers.join(',')}`).toBe(`${queueId} ${fed.join(',')}`);
+    }
+  });
+
   it("ends what a dead letter was about: the render queue's dead-letter queue feeds a small worker that may end jobs", () => {
     const render = queues.find(([, r]) => r.Properties.RedrivePolicy?.maxReceiveCount === 3)!;
     const dlqId = render[1].Properties.RedrivePolicy.deadLetterTargetArn['Fn::GetAtt'][0];
@@ -600,6 +704,10 @@ describe('render queue and worker', () => {
   });
 
   it('makes synchronous renders answer before the 29 s gateway timeout', () => {
+    // API Gateway refuses an integration timeout over 29 s unless the account's quota was raised (integrationTimeoutSeconds).
+    const timeouts = methods.map((m) => m.props.Integration.TimeoutInMillis ?? 29000);
+    expect(Math.max(...timeouts)).toBe(29000);
+    expect(methods.find((m) => m.method === 'POST' && m.path === '/quickjob')!.props.Integration.TimeoutInMillis).toBe(29000);
     const env = functionOf(methods.find((m) => m.method === 'POST' && m.path === '/longjob')!).Properties.Environment.Variables;
     expect({ quick: env.QUICKJOB_TIMEOUT_SECONDS, longSubmission: env.LONGJOB_SUBMISSION_SECONDS }).toEqual({ quick: '27', longSubmission: '26' });
   });
@@ -686,6 +794,8 @@ describe('webhook dispatcher, outbox sweeper and webhook secrets', () => {
     const describe = JSON.stringify(policyStatementsOfRole(sweeper.Properties.Role['Fn::GetAtt'][0]).filter((st) => [st.Action].flat().includes('states:DescribeExecution')));
     expect(describe).toMatch(/:execution:/);
     expect(describe).not.toMatch(/"Resource":"\*"/);
+    // Starting and watching, nothing more (no stopping or listing of executions).
+    expect([...new Set(roleActions(sweeper).filter((a) => a.startsWith('states:')))].sort()).toEqual(['states:DescribeExecution', 'states:StartExecution']);
     expect(envOf(sweeper)).toHaveProperty('WEBHOOK_QUEUE_URL');
     template.hasResourceProperties('AWS::Lambda::Permission', { Principal: 'events.amazonaws.com', FunctionName: { 'Fn::GetAtt': [sweeperId, 'Arn'] } });
   });
