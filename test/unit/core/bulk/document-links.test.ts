@@ -28,6 +28,21 @@ async function pdfLinkingTo(...uris: string[]): Promise<Uint8Array> {
   return doc.save();
 }
 
+/**
+ * `pdf` naming destinations on its first page: `dests` in the catalog's /Dests, by PDF name, as Chromium writes them
+ * (the fragment as the URL has it); `tree` in a /Names /Dests name tree, by string, as a writer that decodes ids does.
+ */
+async function withDestinations(pdf: Uint8Array, dests: string[], tree: string[] = []): Promise<Uint8Array> {
+  const doc = await PDFDocument.load(pdf);
+  const page = doc.getPage(0).ref;
+  if (dests.length) doc.catalog.set(PDFName.of('Dests'), doc.context.obj(Object.fromEntries(dests.map((name) => [name, [page, 'Fit']]))));
+  if (tree.length) {
+    const names = [...tree].sort().flatMap((name) => [PDFString.of(name), doc.context.obj([page, 'Fit'])]);
+    doc.catalog.set(PDFName.of('Names'), doc.context.obj({ Dests: doc.context.obj({ Names: doc.context.obj(names) }) }));
+  }
+  return doc.save();
+}
+
 const row = (index: number, input: string, output: string, documentLinks?: number): JobFileRow => ({
   index, input, output, status: 'success', pages: 1, error_code: null, error_message: null, blocked_requests: 0, render_timeout: false, missing_assets: 0,
   ...(documentLinks ? { document_links: documentLinks } : {}),
@@ -43,6 +58,23 @@ describe('linkDocumentPdfs', () => {
     expect((await readPdfLinks(pdfs[0]))[0].map((l) => l.target)).toEqual(['guide/intro.pdf#[0,{"name":"Fit"}]']);
     // No destination "top" in index.pdf: its first page.
     expect((await readPdfLinks(pdfs[1]))[0].map((l) => l.target)).toEqual(['../index.pdf#[0,{"name":"Fit"}]']);
+  });
+
+  it('opens a linked PDF at the destination its fragment names, as Chromium names it or decoded; an empty fragment is the first page', async () => {
+    const index = await withDestinations(await pdfLinkingTo(), ['setup', 'na%20me'], ['sect one', '']);
+    const links = ['index.html#setup', 'index.html#sect%20one', 'index.html#na%20me', 'index.html#', 'index.html#missing'];
+    const intro = await pdfLinkingTo(...links.map((l) => `https://bundle.invalid/${l}`));
+    const made = [row(0, 'index.html', 'index.pdf'), row(1, 'guide/intro.html', 'guide/intro.pdf', links.length)];
+    const pdfs = [index, intro];
+    linkDocumentPdfs(bundle, made, pdfs, () => undefined);
+    // `#sect%20one` finds `sect one` decoded; `index.html#` is the document, not a destination named "".
+    expect((await readPdfLinks(pdfs[1]))[0].map((l) => l.target)).toEqual([
+      '../index.pdf#setup',
+      '../index.pdf#sect one',
+      '../index.pdf#na%20me',
+      '../index.pdf#[0,{"name":"Fit"}]',
+      '../index.pdf#[0,{"name":"Fit"}]',
+    ]);
   });
 
   it('finds each linked PDF by its file index, not by its position among the PDFs made (a failed file in between)', async () => {
