@@ -1,4 +1,4 @@
-import type { SQSEvent } from 'aws-lambda';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { type Services, setServices } from '../../../../functions/composition';
 import { handler } from '../../../../functions/workers/longjob/render';
 import { newJob } from '../../../../functions/core/jobs/job';
@@ -54,5 +54,23 @@ describe('long-job render worker', () => {
     jobs.putIf = putIf;
     expect(await handler(delivery(3))).toEqual({ batchItemFailures: [] });
     expect(await jobs.get('job_stuck')).toMatchObject({ status: 'failed', error_code: 'PDF_GENERATION_FAILED', error_message: expect.stringMatching(/Submit it again/) });
+  });
+
+  it('renders within what is left of the Lambda run less the margin to record the outcome (at least a second), not the whole job limit', async () => {
+    const log = { debug: jest.fn(), info: jest.fn(), warn: jest.fn(), error: jest.fn() };
+    const jobs = new MemoryJobs();
+    await jobs.put(newJob({ job_id: 'job_q', account_id: 'acct1', job_type: 'long', status: 'queued', mode: 'html', now: new Date() }));
+    // The slot is full, so the job is deferred; the lease it asked for (budget + 60 s) shows the budget it was given.
+    const leases: number[] = [];
+    const jobSlots = { acquire: async (a: { leaseSeconds: number }) => (leases.push(a.leaseSeconds), false) };
+    const renderQueue = { send: jest.fn(async () => undefined) };
+    setServices({ jobs, jobSlots, renderQueue, clock: { now: () => new Date() }, config: {}, log } as unknown as Services);
+    const event = { Records: [{ messageId: 'm1', body: JSON.stringify({ job_id: 'job_q' }), attributes: { ApproximateReceiveCount: '1' } }] } as unknown as SQSEvent;
+    const context = (ms: number) => ({ getRemainingTimeInMillis: () => ms }) as unknown as Context;
+    expect(await handler(event, context(100_000))).toEqual({ batchItemFailures: [] });
+    expect(await handler(event, context(10_000))).toEqual({ batchItemFailures: [] });
+    // 100 s left: 70 s to render; 10 s left: the one-second floor.
+    expect(leases).toEqual([130, 61]);
+    expect(renderQueue.send).toHaveBeenCalledTimes(2);
   });
 });
