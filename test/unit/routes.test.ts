@@ -46,6 +46,12 @@ describe('route table', () => {
     }
   });
 
+  it('answers 501 on exactly the routes of what is not built (editor, extract, templates, mail merge) and serves every other', () => {
+    const notBuilt = /^(pdf\.edit|pdf\.extract|templates\.|mailmerge\.)/;
+    expect(ROUTES.filter((r) => r.handler === null).map((r) => r.id).filter((id) => !notBuilt.test(id))).toEqual([]);
+    expect(ROUTES.filter((r) => r.handler !== null).map((r) => r.id).filter((id) => notBuilt.test(id))).toEqual([]);
+  });
+
   it('matches literal segments before parameters and decodes parameters', () => {
     expect(matchRoute('GET', '/templates/library')?.route.id).toBe('templates.library');
     expect(matchRoute('GET', '/templates/tpl_1')).toMatchObject({ route: { id: 'templates.get' }, params: { template_id: 'tpl_1' } });
