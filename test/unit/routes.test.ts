@@ -1,4 +1,4 @@
-import { ROUTES, handlerRef, matchRoute, preflightMethods, preflightRoutePath } from '../../functions/routes';
+import { ROUTES, handlerRef, matchRoute, preflightMethods, preflightRoutePath, routeFor } from '../../functions/routes';
 
 /** Every route named in the two spec documents, with the credential the spec gives it. */
 const SPEC_ROUTES: [string, string, 'key_or_token' | 'token' | 'none'][] = [
@@ -58,6 +58,12 @@ describe('route table', () => {
     expect(matchRoute('GET', '/jobs/a%20b/download')?.params.job_id).toBe('a b');
     expect(matchRoute('PATCH', '/jobs/x')).toBeNull();
     expect(matchRoute('GET', '/nope')).toBeNull();
+  });
+
+  it('finds the route of a resource path by its method too, as the authorizer asks (one path, two credential kinds)', () => {
+    expect(routeFor('GET', '/mailmerge/connections')?.access).toBe('key_or_token');
+    expect(routeFor('post', '/mailmerge/connections')?.access).toBe('token');
+    expect(routeFor('PATCH', '/jobs/{job_id}')).toBeUndefined();
   });
 
   it('forgives a trailing slash but matches no route with an empty segment elsewhere (it was dropped: /jobs//files ran GET /jobs/files)', () => {
