@@ -121,11 +121,11 @@ describe('POST /longjob', () => {
     expect(receiver.hits).toEqual(['/registered']);
   });
 
-  it('refuses multipart bodies with INVALID_PARAMETER', async () => {
+  it('refuses multipart bodies with INVALID_PARAMETER naming the content type (not as a body that is no JSON)', async () => {
     const { body, contentType } = multipart([{ name: 'input_type', value: 'html' }, { name: 'html', value: '<p>x</p>' }]);
     const res = await stack.request('POST', '/longjob', { key: user.api_key, body, headers: { 'Content-Type': contentType } });
     expect(res.status).toBe(400);
-    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER' });
+    expect((await res.json()).error).toMatchObject({ code: 'INVALID_PARAMETER', details: { parameter: 'content-type' } });
   });
 
   it('refuses a pending account and an account without credits', async () => {
