@@ -118,6 +118,8 @@ describe('POST /pdf/merge', () => {
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body).toMatchObject({ operation: 'pdf_merge', status: 'completed', input_pages: 5, output_count: 1, zip_url: null, warnings: [] });
+    // A stored result carries the job's headers too (README): the job id as on a direct answer.
+    expect([res.headers.get('x-job-id'), res.headers.get('x-pdf-warnings')]).toEqual([body.job_id, '']);
     expect(body.outputs).toEqual([{ index: 0, name: 'merged.pdf', pages: 3, page_range: '1-3', size_bytes: expect.any(Number), warnings: [], download_url: expect.stringMatching(/^http/) }]);
     expectHourLink(body.outputs[0].download_url, body.download_url_expires_at, await (await get(`/jobs/${body.job_id}`)).json());
     const file = await fetch(body.outputs[0].download_url);
