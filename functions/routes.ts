@@ -139,9 +139,9 @@ export const ROUTES: readonly RouteDef[] = [
 
   // Mail merge
   r('mailmerge.connections.list', 'GET', '/mailmerge/connections', KT, null, 'Sender connections', 'light'),
-  r('mailmerge.connections.create', 'POST', '/mailmerge/connections', T, null, 'Add a sender connection'),
-  r('mailmerge.connections.update', 'PUT', '/mailmerge/connections/{connection_id}', T, null, 'Change a sender connection'),
-  r('mailmerge.connections.delete', 'DELETE', '/mailmerge/connections/{connection_id}', T, null, 'Remove a sender connection', 'light'),
+  r('mailmerge.connections.create', 'POST', '/mailmerge/connections', KT, null, 'Add a sender connection'),
+  r('mailmerge.connections.update', 'PUT', '/mailmerge/connections/{connection_id}', KT, null, 'Change a sender connection'),
+  r('mailmerge.connections.delete', 'DELETE', '/mailmerge/connections/{connection_id}', KT, null, 'Remove a sender connection', 'light'),
   r('mailmerge.uploads', 'POST', '/mailmerge/uploads', KT, null, 'Presigned PUT for a large list', 'light'),
   r('mailmerge.campaigns.list', 'GET', '/mailmerge/campaigns', KT, null, 'Campaigns', 'light'),
   r('mailmerge.campaigns.create', 'POST', '/mailmerge/campaigns', KT, null, 'Create a campaign draft'),
