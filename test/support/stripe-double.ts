@@ -307,8 +307,11 @@ export class StripeDouble {
       });
     }
     if (req.method === 'GET' && url.pathname === '/v1/refunds') {
-      const all = form.charge ? (this.refunds.get(form.charge) ?? []) : [...this.refunds.values()].flat();
-      return this.send(res, 200, { object: 'list', has_more: false, url: url.pathname, data: [...all].reverse() });
+      const all = [...(form.charge ? (this.refunds.get(form.charge) ?? []) : [...this.refunds.values()].flat())].reverse();
+      // Paged as Stripe pages a list: `limit` (default 10) items after `starting_after`, newest first.
+      const from = form.starting_after ? all.findIndex((r) => r.id === form.starting_after) + 1 : 0;
+      const limit = Number(form.limit ?? 10);
+      return this.send(res, 200, { object: 'list', has_more: all.length > from + limit, url: url.pathname, data: all.slice(from, from + limit) });
     }
     if (req.method === 'GET' && url.pathname === '/v1/checkout/sessions') {
       // Filtered as Stripe does (payment_intent, subscription, customer), newest first.

@@ -61,6 +61,25 @@ describe('StripePaymentProvider.refundedTotal', () => {
     expect(await provider.refundedTotal(charge.id)).toBe(3_500);
     expect(await provider.refundedTotal('ch_never_refunded')).toBe(0);
   });
+
+  it('reads every page of a charge with more refunds than one page holds', async () => {
+    const s = double.checkoutSession({ mode: 'payment', items: [{ price: PRICES.pack1500 }] });
+    const charge = double.refundedCharge(s, 1);
+    const refunds = double.refunds.get(charge.id)!;
+    for (let i = 0; i < 130; i++) refunds.push({ id: `re_many_${i}`, object: 'refund', amount: 10, charge: charge.id, status: i % 10 === 0 ? 'failed' : 'succeeded' });
+    // 1 + 117 refunds of 10 that went through; the 13 failed ones are not money returned.
+    expect(await provider.refundedTotal(charge.id)).toBe(1 + 117 * 10);
+    expect(double.requests.filter((r) => r.path === '/v1/refunds' && r.form.charge === charge.id)).toHaveLength(2);
+  });
+});
+
+describe('StripePaymentProvider.portalUrl', () => {
+  it('asks for a portal session of the customer that returns to the given page, and to Stripe\'s default without one', async () => {
+    expect(await provider.portalUrl('cus_portal', 'https://app.example/billing')).toEqual(expect.any(String));
+    expect(double.requests.at(-1)).toMatchObject({ method: 'POST', path: '/v1/billing_portal/sessions', form: { customer: 'cus_portal', return_url: 'https://app.example/billing' } });
+    await provider.portalUrl('cus_other', undefined);
+    expect(double.requests.at(-1)?.form).toEqual({ customer: 'cus_other' });
+  });
 });
 
 describe('StripePaymentProvider refusals', () => {
