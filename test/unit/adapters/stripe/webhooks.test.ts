@@ -100,6 +100,44 @@ describe('POST /stripe/webhook: signed events that are not what Stripe documents
     }
   });
 
+  it('verifies the bytes as delivered: a body with a trailing newline and non-ASCII text, sent base64-encoded', async () => {
+    const { handleEvent } = setup();
+    const payload = `${JSON.stringify({ id: 'evt_raw', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1', name: 'Zoë Ünal' } } }, null, 2)}\n`;
+    const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET });
+    const res = await handler({
+      httpMethod: 'POST',
+      path: '/stripe/webhook',
+      headers: { 'Content-Type': 'application/json', 'Stripe-Signature': signature },
+      body: Buffer.from(payload, 'utf8').toString('base64'),
+      isBase64Encoded: true,
+      requestContext: { requestId: 'req_1' },
+    } as unknown as APIGatewayProxyEvent);
+    expect(res.statusCode).toBe(200);
+    expect(handleEvent).toHaveBeenCalledTimes(1);
+    // One byte changed is refused.
+    expect((await deliver(payload.replace('Zoë', 'Zoe'), signature)).status).toBe(400);
+  });
+
+  it('accepts a header with several v1 signatures when one matches (a secret being rolled), and never a v0 one', async () => {
+    const { handleEvent } = setup();
+    const payload = JSON.stringify({ id: 'evt_v', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1' } } });
+    const t = Math.floor(Date.now() / 1000);
+    const good = Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: t });
+    const goodSig = good.split('v1=')[1];
+    expect((await deliver(payload, `t=${t},v1=${'0'.repeat(64)},v1=${goodSig}`)).status).toBe(200);
+    expect((await deliver(payload, `t=${t},v0=${goodSig}`)).status).toBe(400);
+    expect(handleEvent).toHaveBeenCalledTimes(1);
+  });
+
+  it("applies the verifier's own tolerance to old signatures, not only the default", async () => {
+    const strict = new StripeWebhookVerifier(SECRET, 60);
+    const payload = JSON.stringify({ id: 'evt_o', type: 'customer.created', created: Math.floor(Date.now() / 1000), data: { object: { id: 'cus_1' } } });
+    const signed = (shift: number) => Stripe.webhooks.generateTestHeaderString({ payload, secret: SECRET, timestamp: Math.floor(Date.now() / 1000) + shift });
+    await expect(strict.verify(Buffer.from(payload), signed(-120))).rejects.toMatchObject({ name: 'InvalidEventSignatureError' });
+    await expect(strict.verify(Buffer.from(payload), signed(120))).rejects.toMatchObject({ name: 'InvalidEventSignatureError' });
+    await expect(strict.verify(Buffer.from(payload), signed(-10))).resolves.toMatchObject({ id: 'evt_o' });
+  });
+
   it('says a missing Stripe-Signature header is missing', async () => {
     const { handleEvent } = setup();
     const res = await handler({
