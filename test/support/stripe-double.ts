@@ -59,6 +59,8 @@ export class StripeDouble {
   private readonly keyOf = new WeakMap<http.ServerResponse, { key: string; form: string }>();
   /** The next mutating call answers this Stripe error instead (e.g. a declined card). */
   failNext: { status: number; error: Record<string, unknown> } | null = null;
+  /** Replies to lose (the connection is cut after the request was carried out): what a client's retry must survive. */
+  dropReplies = 0;
   private server!: http.Server;
   port = 0;
 
@@ -263,6 +265,11 @@ export class StripeDouble {
     const saving = this.keyOf.get(res);
     // Stripe replays the answer as it was sent, not the object as it is now.
     if (saving) this.idempotent.set(saving.key, { form: saving.form, status, body: JSON.parse(JSON.stringify(body)) });
+    if (this.dropReplies > 0) {
+      this.dropReplies--;
+      res.socket?.destroy();
+      return;
+    }
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Request-Id': rid('req'), 'Content-Length': String(Buffer.byteLength(text)) });
     res.end(text);

@@ -140,6 +140,21 @@ describe('StripePaymentProvider: what a subscription update sends', () => {
     expect(call.idempotencyKey).toBe('key-up');
   });
 
+  it('sends a change whose replies were lost again under the same idempotency key, and Stripe replays its answer', async () => {
+    const sub = double.subscription({ customer: 'cus_x', price: PRICES.starter, periodStart, periodEnd });
+    // Two lost: the SDK retries a closed connection once whatever its settings; the second retry is the configured ones'.
+    double.dropReplies = 2;
+    expect(await provider.changePrice(sub.id, sub.items.data[0].id, PRICES.business, true, 'key-lost')).toMatchObject({ price_id: PRICES.business });
+    expect(sent(sub.id).map((r) => [r.idempotencyKey, r.replayed])).toEqual([['key-lost', false], ['key-lost', true], ['key-lost', true]]);
+    // A call the service gives no key to gets one from the SDK, the same on each try.
+    const other = double.subscription({ customer: 'cus_x', price: PRICES.starter, periodStart, periodEnd });
+    double.dropReplies = 2;
+    expect(await provider.cancelAtPeriodEnd(other.id)).toMatchObject({ cancel_at_period_end: true });
+    const [first, ...again] = sent(other.id);
+    expect(first.idempotencyKey).toEqual(expect.any(String));
+    expect(again).toEqual([expect.objectContaining({ idempotencyKey: first.idempotencyKey, replayed: true }), expect.objectContaining({ idempotencyKey: first.idempotencyKey, replayed: true })]);
+  });
+
   it('downgrades from the next renewal: nothing invoiced now, so nothing said about paying it', async () => {
     const sub = double.subscription({ customer: 'cus_x', price: PRICES.business, periodStart, periodEnd });
     const item = sub.items.data[0].id;
