@@ -128,6 +128,15 @@ describe('malformed Stripe events (signed, but not what Stripe documents)', () =
     ['a checkout whose amount_total is a string', { id: 'evt_f5', type: 'checkout.session.completed', created, data: { object: { id: 'cs_1', mode: 'payment', payment_status: 'paid', amount_total: '1000' } } }, 'evt_f5', 'checkout.session.completed'],
     ['a subscription without a customer', { id: 'evt_s2', type: 'customer.subscription.updated', created, data: { object: { ...sub(), customer: null } } }, 'evt_s2', 'customer.subscription.updated'],
     ['a subscription with account metadata that is not a string', { id: 'evt_s3', type: 'customer.subscription.created', created, data: { object: { ...sub(), metadata: { account_id: 7 } } } }, 'evt_s3', 'customer.subscription.created'],
+    ['created is before 1970', { id: 'evt_c4', type: 'customer.created', created: -1, data: { object: {} } }, 'evt_c4', 'customer.created'],
+    ['created is a fraction of a second', { id: 'evt_c5', type: 'customer.created', created: 1795330000.5, data: { object: {} } }, 'evt_c5', 'customer.created'],
+    ['created is the year 10000 (it would print as +010000-…)', { id: 'evt_c6', type: 'customer.created', created: 253_402_300_800, data: { object: {} } }, 'evt_c6', 'customer.created'],
+    ['a lost dispute without an amount', { id: 'evt_f6', type: 'charge.dispute.closed', created, data: { object: { id: 'dp_1', status: 'lost', payment_intent: 'pi_1' } } }, 'evt_f6', 'charge.dispute.closed'],
+    ['a refunded charge without its amount', { id: 'evt_f7', type: 'charge.refunded', created, data: { object: { id: 'ch_1', amount_refunded: 1000, payment_intent: 'pi_1' } } }, 'evt_f7', 'charge.refunded'],
+    ['a refunded charge whose id is empty', { id: 'evt_f8', type: 'charge.refunded', created, data: { object: { id: '', amount: 1000, payment_intent: 'pi_1' } } }, 'evt_f8', 'charge.refunded'],
+    ['a subscription whose cancel_at_period_end is a string', { id: 'evt_s4', type: 'customer.subscription.updated', created, data: { object: { ...sub(), cancel_at_period_end: 'false' } } }, 'evt_s4', 'customer.subscription.updated'],
+    ['a checkout whose expanded customer has no id', { id: 'evt_c7', type: 'checkout.session.completed', created, data: { object: { ...double.checkoutSession({ mode: 'payment' }), customer: { object: 'customer' } } } }, 'evt_c7', 'checkout.session.completed'],
+    ['an invoice whose lines are not a list', { id: 'evt_i2', type: 'invoice.paid', created, data: { object: { id: 'in_1', customer: 'cus_1', lines: { data: {} } } } }, 'evt_i2', 'invoice.paid'],
     ['a checkout whose client_reference_id is a number', { id: 'evt_c3', type: 'checkout.session.completed', created, data: { object: { ...double.checkoutSession({ mode: 'payment' }), client_reference_id: 123 } } }, 'evt_c3', 'checkout.session.completed'],
   ];
   it.each(cases)('refuses an event when %s, keeping the id and type it could read', (_what, body, id, type) => {
@@ -146,6 +155,17 @@ describe('malformed Stripe events (signed, but not what Stripe documents)', () =
     const inv = double.invoice({ customer: 'cus_1', subscription: s.id, price: 'price_s', periodStart: '2026-12-01T00:00:00Z', periodEnd: '2027-01-01T00:00:00Z' });
     inv.lines.data[0].period.start = 1e20;
     expect(() => toPaymentEvent(event('invoice.paid', inv))).toThrow(/data\.object\.lines\.data\[0\]\.period\.start/);
+  });
+
+  it('reads a checkout that does not say what was paid as null, never as 0 paid', () => {
+    const s = { ...double.checkoutSession({ mode: 'payment', accountId: 'acc_1' }), amount_total: null };
+    expect(toPaymentEvent(event('checkout.session.completed', s))).toMatchObject({ session: { amount_paid_minor: null } });
+  });
+
+  it('reads a subscription that has only a start date as a period that ends where it starts', () => {
+    const s = sub();
+    const bare = { ...s, start_date: seconds('2026-11-05T00:00:00Z'), items: { ...s.items, data: [{ ...s.items.data[0], current_period_start: undefined, current_period_end: undefined }] } };
+    expect(toPaymentEvent(event('customer.subscription.created', bare))).toMatchObject({ subscription: { period_start: '2026-11-05T00:00:00.000Z', period_end: '2026-11-05T00:00:00.000Z' } });
   });
 
   it('still reads a subscription whose period is only on the subscription (API versions before 2025-03-31)', () => {
