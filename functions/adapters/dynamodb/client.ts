@@ -1,5 +1,5 @@
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { ItemKey } from './schema';
 
 export interface DynamoConfig {
@@ -118,6 +118,25 @@ export async function conditional<T>(write: () => Promise<T>): Promise<T | null>
   } catch (err) {
     if (isConditionalCheckFailed(err)) return null;
     throw err;
+  }
+}
+
+const BATCH = 25;
+
+/**
+ * Puts and deletes in BatchWriteItem calls of 25 (DynamoDB's most), each sent again, after a doubling pause, with
+ * the items DynamoDB left unprocessed (throttling does that without an error) until none is left; `what` names the
+ * rows in the error thrown when some are still left after 8 retries.
+ */
+export async function writeBatches(db: Dynamo, requests: Record<string, unknown>[], what: string): Promise<void> {
+  for (let i = 0; i < requests.length; i += BATCH) {
+    let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + BATCH);
+    for (let attempt = 0; pending && pending.length > 0; attempt++) {
+      if (attempt > 8) throw new Error(`${what}: unprocessed items after retries`);
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      const res = await db.doc.send(new BatchWriteCommand({ RequestItems: { [db.table]: pending as never } }));
+      pending = res.UnprocessedItems?.[db.table] as Record<string, unknown>[] | undefined;
+    }
   }
 }
 

@@ -1,24 +1,14 @@
-import { BatchWriteCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { JobFileRepository, JobFileRow } from '../../core/jobs/files';
-import { type Dynamo, queryAll, stripKeys } from './client';
+import { type Dynamo, queryAll, stripKeys, writeBatches } from './client';
 import { keys } from './schema';
-
-const BATCH = 25;
 
 /** Per-file result rows: `JOB#<job_id>` / `FILE#<index>`, read back in index order with one query. */
 export class DynamoJobFileRepository implements JobFileRepository {
   constructor(private readonly db: Dynamo) {}
 
-  private async batch(requests: Record<string, unknown>[]): Promise<void> {
-    for (let i = 0; i < requests.length; i += BATCH) {
-      let pending: Record<string, unknown>[] | undefined = requests.slice(i, i + BATCH);
-      for (let attempt = 0; pending && pending.length > 0; attempt++) {
-        if (attempt > 8) throw new Error('job file rows: unprocessed items after retries');
-        if (attempt > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-        const res = await this.db.doc.send(new BatchWriteCommand({ RequestItems: { [this.db.table]: pending as never } }));
-        pending = res.UnprocessedItems?.[this.db.table] as Record<string, unknown>[] | undefined;
-      }
-    }
+  private batch(requests: Record<string, unknown>[]): Promise<void> {
+    return writeBatches(this.db, requests, 'job file rows');
   }
 
   async putAll(jobId: string, rows: JobFileRow[]): Promise<void> {

@@ -1,7 +1,7 @@
-import { BatchWriteCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { PlanRepository } from '../../core/accounts/ports';
 import type { Plan } from '../../core/billing/plans';
-import { type Dynamo, stripKeys } from './client';
+import { type Dynamo, stripKeys, writeBatches } from './client';
 import { keys } from './schema';
 
 const CACHE_MS = 60_000;
@@ -33,14 +33,7 @@ export class DynamoPlanRepository implements PlanRepository {
   }
 
   async put(plans: Plan[]): Promise<void> {
-    for (let i = 0; i < plans.length; i += 25) {
-      const batch = plans.slice(i, i + 25);
-      await this.db.doc.send(
-        new BatchWriteCommand({
-          RequestItems: { [this.db.table]: batch.map((plan) => ({ PutRequest: { Item: { ...keys.plan(plan.plan_id), ...plan } } })) },
-        }),
-      );
-    }
+    await writeBatches(this.db, plans.map((plan) => ({ PutRequest: { Item: { ...keys.plan(plan.plan_id), ...plan } } })), 'plans');
     this.cache.clear();
   }
 }
