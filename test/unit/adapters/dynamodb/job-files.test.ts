@@ -68,7 +68,8 @@ describe('DynamoJobFileRepository reads', () => {
     mock.on(GetCommand).resolves({ Item: putOf(2).PutRequest.Item });
     expect(await repo.get('job_1', 2)).toEqual(row(2));
     for (const index of [-1, 1.5, 1_000_000, Number.NaN]) expect(await repo.get('job_1', index)).toBeNull();
-    expect(mock.commandCalls(GetCommand)).toHaveLength(1);
+    // Strongly consistent: a row written just before (a retried task's) is read back.
+    expect(mock.commandCalls(GetCommand).map((c) => c.args[0].input.ConsistentRead)).toEqual([true]);
   });
 
   it('deletes every row it lists', async () => {

@@ -52,6 +52,19 @@ describe('DynamoPlanRepository cache', () => {
     await repo.put([{ ...standard(), name: 'New' }]);
     expect(await repo.get('standard')).toMatchObject({ name: 'New' });
   });
+
+  it('does not keep a plan read while the write was under way', async () => {
+    let table = 'Old';
+    mock.on(GetCommand).callsFake(() => stored({ ...standard(), name: table }));
+    const repo = new DynamoPlanRepository({ doc, table: 't' });
+    mock.on(BatchWriteCommand).callsFake(async () => {
+      expect(await repo.get('standard')).toMatchObject({ name: 'Old' });
+      table = 'New';
+      return {};
+    });
+    await repo.put([{ ...standard(), name: 'New' }]);
+    expect(await repo.get('standard')).toMatchObject({ name: 'New' });
+  });
 });
 
 describe('DynamoPlanRepository.put', () => {
