@@ -29,6 +29,15 @@ describe('Stripe events → payment events', () => {
     });
   });
 
+  it('finds the subscription an invoice pays on its line when the invoice does not say, and at the top of an invoice of API versions before 2025-03-31', () => {
+    const sub = double.subscription({ customer: 'cus_1', price: 'price_s', periodStart: '2026-11-01T00:00:00Z', periodEnd: '2026-12-01T00:00:00Z' });
+    const inv = double.invoice({ customer: 'cus_1', subscription: sub.id, price: 'price_s', periodStart: '2026-12-01T00:00:00Z', periodEnd: '2027-01-01T00:00:00Z' });
+    expect(toPaymentEvent(event('invoice.paid', { ...inv, parent: null }))).toMatchObject({ invoice: { subscription_id: sub.id } });
+    const legacy = { ...inv, parent: null, subscription: sub.id, lines: { ...inv.lines, data: inv.lines.data.map((l: object) => ({ ...l, parent: null })) } };
+    expect(toPaymentEvent(event('invoice.paid', legacy))).toMatchObject({ invoice: { subscription_id: sub.id } });
+    expect(toPaymentEvent(event('invoice.paid', { ...legacy, subscription: null }))).toMatchObject({ invoice: { subscription_id: null } });
+  });
+
   it('reads a checkout session, taking the account from client_reference_id or metadata', () => {
     const s = double.checkoutSession({ mode: 'payment', accountId: 'acc_1', customer: 'cus_1' });
     expect(toPaymentEvent(event('checkout.session.completed', s))).toMatchObject({ kind: 'checkout_completed', session: { id: s.id, mode: 'payment', payment_status: 'paid', account_ref: 'acc_1', customer_id: 'cus_1' } });
