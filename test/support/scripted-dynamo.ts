@@ -24,7 +24,7 @@ export const conflictException: ScriptedReply = {
  * A Dynamo whose transport answers from `replies` in turn (the last one repeats) and records each request's
  * operation: what real DynamoDB does under contention, which the local emulator (it serialises writes) never does.
  */
-export function scriptedDynamo(replies: ScriptedReply[]) {
+export function scriptedDynamo(replies: ScriptedReply[], conflictPause: (retry: number) => number = () => 0) {
   const sent: string[] = [];
   const requestHandler = {
     async handle(request: { headers: Record<string, string> }) {
@@ -38,6 +38,6 @@ export function scriptedDynamo(replies: ScriptedReply[]) {
     httpHandlerConfigs: () => ({}),
     destroy: () => undefined,
   };
-  const db = createDynamo({ tableName: 't', region: 'us-east-1', endpoint: 'http://scripted.invalid', requestHandler: requestHandler as never, conflictPause: () => 0 });
+  const db = createDynamo({ tableName: 't', region: 'us-east-1', endpoint: 'http://scripted.invalid', requestHandler: requestHandler as never, conflictPause });
   return { db, sent };
 }

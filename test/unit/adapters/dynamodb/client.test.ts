@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { cancellationCodes, createDynamo, type Dynamo, isTransactionConflict } from '../../../../functions/adapters/dynamodb/client';
+import { cancellationCodes, createDynamo, type Dynamo, isTransactionConflict, stripKeys } from '../../../../functions/adapters/dynamodb/client';
 import { keys } from '../../../../functions/adapters/dynamodb/schema';
 import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
 import { cancelled, conflictException, ok, scriptedDynamo as scripted } from '../../../support/scripted-dynamo';
@@ -48,6 +48,13 @@ describe('createDynamo: writes that meet a concurrent transaction', () => {
     expect(sent).toHaveLength(2);
   });
 
+  it('pauses before each retry as configured, told which retry it is', async () => {
+    const retries: number[] = [];
+    const { db } = scripted([conflictException, conflictException, ok], (retry) => (retries.push(retry), 0));
+    await db.doc.send(new PutCommand({ TableName: 't', Item: { pk: 'a', sk: 'b' } }));
+    expect(retries).toEqual([1, 2]);
+  });
+
   it('gives up after 8 retries and reports the conflict to the caller', async () => {
     const { db, sent } = scripted([cancelled(['TransactionConflict', 'None'])]);
     const err = await db.doc.send(transaction()).catch((e: unknown) => e);
@@ -61,5 +68,11 @@ describe('createDynamo: writes that meet a concurrent transaction', () => {
     const err = await db.doc.send(transaction()).catch((e: unknown) => e);
     expect(cancellationCodes(err)).toEqual(['ConditionalCheckFailed', 'None']);
     expect(sent).toHaveLength(1);
+  });
+});
+
+describe('stripKeys', () => {
+  it('leaves out the key, index and expiry attributes, and nothing else', () => {
+    expect(stripKeys({ pk: 'A', sk: 'B', gsi1pk: 'C', gsi1sk: 'D', ttl: 1, id: 'x', key: 'k', pages: 0 })).toEqual({ id: 'x', key: 'k', pages: 0 });
   });
 });
