@@ -46,6 +46,29 @@ describe('checkImage', () => {
     expect(check.ok || check.message).toContain('baseline or progressive 8-bit JPEG');
   });
 
+  it('reads a JPEG frame header for its size: over 10000 pixels on a side is too large, a zero height is refused', async () => {
+    expect(await checkImage(reframed((f) => f.writeUInt16BE(10_000, 6)))).toMatchObject({ ok: true, width: 10_000, height: 80 });
+    expect(await checkImage(reframed((f) => f.writeUInt16BE(10_001, 6)))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    expect(await checkImage(reframed((f) => f.writeUInt16BE(10_001, 4)))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    // A zero height means "given later by a DNL marker", which Chromium's decoder does not read.
+    expect(await checkImage(reframed((f) => f.writeUInt16BE(0, 4)))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+  });
+
+  it('refuses a JPEG without its end-of-image marker and one with a second start-of-image, and skips fill bytes before a marker', async () => {
+    const j = jpeg();
+    expect(await checkImage(j.subarray(0, j.length - 2))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/end-of-image/) });
+    // A second SOI followed by what reads as a 4-byte segment: refused for the marker, not for a length.
+    const twoStarts = Buffer.concat([j.subarray(0, 2), Buffer.from([0xff, 0xd8, 0x00, 0x04, 0x00, 0x00]), j.subarray(2)]);
+    expect(await checkImage(twoStarts)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/out of order/) });
+    // Any number of 0xFF fill bytes may precede a marker (JPEG standard, B.1.1.2).
+    const filled = Buffer.concat([j.subarray(0, 2), Buffer.from([0xff, 0xff, 0xff]), j.subarray(2)]);
+    expect(await checkImage(filled)).toMatchObject({ ok: true, width: 120, height: 80 });
+  });
+
+  it('takes only FF D8 FF as the start of a JPEG (the MIME sniffing signature); other bytes are another format', async () => {
+    expect(await checkImage(Buffer.from([0xff, 0xd8, 0x00, 0xe0, 0x00, 0x10]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
+  });
+
   it('accepts extended sequential (SOF1) and progressive (SOF2) 8-bit JPEGs, which Chromium draws', async () => {
     expect(await checkImage(reframed((f) => (f[0] = 0xc1)))).toMatchObject({ ok: true, width: 120, height: 80 });
     expect(await checkImage(reframed((f) => (f[0] = 0xc2)))).toMatchObject({ ok: true, width: 120, height: 80 });
@@ -65,8 +88,39 @@ describe('checkImage', () => {
     ihdr[8] = depth;
     ihdr[9] = colour;
     ihdr.set(methods, 10);
-    const image = Buffer.concat([png(1, 1).subarray(0, 8), pngChunk('IHDR', ihdr), pngChunk('IDAT', deflateSync(Buffer.alloc(4 * 65))), pngChunk('IEND', Buffer.alloc(0))]);
-    expect(await checkImage(image)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+    // Image data of the very size the header promises (as it would be read, interlace 2 as none), and a palette for
+    // palette PNGs: only the header itself is wrong.
+    const channels = { 2: 3, 3: 1, 6: 4 }[colour]!;
+    const scanlines = Buffer.alloc(4 * (1 + Math.ceil((4 * depth * channels) / 8)));
+    const palette = colour === 3 ? [pngChunk('PLTE', Buffer.alloc(3))] : [];
+    const image = Buffer.concat([png(1, 1).subarray(0, 8), pngChunk('IHDR', ihdr), ...palette, pngChunk('IDAT', deflateSync(scanlines)), pngChunk('IEND', Buffer.alloc(0))]);
+    expect(await checkImage(image)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/header/) });
+  });
+
+  it('refuses a PNG header of the wrong size or with no rows, even with image data that fits it', async () => {
+    const sig = png(1, 1).subarray(0, 8);
+    const iend = pngChunk('IEND', Buffer.alloc(0));
+    const header = (height: number, size = 13) => {
+      const ihdr = Buffer.alloc(size);
+      ihdr.writeUInt32BE(4, 0);
+      ihdr.writeUInt32BE(height, 4);
+      ihdr[8] = 8;
+      ihdr[9] = 2;
+      return pngChunk('IHDR', ihdr);
+    };
+    const fourRows = pngChunk('IDAT', deflateSync(Buffer.alloc(4 * 13)));
+    expect(await checkImage(Buffer.concat([sig, header(4), fourRows, iend]))).toMatchObject({ ok: true });
+    expect(await checkImage(Buffer.concat([sig, header(4, 14), fourRows, iend]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/header/) });
+    // 4×0 pixels: no scanlines, so empty image data "matches"; there is nothing to print.
+    expect(await checkImage(Buffer.concat([sig, header(0), pngChunk('IDAT', deflateSync(Buffer.alloc(0))), iend]))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA' });
+  });
+
+  it('refuses a PNG whose chunk checksum does not match, and one that ends without its IEND chunk', async () => {
+    const good = png(30, 20);
+    const badCrc = Buffer.from(good);
+    badCrc[good.length - 12 - 1] ^= 0xff; // the last byte of the IDAT chunk's CRC; its data is intact
+    expect(await checkImage(badCrc)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/checksum/) });
+    expect(await checkImage(good.subarray(0, good.length - 12))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/IEND/) });
   });
 
   it('refuses a PNG whose pixel data does not match its header (a decompression bomb stops at the promised size)', async () => {
@@ -142,6 +196,8 @@ describe('checkImage', () => {
     expect(await checkImage(png(10_001, 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
     expect(await checkImage(png(1, 10_001))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
     expect(await checkImage(Buffer.alloc(MAX_IMAGE_BYTES + 1))).toMatchObject({ ok: false, code: 'IMAGE_TOO_LARGE' });
+    // Exactly 5 MB is not over the limit: these bytes are refused for what they are, not their size.
+    expect(await checkImage(Buffer.alloc(MAX_IMAGE_BYTES))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_FORMAT' });
     expect((await checkImage(png(10_000, 1))).ok).toBe(true);
   });
 });
@@ -193,6 +249,15 @@ describe('image options and layout', () => {
     expect(html.match(/class="page"/g)).toHaveLength(2);
     expect(html).toContain('object-fit:cover');
     expect(html).toContain('data:image/jpeg;base64,');
+  });
+
+  it('turns the page for landscape: the image box is the printable area of the wide page', () => {
+    const box = (options: unknown) => /\.page\{[^}]*?width:([\d.]+)in;height:([\d.]+)in/.exec(imagesToHtml([{ bytes: png(2, 2), type: 'png' }], parseImageOptions(options)))!.slice(1).map(Number);
+    const [width, height] = box({ landscape: true });
+    expect(width).toBeCloseTo((297 - 20) / 25.4, 3);
+    expect(height).toBeCloseTo((210 - 20) / 25.4, 1);
+    const [portraitWidth] = box({});
+    expect(portraitWidth).toBeCloseTo((210 - 20) / 25.4, 3);
   });
 
   it('keeps each image box inside a printable area of a fraction of a millimetre (one page per image)', () => {
