@@ -11,5 +11,20 @@ describe('bundle URLs', () => {
     expect(bundlePathOf('https://bundle.invalid/100%.png')).toBe('100%.png');
     expect(bundlePathOf('https://bundle.invalid/50%25%20off%.png')).toBe('50% off%.png');
     expect(bundlePathOf('https://bundle.invalid/caf%E9%20%C3%A9.png')).toBe('caf%E9 é.png');
+    // Four-byte characters decode too.
+    expect(bundlePathOf('https://bundle.invalid/%F0%9F%98%80.png')).toBe('😀.png');
+  });
+
+  it('escapes what would end a path (#, ?, %) in a file name, so the URL names that file and reads back as it', () => {
+    for (const path of ['notes #1.html', 'what?.html', '100%.png', 'a/b c/d.css']) {
+      expect(bundlePathOf(bundleUrl(path))).toBe(path);
+    }
+    expect(bundleUrl('notes #1.html')).toBe('https://bundle.invalid/notes%20%231.html');
+  });
+
+  it('names no file for the origin itself, a folder or a string that is no URL', () => {
+    expect(bundlePathOf('https://bundle.invalid/')).toBeNull();
+    expect(bundlePathOf('https://bundle.invalid//a.png')).toBe('a.png');
+    expect(bundlePathOf('not a url')).toBeNull();
   });
 });

@@ -14,6 +14,10 @@ describe('codeHighlighter', () => {
     expect(highlight('<b>x</b>', 'no-such-language')).toBeNull();
   });
 
+  it('keeps colouring a block past text its grammar calls illegal (a stray word after a JSON object)', () => {
+    expect(codeHighlighter()('{"a": 1} trailing#', 'json')).toContain('<span class="hljs-attr">&quot;a&quot;</span>');
+  });
+
   it('escapes HTML inside highlighted code', () => {
     expect(codeHighlighter()('let s = "<script>alert(1)</script>";', 'js')).not.toContain('<script>');
   });
@@ -30,5 +34,9 @@ describe('codeHighlighter', () => {
     const highlight = codeHighlighter(250, () => (clock += 100));
     const results = [1, 2, 3, 4, 5].map(() => highlight('let a = 1;', 'js'));
     expect(results.map((r) => r !== null)).toEqual([true, true, true, false, false]);
+    // A budget spent exactly is spent.
+    let exact = 0;
+    const spentExactly = codeHighlighter(250, () => (exact += 125));
+    expect([1, 2, 3].map(() => spentExactly('let a = 1;', 'js') !== null)).toEqual([true, true, false]);
   });
 });
