@@ -97,6 +97,13 @@ describe('GitHub footnotes in Markdown', () => {
     );
   });
 
+  it("keeps a heading off every reference's id, the second and later ones too, and writes an apostrophe in a label as &#39;", () => {
+    const html = body("Text[^1] and[^1] and[^it's].\n\n## Footnote ref 1 2\n\n[^1]: The note.\n[^it's]: N.\n");
+    expect(html).toContain('<h2 dir="auto" id="footnote-ref-1-2-1">Footnote ref 1 2</h2>');
+    expect(html.match(/id="footnote-ref-1-2"/g)).toHaveLength(1);
+    expect(html).toContain(ref('it%26%2339%3Bs', 2));
+  });
+
   it('prints no list when no note is referenced', () => {
     expect(body('Plain[^none].\n\n[^unused]: Never referenced.\n')).toBe('<p dir="auto">Plain[^none].</p>\n');
   });

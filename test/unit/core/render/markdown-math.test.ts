@@ -23,6 +23,18 @@ describe('GitHub math in Markdown', () => {
     expect(html).toContain('<mo>&lt;</mo>');
   });
 
+  it('typesets $$…$$ inside a line in display style, a $$ block indented up to 3 spaces or right after a paragraph line as a display block', () => {
+    expect(formulas(body('Inline $$x$$ in text.'))).toEqual(['<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">']);
+    for (const markdown of ['   $$\nx\n$$\n', 'Text before\n$$\nx\n$$\n']) {
+      expect([markdown, body(markdown).match(/<div class="math-display">/g)]).toEqual([markdown, ['<div class="math-display">']]);
+    }
+  });
+
+  it('reads no formula with a space just inside a dollar', () => {
+    expect(formulas(body('Between $ a$ here.'))).toEqual([]);
+    expect(formulas(body('And $b $ here.'))).toEqual([]);
+  });
+
   it('leaves money, shell variables, escaped dollars and code alone', () => {
     const html = body('Costs $5 and $10. Paths $HOME/$USER and $PATH. Escaped \\$x$ stays. Code `$y$` too.\n\n```sh\necho $HOME $$\n```\n');
     expect(formulas(html)).toEqual([]);
@@ -34,6 +46,7 @@ describe('GitHub math in Markdown', () => {
     const letters = [...html.matchAll(/<(?:mi|mn|mtext)[^>]*>([^<]*)</g)].map((m) => m[1]);
     expect(letters).toEqual(['ℝ', 'n', '𝟙', 'ℒ', '𝐱', '𝔤', '𝖠', '𝚝', '𝜶', '𝐚&amp;𝐛', 'd', 'x']);
     expect(html).not.toMatch(/mathvariant="(?!normal")/);
+    expect(typesetMath('\\mathbf{\\Gamma}', false)).toContain('<mi mathvariant="normal">𝚪</mi>');
   });
 
   it('prints a formula KaTeX cannot read as its source in red instead of failing the document', () => {
