@@ -5,6 +5,7 @@
  */
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 import { tokenWithoutAccount } from '../support/tokens';
+import { planCatalogue } from '../../functions/core/billing/plans';
 
 let stack: TestStack;
 let user: TestAccount;
@@ -176,6 +177,19 @@ describe('GET /accounts/me/credits', () => {
     expect(body.packs.map((p: { amount: number; pdfs: number }) => [p.amount, p.pdfs])).toEqual([[10, 1000], [100, 10000], [300, 30000], [700, 70000], [1000, 100000], [1500, 150000]]);
     expect(body.purchases).toEqual([]);
   });
+
+  it('lists the latest 20 purchases, newest first', async () => {
+    const buyer = await stack.account();
+    for (let i = 0; i < 21; i++) {
+      const seen = (await stack.services.accounts.get(buyer.account_id))!;
+      const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i));
+      const purchase = { purchase_id: `pur_${i}`, amount_micros: 10_000_000, source: 'test', reference: `ref_${i}`, created_at: at.toISOString() };
+      const next = { plan_id: seen.plan_id, status: seen.status, subscription: seen.subscription, stripe_customer_id: seen.stripe_customer_id };
+      expect(await stack.services.billingState.commit({ seen, next, purchase }, at)).toBe('committed');
+    }
+    const { purchases } = await (await stack.request('GET', '/accounts/me/credits', { token: buyer.id_token })).json();
+    expect(purchases.map((p: { purchase_id: string }) => p.purchase_id)).toEqual(Array.from({ length: 20 }, (_, i) => `pur_${20 - i}`));
+  });
 });
 
 describe('without a payment provider', () => {
@@ -217,5 +231,19 @@ describe('without a payment provider', () => {
     const res = await stack.request('POST', '/stripe/webhook', { body: '{"id":"evt_1"}', headers: { 'Stripe-Signature': 't=1,v1=00' } });
     expect(res.status).toBe(503);
     expect((await res.json()).error).toMatchObject({ code: 'PAYMENTS_NOT_CONFIGURED', details: { setting: 'STRIPE_WEBHOOK_SECRET' } });
+  });
+});
+
+describe('GET /plans and GET /plans/{plan_id}', () => {
+  it('lists only the active plans, with their count, priced in USD; one plan by its id', async () => {
+    // A plan withdrawn from sale stays stored (accounts on it keep it) but is no longer listed.
+    const retired = { ...planCatalogue()[0], plan_id: 'retired', name: 'Retired', active: false };
+    await stack.services.plans.put([retired]);
+    const list = await (await stack.request('GET', '/plans', { token: user.id_token })).json();
+    expect(list.plans.map((p: { plan_id: string }) => p.plan_id).sort()).toEqual(['business', 'standard', 'starter']);
+    expect(list.count).toBe(3);
+    const res = await stack.request('GET', '/plans/standard', { token: user.id_token });
+    expect(res.status).toBe(200);
+    expect((await res.json()).plan).toMatchObject({ plan_id: 'standard', active: true, price_per_pdf: 0.01, price_per_pdf_operation: 0.0025, monthly_price: null });
   });
 });
