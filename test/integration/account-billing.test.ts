@@ -178,6 +178,17 @@ describe('GET /accounts/me/credits', () => {
     expect(body.purchases).toEqual([]);
   });
 
+  it("counts an allowance whose period ended by the service's clock as spent", async () => {
+    try {
+      pinned = new Date('2031-02-01T00:00:00.001Z');
+      const lapsed = await stack.account({ plan_id: 'starter', credits_usd: 1, subscription: { name: 'Starter', monthly_pdfs: 2000, price: 20, period_end: '2031-02-01T00:00:00Z' } });
+      const { credits } = await (await stack.request('GET', '/accounts/me/credits', { token: lapsed.id_token })).json();
+      expect(credits).toMatchObject({ credits_balance: 1, subscription_credits_remaining: 0, subscription_pdfs_remaining: 0, total_available: 1, pdfs_available: 100 });
+    } finally {
+      pinned = undefined;
+    }
+  });
+
   it('lists the latest 20 purchases, newest first', async () => {
     const buyer = await stack.account();
     for (let i = 0; i < 21; i++) {
