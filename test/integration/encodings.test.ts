@@ -42,12 +42,20 @@ describe('bulk multipart files in a declared charset', () => {
       { name: 'files', value: Buffer.from('<p>UTF-16: Grüße</p>', 'utf16le'), filename: 'wide.html', type: 'text/html; charset=utf-16le' },
       // Without a charset nothing changes: UTF-8.
       { name: 'files', value: '<p>UTF-8: Grüße</p>', filename: 'utf8.html', type: 'text/html' },
+      // XHTML is text too, and the charset need not be the first parameter.
+      { name: 'files', value: latin1, filename: 'xhtml.html', type: 'application/xhtml+xml; charset=ISO-8859-1' },
+      { name: 'files', value: latin1, filename: 'second.html', type: 'text/html; q=1; charset=ISO-8859-1' },
+      // A charset on a non-text type says nothing about the bytes: they stay UTF-8.
+      { name: 'files', value: '<p>UTF-8: Grüße</p>', filename: 'octets.html', type: 'application/octet-stream; charset=ISO-8859-1' },
     ]);
     const zip = await bulkOutputs(form);
     expect(await pdfText(zip.get('plain.pdf')!)).toBe('Grüße aus Köln, café');
     expect(await pdfText(zip.get('meta.pdf')!)).toBe('Grüße aus Köln, café');
     expect(await pdfText(zip.get('wide.pdf')!)).toBe('UTF-16: Grüße');
     expect(await pdfText(zip.get('utf8.pdf')!)).toBe('UTF-8: Grüße');
+    expect(await pdfText(zip.get('xhtml.pdf')!)).toBe('Grüße aus Köln, café');
+    expect(await pdfText(zip.get('second.pdf')!)).toBe('Grüße aus Köln, café');
+    expect(await pdfText(zip.get('octets.pdf')!)).toBe('UTF-8: Grüße');
   }, 60_000);
 });
 
