@@ -281,7 +281,8 @@ describe('POST /bulkjob: a bundle in, a ZIP of PDFs out', () => {
 
     const bare = multipart([
       { name: 'files', value: '<p>B</p>', filename: 'b.html' },
-      { name: 'files', value: '<p>C</p>', filename: 'c.htm' },
+      // PHP-style `files[]` counts as `files`.
+      { name: 'files[]', value: '<p>C</p>', filename: 'c.htm' },
     ]);
     const second = (await (await stack.request('POST', '/bulkjob', { key: user.api_key, body: bare.body, headers: { 'Content-Type': bare.contentType } })).json()).job_id;
     expect(await finished(second)).toMatchObject({ status: 'completed', file_count: 2 });
@@ -321,11 +322,16 @@ describe('POST /bulkjob refusals', () => {
     ['one path for two files', 400, 'INVALID_BULK_PATHS', () => form([{ name: 'paths', value: '["a.html"]' }, { name: 'files', value: 'x', filename: 'a.html' }, { name: 'files', value: 'y', filename: 'b.html' }])],
     ['a path with ..', 400, 'INVALID_BULK_PATH', () => form([{ name: 'paths', value: '["../a.html"]' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['no files part', 400, 'INVALID_BULK_INPUT', () => form([{ name: 'bundle_type', value: 'html' }])],
+    ['an s3_key field beside the files', 400, 'INVALID_BULK_INPUT', () => form([{ name: 's3_key', value: 'uploads/x/bulk/a.zip' }, { name: 'files', value: 'x', filename: 'a.html' }])],
+    ['a zip_base64 field beside the files', 400, 'INVALID_BULK_INPUT', () => form([{ name: 'zip_base64', value: 'UEsFBg==' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['bad options JSON', 400, 'INVALID_OPTIONS_JSON', () => form([{ name: 'options', value: '{' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['an empty bundle_type', 400, 'INVALID_BUNDLE_TYPE', () => form([{ name: 'bundle_type', value: '' }, { name: 'files', value: 'x', filename: 'a.html' }])],
     ['1001 files', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => form(Array.from({ length: 1001 }, (_, i) => ({ name: 'files', value: 'x', filename: `f${i}.html` })))],
     ['more parts than any bundle', 400, 'BULK_ZIP_TOO_MANY_ENTRIES', () => form(Array.from({ length: 1200 }, (_, i) => ({ name: 'files', value: 'x', filename: `f${i}.html` })))],
     ['more parts than any bundle, most of them not files', 400, 'INVALID_MULTIPART', () => form(Array.from({ length: 1200 }, (_, i) => (i < 2 ? { name: 'files', value: 'x', filename: `f${i}.html` } : { name: `note${i}`, value: 'x' })))],
+    // 1000 files is a full bundle, not too many: the fields beyond the part limit are what is refused.
+    ['1000 files and too many other fields', 400, 'INVALID_MULTIPART', () => form(Array.from({ length: 1020 }, (_, i) => (i < 1000 ? { name: 'files', value: 'x', filename: `f${i}.html` } : { name: `note${i}`, value: 'x' })))],
+    ['one file over 4 MB', 413, 'BULK_INLINE_TOO_LARGE', () => form([{ name: 'files', value: noise(4 * 1024 * 1024 + 10), filename: 'a.png' }])],
     ['more than 4 MB of files', 413, 'BULK_INLINE_TOO_LARGE', () => form([{ name: 'files', value: noise(2_200_000), filename: 'a.png' }, { name: 'files', value: noise(2_200_000, 'b'), filename: 'b.png' }])],
   ])('refuses multipart with %s (%d %s)', async (_name, status, code, make) => {
     const { body, contentType } = (make as () => ReturnType<typeof multipart>)();
