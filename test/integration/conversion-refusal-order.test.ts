@@ -5,6 +5,7 @@
  */
 import { multipart, png } from '../support/images';
 import { type TestStack, startTestStack } from '../support/stack';
+import { rawZip } from '../support/zips';
 
 let stack: TestStack;
 /** While set, the service's clock stands still at this moment, so rate-limited requests share one window. */
@@ -84,5 +85,19 @@ describe('order of refusals on /quickjob and /longjob', () => {
     const user = await stack.account({ credits_usd: 1 });
     const res = await post('/quickjob', user.api_key, { input_type: 'html', html: '<p>x</p>', options: '{"format":' });
     expect(await res.json()).toMatchObject({ error: { code: 'INVALID_PARAMETER', details: { parameter: 'options' } } });
+  });
+});
+
+describe('order of refusals on /bulkjob', () => {
+  it('answers the plan rate limit before the balance', async () => {
+    const limitedBroke = await stack.account({ plan_id: 'order_limited', credits_usd: 0 });
+    pinned = new Date();
+    try {
+      const body = { zip_base64: rawZip([{ name: 'a.html', data: '<p>a</p>' }]).toString('base64') };
+      expect(await codeOf(await post('/bulkjob', limitedBroke.api_key, body))).toEqual([403, 'INSUFFICIENT_CREDITS']);
+      expect(await codeOf(await post('/bulkjob', limitedBroke.api_key, body))).toEqual([403, 'RATE_LIMIT_EXCEEDED']);
+    } finally {
+      pinned = undefined;
+    }
   });
 });
