@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { BULK_SLOT_LEASE_SECONDS } from '../../functions/core/bulk/limits';
 import { PDF_JOB_LEASE_SECONDS } from '../../functions/core/pdfops/background';
+import { functionTimeoutSeconds } from '../../functions/profiles';
 import { WORKFLOWS } from '../../functions/workflows';
 
 const timeoutOf = (name: string) => {
@@ -43,6 +44,19 @@ describe('every Task state retries Lambda service exceptions', () => {
       // States.TaskFailed and States.ALL match every one of them.
       const missing = retried.has('States.ALL') || retried.has('States.TaskFailed') ? [] : LAMBDA_SERVICE_EXCEPTIONS.filter((e) => !retried.has(e));
       expect(`${state}: ${missing.join(', ')}`).toBe(`${state}: `);
+    }
+  });
+});
+
+describe('every Task state waits as long as its Lambda may run', () => {
+  // A state that gives up first retries or fails a Lambda that is still running, and an execution shorter than one
+  // of its states cuts that state short.
+  it.each(WORKFLOWS.map((w) => [w.name, w]))('%s', (_name, workflow) => {
+    const asl = JSON.parse(readFileSync(path.resolve(__dirname, '../..', workflow.definition), 'utf8'));
+    for (const [state, task] of taskStates(asl.States)) {
+      const fn = workflow.tasks[state];
+      expect(`${state}: ${task.TimeoutSeconds >= functionTimeoutSeconds(fn.profile, fn.timeoutSeconds)}`).toBe(`${state}: true`);
+      expect(`${state}: ${asl.TimeoutSeconds >= task.TimeoutSeconds}`).toBe(`${state}: true`);
     }
   });
 });
