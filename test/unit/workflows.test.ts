@@ -60,3 +60,19 @@ describe('every Task state waits as long as its Lambda may run', () => {
     }
   });
 });
+
+describe('every Retry is one Step Functions accepts and spaces its attempts', () => {
+  // The local runner's tests set every wait to 0 (LOCAL_SFN_RETRY_MS), so only the definition can say the retries
+  // wait at all. Step Functions refuses IntervalSeconds below 1 and BackoffRate below 1.0 at deploy.
+  it.each(WORKFLOWS.map((w) => [w.name, w.definition]))('%s', (_name, file) => {
+    const asl = JSON.parse(readFileSync(path.resolve(__dirname, '../..', file), 'utf8'));
+    for (const [state, task] of taskStates(asl.States)) {
+      for (const retry of (task.Retry ?? []) as { ErrorEquals: string[]; IntervalSeconds?: number; BackoffRate?: number; MaxAttempts?: number }[]) {
+        const what = `${state} ${retry.ErrorEquals.join(',')}`;
+        expect(`${what}: ${Number.isInteger(retry.IntervalSeconds ?? 1) && (retry.IntervalSeconds ?? 1) >= 1}`).toBe(`${what}: true`);
+        expect(`${what}: ${(retry.BackoffRate ?? 2) >= 1}`).toBe(`${what}: true`);
+        expect(`${what}: ${Number.isInteger(retry.MaxAttempts ?? 3) && (retry.MaxAttempts ?? 3) >= 0}`).toBe(`${what}: true`);
+      }
+    }
+  });
+});
