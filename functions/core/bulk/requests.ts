@@ -146,6 +146,14 @@ const inlineFileSchema = z.object({
 
 type InlineFile = z.output<typeof inlineFileSchema>;
 
+/** The decoded bytes of every file zod could decode: what the request sends in all, for size_bytes. */
+function decodedTotal(files: unknown[]): number {
+  return files.reduce<number>((total, file) => {
+    const content = isJsonObject(file) ? file.content_base64 : undefined;
+    return content instanceof Uint8Array ? total + content.length : total;
+  }, 0);
+}
+
 /**
  * The first problem of `files`, in the spec's order: each file's shape, path and data, the 4 MB running total, then
  * paths used twice. `files` are as far as zod read them.
@@ -170,7 +178,7 @@ function firstFilesProblem(files: unknown[], issues: readonly AnyIssue[]): Servi
         : invalidParameter(parameter, `${parameter} is missing: send the file's bytes as base64 ("" for an empty file).`, { file_index: i });
     }
     const bytes = (file as InlineFile).content_base64;
-    if (bytes.length > budget) return inlineTooLarge(bytes.length);
+    if (bytes.length > budget) return inlineTooLarge(decodedTotal(files));
     budget -= bytes.length;
   }
   return duplicatePath(paths, (i) => `files[${i}].path`);

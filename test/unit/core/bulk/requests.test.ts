@@ -219,7 +219,14 @@ describe('POST /bulkjob problems in the spec order', () => {
     const big = b64(Buffer.alloc(3 * 1024 * 1024));
     expect(refused(() => parseBulkJson({ files: [file('a.html', big), file('b.html', big), file('/c.html', '@')] }))).toEqual({
       code: 'BULK_INLINE_TOO_LARGE',
-      details: { max_bytes: 4 * 1024 * 1024, size_bytes: 3 * 1024 * 1024 },
+      details: { max_bytes: 4 * 1024 * 1024, size_bytes: 6 * 1024 * 1024 },
+    });
+    // size_bytes is the decoded total of the files, not the size of the file that crossed the limit: a small last
+    // file over a nearly full budget must not be reported as under max_bytes.
+    const nearlyFull = b64(Buffer.alloc(4 * 1024 * 1024 - 5));
+    expect(refused(() => parseBulkJson({ files: [file('a.css', nearlyFull), file('b.html', b64('<p>hello</p>')), file('c.html', b64('<p>x</p>'))] }))).toEqual({
+      code: 'BULK_INLINE_TOO_LARGE',
+      details: { max_bytes: 4 * 1024 * 1024, size_bytes: 4 * 1024 * 1024 - 5 + 12 + 8 },
     });
     expect(refused(() => parseBulkJson({ files: [file('a.html'), file('a.html'), file('b.html', '@')] })).code).toBe('INVALID_BASE64');
   });
