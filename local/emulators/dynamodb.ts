@@ -51,6 +51,146 @@ export function answeringStoreFailures(action: DynaliteAction, report: (err: Err
   return guarded;
 }
 
+interface KeyElement {
+  AttributeName: string;
+}
+interface DynaliteTable {
+  KeySchema: KeyElement[];
+  AttributeDefinitions: { AttributeName: string; AttributeType: string }[];
+  GlobalSecondaryIndexes?: { IndexName: string; KeySchema: KeyElement[] }[];
+  LocalSecondaryIndexes?: { IndexName: string; KeySchema: KeyElement[] }[];
+}
+type DynaliteError = Error & { statusCode: number; body: unknown };
+type AttributeValue = Record<string, any>;
+/** The parts of dynalite's db module its actions call through it (looked up at each call, so they can be replaced). */
+interface DynaliteDb {
+  validateItem(item: Record<string, AttributeValue>, table: DynaliteTable): DynaliteError | undefined;
+  validateKey(key: Record<string, AttributeValue>, table: DynaliteTable, keySchema?: KeyElement[]): DynaliteError | undefined;
+  validateKeyPiece(key: Record<string, AttributeValue>, attr: string, type: string, isHash: boolean): DynaliteError | undefined;
+  updateIndexes(store: unknown, table: DynaliteTable, existing: unknown, item: Record<string, AttributeValue> | null, cb: (err?: Error | null) => void): void;
+  validationError(message: string): DynaliteError;
+}
+
+/** DynamoDB's key limits, in UTF-8 bytes of a string (decoded bytes of a binary), for a table's and an index's keys alike. */
+const MAX_PARTITION_KEY_BYTES = 2048;
+const MAX_SORT_KEY_BYTES = 1024;
+
+/** The bytes DynamoDB counts of a key value against its limit; 0 for a number (never too large) or another type. */
+function keyValueBytes(value: AttributeValue, type: string): number {
+  if (type === 'S' && typeof value?.S === 'string') return Buffer.byteLength(value.S, 'utf8');
+  if (type === 'B' && typeof value?.B === 'string') return Buffer.from(value.B, 'base64').length;
+  return 0;
+}
+
+const attributeType = (table: DynaliteTable, attr: string) => table.AttributeDefinitions.find((d) => d.AttributeName === attr)?.AttributeType ?? 'S';
+
+/** A key value over DynamoDB's limit, refused in its words (dynalite counted UTF-16 code units, not UTF-8 bytes). */
+function keySizeError(db: DynaliteDb, value: AttributeValue, type: string, isHash: boolean): DynaliteError | undefined {
+  const bytes = keyValueBytes(value, type);
+  if (isHash && bytes > MAX_PARTITION_KEY_BYTES) {
+    return db.validationError(`One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of${MAX_PARTITION_KEY_BYTES} bytes`);
+  }
+  if (!isHash && bytes > MAX_SORT_KEY_BYTES) {
+    return db.validationError(`One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of ${MAX_SORT_KEY_BYTES} bytes`);
+  }
+  return undefined;
+}
+
+function tableKeySizeError(db: DynaliteDb, key: Record<string, AttributeValue>, table: DynaliteTable, keySchema: KeyElement[] = table.KeySchema): DynaliteError | undefined {
+  for (const [i, { AttributeName: attr }] of keySchema.entries()) {
+    const refused = keySizeError(db, key[attr], attributeType(table, attr), i === 0);
+    if (refused) return refused;
+  }
+  return undefined;
+}
+
+const emptyIndexKeyError = (db: DynaliteDb, indexName: string, attr: string) =>
+  db.validationError(
+    `One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: ${indexName}, IndexKey: ${attr}`,
+  );
+
+/** An item's secondary index key that DynamoDB refuses: an empty string or binary, or a value over the key limits. */
+function indexKeyError(db: DynaliteDb, item: Record<string, AttributeValue>, table: DynaliteTable): DynaliteError | undefined {
+  for (const index of [...(table.GlobalSecondaryIndexes ?? []), ...(table.LocalSecondaryIndexes ?? [])]) {
+    for (const [i, { AttributeName: attr }] of index.KeySchema.entries()) {
+      const type = attributeType(table, attr);
+      const value = item[attr]?.[type];
+      // Absent: the item is not in the index (sparse). Another type is dynalite's own refusal.
+      if (typeof value !== 'string') continue;
+      if (value === '' && (type === 'S' || type === 'B')) return emptyIndexKeyError(db, index.IndexName, attr);
+      const bytes = keyValueBytes(item[attr], type);
+      const max = i === 0 ? MAX_PARTITION_KEY_BYTES : MAX_SORT_KEY_BYTES;
+      if (bytes > max) {
+        return db.validationError(`One or more parameter values were invalid: Size limit exceeded for Index Key ${attr} Actual Size: ${bytes} bytes Max Size: ${max} bytes IndexName: ${index.IndexName}`);
+      }
+    }
+  }
+  return undefined;
+}
+
+/** A Query's key condition value DynamoDB refuses: an empty partition key value, or a value over the key limits. */
+function queryKeyError(db: DynaliteDb, data: { IndexName?: string; KeyConditions?: Record<string, { AttributeValueList?: AttributeValue[] }> }, table: DynaliteTable): DynaliteError | undefined {
+  const index = data.IndexName ? [...(table.GlobalSecondaryIndexes ?? []), ...(table.LocalSecondaryIndexes ?? [])].find((i) => i.IndexName === data.IndexName) : undefined;
+  // An unknown index is dynalite's own refusal.
+  if (data.IndexName && !index) return undefined;
+  const keySchema = index?.KeySchema ?? table.KeySchema;
+  for (const [i, { AttributeName: attr }] of keySchema.entries()) {
+    const type = attributeType(table, attr);
+    for (const value of data.KeyConditions?.[attr]?.AttributeValueList ?? []) {
+      if (i === 0 && value?.[type] === '') {
+        return index
+          ? emptyIndexKeyError(db, index.IndexName, attr)
+          : db.validationError(`One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: ${attr}`);
+      }
+      const refused = keySizeError(db, value, type, i === 0);
+      if (refused) return refused;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * What real DynamoDB refuses about key values and dynalite takes, refused here too so that a code path doing it fails
+ * locally as in AWS: an empty string as a secondary index key (a write, or a Query of the index), and key values over
+ * DynamoDB's limits in UTF-8 bytes (dynalite counted UTF-16 code units, and looked at no Query key value). The checks
+ * sit in dynalite's own validation, which every request reaches (the endpoint and the in-process client, transactions
+ * as their single writes) with the table at hand. An update is checked on the item it results in, whatever expression
+ * produced its index keys, before anything is written.
+ */
+function enforceDynamoKeyRules(): void {
+  const dir = path.dirname(require.resolve('dynalite'));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const db = require(path.join(dir, 'db')) as DynaliteDb;
+  const { validateItem, validateKey, validateKeyPiece, updateIndexes } = db;
+  db.validateItem = (item, table) => validateItem(item, table) ?? tableKeySizeError(db, item, table) ?? indexKeyError(db, item, table);
+  db.validateKey = (key, table, keySchema) => validateKey(key, table, keySchema) ?? tableKeySizeError(db, key, table, keySchema);
+  db.validateKeyPiece = (key, attr, type, isHash) => validateKeyPiece(key, attr, type, isHash) ?? keySizeError(db, key[attr], type, isHash);
+  // Every write's resulting item passes here before it is stored (an update's only after its expression is applied).
+  db.updateIndexes = (store, table, existing, item, cb) => {
+    const refused = item ? indexKeyError(db, item, table) : undefined;
+    if (refused) return cb(refused);
+    return updateIndexes(store, table, existing, item, cb);
+  };
+  // A Query's key values are checked once its table is at hand: the action is given a store whose getTable checks them.
+  const queryPath = path.join(dir, 'actions', 'query.js');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const query = require(queryPath) as DynaliteAction;
+  type Store = { getTable(name: string, ...rest: unknown[]): void };
+  require.cache[queryPath]!.exports = ((store, data, cb) => {
+    const s = store as Store;
+    const checking = Object.create(s, {
+      getTable: {
+        value: (name: string, ...rest: unknown[]) => {
+          const done = rest.pop() as (err: Error | null, table?: DynaliteTable) => void;
+          s.getTable(name, ...rest, (err: Error | null, table?: DynaliteTable) => done(err ?? (table && queryKeyError(db, data as never, table)) ?? null, table));
+        },
+      },
+    });
+    return query(checking, data, cb);
+  }) satisfies DynaliteAction;
+}
+enforceDynamoKeyRules();
+
 /** dynalite's actions, guarded before dynalite loads them (it takes them from the module cache). */
 function guardDynaliteActions(): void {
   const actionsDir = path.join(path.dirname(require.resolve('dynalite')), 'actions');
