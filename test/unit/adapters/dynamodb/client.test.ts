@@ -27,6 +27,16 @@ describe('createDynamo: ids too long to be keys', () => {
     await expect(db.doc.send(new PutCommand({ TableName: db.table, Item: { ...keys.job(huge), x: 1 } }))).rejects.toMatchObject({ name: 'ValidationException' });
   });
 
+  // Over the limits in UTF-8 bytes, as DynamoDB counts them, though not in UTF-16 code units (which dynalite counted).
+  const multiByte = '€'.repeat(700);
+
+  it('reads nothing for a key over the limit in multi-byte characters, partition or sort key, and refuses to write it', async () => {
+    for (const key of [keys.job(multiByte), keys.plan('€'.repeat(400))]) {
+      expect((await db.doc.send(new GetCommand({ TableName: db.table, Key: key }))).Item).toBeUndefined();
+      await expect(db.doc.send(new PutCommand({ TableName: db.table, Item: { ...key, x: 1 } }))).rejects.toMatchObject({ name: 'ValidationException' });
+    }
+  });
+
   it('still reports other validation errors of a read (a key that does not match the schema)', async () => {
     await expect(db.doc.send(new GetCommand({ TableName: db.table, Key: { pk: 'x' } }))).rejects.toMatchObject({ name: 'ValidationException' });
   });
