@@ -90,7 +90,10 @@ const BASE_ARGS = [
   '--block-new-web-contents',
   // A document is printed whole, not scrolled through: images and frames marked loading="lazy" below the first
   // screen were never fetched and printed blank. Without lazy loading they load with the document and hold its load.
-  '--blink-settings=lazyLoadEnabled=false',
+  // Headless Chromium has no plugins (not even a PDF viewer), so an <embed> or <object> of a plugin type (Flash, a
+  // PDF) printed its "Couldn't load plugin." placeholder into the PDF. With plugins off, an <object> shows its
+  // fallback content and an <embed> an empty box of its size, as HTML says; images, SVG and HTML in them still load.
+  '--blink-settings=lazyLoadEnabled=false,pluginsEnabled=false',
 ];
 
 /**
