@@ -34,6 +34,41 @@ const WAIT_FOR_LOAD = `Promise.resolve(document.fonts && document.fonts.ready).t
  */
 const AFTER_RESIZE = `new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))).then(() => { ${FINISH_ANIMATIONS} })`;
 
+/**
+ * Run just before printing: each negative @page margin becomes 0 (its !important kept). Chromium prints one as it is:
+ * the page's content box reaches past the sheet and what falls outside is cut off (from about -0.3in a short
+ * document printed as a blank page); paper has no room outside it, so a printer would print such a margin as 0.
+ * Every readable stylesheet is walked (@media, @supports, layers, @import; depth-bounded); a cross-origin one cannot
+ * be read and keeps its margins. In the document's own world: a document that tampers with what this calls only
+ * keeps its own negative margins.
+ */
+const ZERO_NEGATIVE_PAGE_MARGINS = `(() => {
+  const sides = ['margin-top', 'margin-right', 'margin-bottom', 'margin-left'];
+  const negative = (text) => {
+    let value;
+    try { value = CSSNumericValue.parse(text); } catch { return false; } // auto, var(), …
+    if (value instanceof CSSUnitValue) return value.value < 0; // -1in, -5%, -2em
+    try { return value.to('px').value < 0; } catch { return false; } // calc() of absolute lengths only
+  };
+  const walk = (rules, depth) => {
+    if (depth > 16) return;
+    for (const rule of rules) {
+      try {
+        if (rule instanceof CSSPageRule) {
+          for (const side of sides) {
+            if (negative(rule.style.getPropertyValue(side))) rule.style.setProperty(side, '0', rule.style.getPropertyPriority(side));
+          }
+        } else if (rule instanceof CSSImportRule) {
+          if (rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1);
+        } else if (rule.cssRules) walk(rule.cssRules, depth + 1);
+      } catch { /* a sheet of another origin cannot be read */ }
+    }
+  };
+  for (const sheet of [...document.styleSheets, ...(document.adoptedStyleSheets || [])]) {
+    try { walk(sheet.cssRules, 0); } catch { /* another origin */ }
+  }
+})()`;
+
 /** In a bundle document: its links to other files of the bundle, each with its address (fragment removed). */
 const BUNDLE_LINKS = `function bundleLinks() {
   const here = location.href.split('#')[0];
@@ -468,6 +503,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
+            await session.send('Runtime.evaluate', { expression: ZERO_NEGATIVE_PAGE_MARGINS });
             const documentLinks = request.bundle ? await keepDocumentLinks(session, frameId, request.bundle) : 0;
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);

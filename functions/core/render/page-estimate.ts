@@ -141,7 +141,8 @@ export function cssPrintArea(page: CssPageBox, o: PdfOptions): PrintArea {
     height: (o.landscape ? o.paperWidthIn : o.paperHeightIn) * PX_PER_IN,
   };
   const size = cssPageSize(page.size, paper) ?? paper;
-  const side = (css: string, requestIn: number, percentOf: number) => cssPx(css, percentOf) ?? requestIn * PX_PER_IN;
+  // A negative @page margin prints as 0 (see the renderer's ZERO_NEGATIVE_PAGE_MARGINS): paper has no room outside it.
+  const side = (css: string, requestIn: number, percentOf: number) => Math.max(0, cssPx(css, percentOf) ?? requestIn * PX_PER_IN);
   const width = size.width - side(page.marginLeft, o.margin.left, size.width) - side(page.marginRight, o.margin.right, size.width);
   const height = size.height - side(page.marginTop, o.margin.top, size.height) - side(page.marginBottom, o.margin.bottom, size.height);
   // Margins that leave no room: Chromium falls back to a sliver; one px keeps the estimate finite and large.

@@ -80,6 +80,9 @@ describe('parsePdfOptions', () => {
     [{ format: 'B7' }, 'options.format'],
     [{ margin: { top: 'ten' } }, 'options.margin.top'],
     [{ margin: { middle: '1cm' } }, 'options.margin'],
+    // A negative margin means nothing on paper (a negative @page margin prints as 0).
+    [{ margin: { left: '-1in' } }, 'options.margin.left'],
+    [{ margin: { top: '-30mm' } }, 'options.margin.top'],
     [{ landscape: 'yes' }, 'options.landscape'],
     [{ printBackground: 1 }, 'options.printBackground'],
     [{ pageRanges: 'first' }, 'options.pageRanges'],

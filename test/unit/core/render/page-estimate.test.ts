@@ -62,6 +62,12 @@ describe('cssPrintArea', () => {
     expect(area).toEqual({ width: 1000 - 100 - 96, height: 2000 - 100 - 96 });
   });
 
+  it('takes a negative @page margin as 0, as the renderer prints it', () => {
+    const options = parsePdfOptions({ margin: { top: '1in', bottom: '1in', left: '1in', right: '1in' } });
+    const area = cssPrintArea({ size: '1000px 2000px', marginTop: '-1in', marginRight: '-30mm', marginBottom: '-5%', marginLeft: '10px' }, options);
+    expect(area).toEqual({ width: 1000 - 10, height: 2000 });
+  });
+
   it('keeps at least a pixel, and applies the scale', () => {
     expect(cssPrintArea({ ...noCss, size: '100px', marginLeft: '60px', marginRight: '60px' }, a4)).toEqual({ width: 1, height: 100 });
     expect(cssPrintArea({ ...noCss, size: '100px' }, parsePdfOptions({ scale: 0.5 }))).toEqual({ width: 200, height: 200 });
