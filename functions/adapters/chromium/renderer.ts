@@ -21,26 +21,13 @@ const FINISH_ANIMATIONS = `for (const animation of document.getAnimations()) {
 }`;
 
 /**
- * Run once the main frame's load event has fired (images, styles): resolves when its web fonts are ready, to its
- * LoadedFacts. Not a second wait for readyState "complete": a script that reopened the loaded document
- * (document.write or document.open after load, never closed) leaves it "loading" for good, and the render waited
- * out its whole time limit (408 on a quick job, 15 minutes on a long one) for a document that shows what it wrote.
- */
-const WAIT_FOR_LOAD = `Promise.resolve(document.fonts && document.fonts.ready).then(() => { ${FINISH_ANIMATIONS} }).then(() => ${LOADED_FACTS})`;
-
-/**
- * After the window was resized: two animation frames, so that resize handlers and ResizeObserver callbacks have run
- * and laid out again, then animations they started finished, as at load.
- */
-const AFTER_RESIZE = `new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))).then(() => { ${FINISH_ANIMATIONS} })`;
-
-/**
- * Run just before printing: each negative @page margin becomes 0 (its !important kept). Chromium prints one as it is:
+ * Each negative @page margin becomes 0 (its !important kept). Chromium prints one as it is:
  * the page's content box reaches past the sheet and what falls outside is cut off (from about -0.3in a short
  * document printed as a blank page); paper has no room outside it, so a printer would print such a margin as 0.
  * Every readable stylesheet is walked (@media, @supports, layers, @import; depth-bounded); a cross-origin one cannot
  * be read and keeps its margins. In the document's own world: a document that tampers with what this calls only
- * keeps its own negative margins.
+ * keeps its own negative margins. Run with WAIT_FOR_LOAD, in the evaluation that reads the loaded document anyway, and
+ * again before printing a document that went on loading (network idle): it may have added stylesheets since.
  */
 const ZERO_NEGATIVE_PAGE_MARGINS = `(() => {
   const sides = ['margin-top', 'margin-right', 'margin-bottom', 'margin-left'];
@@ -68,6 +55,20 @@ const ZERO_NEGATIVE_PAGE_MARGINS = `(() => {
     try { walk(sheet.cssRules, 0); } catch { /* another origin */ }
   }
 })()`;
+
+/**
+ * Run once the main frame's load event has fired (images, styles): resolves when its web fonts are ready, to its
+ * LoadedFacts. Not a second wait for readyState "complete": a script that reopened the loaded document
+ * (document.write or document.open after load, never closed) leaves it "loading" for good, and the render waited
+ * out its whole time limit (408 on a quick job, 15 minutes on a long one) for a document that shows what it wrote.
+ */
+const WAIT_FOR_LOAD = `Promise.resolve(document.fonts && document.fonts.ready).then(() => { ${FINISH_ANIMATIONS}; ${ZERO_NEGATIVE_PAGE_MARGINS}; }).then(() => ${LOADED_FACTS})`;
+
+/**
+ * After the window was resized: two animation frames, so that resize handlers and ResizeObserver callbacks have run
+ * and laid out again, then animations they started finished, as at load.
+ */
+const AFTER_RESIZE = `new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve()))).then(() => { ${FINISH_ANIMATIONS} })`;
 
 /** In a bundle document: its links to other files of the bundle, each with its address (fragment removed). */
 const BUNDLE_LINKS = `function bundleLinks() {
@@ -503,7 +504,7 @@ export class ChromiumRenderer implements Renderer {
             const pageRanges = pageWindow(request);
             // Only when printing would stop early anyway: a selection that fits is printed as asked.
             if (pageRanges !== request.options.pageRanges) await refuseFarTooLong(session, request, facts);
-            await session.send('Runtime.evaluate', { expression: ZERO_NEGATIVE_PAGE_MARGINS });
+            if (request.networkIdle) await session.send('Runtime.evaluate', { expression: ZERO_NEGATIVE_PAGE_MARGINS });
             const documentLinks = request.bundle ? await keepDocumentLinks(session, frameId, request.bundle) : 0;
             const { stream } = (await session.send('Page.printToPDF', printParameters(request.options, pageRanges, request.documentUrl))) as { stream: string };
             const pdf = await readPdf(session, stream, this.limits.maxPdfBytes);

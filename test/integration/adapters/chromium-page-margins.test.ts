@@ -8,8 +8,14 @@ const browser = new ChromiumBrowser({ prewarm: 1, maxConcurrent: 2, executablePa
 const renderer = new ChromiumRenderer(browser);
 afterAll(() => browser.close());
 
-const printedPages = async (html: string, options = parsePdfOptions({}), bundle?: RenderBundle) =>
-  (await readPdf((await renderer.render({ html, options, bundle, timeoutMs: 20_000 })).pdf)).map((page) => page.text);
+const printedPages = async (html: string, options = parsePdfOptions({}), bundle?: RenderBundle, networkIdle?: { quietMs: number; maxMs: number }) =>
+  (await readPdf((await renderer.render({ html, options, bundle, networkIdle, timeoutMs: 20_000 })).pdf)).map((page) => page.text);
+
+const bundleOf = (files: Record<string, string>): RenderBundle => ({
+  documentPath: 'index.html',
+  read: (path) => (files[path] === undefined ? null : Buffer.from(files[path])),
+  size: (path) => (files[path] === undefined ? null : Buffer.byteLength(files[path])),
+});
 
 /** Lines that start at the page's left edge, the first at its top: cut off wherever the page reaches past the sheet. */
 const LINES = `<style>body { margin: 0; font: 24px sans-serif }</style>${Array.from({ length: 80 }, (_, i) => `<div>line ${i}</div>`).join('')}`;
@@ -40,12 +46,16 @@ describe('negative @page margins', () => {
       'print.css': '@import url(margins.css); body { margin: 0; font: 24px sans-serif }',
       'margins.css': '@media print { @page { margin: -1in -25mm } }',
     };
-    const bundle: RenderBundle = {
-      documentPath: 'index.html',
-      read: (path) => (files[path] === undefined ? null : Buffer.from(files[path])),
-      size: (path) => (files[path] === undefined ? null : Buffer.byteLength(files[path])),
-    };
-    const pages = await printedPages(html, parsePdfOptions({}), bundle);
+    const pages = await printedPages(html, parsePdfOptions({}), bundleOf(files));
+    expect(pages[0]).toMatch(/^line 0 line 1 /);
+    expect(pages).toEqual(await printedPages(LINES));
+  });
+
+  it('does the same for a stylesheet a document waited for until network idle added after its load', async () => {
+    // Bulk files and URLs print once the network is quiet, which may be well after load: margins are looked at again.
+    const late = "addEventListener('load', () => setTimeout(() => { const l = document.createElement('link'); l.rel = 'stylesheet'; l.href = 'late.css'; document.head.append(l); }, 200))";
+    const html = `<script>${late}</script>${LINES}`;
+    const pages = await printedPages(html, parsePdfOptions({}), bundleOf({ 'index.html': html, 'late.css': '@page { margin: -1in }' }), { quietMs: 600, maxMs: 10_000 });
     expect(pages[0]).toMatch(/^line 0 line 1 /);
     expect(pages).toEqual(await printedPages(LINES));
   });
