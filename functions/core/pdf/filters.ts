@@ -38,6 +38,8 @@ export function unpredict(data: Uint8Array, params: { predictor: number; colors:
   }
   // PNG: every row starts with its own filter-type byte.
   const rows = Math.floor(data.length / (rowLength + 1));
+  // Rows that do not fit are dropped; with none, an absurd /Columns would still size the previous row (1e9: a 1 GB buffer).
+  if (rows === 0) return new Uint8Array(0);
   const out = new Uint8Array(rows * rowLength);
   let prev = new Uint8Array(rowLength);
   for (let r = 0; r < rows; r++) {

@@ -222,6 +222,19 @@ describe('PdfReader', () => {
     expect(Array.from(unpredict(Uint8Array.from([0, 9, 9, 4, 1, 0]), { predictor: 12, colors: 1, bitsPerComponent: 8, columns: 2 }))).toEqual([9, 9, 10, 10]);
   });
 
+  it('reads a PNG predictor row longer than the whole stream as no rows, without allocating the row (absurd /Columns)', () => {
+    // 2^40 columns: allocating the previous row threw a RangeError, reported as "nested too deeply" (1e9 columns took a 1 GB buffer).
+    expect(unpredict(Uint8Array.from([2, 1, 2, 3, 2, 1, 1, 1]), { predictor: 12, colors: 1, bitsPerComponent: 8, columns: 2 ** 40 })).toHaveLength(0);
+    const pdf = hostilePdf((_offsets, at) =>
+      Buffer.concat([
+        streamObject(4, '/Type /XRef /Size 5 /W [1 4 2] /Root 1 0 R /Filter /FlateDecode /DecodeParms << /Predictor 12 /Columns 4000000000 /Colors 4 /BitsPerComponent 16 >>', deflateSync(Buffer.alloc(64))),
+        Buffer.from(`startxref\n${at}\n%%EOF\n`),
+      ]),
+    );
+    // No rows, so no objects: the catalog is missing.
+    expect(problemOf(() => PdfReader.open(pdf))).toMatchObject({ code: 'INVALID_PDF', reason: 'no_catalog' });
+  });
+
   it('exposes lazily resolved objects through pdf-lib lookups', async () => {
     const r = PdfReader.open(await simplePdf(1));
     const pages = r.catalog.lookup(PDFName.of('Pages'), PDFDict);
