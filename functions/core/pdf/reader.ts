@@ -471,7 +471,17 @@ export class PdfReader {
     const stack: Frame[] = [{ node: root, ref: rootObj instanceof PDFRef ? rootObj : null, inherited: { resources: undefined, mediaBox: undefined, cropBox: undefined, rotate: undefined }, depth: 0 }];
     while (stack.length) {
       const { node, ref, inherited, depth } = stack.pop()!;
-      if (visited.has(node)) throw new PdfProblem('INVALID_PDF', 'page_tree_loop', 'The page tree refers back to itself.');
+      if (visited.has(node)) {
+        // A page listed twice is no loop, but which number would it have? Viewers disagree, so it is refused too.
+        const type = node.get(N.Type);
+        const isPage = type === N.Page || (type !== N.Pages && !(this.resolve(node.get(N.Kids)) instanceof PDFArray));
+        const which = ref ? `page object ${ref.objectNumber}` : 'a page';
+        throw new PdfProblem(
+          'INVALID_PDF',
+          'page_tree_loop',
+          isPage ? `The page tree lists ${which} more than once, so pages cannot be numbered.` : 'The page tree refers back to itself or lists one of its branches twice.',
+        );
+      }
       visited.add(node);
       if (depth > 256) throw new PdfProblem('PDF_TOO_COMPLEX', 'page_tree_depth', 'The page tree is nested too deeply.');
       const own = {
