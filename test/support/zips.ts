@@ -137,3 +137,121 @@ export async function unzip(zip: Buffer | Uint8Array): Promise<Map<string, Buffe
   file.close();
   return out;
 }
+
+/** The fields of one ZIP header, for archives laid out by hand (overlapping entries, lying descriptors, ZIP64). */
+export interface HeaderFields {
+  name: Buffer | string;
+  /** General purpose bits; UTF-8 (0x800) unless told. */
+  flags?: number;
+  method?: number;
+  crc?: number;
+  compressed?: number;
+  size?: number;
+  extra?: Buffer;
+  /** Central directory only: where the entry's local header is, and its file comment. */
+  offset?: number;
+  comment?: Buffer;
+}
+
+const bytesOf = (name: Buffer | string) => (typeof name === 'string' ? Buffer.from(name, 'utf8') : name);
+
+/** A local file header with its name and extra field (the data follows it). */
+export function localHeader(h: HeaderFields): Buffer {
+  const name = bytesOf(h.name);
+  const extra = h.extra ?? Buffer.alloc(0);
+  const b = Buffer.alloc(30);
+  b.writeUInt32LE(0x04034b50, 0);
+  b.writeUInt16LE(20, 4);
+  b.writeUInt16LE(h.flags ?? 0x800, 6);
+  b.writeUInt16LE(h.method ?? 0, 8);
+  b.writeUInt16LE(0x21, 12);
+  b.writeUInt32LE((h.crc ?? 0) >>> 0, 14);
+  b.writeUInt32LE(h.compressed ?? 0, 18);
+  b.writeUInt32LE(h.size ?? 0, 22);
+  b.writeUInt16LE(name.length, 26);
+  b.writeUInt16LE(extra.length, 28);
+  return Buffer.concat([b, name, extra]);
+}
+
+/** A central directory record. */
+export function centralHeader(h: HeaderFields): Buffer {
+  const name = bytesOf(h.name);
+  const extra = h.extra ?? Buffer.alloc(0);
+  const comment = h.comment ?? Buffer.alloc(0);
+  const b = Buffer.alloc(46);
+  b.writeUInt32LE(0x02014b50, 0);
+  b.writeUInt16LE(20, 4);
+  b.writeUInt16LE(20, 6);
+  b.writeUInt16LE(h.flags ?? 0x800, 8);
+  b.writeUInt16LE(h.method ?? 0, 10);
+  b.writeUInt16LE(0x21, 14);
+  b.writeUInt32LE((h.crc ?? 0) >>> 0, 16);
+  b.writeUInt32LE(h.compressed ?? 0, 20);
+  b.writeUInt32LE(h.size ?? 0, 24);
+  b.writeUInt16LE(name.length, 28);
+  b.writeUInt16LE(extra.length, 30);
+  b.writeUInt16LE(comment.length, 32);
+  b.writeUInt32LE(h.offset ?? 0, 42);
+  return Buffer.concat([b, name, extra, comment]);
+}
+
+/** The end of central directory record. */
+export function endRecord(entries: number, directorySize: number, directoryOffset: number, comment: Buffer<ArrayBufferLike> = Buffer.alloc(0)): Buffer {
+  const b = Buffer.alloc(22);
+  b.writeUInt32LE(0x06054b50, 0);
+  b.writeUInt16LE(entries, 8);
+  b.writeUInt16LE(entries, 10);
+  b.writeUInt32LE(directorySize, 12);
+  b.writeUInt32LE(directoryOffset, 16);
+  b.writeUInt16LE(comment.length, 20);
+  return Buffer.concat([b, comment]);
+}
+
+/** A data descriptor (what follows the data of an entry whose local header has flag bit 3), with its optional signature. */
+export function dataDescriptor(crc: number, compressed: number, size: number, signature = true): Buffer {
+  const b = Buffer.alloc(16);
+  b.writeUInt32LE(0x08074b50, 0);
+  b.writeUInt32LE(crc >>> 0, 4);
+  b.writeUInt32LE(compressed, 8);
+  b.writeUInt32LE(size, 12);
+  return signature ? b : b.subarray(4);
+}
+
+/** Local parts (headers and data) laid out in order, then a central directory of `centrals` and the end record. */
+export function zipOf(locals: Buffer[], centrals: Buffer[], comment?: Buffer<ArrayBufferLike>): Buffer {
+  const body = Buffer.concat(locals);
+  const cd = Buffer.concat(centrals);
+  return Buffer.concat([body, cd, endRecord(centrals.length, cd.length, body.length, comment)]);
+}
+
+/**
+ * David Fifield's "better zip bomb" with quoted overlap: each entry's deflate stream starts with a stored block that
+ * quotes the next entry's local header and then runs on into that entry's data, so every entry inflates the one
+ * shared kernel again. Each entry is well formed (its local header matches its central record, its sizes and
+ * checksum are true); only their data overlaps.
+ */
+export function quotedOverlapBomb(entries: number, kernel: Buffer): Buffer {
+  let plain = kernel;
+  let compressed = deflateRawSync(kernel);
+  const headers: HeaderFields[] = [];
+  const locals: Buffer[] = [];
+  for (let i = entries - 1; i >= 0; i--) {
+    headers[i] = { name: `f${i}.css`, method: 8, crc: crc32(plain), compressed: compressed.length, size: plain.length };
+    locals[i] = localHeader(headers[i]);
+    if (i > 0) {
+      // A non-final stored block of the header's length (LEN, then its one's complement).
+      const quote = Buffer.alloc(5);
+      quote.writeUInt16LE(locals[i].length, 1);
+      quote.writeUInt16LE(~locals[i].length & 0xffff, 3);
+      compressed = Buffer.concat([quote, locals[i], compressed]);
+      plain = Buffer.concat([locals[i], plain]);
+    }
+  }
+  let offset = 0;
+  const centrals = headers.map((h, i) => {
+    const central = centralHeader({ ...h, offset });
+    offset += locals[i].length + 5;
+    return central;
+  });
+  return zipOf([locals[0], compressed], centrals);
+}

@@ -1,7 +1,8 @@
 /**
  * Reading a bundle ZIP safely. `inspectArchive` checks the whole archive before anything is extracted:
- * entry count, every entry name (absolute, `..`, backslash, control characters, symlinks, duplicates), then
- * every entry's data is inflated and its real bytes counted (declared sizes are never trusted): an entry over
+ * entry count, every entry name (absolute, `..`, backslash, control characters, symlinks, duplicates), every
+ * local header and data descriptor against the central directory, and where each entry lies (entries sharing bytes
+ * are an overlapping ZIP bomb, refused before anything is inflated), then every entry's data is inflated and its real bytes counted (declared sizes are never trusted): an entry over
  * 1 MB expanding more than 100× is suspicious, more than 300 MB in all is too much, and sizes or checksums
  * that do not match what the archive declares make it invalid. Only then does `readEntry` hand out data.
  * Nested archives are ordinary files: never opened.
@@ -102,6 +103,15 @@ const decodeName = (yauzl as unknown as { getFileNameLowLevel(flags: number, raw
 const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
 const UTF8_FLAG = 0x800;
 
+function isUtf8(raw: Buffer): boolean {
+  try {
+    STRICT_UTF8.decode(raw);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The name in the header itself, without the Info-ZIP Unicode field. Tools that ignore that field (Python's zipfile,
  * many extractors) use this one, so it must be as safe as the name the bundle is read under. UTF-8 when flagged, else
@@ -114,13 +124,8 @@ function headerName(entry: Entry): string {
   const raw = entry.fileNameRaw;
   if (!(entry.generalPurposeBitFlag & UTF8_FLAG)) {
     if (raw.some((b) => b < 0x20 || b === 0x7f)) return raw.toString('latin1');
-    if (raw.some((b) => b >= 0x80)) {
-      try {
-        return STRICT_UTF8.decode(raw);
-      } catch {
-        // not UTF-8: CP437 as the format says
-      }
-    }
+    // Else not UTF-8: CP437 as the format says.
+    if (raw.some((b) => b >= 0x80) && isUtf8(raw)) return STRICT_UTF8.decode(raw);
   }
   return decodeName(entry.generalPurposeBitFlag, raw, [], true);
 }
@@ -171,24 +176,81 @@ function localHeaderMismatch(entry: Entry, local: LocalFileHeader): string | nul
 }
 
 const CENTRAL_FILE_HEADER = 0x02014b50;
+const DATA_DESCRIPTOR = 0x08074b50;
+const ZIP64_FIELD = 0x0001;
+const ZIP64_MARK = 0xffffffff;
+
+/**
+ * A local header's sizes marked 0xFFFFFFFF are in its ZIP64 field (uncompressed size first, then compressed):
+ * readers that stream the archive use those, so they must be the central directory's too.
+ */
+function localZip64Mismatch(entry: Entry, local: LocalFileHeader): string | null {
+  if (local.generalPurposeBitFlag & 8) return null;
+  if (local.uncompressedSize !== ZIP64_MARK && local.compressedSize !== ZIP64_MARK) return null;
+  const field = yauzl.parseExtraFields(local.extraField).find((f) => f.id === ZIP64_FIELD)?.data ?? Buffer.alloc(0);
+  let at = 0;
+  const next = () => (at + 8 <= field.length ? Number(field.readBigUInt64LE((at += 8) - 8)) : -1);
+  if (local.uncompressedSize === ZIP64_MARK && next() !== entry.uncompressedSize) return 'size';
+  if (local.compressedSize === ZIP64_MARK && next() !== entry.compressedSize) return 'compressed size';
+  return null;
+}
+
+/**
+ * The length of the data descriptor at `at` when it says what the central directory says (signature optional,
+ * sizes of 4 or 8 bytes, as writers differ), else null. Readers that stream an archive trust the descriptor.
+ */
+function trueDescriptorLength(source: Buffer, at: number, entry: Entry): number | null {
+  for (const signed of [true, false]) {
+    for (const wide of [false, true]) {
+      const fields = signed ? at + 4 : at;
+      const end = fields + (wide ? 20 : 12);
+      if (end > source.length || (signed && source.readUInt32LE(at) !== DATA_DESCRIPTOR)) continue;
+      const compressed = wide ? Number(source.readBigUInt64LE(fields + 4)) : source.readUInt32LE(fields + 4);
+      const size = wide ? Number(source.readBigUInt64LE(fields + 12)) : source.readUInt32LE(fields + 8);
+      if (source.readUInt32LE(fields) === entry.crc32 && compressed === entry.compressedSize && size === entry.uncompressedSize) return end - at;
+    }
+  }
+  return null;
+}
+
+/** Where an entry lies in the archive: its local header (`from`), its data (`start` to `end`), and its data descriptor (up to `to`). */
+interface LocalSpan {
+  from: number;
+  start: number;
+  end: number;
+  to: number;
+}
+
+/** Reads and checks an entry's local header (and data descriptor) against its central record; says where it lies. */
+async function localSpan(zip: ZipFile, source: Buffer, entry: Entry): Promise<LocalSpan> {
+  const name = entryName(entry).slice(0, 200);
+  let local: LocalFileHeader;
+  try {
+    local = await zip.readLocalFileHeaderPromise(entry);
+  } catch (err) {
+    throw invalid('bad_local_header', `entry "${name}" has a damaged header.`);
+  }
+  const mismatch = localHeaderMismatch(entry, local) ?? localZip64Mismatch(entry, local);
+  if (mismatch) throw invalid('local_header_mismatch', `entry "${name}" has a different ${mismatch} in its local header than in the central directory.`);
+  const start = local.fileDataStart;
+  const end = start + entry.compressedSize;
+  if (end > source.length) throw invalid('truncated', `entry "${name}" runs past the end of the file.`);
+  let to = end;
+  if (local.generalPurposeBitFlag & 8) {
+    const descriptor = trueDescriptorLength(source, end, entry);
+    if (descriptor === null) throw invalid('data_descriptor_mismatch', `entry "${name}" has a data descriptor that does not match the central directory.`);
+    to += descriptor;
+  }
+  return { from: entry.relativeOffsetOfLocalHeader, start, end, to };
+}
 
 /**
  * Inflates an entry's data counting real bytes; stops as soon as more than `cap` bytes came out (and says so).
  * `collect` keeps the data (extraction), otherwise it is only counted.
  */
-async function inflate(zip: ZipFile, source: Buffer, entry: Entry, cap: number, collect: boolean): Promise<Counted> {
-  let local: LocalFileHeader;
-  try {
-    local = await zip.readLocalFileHeaderPromise(entry);
-  } catch (err) {
-    throw invalid('bad_local_header', `entry "${entryName(entry).slice(0, 200)}" has a damaged header.`);
-  }
-  const mismatch = localHeaderMismatch(entry, local);
-  if (mismatch) throw invalid('local_header_mismatch', `entry "${entryName(entry).slice(0, 200)}" has a different ${mismatch} in its local header than in the central directory.`);
-  const { fileDataStart } = local;
-  const end = fileDataStart + entry.compressedSize;
-  if (end > source.length) throw invalid('truncated', `entry "${entryName(entry).slice(0, 200)}" runs past the end of the file.`);
-  const raw = source.subarray(fileDataStart, end);
+async function inflate(source: Buffer, entry: Entry, at: LocalSpan, cap: number, collect: boolean): Promise<Counted> {
+  const fileDataStart = at.start;
+  const raw = source.subarray(at.start, at.end);
   // An empty file has no data at all (the format's rule for zero-byte files), also when it is marked deflated:
   // an inflater fed nothing reports a truncated stream.
   if (entry.compressionMethod === 0 || raw.length === 0) {
@@ -254,6 +316,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
       max_entries: limits.entries,
     });
   }
+  const directoryOffset = (zip as unknown as { readEntryCursor: number }).readEntryCursor;
   let entries: Entry[];
   try {
     entries = await readCentralDirectory(zip);
@@ -292,13 +355,27 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
     candidates.push({ entry, ordinal, path, directory, ignored: isIgnoredEntry(path) });
   }
 
-  // 2. Real inflated bytes of every entry (also folders and ignored ones: they are part of the archive).
+  // 2. Where every entry lies, before any data is inflated. Entries that share bytes (Fifield's overlapping ZIP bomb:
+  // every entry inflates one kernel again, 400 MB from 40 KB) or lie in the central directory are no archive a
+  // standard tool writes: refused before any of their bytes is inflated.
+  const spans = new Map<Entry, LocalSpan>();
+  for (const c of candidates) spans.set(c.entry, await localSpan(zip, source, c.entry));
+  const ordered = [...spans.entries()].sort(([, a], [, b]) => a.from - b.from);
+  for (const [i, [entry, span]] of ordered.entries()) {
+    const limit = i + 1 < ordered.length ? ordered[i + 1][1].from : directoryOffset;
+    if (span.to > limit) {
+      const what = i + 1 < ordered.length ? `the entry "${entryName(ordered[i + 1][0]).slice(0, 200)}"` : 'the central directory';
+      throw invalid('overlapping_entries', `the data of entry "${entryName(entry).slice(0, 200)}" overlaps ${what}.`);
+    }
+  }
+
+  // 3. Real inflated bytes of every entry (also folders and ignored ones: they are part of the archive).
   let expanded = 0;
   const files: ArchiveFile[] = [];
   for (const c of candidates) {
     const ratioCap = Math.max(limits.suspiciousBytes, limits.suspiciousRatio * c.entry.compressedSize);
     const remaining = limits.expandedBytes - expanded;
-    const counted = await inflate(zip, source, c.entry, Math.min(ratioCap, remaining), false);
+    const counted = await inflate(source, c.entry, spans.get(c.entry)!, Math.min(ratioCap, remaining), false);
     if ('over' in counted) {
       if (counted.over > ratioCap) {
         throw new ArchiveError(
@@ -326,7 +403,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
 
 /** The data of a file of an inspected archive (its size is known, so this cannot run away). */
 export async function readEntry(archive: InspectedArchive, file: ArchiveFile): Promise<Buffer> {
-  const counted = await inflate(archive.zip, archive.source, file.entry, file.size, true);
+  const counted = await inflate(archive.source, file.entry, await localSpan(archive.zip, archive.source, file.entry), file.size, true);
   if ('over' in counted || !counted.data) throw invalid('changed', `entry "${file.path}" changed while it was read.`);
   return counted.data;
 }

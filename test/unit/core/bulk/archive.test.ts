@@ -1,8 +1,8 @@
-import { deflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync } from 'node:zlib';
 import yazl from 'yazl';
 import { ArchiveError, inspectArchive, readEntry } from '../../../../functions/core/bulk/archive';
 import { rejection } from '../../../support/errors';
-import { rawZip, ratioEntry } from '../../../support/zips';
+import { centralHeader, dataDescriptor, localHeader, quotedOverlapBomb, rawZip, ratioEntry, zipOf } from '../../../support/zips';
 
 const MiB = 1024 * 1024;
 
@@ -262,5 +262,174 @@ describe('inspectArchive', () => {
     expect(await readEntry(archive, archive.files[0])).toEqual(Buffer.alloc(0));
     // Declaring a size it does not have is still refused.
     expect(await refusal(rawZip([{ name: 'e.css', method: 8, compressed: Buffer.alloc(0), declaredSize: 5 }]))).toMatchObject({ code: 'BULK_ZIP_INVALID' });
+  });
+});
+
+describe('inspectArchive: overlapping entries', () => {
+  it('refuses a quoted-overlap bomb (Fifield) as BULK_ZIP_INVALID before inflating it, not once 300 MB came out', async () => {
+    // 400 entries that each inflate the same 1 MB kernel: 400 MB from a file of about 40 KB.
+    const bomb = quotedOverlapBomb(400, Buffer.alloc(MiB - 64 * 1024));
+    expect(bomb.length).toBeLessThan(100 * 1024);
+    expect(await refusal(bomb)).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'overlapping_entries' } });
+  });
+
+  it('refuses entries whose data overlaps even when the total stays small', async () => {
+    const small = quotedOverlapBomb(3, Buffer.from('p{color:red}'));
+    expect(await refusal(small)).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'overlapping_entries' } });
+  });
+
+  it('refuses an entry whose local header and data lie inside the central directory', async () => {
+    const data = Buffer.from('<p>a</p>');
+    const fields = { name: 'a.html', crc: crc32(data), compressed: data.length, size: data.length };
+    const local = localHeader(fields);
+    const first = centralHeader({ ...fields, offset: 0 });
+    // The second entry's local header and data are the file comment of its own central record.
+    const hidden = { name: 'b.html', crc: crc32(data), compressed: data.length, size: data.length };
+    const hiddenLocal = Buffer.concat([localHeader(hidden), data]);
+    const bodyLength = local.length + data.length;
+    const second = centralHeader({ ...hidden, offset: bodyLength + first.length + 46 + 'b.html'.length, comment: hiddenLocal });
+    expect(await refusal(zipOf([local, data], [first, second]))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'overlapping_entries' } });
+  });
+
+  it('still reads entries laid out back to back, with and without data descriptors', async () => {
+    const archive = await inspectArchive(rawZip([{ name: 'a.html', data: '<p>a</p>' }, { name: 'b.css', data: 'p{}', method: 0 }, { name: 'e.css' }]));
+    expect(archive.files.map((f) => f.path)).toEqual(['a.html', 'b.css', 'e.css']);
+  });
+});
+
+describe('inspectArchive: data descriptors', () => {
+  const data = Buffer.from('<p>described</p>');
+  const deflated = deflateRawSync(data);
+  const withDescriptor = (descriptor: Buffer) => {
+    const fields = { name: 'a.html', flags: 0x808, method: 8 };
+    const local = localHeader(fields);
+    const central = centralHeader({ ...fields, crc: crc32(data), compressed: deflated.length, size: data.length, offset: 0 });
+    return zipOf([local, deflated, descriptor], [central]);
+  };
+
+  it('reads an entry whose local header leaves sizes at 0 for a true descriptor, with or without its signature', async () => {
+    for (const signature of [true, false]) {
+      const archive = await inspectArchive(withDescriptor(dataDescriptor(crc32(data), deflated.length, data.length, signature)));
+      expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>described</p>');
+    }
+  });
+
+  it.each<[string, Buffer]>([
+    ['a different checksum', dataDescriptor(0xdeadbeef, deflated.length, data.length)],
+    ['a different compressed size', dataDescriptor(crc32(data), deflated.length + 1000, data.length)],
+    ['a different size', dataDescriptor(crc32(data), deflated.length, 5)],
+    ['no descriptor at all', Buffer.alloc(0)],
+  ])('refuses a data descriptor that says something else than the central directory: %s', async (_what, descriptor) => {
+    expect(await refusal(withDescriptor(descriptor))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'data_descriptor_mismatch' } });
+  });
+});
+
+describe('inspectArchive: ZIP64 and end records', () => {
+  const data = Buffer.from('<p>64</p>');
+  const zip64Field = (...values: number[]) => {
+    const field = Buffer.alloc(4 + 8 * values.length);
+    field.writeUInt16LE(0x0001, 0);
+    field.writeUInt16LE(8 * values.length, 2);
+    values.forEach((v, i) => field.writeBigUInt64LE(BigInt(v), 4 + 8 * i));
+    return field;
+  };
+  /** One stored entry with every size in ZIP64 fields, and the ZIP64 end records. */
+  const zip64 = (localField = zip64Field(data.length, data.length)) => {
+    const fields = { name: 'a.html', crc: crc32(data), compressed: 0xffffffff, size: 0xffffffff };
+    const local = Buffer.concat([localHeader({ ...fields, extra: localField }), data]);
+    const central = centralHeader({ ...fields, offset: 0xffffffff, extra: zip64Field(data.length, data.length, 0) });
+    const end64 = Buffer.alloc(56);
+    end64.writeUInt32LE(0x06064b50, 0);
+    end64.writeBigUInt64LE(44n, 4);
+    end64.writeBigUInt64LE(1n, 24);
+    end64.writeBigUInt64LE(1n, 32);
+    end64.writeBigUInt64LE(BigInt(central.length), 40);
+    end64.writeBigUInt64LE(BigInt(local.length), 48);
+    const locator = Buffer.alloc(20);
+    locator.writeUInt32LE(0x07064b50, 0);
+    locator.writeBigUInt64LE(BigInt(local.length + central.length), 8);
+    locator.writeUInt32LE(1, 16);
+    const end = Buffer.alloc(22);
+    end.writeUInt32LE(0x06054b50, 0);
+    end.writeUInt16LE(0xffff, 8);
+    end.writeUInt16LE(0xffff, 10);
+    end.writeUInt32LE(0xffffffff, 12);
+    end.writeUInt32LE(0xffffffff, 16);
+    return Buffer.concat([local, central, end64, locator, end]);
+  };
+  const end64At = (zip: Buffer) => zip.length - 22 - 20 - 56;
+
+  it('reads a real ZIP64 archive', async () => {
+    const archive = await inspectArchive(zip64());
+    expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>64</p>');
+  });
+
+  it('refuses a local ZIP64 field that gives other sizes than the central directory, or none', async () => {
+    expect(await refusal(zip64(zip64Field(data.length, data.length + 1)))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'local_header_mismatch' } });
+    expect(await refusal(zip64(zip64Field(5, data.length)))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'local_header_mismatch' } });
+    expect(await refusal(zip64(Buffer.alloc(0)))).toMatchObject({ code: 'BULK_ZIP_INVALID', details: { reason: 'local_header_mismatch' } });
+  });
+
+  it.each<[string, () => Buffer, object]>([
+    ['ZIP64 end record counting 2^40 entries', () => {
+      const zip = zip64();
+      zip.writeBigUInt64LE(2n ** 40n, end64At(zip) + 32);
+      return zip;
+    }, { code: 'BULK_ZIP_TOO_MANY_ENTRIES' }],
+    ['ZIP64 directory offset past the end of the file', () => {
+      const zip = zip64();
+      zip.writeBigUInt64LE(2n ** 50n, end64At(zip) + 48);
+      return zip;
+    }, { code: 'BULK_ZIP_INVALID', details: { reason: 'bad_directory' } }],
+    ['0xFFFFFFFF sizes with no ZIP64 field', () => {
+      const zip = rawZip([{ name: 'a.css', data: 'xyz', method: 0 }]);
+      const central = zip.readUInt32LE(zip.length - 6);
+      for (const at of [18, 22, central + 20, central + 24]) zip.writeUInt32LE(0xffffffff, at);
+      return zip;
+    }, { code: 'BULK_ZIP_INVALID', details: { reason: 'bad_local_header' } }],
+    ['a directory offset past the end of the file', () => {
+      const zip = rawZip([{ name: 'a.html', data: 'x' }]);
+      zip.writeUInt32LE(0x7fffffff, zip.length - 6);
+      return zip;
+    }, { code: 'BULK_ZIP_INVALID', details: { reason: 'bad_directory' } }],
+    ['an end record counting more entries than the directory holds', () => {
+      const zip = rawZip([{ name: 'a.html', data: 'x' }]);
+      zip.writeUInt16LE(3, zip.length - 14);
+      zip.writeUInt16LE(3, zip.length - 12);
+      return zip;
+    }, { code: 'BULK_ZIP_INVALID', details: { reason: 'bad_directory' } }],
+    ['junk before the archive (a self-extractor whose offsets were not adjusted)', () => Buffer.concat([Buffer.alloc(1000, 0x90), rawZip([{ name: 'a.html', data: 'x' }])]), {
+      code: 'BULK_ZIP_INVALID',
+    }],
+    ['a compressed size running past the end of the file', () => {
+      const zip = rawZip([{ name: 'a.css', data: 'xyz', method: 0 }]);
+      zip.writeUInt32LE(1e6, 18);
+      zip.writeUInt32LE(1e6, zip.readUInt32LE(zip.length - 6) + 20);
+      return zip;
+    }, { code: 'BULK_ZIP_INVALID' }],
+    ['a stored entry declaring 4 GB', () => {
+      const zip = rawZip([{ name: 'a.css', data: 'xyz', method: 0 }]);
+      zip.writeUInt32LE(0xfffffff0, 22);
+      zip.writeUInt32LE(0xfffffff0, zip.readUInt32LE(zip.length - 6) + 24);
+      return zip;
+    }, { code: 'BULK_ZIP_INVALID', details: { reason: 'size_mismatch' } }],
+    ['an LZMA entry', () => rawZip([{ name: 'a.html', data: 'x', method: 14 }]), { code: 'BULK_ZIP_INVALID', details: { reason: 'unsupported_compression' } }],
+    ['an AES-encrypted entry (method 99)', () => rawZip([{ name: 'a.html', data: 'x', method: 99, encrypted: true }]), { code: 'BULK_ZIP_INVALID', details: { reason: 'encrypted' } }],
+    ['a local name a.html whose central name is ../x', () => {
+      const x = Buffer.from('<p>x</p>');
+      const fields = { crc: crc32(x), compressed: x.length, size: x.length };
+      return zipOf([localHeader({ name: 'a.html', ...fields }), x], [centralHeader({ name: '../x', ...fields })]);
+    }, { code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'parent_reference' } }],
+    ['a 64 KB name', () => rawZip([{ name: `${'a'.repeat(65_000)}.html`, data: 'x' }]), { code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'too_long' } }],
+    ['a drive-relative name C:x.html', () => rawZip([{ name: 'C:x.html', data: 'x' }]), { code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'absolute' } }],
+    ['./a/../../b', () => rawZip([{ name: './a/../../b', data: 'x' }]), { code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'parent_reference' } }],
+    ['a UNC name //server/share/x.html', () => rawZip([{ name: '//server/share/x.html', data: 'x' }]), { code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'absolute' } }],
+  ])('refuses %s', async (_what, make, expected) => {
+    expect(await refusal(make())).toMatchObject(expected);
+  });
+
+  it('reads %2e%2e in a name as the literal text it is (nothing decodes entry names)', async () => {
+    const archive = await inspectArchive(rawZip([{ name: '%2e%2e/x.html', data: 'x' }]));
+    expect(archive.files.map((f) => f.path)).toEqual(['%2e%2e/x.html']);
   });
 });
