@@ -335,6 +335,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
   const candidates: { entry: Entry; ordinal: number; path: string; directory: boolean; ignored: boolean }[] = [];
   for (const [ordinal, entry] of entries.entries()) {
     const name = entryName(entry);
+    if (entry.generalPurposeBitFlag & UTF8_FLAG && !isUtf8(entry.fileNameRaw)) throw unsafe('invalid_utf8', name, 'has a name flagged UTF-8 that is not valid UTF-8 (other tools may read its bytes differently, 0xC0 0xAE as ".")');
     if (isSymlink(entry)) throw unsafe('symlink', name, 'is a symbolic link (links could point outside the bundle)');
     // `./` is the bundle's own folder (bsdtar, the `tar -a` of macOS and Windows, writes it first): a folder of nothing.
     const problem = isRootFolder(name) ? null : pathProblem(name);

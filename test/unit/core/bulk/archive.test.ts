@@ -324,6 +324,16 @@ describe('inspectArchive: data descriptors', () => {
   });
 });
 
+describe('inspectArchive: names', () => {
+  it.each<[string, Buffer]>([
+    ['an invalid byte', Buffer.from([0x61, 0xff, 0x2e, 0x68, 0x74, 0x6d, 0x6c])],
+    // Overlong encodings of "." (0xC0 0xAE): a lenient decoder reads "../x.html".
+    ['overlong dots', Buffer.concat([Buffer.from([0xc0, 0xae, 0xc0, 0xae]), Buffer.from('/x.html')])],
+  ])('refuses a name flagged UTF-8 that is not UTF-8 (%s) as BULK_ZIP_UNSAFE_ENTRY', async (_what, nameBytes) => {
+    expect(await refusal(rawZip([{ name: '', nameBytes, data: 'x' }]))).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'invalid_utf8' } });
+  });
+});
+
 describe('inspectArchive: ZIP64 and end records', () => {
   const data = Buffer.from('<p>64</p>');
   const zip64Field = (...values: number[]) => {
