@@ -28,6 +28,15 @@ describe('ownUpload', () => {
     expect(await ownUpload({ blobs, clock }, 'acc', key, refusal)).toEqual({ size_bytes: 42, content_type: 'application/zip' });
   });
 
+  it("takes an upload exactly one day old by the service's clock, and refuses it a millisecond later", async () => {
+    const blobs = new MemoryBlobs();
+    const key = keyOf('acc', 86_400_000);
+    await blobs.put(key, Buffer.alloc(1), 'application/zip');
+    await expect(ownUpload({ blobs, clock }, 'acc', key, refusal)).resolves.toEqual({ size_bytes: 1, content_type: 'application/zip' });
+    const later = { now: () => new Date(now.getTime() + 1) };
+    await expect(ownUpload({ blobs, clock: later }, 'acc', key, refusal)).rejects.toMatchObject({ code: 'UPLOAD_NOT_FOUND', details: { s3_key: key } });
+  });
+
   it("refuses another account's upload with 403 FORBIDDEN, even when it exists", async () => {
     const blobs = new MemoryBlobs();
     const key = keyOf('other');
