@@ -97,6 +97,15 @@ const BASE_ARGS = [
 ];
 
 /**
+ * puppeteer's default flags the browser is launched without. --disable-dev-shm-usage: launchArgs adds it only where
+ * /dev/shm is too small. --disable-ipc-flooding-protection: without Chromium's flooding protection a document calling
+ * history.pushState, replaceState or setting location.hash in a loop kept the browser process busy for seconds after
+ * its own time limit, and every other document printing or starting meanwhile timed out too. With it, Chromium ignores
+ * such calls past a few hundred in 10 s (the document prints as it stands).
+ */
+export const IGNORED_PUPPETEER_ARGS = ['--disable-dev-shm-usage', '--disable-ipc-flooding-protection'];
+
+/**
  * What Chromium may see of the service's environment: where binaries, libraries, fonts and temporary files are, and
  * the locale. Nothing else: the service's environment holds its cloud credentials (AWS_SESSION_TOKEN on Lambda) and
  * settings, and they need not be in /proc/<browser>/environ too. (Only one layer: renderers run unsandboxed as the
@@ -306,7 +315,7 @@ export class ChromiumBrowser {
           env: chromiumEnvironment(process.env, fonts),
           headless: 'shell',
           // puppeteer adds this one on every host; launchArgs adds it only where /dev/shm is too small.
-          ignoreDefaultArgs: ['--disable-dev-shm-usage'],
+          ignoreDefaultArgs: IGNORED_PUPPETEER_ARGS,
           args: launchArgs({ onLambda, roomyDevShm: !onLambda && roomyDevShm() }, this.config.extraArgs),
           pipe: true,
           // The service closes the browser itself when it stops, after the documents in flight: puppeteer's own signal

@@ -36,6 +36,7 @@ describe('ChromiumRenderer', () => {
     expect(commandLine).toEqual(expect.arrayContaining(ours.filter((a) => !a.startsWith('--disable-features='))));
     expect(features(commandLine)).toEqual(expect.arrayContaining(features(ours)));
     expect(commandLine.includes('--disable-dev-shm-usage')).toBe(!roomyDevShm());
+    expect(commandLine).not.toContain('--disable-ipc-flooding-protection');
   });
 
   it('gives a document no second page: window.open and target=_blank create nothing, and printing is not held up', async () => {
@@ -52,6 +53,17 @@ describe('ChromiumRenderer', () => {
     );
     expect((await readPdf(result.pdf))[0].text).toContain('opener');
     expect(processes()).toBeLessThanOrEqual(before + 2); // the document's own renderer (and a prepared one), not 40 more
+  });
+
+  it('prints a document that floods its history (pushState, replaceState, location.hash in a loop), and a document printing beside it', async () => {
+    // With puppeteer's --disable-ipc-flooding-protection the browser process handled every one of these navigations:
+    // both documents (and those after them) timed out while it worked through the backlog.
+    const flood = (step: string) => `<p>moving</p><script>for (let i = 0; i < 300000; i++) ${step}</script>`;
+    for (const step of ['history.pushState({}, "", "#" + i)', 'history.replaceState({}, "", "#" + i)', 'location.hash = "#" + i']) {
+      const [flooding, beside] = await Promise.all([render(flood(step)), render('<p>beside</p>')]);
+      expect((await readPdf(flooding.pdf))[0].text).toBe('moving');
+      expect((await readPdf(beside.pdf))[0].text).toBe('beside');
+    }
   });
 
   it("holds a preferCSSPageSize @page size to the options' 200 in cap (a 5000in page printed, which viewers refuse)", async () => {
