@@ -51,6 +51,9 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
   let needsPalette = false;
   let sawEnd = false;
   let idatEnded = false;
+  // APNG: whether an acTL before the image data announces frames, and whether the first frame (fcTL) was read.
+  let animated = false;
+  let sawFrame = false;
   const idat: Buffer[] = [];
   while (offset + 12 <= buf.length) {
     const length = buf.readUInt32BE(offset);
@@ -85,6 +88,13 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
     } else if (type === 'IDAT') {
       if (needsPalette && !palette) return bad('The PNG uses a palette but has none (no PLTE chunk before its image data).');
       idat.push(data);
+    } else if (type === 'acTL') {
+      // Chromium ignores one of the wrong size or after the image data, and one announcing no frames.
+      if (length === 8 && idat.length === 0 && data.readUInt32BE(0) > 0) animated = true;
+    } else if (type === 'fcTL' && animated && !sawFrame) {
+      sawFrame = true;
+      const problem = firstFrameProblem(data, width, height, idat.length === 0);
+      if (problem) return bad(`The PNG animation is broken: ${problem} Save it as a still PNG.`);
     } else if (type === 'IEND') {
       sawEnd = true;
       break;
@@ -94,12 +104,28 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
   if (!width) return bad('The PNG has no header chunk.');
   if (!sawEnd) return bad('The PNG is truncated (no IEND chunk).');
   if (idat.length === 0) return bad('The PNG has no image data.');
+  // Announced frames but none described: Chromium prints nothing.
+  if (animated && !sawFrame) return bad('The PNG animation is broken: it announces frames (acTL) but describes none (fcTL). Save it as a still PNG.');
   const expected = rows.reduce((sum, p) => sum + p.rowBytes * p.rows, 0);
   const verdict = await inflatedScanlines(Buffer.concat(idat), expected, rows);
   if (verdict === 'corrupt') return bad('The PNG image data is corrupt.');
   if (verdict === 'bad_filter') return bad('The PNG image data is corrupt (a scanline names a filter that does not exist).');
   if (verdict !== expected) return bad('The PNG image data does not match its dimensions.');
   return { ok: true, type: 'png', width, height };
+}
+
+/**
+ * What is wrong with an animated PNG's first frame control chunk (fcTL), which Chromium prints as a broken-image
+ * icon, or null: it must be 26 bytes and a region of the image of at least a pixel; before the image data it
+ * describes the image data itself, so the whole image (APNG specification).
+ */
+function firstFrameProblem(data: Buffer, width: number, height: number, beforeImageData: boolean): string | null {
+  if (data.length !== 26) return 'its first frame control chunk (fcTL) has the wrong size.';
+  const [frameWidth, frameHeight, x, y] = [4, 8, 12, 16].map((at) => data.readUInt32BE(at));
+  if (frameWidth === 0 || frameHeight === 0) return 'its first frame has no pixels.';
+  if (x + frameWidth > width || y + frameHeight > height) return `its first frame (${frameWidth}×${frameHeight} at ${x},${y}) reaches outside the ${width}×${height} image.`;
+  if (beforeImageData && (x !== 0 || y !== 0 || frameWidth !== width || frameHeight !== height)) return `its first frame is the image data but is ${frameWidth}×${frameHeight} at ${x},${y}, not the whole ${width}×${height} image.`;
+  return null;
 }
 
 /**
@@ -159,6 +185,10 @@ function checkJpeg(buf: Buffer): ImageCheck {
   let offset = 2;
   let width = 0;
   let height = 0;
+  let framed = false;
+  // Each frame component's id and the quantisation table it names; the tables defined so far.
+  const components = new Map<number, number>();
+  const quantTables = new Set<number>();
   for (;;) {
     while (offset < buf.length && buf[offset] === 0xff && buf[offset + 1] === 0xff) offset++;
     if (offset + 4 > buf.length || buf[offset] !== 0xff) return bad('The JPEG is truncated or its structure is damaged.');
@@ -168,12 +198,32 @@ function checkJpeg(buf: Buffer): ImageCheck {
     if (length < 2 || offset + 2 + length > buf.length) return bad('The JPEG is truncated.');
     if (SOF_MARKERS.has(marker)) {
       if (length < 8) return bad('The JPEG frame header is damaged.');
+      if (framed) return bad('The JPEG has a second frame header.');
+      framed = true;
       const unprintable = unprintableJpegFrame(marker, buf[offset + 4]);
       if (unprintable) return bad(unprintable);
       height = buf.readUInt16BE(offset + 5);
       width = buf.readUInt16BE(offset + 7);
+      // Chromium draws grey (1), YCbCr or RGB (3) and CMYK or YCCK (4) images; others print as a broken-image icon.
+      const count = buf[offset + 9];
+      if (![1, 3, 4].includes(count)) return bad(`The JPEG has ${count} colour components; only 1 (grey), 3 (colour) or 4 (CMYK) can be printed.`);
+      if (length !== 8 + 3 * count) return bad('The JPEG frame header is damaged (its length does not match its components).');
+      for (let c = 0; c < count; c++) components.set(buf[offset + 10 + 3 * c], buf[offset + 12 + 3 * c]);
+    }
+    if (marker === 0xdb) {
+      // Each table: a byte of precision (high nibble) and id (low nibble), then 64 entries of 1 or 2 bytes.
+      for (let at = offset + 4; at < offset + 2 + length; at += 1 + 64 * ((buf[at] >> 4) + 1)) quantTables.add(buf[at] & 0x0f);
     }
     if (marker === 0xda) {
+      // Chromium prints a scan of a component the frame lacks as a broken-image icon; a missing quantisation table
+      // it passes into the PDF as is, where no viewer can draw it.
+      const count = buf[offset + 4];
+      if (!framed || count < 1 || count > 4 || length !== 6 + 2 * count) return bad('The JPEG scan header is damaged.');
+      for (let c = 0; c < count; c++) {
+        const table = components.get(buf[offset + 5 + 2 * c]);
+        if (table === undefined) return bad('The JPEG has a scan of a colour component its frame does not have.');
+        if (!quantTables.has(table)) return bad(`The JPEG uses quantisation table ${table}, which it never defines.`);
+      }
       offset += 2 + length;
       break;
     }

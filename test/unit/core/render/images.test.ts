@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { MAX_IMAGE_BYTES, checkImage, imageOptionsSchema, imagesToHtml, parseImageOptions } from '../../../../functions/core/render/images';
 import { refusal } from '../../../support/errors';
 import { GIF, arithmeticJpeg, jpeg, png, pngChunk } from '../../../support/images';
+import { adobeApp14, flatJpeg } from '../../../support/jpeg-build';
 
 describe('checkImage', () => {
   it('accepts PNG and JPEG and reads their dimensions', async () => {
@@ -190,6 +191,70 @@ describe('checkImage', () => {
     expect(await checkImage(withPalette(0))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/palette/) });
     expect(await checkImage(withPalette(300))).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/palette/) });
     expect(await checkImage(withPalette(256))).toMatchObject({ ok: true });
+  });
+
+  /** A 16×16 mid-grey baseline JPEG with `components` components, its bytes then changed by `edit`. */
+  const grey = (components = 1, edit: (b: Buffer, at: (marker: number) => number) => void = () => {}) => {
+    const b = Buffer.from(flatJpeg(2, 2, components, () => 128));
+    edit(b, (marker) => b.indexOf(Buffer.from([0xff, marker])));
+    return b;
+  };
+
+  it.each<[string, Buffer, RegExp]>([
+    ['no components', grey(1, (b, at) => (b[at(0xc0) + 9] = 0)), /components/],
+    ['2 components', grey(2), /components/],
+    ['8 components', grey(8), /components/],
+    ['a frame header longer than its components', Buffer.concat([grey().subarray(0, 2), Buffer.from([0xff, 0xc0, 0, 14, 8, 0, 16, 0, 16, 1, 1, 0x11, 0, 0, 0, 0]), grey().subarray(2)]), /frame header/],
+    ['a second frame header', (() => { const b = grey(); const at = b.indexOf(Buffer.from([0xff, 0xc0])); const sof = b.subarray(at, at + 2 + b.readUInt16BE(at + 2)); return Buffer.concat([b.subarray(0, at), sof, b.subarray(at)]); })(), /frame header/],
+    ['a scan of a component the frame does not have', grey(1, (b, at) => (b[at(0xda) + 5] = 9)), /scan/],
+    ['a quantisation table that was never defined', grey(1, (b, at) => (b[at(0xc0) + 12] = 3)), /quantisation table/],
+  ])('refuses a JPEG Chromium prints as a broken-image icon or that no PDF viewer can draw: %s', async (_what, bytes, said) => {
+    expect(await checkImage(grey())).toMatchObject({ ok: true, width: 16, height: 16 });
+    expect(await checkImage(bytes)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(said) });
+  });
+
+  it('accepts grey, YCbCr, CMYK and YCCK JPEGs (1, 3 and 4 components)', async () => {
+    for (const components of [1, 3, 4]) expect(await checkImage(grey(components))).toMatchObject({ ok: true });
+    expect(await checkImage(flatJpeg(2, 2, 4, () => 128, [adobeApp14(2)]))).toMatchObject({ ok: true });
+  });
+
+  describe('animated PNGs (APNG): Chromium prints the first frame, or nothing when the animation control chunks are broken', () => {
+    const ihdr = png(4, 4).subarray(8, 8 + 25);
+    const sig = png(4, 4).subarray(0, 8);
+    const image = pngChunk('IDAT', deflateSync(Buffer.alloc(4 * 13)));
+    const iend = pngChunk('IEND', Buffer.alloc(0));
+    const acTL = (frames: number) => pngChunk('acTL', Buffer.from([0, 0, 0, frames, 0, 0, 0, 0]));
+    const fcTL = (width: number, height: number, x = 0, y = 0, size = 26) => {
+      const f = Buffer.alloc(size);
+      [0, width, height, x, y].forEach((v, i) => 4 * i + 4 <= size && f.writeUInt32BE(v, 4 * i));
+      if (size >= 24) f.writeUInt16BE(1, 20);
+      return pngChunk('fcTL', f);
+    };
+    const apng = (...chunks: Buffer[]) => Buffer.concat([sig, ihdr, ...chunks, iend]);
+
+    it.each<[string, Buffer]>([
+      ['frames announced, none described (printed blank)', apng(acTL(1), image)],
+      ['a first frame bigger than the image (printed as a broken-image icon)', apng(acTL(1), fcTL(100, 100), image)],
+      ['a first frame of no pixels', apng(acTL(1), fcTL(0, 0), image)],
+      ['a frame control chunk of the wrong size', apng(acTL(1), fcTL(4, 4, 0, 0, 10), image)],
+      ['a first frame that is the image data but not all of it', apng(acTL(1), fcTL(2, 2), image)],
+      ['a first frame that is the image data, shifted (printed as a broken-image icon)', apng(acTL(1), fcTL(4, 4, 1, 0), image)],
+      ['a first frame after the image data reaching outside the image (printed blank)', apng(acTL(1), image, fcTL(4, 4, 2, 2))],
+    ])('refuses %s', async (_what, bytes) => {
+      expect(await checkImage(bytes)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(/animat/) });
+    });
+
+    it.each<[string, Buffer]>([
+      ['a well-formed animation', apng(acTL(1), fcTL(4, 4), image)],
+      ['a first frame after the image data covering part of the image', apng(acTL(1), image, fcTL(2, 2, 2, 2), pngChunk('fdAT', Buffer.concat([Buffer.from([0, 0, 0, 1]), deflateSync(Buffer.alloc(2 * 7))])))],
+      ['more frames announced than described (Chromium prints the first)', apng(acTL(2), fcTL(4, 4), image)],
+      ['no frames announced (not an animation)', apng(acTL(0), image)],
+      ['an animation control chunk after the image data (ignored)', apng(image, acTL(1))],
+      ['an animation control chunk of the wrong size (ignored)', apng(pngChunk('acTL', Buffer.alloc(4)), image)],
+      ['a frame control chunk without an animation (ignored)', apng(fcTL(100, 100), image)],
+    ])('accepts %s', async (_what, bytes) => {
+      expect(await checkImage(bytes)).toMatchObject({ ok: true });
+    });
   });
 
   it('refuses images over 10000 pixels on a side or over 5 MB', async () => {
