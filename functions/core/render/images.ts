@@ -208,7 +208,13 @@ function checkJpeg(buf: Buffer): ImageCheck {
       const count = buf[offset + 9];
       if (![1, 3, 4].includes(count)) return bad(`The JPEG has ${count} colour components; only 1 (grey), 3 (colour) or 4 (CMYK) can be printed.`);
       if (length !== 8 + 3 * count) return bad('The JPEG frame header is damaged (its length does not match its components).');
-      for (let c = 0; c < count; c++) components.set(buf[offset + 10 + 3 * c], buf[offset + 12 + 3 * c]);
+      for (let c = 0; c < count; c++) {
+        const [id, sampling, table] = buf.subarray(offset + 10 + 3 * c, offset + 13 + 3 * c);
+        if (components.has(id)) return bad('The JPEG frame header names two colour components with the same id.');
+        // Horizontal and vertical sampling factors are 1 to 4 (T.81, B.2.2).
+        if (![sampling >> 4, sampling & 0x0f].every((factor) => factor >= 1 && factor <= 4)) return bad('The JPEG frame header has a sampling factor outside 1 to 4.');
+        components.set(id, table);
+      }
     }
     if (marker === 0xdb) {
       // Each table: a byte of precision (high nibble) and id (low nibble), then 64 entries of 1 or 2 bytes.

@@ -208,6 +208,9 @@ describe('checkImage', () => {
     ['a second frame header', (() => { const b = grey(); const at = b.indexOf(Buffer.from([0xff, 0xc0])); const sof = b.subarray(at, at + 2 + b.readUInt16BE(at + 2)); return Buffer.concat([b.subarray(0, at), sof, b.subarray(at)]); })(), /frame header/],
     ['a scan of a component the frame does not have', grey(1, (b, at) => (b[at(0xda) + 5] = 9)), /scan/],
     ['a quantisation table that was never defined', grey(1, (b, at) => (b[at(0xc0) + 12] = 3)), /quantisation table/],
+    ['a sampling factor of 0', grey(1, (b, at) => (b[at(0xc0) + 11] = 0x01)), /sampling factor/],
+    ['a sampling factor of 5', grey(1, (b, at) => (b[at(0xc0) + 11] = 0x51)), /sampling factor/],
+    ['two components with one id', grey(3, (b, at) => (b[at(0xc0) + 13] = b[at(0xc0) + 10])), /same id/],
   ])('refuses a JPEG Chromium prints as a broken-image icon or that no PDF viewer can draw: %s', async (_what, bytes, said) => {
     expect(await checkImage(grey())).toMatchObject({ ok: true, width: 16, height: 16 });
     expect(await checkImage(bytes)).toMatchObject({ ok: false, code: 'INVALID_IMAGE_DATA', message: expect.stringMatching(said) });
