@@ -2,9 +2,10 @@
  * Reading a bundle ZIP safely. `inspectArchive` checks the whole archive before anything is extracted:
  * entry count, every entry name (absolute, `..`, backslash, control characters, symlinks, duplicates), every
  * local header and data descriptor against the central directory, and where each entry lies (entries sharing bytes
- * are an overlapping ZIP bomb, refused before anything is inflated), then every entry's data is inflated and its real bytes counted (declared sizes are never trusted): an entry over
- * 1 MB expanding more than 100× is suspicious, more than 300 MB in all is too much, and sizes or checksums
- * that do not match what the archive declares make it invalid. Only then does `readEntry` hand out data.
+ * are an overlapping ZIP bomb, refused before anything is inflated), then every entry's data is inflated and its
+ * real bytes counted (declared sizes are never trusted): an entry over 1 MB expanding more than 100× is suspicious,
+ * more than 300 MB in all is too much, and sizes or checksums that do not match what the archive declares make it
+ * invalid. Only then does `readEntry` hand out data.
  * Nested archives are ordinary files: never opened.
  */
 import { promisify } from 'node:util';
