@@ -5,7 +5,7 @@
  * are an overlapping ZIP bomb, refused before anything is inflated), then every entry's data is inflated and its
  * real bytes counted (declared sizes are never trusted): an entry over 1 MB expanding more than 100× is suspicious,
  * more than 300 MB in all is too much, and sizes or checksums that do not match what the archive declares make it
- * invalid. Only then does `readEntry` hand out data.
+ * invalid. Only then does `readLocation` hand out data, from where the check found it.
  * Nested archives are ordinary files: never opened.
  */
 import { promisify } from 'node:util';
@@ -52,7 +52,6 @@ export interface ArchiveFile {
   /** Real inflated size. */
   size: number;
   location: EntryLocation;
-  entry: Entry;
 }
 
 export interface InspectedArchive {
@@ -64,7 +63,6 @@ export interface InspectedArchive {
   expandedBytes: number;
   ignored: number;
   zip: ZipFile;
-  source: Buffer;
 }
 
 const S_IFMT = 0o170000;
@@ -157,7 +155,7 @@ const UNSAFE_MESSAGES: Record<string, string> = {
   too_long: 'has a name longer than 1024 characters',
 };
 
-type Counted = { size: number; crc: number; data: Buffer | null; start: number } | { over: number };
+type Counted = { size: number; crc: number; start: number } | { over: number };
 
 /**
  * The local header repeats what the central directory says of an entry. Readers differ in which one they trust, so
@@ -247,20 +245,19 @@ async function localSpan(zip: ZipFile, source: Buffer, entry: Entry): Promise<Lo
 
 /**
  * Inflates an entry's data counting real bytes; stops as soon as more than `cap` bytes came out (and says so).
- * `collect` keeps the data (extraction), otherwise it is only counted.
+ * The data is only counted, never kept.
  */
-async function inflate(source: Buffer, entry: Entry, at: LocalSpan, cap: number, collect: boolean): Promise<Counted> {
+async function inflate(source: Buffer, entry: Entry, at: LocalSpan, cap: number): Promise<Counted> {
   const fileDataStart = at.start;
   const raw = source.subarray(at.start, at.end);
   // An empty file has no data at all (the format's rule for zero-byte files), also when it is marked deflated:
   // an inflater fed nothing reports a truncated stream.
   if (entry.compressionMethod === 0 || raw.length === 0) {
     if (raw.length > cap) return { over: raw.length };
-    return { size: raw.length, crc: crc32(raw), data: collect ? Buffer.from(raw) : null, start: fileDataStart };
+    return { size: raw.length, crc: crc32(raw), start: fileDataStart };
   }
   return new Promise<Counted>((resolve, reject) => {
     const inflater = createInflateRaw({ chunkSize: 64 * 1024 });
-    const chunks: Buffer[] = [];
     let size = 0;
     let crc = 0;
     let done = false;
@@ -274,12 +271,11 @@ async function inflate(source: Buffer, entry: Entry, at: LocalSpan, cap: number,
         return;
       }
       crc = crc32(chunk, crc);
-      if (collect) chunks.push(chunk);
     });
     inflater.on('end', () => {
       if (done) return;
       done = true;
-      resolve({ size, crc, data: collect ? Buffer.concat(chunks, size) : null, start: fileDataStart });
+      resolve({ size, crc, start: fileDataStart });
     });
     inflater.on('error', (err) => {
       if (done) return;
@@ -303,6 +299,9 @@ async function inflate(source: Buffer, entry: Entry, at: LocalSpan, cap: number,
   });
 }
 
+/** Where yauzl reads the central directory's next record: its start before reading, its end after. */
+const directoryCursor = (zip: ZipFile) => (zip as unknown as { readEntryCursor: number }).readEntryCursor;
+
 /** The whole safety check; throws ArchiveError with the job-level code. Nothing is extracted. */
 export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BULK_LIMITS): Promise<InspectedArchive> {
   let zip: ZipFile;
@@ -317,7 +316,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
       max_entries: limits.entries,
     });
   }
-  const directoryOffset = (zip as unknown as { readEntryCursor: number }).readEntryCursor;
+  const directoryOffset = directoryCursor(zip);
   let entries: Entry[];
   try {
     entries = await readCentralDirectory(zip);
@@ -326,7 +325,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
   }
   // The end record's entry count must reach the end of the central directory: more records after it would be entries
   // this check never saw but other tools extract.
-  const cursor = (zip as unknown as { readEntryCursor: number }).readEntryCursor;
+  const cursor = directoryCursor(zip);
   if (cursor + 4 <= source.length && source.readUInt32LE(cursor) === CENTRAL_FILE_HEADER) {
     throw invalid('bad_directory', `its end record counts ${entries.length} entries but its central directory holds more.`);
   }
@@ -377,7 +376,7 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
   for (const c of candidates) {
     const ratioCap = Math.max(limits.suspiciousBytes, limits.suspiciousRatio * c.entry.compressedSize);
     const remaining = limits.expandedBytes - expanded;
-    const counted = await inflate(source, c.entry, spans.get(c.entry)!, Math.min(ratioCap, remaining), false);
+    const counted = await inflate(source, c.entry, spans.get(c.entry)!, Math.min(ratioCap, remaining));
     if ('over' in counted) {
       if (counted.over > ratioCap) {
         throw new ArchiveError(
@@ -397,17 +396,10 @@ export async function inspectArchive(source: Buffer, limits: ArchiveLimits = BUL
     expanded += counted.size;
     if (!c.directory && !c.ignored) {
       const location = { start: counted.start, compressed: c.entry.compressedSize, method: c.entry.compressionMethod, size: counted.size, crc: counted.crc };
-      files.push({ ordinal: c.ordinal, path: c.path, size: counted.size, location, entry: c.entry });
+      files.push({ ordinal: c.ordinal, path: c.path, size: counted.size, location });
     }
   }
-  return { files, entryCount: entries.length, expandedBytes: expanded, ignored: candidates.filter((c) => c.ignored).length, zip, source };
-}
-
-/** The data of a file of an inspected archive (its size is known, so this cannot run away). */
-export async function readEntry(archive: InspectedArchive, file: ArchiveFile): Promise<Buffer> {
-  const counted = await inflate(archive.source, file.entry, await localSpan(archive.zip, archive.source, file.entry), file.size, true);
-  if ('over' in counted || !counted.data) throw invalid('changed', `entry "${file.path}" changed while it was read.`);
-  return counted.data;
+  return { files, entryCount: entries.length, expandedBytes: expanded, ignored: candidates.filter((c) => c.ignored).length, zip };
 }
 
 const inflateRawAsync = promisify(inflateRaw);

@@ -1,6 +1,6 @@
 import { crc32, deflateRawSync } from 'node:zlib';
 import yazl from 'yazl';
-import { ArchiveError, inspectArchive, readEntry } from '../../../../functions/core/bulk/archive';
+import { ArchiveError, inspectArchive, readLocation } from '../../../../functions/core/bulk/archive';
 import { rejection } from '../../../support/errors';
 import { centralHeader, dataDescriptor, localHeader, quotedOverlapBomb, rawZip, ratioEntry, zipOf } from '../../../support/zips';
 
@@ -41,8 +41,8 @@ describe('inspectArchive', () => {
     ]);
     expect(archive.entryCount).toBe(9);
     expect(archive.ignored).toBe(4);
-    expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>b</p>');
-    expect((await readEntry(archive, archive.files[2])).toString()).toBe('p{}');
+    expect((await readLocation(zip, archive.files[0].location)).toString()).toBe('<p>b</p>');
+    expect((await readLocation(zip, archive.files[2].location)).toString()).toBe('p{}');
   });
 
   it('reads archives written by a standard library (yazl)', async () => {
@@ -81,9 +81,10 @@ describe('inspectArchive', () => {
     ]);
     expect(await refusal(zip)).toMatchObject({ code: 'BULK_ZIP_UNSAFE_ENTRY', details: { reason: 'symlink', entry: 'link' } });
     // An ordinary file with Unix permissions is fine.
-    const ordinary = await inspectArchive(rawZip([{ name: 'a.html', data: 'x', unixMode: 0o100644 }]));
+    const plain = rawZip([{ name: 'a.html', data: 'x', unixMode: 0o100644 }]);
+    const ordinary = await inspectArchive(plain);
     expect(ordinary.files.map((f) => f.path)).toEqual(['a.html']);
-    expect((await readEntry(ordinary, ordinary.files[0])).toString()).toBe('x');
+    expect((await readLocation(plain, ordinary.files[0].location)).toString()).toBe('x');
   });
 
   it.each<[string, (zip: Buffer) => void]>([
@@ -100,13 +101,14 @@ describe('inspectArchive', () => {
   });
 
   it('accepts local headers that leave checksum and sizes to a data descriptor (yazl writes those)', async () => {
-    const archive = await inspectArchive(await yazlZip({ 'a.html': '<p>a</p>', 'b.html': '<p>bb</p>' }));
+    const zip = await yazlZip({ 'a.html': '<p>a</p>', 'b.html': '<p>bb</p>' });
+    const archive = await inspectArchive(zip);
     expect(archive.files.map((f) => [f.path, f.size])).toEqual([
       ['a.html', 8],
       ['b.html', 9],
     ]);
-    expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>a</p>');
-    expect((await readEntry(archive, archive.files[1])).toString()).toBe('<p>bb</p>');
+    expect((await readLocation(zip, archive.files[0].location)).toString()).toBe('<p>a</p>');
+    expect((await readLocation(zip, archive.files[1].location)).toString()).toBe('<p>bb</p>');
   });
 
   it('checks the local checksum and sizes unless the local header itself defers them to a data descriptor', async () => {
@@ -211,9 +213,10 @@ describe('inspectArchive', () => {
 
   it('keeps a nested archive as an ordinary file and never opens it', async () => {
     const inner = rawZip([{ name: 'inner.html', data: '<p>inner</p>' }, { name: '../escape.html', data: 'x' }]);
-    const archive = await inspectArchive(rawZip([{ name: 'outer.html', data: '<p>outer</p>' }, { name: 'nested/inner.zip', data: inner, method: 0 }]));
+    const zip = rawZip([{ name: 'outer.html', data: '<p>outer</p>' }, { name: 'nested/inner.zip', data: inner, method: 0 }]);
+    const archive = await inspectArchive(zip);
     expect(archive.files.map((f) => f.path)).toEqual(['outer.html', 'nested/inner.zip']);
-    expect(await readEntry(archive, archive.files[1])).toEqual(inner);
+    expect(await readLocation(zip, archive.files[1].location)).toEqual(inner);
   });
 
   it('accepts the root folder entry ./ that bsdtar (tar -a on macOS and Windows) writes first', async () => {
@@ -254,12 +257,13 @@ describe('inspectArchive', () => {
   });
 
   it('accepts an empty file marked deflated that has no data at all', async () => {
-    const archive = await inspectArchive(rawZip([{ name: 'empty.css', method: 8, compressed: Buffer.alloc(0) }, { name: 'a.html', data: '<p>a</p>' }]));
+    const zip = rawZip([{ name: 'empty.css', method: 8, compressed: Buffer.alloc(0) }, { name: 'a.html', data: '<p>a</p>' }]);
+    const archive = await inspectArchive(zip);
     expect(archive.files.map((f) => [f.path, f.size])).toEqual([
       ['empty.css', 0],
       ['a.html', 8],
     ]);
-    expect(await readEntry(archive, archive.files[0])).toEqual(Buffer.alloc(0));
+    expect(await readLocation(zip, archive.files[0].location)).toEqual(Buffer.alloc(0));
     // Declaring a size it does not have is still refused.
     expect(await refusal(rawZip([{ name: 'e.css', method: 8, compressed: Buffer.alloc(0), declaredSize: 5 }]))).toMatchObject({ code: 'BULK_ZIP_INVALID' });
   });
@@ -309,8 +313,9 @@ describe('inspectArchive: data descriptors', () => {
 
   it('reads an entry whose local header leaves sizes at 0 for a true descriptor, with or without its signature', async () => {
     for (const signature of [true, false]) {
-      const archive = await inspectArchive(withDescriptor(dataDescriptor(crc32(data), deflated.length, data.length, signature)));
-      expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>described</p>');
+      const zip = withDescriptor(dataDescriptor(crc32(data), deflated.length, data.length, signature));
+      const archive = await inspectArchive(zip);
+      expect((await readLocation(zip, archive.files[0].location)).toString()).toBe('<p>described</p>');
     }
   });
 
@@ -370,8 +375,9 @@ describe('inspectArchive: ZIP64 and end records', () => {
   const end64At = (zip: Buffer) => zip.length - 22 - 20 - 56;
 
   it('reads a real ZIP64 archive', async () => {
-    const archive = await inspectArchive(zip64());
-    expect((await readEntry(archive, archive.files[0])).toString()).toBe('<p>64</p>');
+    const zip = zip64();
+    const archive = await inspectArchive(zip);
+    expect((await readLocation(zip, archive.files[0].location)).toString()).toBe('<p>64</p>');
   });
 
   it('refuses a local ZIP64 field that gives other sizes than the central directory, or none', async () => {
