@@ -8,23 +8,18 @@ import { type RenderRequest, TooManyPagesError } from '../../core/render/ports';
  */
 
 /**
- * Script defining `pageBoxOf(sheets)`: the `@page` box of a list of stylesheets, the last declaration of each property
- * winning. Rules are read from every readable sheet (imports, @media, @supports, layers; depth-bounded), those under a
- * media query only when it names print or all.
+ * Script defining `forEachPageRule(sheets, visit)`: calls `visit` with every `@page` rule (`:first` and other
+ * selectors too) of every readable sheet that applies to print (imports, @media, @supports, layers; depth-bounded),
+ * in order; rules under a media query only when it names print or all.
  */
-const PAGE_BOX_OF_SHEETS = `const forPrint = (media) => !media || (/\\b(all|print)\\b/i.test(media) && !/\\bnot\\s+(all|print)\\b/i.test(media));
-  const pageBoxOf = (sheets) => {
-    const props = [['size', 'size'], ['marginTop', 'margin-top'], ['marginRight', 'margin-right'], ['marginBottom', 'margin-bottom'], ['marginLeft', 'margin-left']];
-    let box = null;
+export const PAGE_RULES_OF_SHEETS = `const forPrint = (media) => !media || (/\\b(all|print)\\b/i.test(media) && !/\\bnot\\s+(all|print)\\b/i.test(media));
+  const forEachPageRule = (sheets, visit) => {
     const walk = (rules, depth) => {
       if (depth > 16) return;
       for (const rule of rules) {
         try {
-          if (rule.type === 6) {
-            if (String(rule.selectorText || '').trim()) continue;
-            box = box || { size: '', marginTop: '', marginRight: '', marginBottom: '', marginLeft: '' };
-            for (const [key, prop] of props) { const value = rule.style.getPropertyValue(prop); if (value) box[key] = value; }
-          } else if (rule.type === 3) { if (forPrint(rule.media.mediaText) && rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1); }
+          if (rule.type === 6) visit(rule);
+          else if (rule.type === 3) { if (forPrint(rule.media.mediaText) && rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1); }
           else if (rule.type === 4) { if (forPrint(rule.media.mediaText)) walk(rule.cssRules, depth + 1); }
           else if (rule.cssRules) walk(rule.cssRules, depth + 1);
         } catch (e) { /* a sheet of another origin cannot be read */ }
@@ -33,6 +28,21 @@ const PAGE_BOX_OF_SHEETS = `const forPrint = (media) => !media || (/\\b(all|prin
     for (const sheet of sheets) {
       try { if (!sheet.disabled && forPrint(sheet.media.mediaText)) walk(sheet.cssRules, 0); } catch (e) { /* another origin */ }
     }
+  };`;
+
+/**
+ * Script defining `pageBoxOf(sheets)`: the `@page` box of a list of stylesheets (rules without a selector), the last
+ * declaration of each property winning.
+ */
+const PAGE_BOX_OF_SHEETS = `${PAGE_RULES_OF_SHEETS}
+  const pageBoxOf = (sheets) => {
+    const props = [['size', 'size'], ['marginTop', 'margin-top'], ['marginRight', 'margin-right'], ['marginBottom', 'margin-bottom'], ['marginLeft', 'margin-left']];
+    let box = null;
+    forEachPageRule(sheets, (rule) => {
+      if (String(rule.selectorText || '').trim()) return;
+      box = box || { size: '', marginTop: '', marginRight: '', marginBottom: '', marginLeft: '' };
+      for (const [key, prop] of props) { const value = rule.style.getPropertyValue(prop); if (value) box[key] = value; }
+    });
     return box;
   };`;
 

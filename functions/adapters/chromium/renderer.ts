@@ -10,7 +10,7 @@ import { wellFormed } from '../../core/validation/well-formed';
 import { type ChromiumBrowser, ChromiumFaultError } from './browser';
 import { bundlePathOf, bundleUrl } from '../../core/render/bundle-url';
 import { BUNDLE_SERVING_LIMITS, type BundleOrigin, clearBundleOrigin, openBundleDocument, serveBundle } from './bundle-origin';
-import { LOADED_FACTS, htmlPageBox, loadedFacts, refuseFarTooLong } from './page-estimate';
+import { LOADED_FACTS, PAGE_RULES_OF_SHEETS, htmlPageBox, loadedFacts, refuseFarTooLong } from './page-estimate';
 
 /**
  * CSS animations and transitions jump to their end before printing (infinite ones are dropped): a page prints as it
@@ -21,39 +21,27 @@ const FINISH_ANIMATIONS = `for (const animation of document.getAnimations()) {
 }`;
 
 /**
- * Each negative @page margin becomes 0 (its !important kept). Chromium prints one as it is:
- * the page's content box reaches past the sheet and what falls outside is cut off (from about -0.3in a short
- * document printed as a blank page); paper has no room outside it, so a printer would print such a margin as 0.
- * Every readable stylesheet is walked (@media, @supports, layers, @import; depth-bounded); a cross-origin one cannot
- * be read and keeps its margins. In the document's own world: a document that tampers with what this calls only
- * keeps its own negative margins. Run with WAIT_FOR_LOAD, in the evaluation that reads the loaded document anyway, and
- * again before printing a document that went on loading (network idle): it may have added stylesheets since.
+ * Each negative @page margin becomes 0 (its !important kept). Chromium prints one as it is: the page's content box
+ * reaches past the sheet and what falls outside is cut off (from about -0.3in a short document printed as a blank
+ * page); paper has no room outside it, so a printer would print such a margin as 0. Every @page rule that applies to
+ * print is visited, as the page estimate reads them (PAGE_RULES_OF_SHEETS); a cross-origin sheet cannot be read and
+ * keeps its margins. In the document's own world: a document that tampers with what this calls only keeps its own
+ * negative margins. Run with WAIT_FOR_LOAD, in the evaluation that reads the loaded document anyway, and again before
+ * printing a document that went on loading (network idle): it may have added stylesheets since.
  */
 const ZERO_NEGATIVE_PAGE_MARGINS = `(() => {
-  const sides = ['margin-top', 'margin-right', 'margin-bottom', 'margin-left'];
+  ${PAGE_RULES_OF_SHEETS}
   const negative = (text) => {
     let value;
     try { value = CSSNumericValue.parse(text); } catch { return false; } // auto, var(), …
     if (value instanceof CSSUnitValue) return value.value < 0; // -1in, -5%, -2em
     try { return value.to('px').value < 0; } catch { return false; } // calc() of absolute lengths only
   };
-  const walk = (rules, depth) => {
-    if (depth > 16) return;
-    for (const rule of rules) {
-      try {
-        if (rule instanceof CSSPageRule) {
-          for (const side of sides) {
-            if (negative(rule.style.getPropertyValue(side))) rule.style.setProperty(side, '0', rule.style.getPropertyPriority(side));
-          }
-        } else if (rule instanceof CSSImportRule) {
-          if (rule.styleSheet) walk(rule.styleSheet.cssRules, depth + 1);
-        } else if (rule.cssRules) walk(rule.cssRules, depth + 1);
-      } catch { /* a sheet of another origin cannot be read */ }
+  forEachPageRule([...document.styleSheets, ...(document.adoptedStyleSheets || [])], (rule) => {
+    for (const side of ['margin-top', 'margin-right', 'margin-bottom', 'margin-left']) {
+      if (negative(rule.style.getPropertyValue(side))) rule.style.setProperty(side, '0', rule.style.getPropertyPriority(side));
     }
-  };
-  for (const sheet of [...document.styleSheets, ...(document.adoptedStyleSheets || [])]) {
-    try { walk(sheet.cssRules, 0); } catch { /* another origin */ }
-  }
+  });
 })()`;
 
 /**
