@@ -1,10 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { BatchWriteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { GSI1 } from '../../../../functions/adapters/dynamodb/schema';
-import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+import { EMULATOR_TRANSPORTS, withLocalEmulator } from '../../../support/local-emulator';
 
 /**
  * What real DynamoDB refuses about key values and dynalite let through: an empty string as a secondary index key,
@@ -12,20 +8,7 @@ import { type LocalDynamo, startLocalDynamo } from '../../../../local/emulators/
  * Query's key values at all). A code path doing either must fail locally as it would in AWS.
  */
 const TABLE = 'key-rules-test';
-let dynamo: LocalDynamo;
-let dataDir: string;
-const clients: DynamoDBDocumentClient[] = [];
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'ddb-key-rules-'));
-  dynamo = await startLocalDynamo({ dataDir, tableName: TABLE });
-});
-
-afterAll(async () => {
-  for (const c of clients) c.destroy();
-  await dynamo.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const emulator = withLocalEmulator(TABLE);
 
 /** `bytes` UTF-8 bytes in a third as many UTF-16 code units ('€' is 3 bytes, 1 code unit). */
 const euros = (bytes: number) => '€'.repeat(Math.floor(bytes / 3)) + 'a'.repeat(bytes % 3);
@@ -35,22 +18,10 @@ const EMPTY_INDEX_KEY = (attr: string) =>
 const HASH_KEY_TOO_LARGE = 'One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes';
 const RANGE_KEY_TOO_LARGE = 'One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes';
 
-describe.each([
-  ['over the loopback endpoint', 'http'],
-  ['in-process', 'direct'],
-] as const)('local DynamoDB key rules %s', (_name, transport) => {
+describe.each(EMULATOR_TRANSPORTS)('local DynamoDB key rules %s', (_name, transport) => {
   let client: DynamoDBDocumentClient;
   beforeAll(() => {
-    client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: dynamo.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        maxAttempts: 1,
-        ...(transport === 'direct' ? { requestHandler: dynamo.requestHandler } : {}),
-      }),
-    );
-    clients.push(client);
+    client = emulator.client(transport, { maxAttempts: 1 });
   });
 
   const key = (id: string) => ({ pk: `K#${transport}#${id}`, sk: 'ITEM' });

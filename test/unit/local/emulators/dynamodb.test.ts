@@ -4,23 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, ScanCommand, TransactGetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import { type LocalDynamo, answeringStoreFailures, answersStoreFailures, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+import { answeringStoreFailures, answersStoreFailures, startLocalDynamo } from '../../../../local/emulators/dynamodb';
+import { EMULATOR_TRANSPORTS, withLocalEmulator } from '../../../support/local-emulator';
 
 const TABLE = 'emulator-test';
-let dynamo: LocalDynamo;
-let dataDir: string;
-const clients: DynamoDBDocumentClient[] = [];
-
-beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(os.tmpdir(), 'ddb-emulator-'));
-  dynamo = await startLocalDynamo({ dataDir, tableName: TABLE });
-});
-
-afterAll(async () => {
-  for (const c of clients) c.destroy();
-  await dynamo.stop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+const emulator = withLocalEmulator(TABLE);
 
 describe('local DynamoDB start-up', () => {
   it('waits for another holder of its store to let go (a process still exiting), and says which DATA_DIR is in use if it does not', async () => {
@@ -87,8 +75,11 @@ describe('local DynamoDB stop', () => {
       await expect(client.send(new GetCommand({ TableName: 'stop-test', Key: { pk: 'STOP#a', sk: 'ITEM' } }))).rejects.toMatchObject({ name: 'InternalServerError', message: expect.stringMatching(/stopped/) });
       stopping = await startLocalDynamo({ dataDir: dir, tableName: 'stop-test' });
       const again = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: stopping.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
-      clients.push(again);
-      for (const id of ['a', 'b']) expect((await again.send(new GetCommand({ TableName: 'stop-test', Key: { pk: `STOP#${id}`, sk: 'ITEM' } }))).Item).toEqual(item(id));
+      try {
+        for (const id of ['a', 'b']) expect((await again.send(new GetCommand({ TableName: 'stop-test', Key: { pk: `STOP#${id}`, sk: 'ITEM' } }))).Item).toEqual(item(id));
+      } finally {
+        again.destroy();
+      }
     } finally {
       client.destroy();
       await stopping.stop();
@@ -98,21 +89,10 @@ describe('local DynamoDB stop', () => {
 });
 
 // Both ways in: the loopback endpoint (other tools) and the in-process transport (the local service).
-describe.each([
-  ['over the loopback endpoint', 'http'],
-  ['in-process', 'direct'],
-] as const)('local DynamoDB transactions %s', (_name, transport) => {
+describe.each(EMULATOR_TRANSPORTS)('local DynamoDB transactions %s', (_name, transport) => {
   let client: DynamoDBDocumentClient;
   beforeAll(() => {
-    client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({
-        endpoint: dynamo.endpoint,
-        region: 'us-east-1',
-        credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-        ...(transport === 'direct' ? { requestHandler: dynamo.requestHandler } : {}),
-      }),
-    );
-    clients.push(client);
+    client = emulator.client(transport);
   });
 
   const key = (id: string) => ({ pk: `T#${transport}#${id}`, sk: 'ITEM' });
@@ -376,10 +356,7 @@ describe('local DynamoDB cursors', () => {
   };
 
   it('closes the cursor of every Query and Scan once it is answered (they stayed open until the process ended)', async () => {
-    const client = DynamoDBDocumentClient.from(
-      new DynamoDBClient({ endpoint: dynamo.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, requestHandler: dynamo.requestHandler }),
-    );
-    clients.push(client);
+    const client = emulator.client('direct');
     for (let i = 0; i < 12; i++) await client.send(new PutCommand({ TableName: TABLE, Item: { pk: 'CURSORS', sk: `ITEM#${String(i).padStart(2, '0')}` } }));
     const open = new Set<object>();
     let attached = 0;
