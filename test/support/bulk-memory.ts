@@ -1,7 +1,7 @@
 /** In-memory bulk pieces for unit tests of functions/core/bulk (the integration tests use the real stack). */
 import type { BulkDeps } from '../../functions/core/bulk/deps';
 import { DEFAULT_BULK_TIMING } from '../../functions/core/bulk/limits';
-import type { BulkProgress } from '../../functions/core/bulk/ports';
+import type { BulkProgress, PreparedCounts } from '../../functions/core/bulk/ports';
 import type { OutboxEvent } from '../../functions/core/events/events';
 import type { JobFileRow } from '../../functions/core/jobs/files';
 import type { Job } from '../../functions/core/jobs/job';
@@ -38,10 +38,11 @@ export class MemoryBulkProgress implements BulkProgress {
     return true;
   }
 
-  async setCounts(jobId: string, counts: { file_count?: number; processed_count?: number; failure_count?: number }) {
+  async setCounts(jobId: string, counts: PreparedCounts) {
     const job = this.jobs.jobs.get(jobId);
     if (!job || job.status !== 'processing') return false;
-    Object.assign(job, counts);
+    // As the DynamoDB adapter: only forward (see BulkProgress.setCounts).
+    if (job.file_count !== counts.file_count || job.processed_count === undefined || job.processed_count < counts.processed_count) Object.assign(job, counts);
     return true;
   }
 

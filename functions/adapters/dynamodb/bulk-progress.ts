@@ -1,5 +1,5 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import type { BulkProgress } from '../../core/bulk/ports';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { BulkProgress, PreparedCounts } from '../../core/bulk/ports';
 import type { OutboxEvent } from '../../core/events/events';
 import type { JobFileRow } from '../../core/jobs/files';
 import type { Job } from '../../core/jobs/job';
@@ -92,14 +92,24 @@ export class DynamoBulkProgress implements BulkProgress {
     return written !== null;
   }
 
-  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number; failure_count?: number }): Promise<boolean> {
-    const entries = Object.entries(counts).filter(([, v]) => v !== undefined);
-    if (entries.length === 0) return Promise.resolve(true);
-    return this.update(
-      jobId,
-      entries.map(([k]) => `${k} = :${k}`).join(', '),
-      Object.fromEntries(entries.map(([k, v]) => [`:${k}`, v])),
+  async setCounts(jobId: string, counts: PreparedCounts): Promise<boolean> {
+    const raised = await conditional(() =>
+      this.db.doc.send(
+        new UpdateCommand({
+          TableName: this.db.table,
+          Key: keys.job(jobId),
+          // Only forward: a stale attempt counted fewer rows than the renders have recorded since (file_count is null
+          // until the first Prepare counts, and the same for every attempt after).
+          ConditionExpression: '#status = :processing AND (NOT file_count = :file_count OR attribute_not_exists(processed_count) OR processed_count < :processed_count)',
+          UpdateExpression: 'SET file_count = :file_count, processed_count = :processed_count, failure_count = :failure_count',
+          ExpressionAttributeNames: PROCESSING,
+          ExpressionAttributeValues: { ':processing': 'processing', ':file_count': counts.file_count, ':processed_count': counts.processed_count, ':failure_count': counts.failure_count },
+        }),
+      ),
     );
+    if (raised !== null) return true;
+    const stored = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.job(jobId), ProjectionExpression: '#status', ExpressionAttributeNames: PROCESSING, ConsistentRead: true }));
+    return stored.Item?.status === 'processing';
   }
 
   requestCancel(jobId: string): Promise<boolean> {

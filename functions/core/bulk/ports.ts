@@ -2,6 +2,13 @@ import type { OutboxEvent } from '../events/events';
 import type { JobFileRow } from '../jobs/files';
 import type { Job } from '../jobs/job';
 
+/** A bulk job's counts as Prepare reads them from its file rows. */
+export interface PreparedCounts {
+  file_count: number;
+  processed_count: number;
+  failure_count: number;
+}
+
 /**
  * What bulk jobs need beyond the job and file-row repositories: writes that many concurrent file renders
  * make to one job without overwriting each other (or a cancel request), and a look at the job's ledger.
@@ -16,8 +23,12 @@ export interface BulkProgress {
    * the file after a cancel while this invocation, which had started printing, still ran.
    */
   recordFile(jobId: string, row: JobFileRow): Promise<boolean>;
-  /** Sets counters of a processing job (nothing else changes); false when it is not processing. */
-  setCounts(jobId: string, counts: { file_count?: number; processed_count?: number; failure_count?: number }): Promise<boolean>;
+  /**
+   * Sets the counts Prepare took from the job's rows, only forward: when the job already has this `file_count` and
+   * at least this `processed_count` (an earlier attempt of Prepare, still running after its retry had started the
+   * renders, counted fewer rows), nothing changes. False when the job is not processing.
+   */
+  setCounts(jobId: string, counts: PreparedCounts): Promise<boolean>;
   /** Sets `cancel_requested` on a processing job (nothing else changes); false when it is not processing. */
   requestCancel(jobId: string): Promise<boolean>;
   /**

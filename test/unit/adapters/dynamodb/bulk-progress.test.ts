@@ -77,6 +77,34 @@ describe('DynamoBulkProgress against dynalite', () => {
     }
   });
 
+  it('never moves the counts back: a stale Prepare attempt that counted the rows before files were recorded changes nothing', async () => {
+    const local = await startLocalDynamo({ tableName: 'stale' });
+    try {
+      const db = createDynamo({ tableName: 'stale', region: 'us-east-1', endpoint: local.endpoint, requestHandler: local.requestHandler });
+      const jobs = new DynamoJobRepository(db);
+      const progress = new DynamoBulkProgress(db);
+      await jobs.put({ ...newJob({ job_id: 'job_s1', account_id: 'acct1', job_type: 'bulk', status: 'processing', now: new Date() }), file_count: null, success_count: 0, failure_count: 0 });
+      // Prepare: one of four files was too large (a failure row without a count step).
+      const prepared = { file_count: 4, processed_count: 1, failure_count: 1 };
+      expect(await progress.setCounts('job_s1', prepared)).toBe(true);
+      await progress.recordFile('job_s1', { ...row, index: 1 });
+      await progress.recordFile('job_s1', { ...row, index: 2, status: 'failed', error_code: 'RENDER_FAILED' });
+      // An earlier attempt of the same Prepare (Step Functions retried it while it still ran) writes what it counted.
+      expect(await progress.setCounts('job_s1', prepared)).toBe(true);
+      expect(await jobs.get('job_s1')).toMatchObject({ file_count: 4, processed_count: 3, success_count: 1, failure_count: 2 });
+      // A run started over after a crash between writing too-large rows and counting them does raise the counts.
+      expect(await progress.setCounts('job_s1', { file_count: 4, processed_count: 4, failure_count: 3 })).toBe(true);
+      expect(await jobs.get('job_s1')).toMatchObject({ file_count: 4, processed_count: 4, success_count: 1, failure_count: 3 });
+      // A job that is no longer processing is not written, stale or not.
+      await jobs.put({ ...(await jobs.get('job_s1'))!, status: 'completed' });
+      expect(await progress.setCounts('job_s1', prepared)).toBe(false);
+      expect(await progress.setCounts('job_s1', { file_count: 4, processed_count: 9, failure_count: 0 })).toBe(false);
+      expect(await jobs.get('job_s1')).toMatchObject({ status: 'completed', processed_count: 4, failure_count: 3 });
+    } finally {
+      await local.stop();
+    }
+  });
+
   it('finishes a job only over the cancel request Finish read: a cancel that arrived meanwhile survives', async () => {
     const local = await startLocalDynamo({ tableName: 'finish' });
     try {
