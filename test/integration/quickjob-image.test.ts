@@ -1,6 +1,8 @@
 import { errorOf } from '../support/errors';
 import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
 import { GIF, arithmeticJpeg, jpeg, multipart, png } from '../support/images';
+import { type TableName, everySymbolBlocks, standardTablesJpeg } from '../support/jpeg-build';
+import { decodeJpeg, pdfImages } from '../support/jpeg-read';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let stack: TestStack;
@@ -77,6 +79,17 @@ describe('POST /quickjob with images (multipart)', () => {
     near('none height', drawn.none.height, 90 * 0.75);
     near('none centre x', drawn.none.x + drawn.none.width / 2, centre.x);
     near('none centre y', drawn.none.y + drawn.none.height / 2, centre.y);
+  });
+
+  it('prints a Motion-JPEG frame (Huffman tables named, never defined) as a JPEG pdf.js decodes to its pixels', async () => {
+    // Chromium draws it with the standard tables and copies its bytes into the PDF, where pdf.js drew nothing.
+    const blocks = everySymbolBlocks(32);
+    const picture = (tables?: TableName[]) => standardTablesJpeg(8, 4, 3, (component, block) => blocks[(block + 5 * component) % 32], tables);
+    const res = await send([{ name: 'input_type', value: 'image' }, image(picture([]), 'frame.jpg', 'image/jpeg')]);
+    expect(res.status).toBe(200);
+    const images = await pdfImages(new Uint8Array(await res.arrayBuffer()));
+    expect(images.map(({ width, height, kind }) => ({ width, height, kind }))).toEqual([{ width: 64, height: 32, kind: 2 }]);
+    expect(images[0].pixels.equals((await decodeJpeg(picture())).pixels)).toBe(true);
   });
 
   it('skips unusable images and counts only the included ones', async () => {

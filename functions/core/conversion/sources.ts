@@ -22,7 +22,7 @@ export async function checkImages(images: UploadedImage[]): Promise<CheckedImage
   // One at a time: each check may inflate hundreds of MB of scanlines (counted, not kept), so no need to run them at once.
   for (const [index, image] of images.entries()) {
     const check = await checkImage(image.bytes);
-    if (check.ok) result.usable.push({ bytes: image.bytes, type: check.type });
+    if (check.ok) result.usable.push({ bytes: check.bytes, type: check.type });
     else result.skipped.push({ index, filename: image.filename, code: check.code, message: check.message });
   }
   if (result.usable.length === 0) throw noUsableImages(result.skipped);
@@ -45,7 +45,7 @@ export function urlDocument(http: HttpClient, url: URL, rawOptions: unknown): ()
       const options = parseImageOptions(rawOptions);
       const check = await checkImage(doc.body);
       if (!check.ok) throw new ServiceError(check.code, `The image at the URL cannot be used: ${check.message} ${IMAGE_ADVICE[check.code]}`, { url: shownReached(doc.finalUrl, url.href) });
-      return { html: imagesToHtml([{ bytes: doc.body, type: check.type }], options), options: options.pdf };
+      return { html: imagesToHtml([{ bytes: check.bytes, type: check.type }], options), options: options.pdf };
     }
     const text = decodeText(doc);
     const documentUrl = shownReached(doc.finalUrl, url.href);

@@ -2,6 +2,7 @@ import { crc32, createInflate } from 'node:zlib';
 import { z } from 'zod';
 import { ServiceError } from '../errors';
 import { optional, parseRequest } from '../validation';
+import { isStandardHuffmanTable, standardHuffmanSegment } from './jpeg-huffman';
 import { type PdfOptions, normalisePdfOptions, pdfOptionsSchema } from './options';
 
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
@@ -13,7 +14,11 @@ export const MAX_IMAGE_REQUEST_BYTES = Math.floor(4.5 * 1024 * 1024);
 export type ImageType = 'png' | 'jpeg';
 export type ImageCode = 'INVALID_IMAGE_FORMAT' | 'INVALID_IMAGE_DATA' | 'IMAGE_TOO_LARGE';
 
-export type ImageCheck = { ok: true; type: ImageType; width: number; height: number } | { ok: false; code: ImageCode; message: string };
+/**
+ * A usable image comes with the bytes to print: the upload itself, or a JPEG that relies on the standard Huffman
+ * tables without defining them with those tables written in.
+ */
+export type ImageCheck = { ok: true; type: ImageType; width: number; height: number; bytes: Buffer } | { ok: false; code: ImageCode; message: string };
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
@@ -111,7 +116,7 @@ async function checkPng(buf: Buffer): Promise<ImageCheck> {
   if (verdict === 'corrupt') return bad('The PNG image data is corrupt.');
   if (verdict === 'bad_filter') return bad('The PNG image data is corrupt (a scanline names a filter that does not exist).');
   if (verdict !== expected) return bad('The PNG image data does not match its dimensions.');
-  return { ok: true, type: 'png', width, height };
+  return { ok: true, type: 'png', width, height, bytes: buf };
 }
 
 /**
@@ -186,9 +191,14 @@ function checkJpeg(buf: Buffer): ImageCheck {
   let width = 0;
   let height = 0;
   let framed = false;
+  let progressive = false;
   // Each frame component's id and the quantisation table it names; the tables defined so far.
   const components = new Map<number, number>();
   const quantTables = new Set<number>();
+  // The Huffman tables defined so far, as DHT names them (class × 16 + id); whether the first scan uses one never defined.
+  const huffmanTables = new Set<number>();
+  let lacksHuffmanTables = false;
+  let scanAt = 0;
   for (;;) {
     while (offset < buf.length && buf[offset] === 0xff && buf[offset + 1] === 0xff) offset++;
     if (offset + 4 > buf.length || buf[offset] !== 0xff) return bad('The JPEG is truncated or its structure is damaged.');
@@ -200,6 +210,7 @@ function checkJpeg(buf: Buffer): ImageCheck {
       if (length < 8) return bad('The JPEG frame header is damaged.');
       if (framed) return bad('The JPEG has a second frame header.');
       framed = true;
+      progressive = marker === 0xc2;
       const unprintable = unprintableJpegFrame(marker, buf[offset + 4]);
       if (unprintable) return bad(unprintable);
       height = buf.readUInt16BE(offset + 5);
@@ -220,16 +231,32 @@ function checkJpeg(buf: Buffer): ImageCheck {
       // Each table: a byte of precision (high nibble) and id (low nibble), then 64 entries of 1 or 2 bytes.
       for (let at = offset + 4; at < offset + 2 + length; at += 1 + 64 * ((buf[at] >> 4) + 1)) quantTables.add(buf[at] & 0x0f);
     }
+    if (marker === 0xc4) {
+      // Each table: a byte of class (high nibble) and id (low nibble), the number of codes of each length 1–16, the symbols.
+      for (let at = offset + 4; at + 17 <= offset + 2 + length; at += 17 + buf.subarray(at + 1, at + 17).reduce((sum, n) => sum + n, 0)) huffmanTables.add(buf[at]);
+    }
     if (marker === 0xda) {
       // Chromium prints a scan of a component the frame lacks as a broken-image icon; a missing quantisation table
       // it passes into the PDF as is, where no viewer can draw it.
       const count = buf[offset + 4];
       if (!framed || count < 1 || count > 4 || length !== 6 + 2 * count) return bad('The JPEG scan header is damaged.');
+      // A progressive scan codes either DC coefficients (spectral selection starting at 0) or AC ones, with that class's tables only.
+      const startsAtDc = buf[offset + 5 + 2 * count] === 0;
       for (let c = 0; c < count; c++) {
         const table = components.get(buf[offset + 5 + 2 * c]);
         if (table === undefined) return bad('The JPEG has a scan of a colour component its frame does not have.');
         if (!quantTables.has(table)) return bad(`The JPEG uses quantisation table ${table}, which it never defines.`);
+        const [dc, ac] = [buf[offset + 6 + 2 * c] >> 4, 0x10 | (buf[offset + 6 + 2 * c] & 0x0f)];
+        const used = progressive ? [startsAtDc ? dc : ac] : [dc, ac];
+        for (const huffman of used.filter((table) => !huffmanTables.has(table))) {
+          // Chromium assumes the standard tables for 0 and 1 (Motion-JPEG frames leave them out) and draws the image,
+          // but copies its bytes into the PDF, where pdf.js and other viewers cannot decode it: they are written in
+          // below. Another table never defined it draws as nothing.
+          if (!isStandardHuffmanTable(huffman)) return bad(`The JPEG uses ${huffman >> 4 ? 'AC' : 'DC'} Huffman table ${huffman & 0x0f}, which it never defines.`);
+          lacksHuffmanTables = true;
+        }
       }
+      scanAt = offset;
       offset += 2 + length;
       break;
     }
@@ -240,7 +267,10 @@ function checkJpeg(buf: Buffer): ImageCheck {
   // The compressed data runs to the end-of-image marker; anything after it (some cameras append data) is ignored.
   const end = buf.lastIndexOf(Buffer.from([0xff, 0xd9]));
   if (end < offset) return bad('The JPEG is truncated (no end-of-image marker).');
-  return { ok: true, type: 'jpeg', width, height };
+  if (!lacksHuffmanTables) return { ok: true, type: 'jpeg', width, height, bytes: buf };
+  // Every standard table it does not define, not only the first scan's: a progressive JPEG's later scans rely on them too.
+  const standard = [0x00, 0x10, 0x01, 0x11].filter((table) => !huffmanTables.has(table));
+  return { ok: true, type: 'jpeg', width, height, bytes: Buffer.concat([buf.subarray(0, scanAt), standardHuffmanSegment(standard), buf.subarray(scanAt)]) };
 }
 
 /** Checks one uploaded image: PNG or JPEG by magic bytes, at most 5 MB and 10000×10000, structurally sound. */

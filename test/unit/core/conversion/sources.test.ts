@@ -1,12 +1,17 @@
 import { checkImages, urlDocument } from '../../../../functions/core/conversion/sources';
 import type { HttpClient } from '../../../../functions/core/net/fetch';
 import { png } from '../../../support/images';
+import { standardTablesJpeg } from '../../../support/jpeg-build';
 import { rejection } from '../../../support/errors';
 
 /** A client that answers every request with `body` as `contentType`, reached at `finalUrl`. */
 const serving = (contentType: string, body: string | Buffer, finalUrl: string): HttpClient => ({
   request: async () => ({ status: 200, headers: { 'content-type': contentType }, body: Buffer.from(body), finalUrl, redirects: finalUrl === 'https://example.com/start' ? [] : [finalUrl] }),
 });
+
+/** A grey 8×8 Motion-JPEG frame: it names Huffman tables 0 and never defines them. */
+const motionJpeg = () => standardTablesJpeg(1, 1, 1, () => new Array(64).fill(0), []);
+const definesHuffmanTables = (bytes: Buffer) => bytes.includes(Buffer.from([0xff, 0xc4]));
 
 describe('urlDocument', () => {
   const start = new URL('https://example.com/start');
@@ -31,6 +36,12 @@ describe('urlDocument', () => {
     expect(err.details).toMatchObject({ url: 'https://example.com/pic.png' });
     expect(err.code).toBe('INVALID_IMAGE_FORMAT');
   });
+
+  it('prints a Motion-JPEG frame with the standard Huffman tables written in', async () => {
+    const doc = await urlDocument(serving('image/jpeg', motionJpeg(), 'https://example.com/start'), start, undefined)();
+    const printed = Buffer.from(/data:image\/jpeg;base64,([^"]+)/.exec(doc.html)![1], 'base64');
+    expect(definesHuffmanTables(printed)).toBe(true);
+  });
 });
 
 describe('checkImages', () => {
@@ -42,5 +53,13 @@ describe('checkImages', () => {
     expect(checked.usable).toHaveLength(1);
     expect(checked.skipped).toMatchObject([{ index: 0, filename: 'bad.png' }]);
     await expect(checkImages([{ filename: 'bad.png', bytes: Buffer.from('nope') }])).rejects.toMatchObject({ code: 'INVALID_IMAGE_FORMAT' });
+  });
+
+  it('keeps the bytes to print: a Motion-JPEG frame with the standard Huffman tables written in', async () => {
+    const motion = motionJpeg();
+    expect(definesHuffmanTables(motion)).toBe(false);
+    const checked = await checkImages([{ filename: 'frame.jpg', bytes: motion }]);
+    expect(checked.usable).toMatchObject([{ type: 'jpeg' }]);
+    expect(definesHuffmanTables(checked.usable[0].bytes)).toBe(true);
   });
 });

@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { MAX_IMAGE_BYTES, checkImage, imageOptionsSchema, imagesToHtml, parseImageOptions } from '../../../../functions/core/render/images';
 import { refusal } from '../../../support/errors';
 import { GIF, arithmeticJpeg, jpeg, png, pngChunk } from '../../../support/images';
-import { adobeApp14, flatJpeg } from '../../../support/jpeg-build';
+import { decodeJpeg } from '../../../support/jpeg-read';
+import { STANDARD_TABLES, type TableName, adobeApp14, everySymbolBlocks, flatJpeg, huffmanCodes, standardTablesJpeg } from '../../../support/jpeg-build';
 
 describe('checkImage', () => {
   it('accepts PNG and JPEG and reads their dimensions', async () => {
-    expect(await checkImage(png(30, 20))).toEqual({ ok: true, type: 'png', width: 30, height: 20 });
-    expect(await checkImage(jpeg())).toEqual({ ok: true, type: 'jpeg', width: 120, height: 80 });
+    const [pngBytes, jpegBytes] = [png(30, 20), jpeg()];
+    expect(await checkImage(pngBytes)).toEqual({ ok: true, type: 'png', width: 30, height: 20, bytes: pngBytes });
+    expect(await checkImage(jpegBytes)).toEqual({ ok: true, type: 'jpeg', width: 120, height: 80, bytes: jpegBytes });
   });
 
   it('refuses other formats by their bytes, whatever the file is called', async () => {
@@ -208,6 +210,8 @@ describe('checkImage', () => {
     ['a second frame header', (() => { const b = grey(); const at = b.indexOf(Buffer.from([0xff, 0xc0])); const sof = b.subarray(at, at + 2 + b.readUInt16BE(at + 2)); return Buffer.concat([b.subarray(0, at), sof, b.subarray(at)]); })(), /frame header/],
     ['a scan of a component the frame does not have', grey(1, (b, at) => (b[at(0xda) + 5] = 9)), /scan/],
     ['a quantisation table that was never defined', grey(1, (b, at) => (b[at(0xc0) + 12] = 3)), /quantisation table/],
+    ['a DC Huffman table other than the standard 0 and 1 that was never defined', grey(1, (b, at) => (b[at(0xda) + 6] = 0x20)), /DC Huffman table 2/],
+    ['an AC Huffman table other than the standard 0 and 1 that was never defined', grey(1, (b, at) => (b[at(0xda) + 6] = 0x03)), /AC Huffman table 3/],
     ['a sampling factor of 0', grey(1, (b, at) => (b[at(0xc0) + 11] = 0x01)), /sampling factor/],
     ['a sampling factor of 5', grey(1, (b, at) => (b[at(0xc0) + 11] = 0x51)), /sampling factor/],
     ['two components with one id', grey(3, (b, at) => (b[at(0xc0) + 13] = b[at(0xc0) + 10])), /same id/],
@@ -219,6 +223,94 @@ describe('checkImage', () => {
   it('accepts grey, YCbCr, CMYK and YCCK JPEGs (1, 3 and 4 components)', async () => {
     for (const components of [1, 3, 4]) expect(await checkImage(grey(components))).toMatchObject({ ok: true });
     expect(await checkImage(flatJpeg(2, 2, 4, () => 128, [adobeApp14(2)]))).toMatchObject({ ok: true });
+  });
+
+  describe('JPEGs that rely on the standard Huffman tables without defining them (Motion-JPEG frames)', () => {
+    // A 64×32 colour picture whose blocks use every symbol of the four standard tables.
+    const blocks = everySymbolBlocks(32);
+    const picture = (tables?: TableName[]) => standardTablesJpeg(8, 4, 3, (component, block) => blocks[(block + 5 * component) % 32], tables);
+
+    /** A JPEG's DHT segments before its first scan: where each starts and the tables it defines, by class and id (0x00 DC 0 … 0x11 AC 1); and where the scan starts. */
+    function huffmanSegments(bytes: Buffer) {
+      const segments: { at: number; tables: Map<number, { counts: number[]; symbols: number[] }> }[] = [];
+      let at = 2;
+      for (; bytes[at + 1] !== 0xda; at += 2 + bytes.readUInt16BE(at + 2)) {
+        if (bytes[at + 1] !== 0xc4) continue;
+        const tables = new Map<number, { counts: number[]; symbols: number[] }>();
+        for (let t = at + 4; t < at + 2 + bytes.readUInt16BE(at + 2); ) {
+          const counts = [...bytes.subarray(t + 1, t + 17)];
+          const total = counts.reduce((sum, n) => sum + n, 0);
+          tables.set(bytes[t], { counts, symbols: [...bytes.subarray(t + 17, t + 17 + total)] });
+          t += 17 + total;
+        }
+        segments.push({ at, tables });
+      }
+      return { segments, scan: at };
+    }
+    const tablesOf = (bytes: Buffer) => new Map(huffmanSegments(bytes).segments.flatMap((segment) => [...segment.tables]));
+    const NAMES: Record<number, TableName> = { 0x00: 'dc0', 0x10: 'ac0', 0x01: 'dc1', 0x11: 'ac1' };
+
+    it('writes the standard tables in before the scan, so pdf.js decodes it to the pixels of the same JPEG with its tables (Chromium copies the bytes into the PDF as they are)', async () => {
+      const motion = picture([]);
+      await expect(decodeJpeg(motion)).rejects.toThrow(/cannot decode/);
+      const check = await checkImage(motion);
+      expect(check).toMatchObject({ ok: true, type: 'jpeg', width: 64, height: 32 });
+      const bytes = check.ok ? check.bytes : Buffer.alloc(0);
+      const tables = tablesOf(bytes);
+      expect([...tables.keys()].map((key) => NAMES[key]).sort()).toEqual(['ac0', 'ac1', 'dc0', 'dc1']);
+      for (const [key, table] of tables) expect({ [NAMES[key]]: table }).toEqual({ [NAMES[key]]: STANDARD_TABLES[NAMES[key]] });
+      // Inserted just before the scan; the JPEG around them unchanged.
+      const { segments, scan } = huffmanSegments(bytes);
+      const last = segments.at(-1)!.at;
+      expect(scan).toBe(last + 2 + bytes.readUInt16BE(last + 2));
+      expect(Buffer.concat([bytes.subarray(0, segments[0].at), bytes.subarray(scan)])).toEqual(motion);
+      const decoded = await decodeJpeg(bytes);
+      const reference = await decodeJpeg(picture());
+      expect({ ...decoded, pixels: null }).toEqual({ width: 64, height: 32, components: 3, pixels: null });
+      expect(decoded.pixels.equals(reference.pixels)).toBe(true);
+    });
+
+    it('writes in the tables of T.81 Annex K.3, code for code (Tables K.3 to K.6)', async () => {
+      const check = await checkImage(picture([]));
+      const tables = tablesOf(check.ok ? check.bytes : Buffer.alloc(0));
+      const codes = (key: number) => huffmanCodes(tables.get(key)!);
+      // DC: a code per difference category 0–11.
+      expect([...codes(0x00)]).toEqual(['00', '010', '011', '100', '101', '110', '1110', '11110', '111110', '1111110', '11111110', '111111110'].map((code, category) => [category, code]));
+      expect([...codes(0x01)]).toEqual(['00', '01', '10', '110', '1110', '11110', '111110', '1111110', '11111110', '111111110', '1111111110', '11111111110'].map((code, category) => [category, code]));
+      // AC, by run/size: end of block (0/0), the shortest and longest codes, a run of 16 zeros (F/0) and the last symbol.
+      const luminance = { 0x00: '1010', 0x01: '00', 0x02: '01', 0x03: '100', 0x04: '1011', 0x05: '11010', 0x08: '1111110110', 0x09: '1111111110000010', 0x0a: '1111111110000011', 0x11: '1100', 0x12: '11011', 0x15: '11111110110', 0x16: '1111111110000100', 0x21: '11100', 0x31: '111010', 0x61: '1111011', 0xa1: '111111010', 0xf0: '11111111001', 0xfa: '1111111111111110' };
+      const chrominance = { 0x00: '00', 0x01: '01', 0x02: '100', 0x03: '1010', 0x04: '11000', 0x08: '111110100', 0x0a: '111111110100', 0x11: '1011', 0x12: '111001', 0x16: '111111110101', 0x21: '11010', 0x31: '11011', 0xa1: '111111000', 0xf0: '1111111010', 0xfa: '1111111111111110' };
+      for (const [key, expected] of [[0x10, luminance], [0x11, chrominance]] as const) {
+        const all = codes(key);
+        expect(all.size).toBe(162);
+        expect(Object.fromEntries(Object.keys(expected).map((symbol) => [symbol, all.get(Number(symbol))]))).toEqual(expected);
+      }
+    });
+
+    it('keeps the tables a JPEG defines and writes in only those it lacks', async () => {
+      const partly = picture(['dc0', 'ac0']);
+      const check = await checkImage(partly);
+      const bytes = check.ok ? check.bytes : Buffer.alloc(0);
+      const { segments } = huffmanSegments(bytes);
+      // The JPEG's own two segments first, as they were, then one with the two tables it lacks.
+      expect(segments.map((segment) => [...segment.tables.keys()].sort())).toEqual([[0x00], [0x10], [0x01, 0x11]]);
+      expect(bytes.subarray(0, segments[2].at)).toEqual(partly.subarray(0, segments[2].at));
+      expect((await decodeJpeg(bytes)).pixels.equals((await decodeJpeg(picture())).pixels)).toBe(true);
+    });
+
+    it('leaves a JPEG that defines the tables it uses as it is', async () => {
+      for (const bytes of [jpeg(), picture(), grey(3)]) {
+        const check = await checkImage(bytes);
+        expect(check.ok && check.bytes).toBe(bytes);
+      }
+      // A progressive JPEG's first scan of DC coefficients uses only DC tables.
+      const dcOnly = picture(['dc0', 'dc1']);
+      dcOnly[dcOnly.indexOf(Buffer.from([0xff, 0xc0])) + 1] = 0xc2;
+      const sos = dcOnly.indexOf(Buffer.from([0xff, 0xda]));
+      dcOnly[sos + 4 + 1 + 2 * 3 + 1] = 0; // Se: the scan ends at the DC coefficient
+      const check = await checkImage(dcOnly);
+      expect(check.ok && check.bytes).toBe(dcOnly);
+    });
   });
 
   describe('animated PNGs (APNG): Chromium prints the first frame, or nothing when the animation control chunks are broken', () => {
