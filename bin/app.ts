@@ -8,6 +8,8 @@ const context = (name: string) => app.node.tryGetContext(name) as string | undef
 new PdfServiceStack(app, context('stackName') ?? 'PdfService', {
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
   integrationTimeoutSeconds: context('integrationTimeoutSeconds') ? Number(context('integrationTimeoutSeconds')) : undefined,
+  // -c maxFunctionMemoryMb=3008: for a new AWS account whose Lambda memory quota is still below 4096 MB
+  maxFunctionMemoryMb: context('maxFunctionMemoryMb') ? Number(context('maxFunctionMemoryMb')) : undefined,
   stripePriceIds: { starter: context('stripePriceStarter'), business: context('stripePriceBusiness') },
   // -c stripePricePacks=10:price_…,100:price_…,300:price_…,700:price_…,1000:price_…,1500:price_…
   stripePackPriceIds: Object.fromEntries(

@@ -65,6 +65,8 @@ export interface FunctionFactoryProps {
   table: dynamodb.ITable;
   bucket: s3.IBucket;
   chromiumLayer: lambda.ILayerVersion;
+  /** The most memory a function gets (MB), below its profile's when the account's Lambda quota is lower. */
+  maxMemoryMb?: number;
   environment: Record<string, string>;
   /** Extra environment for functions whose route declares a permission (e.g. `stripe` → the portal return URL). */
   permissionEnvironment?: Partial<Record<Permission, Record<string, string>>>;
@@ -171,6 +173,14 @@ export class FunctionFactory extends Construct {
     return [...this.made.values()];
   }
 
+  private memoryOf(profileMb: number): number {
+    const cap = this.props.maxMemoryMb;
+    if (cap === undefined) return profileMb;
+    // Lambda's own range; the smallest profile (256 MB) is kept, below it handlers were never tried.
+    if (!Number.isInteger(cap) || cap < 256 || cap > 10240) throw new Error(`maxFunctionMemoryMb must be a whole number of MB from 256 to 10240 (got ${cap}); new AWS accounts can usually use 3008.`);
+    return Math.min(profileMb, cap);
+  }
+
   /** The function for a handler reference; the same reference always yields the same function. */
   forHandler(spec: FunctionSpec): NodejsFunction {
     const existing = this.made.get(spec.ref);
@@ -189,7 +199,7 @@ export class FunctionFactory extends Construct {
       depsLockFilePath: path.join(ROOT, 'package-lock.json'),
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.X86_64,
-      memorySize: profile.memorySize,
+      memorySize: this.memoryOf(profile.memorySize),
       timeout: Duration.seconds(functionTimeoutSeconds(spec.profile, spec.timeoutSeconds)),
       // Chromium unpacks itself into /tmp (~250 MB).
       ephemeralStorageSize: render ? Size.mebibytes(1024) : undefined,

@@ -40,6 +40,12 @@ interface MailSettings {
 export interface PdfServiceStackProps extends StackProps {
   /** API Gateway integration timeout; 29 s unless the account's quota was raised (then 35 gives quick jobs their full 30 s). */
   integrationTimeoutSeconds?: number;
+  /**
+   * The most memory any function gets (MB). New AWS accounts start with a reduced Lambda memory quota, below the
+   * 4096 MB of the background merge/split workers, and their deploy fails until it is raised; with this set (e.g. 3008)
+   * those functions get the cap instead. Unset: every function gets its profile's memory (functions/profiles.ts).
+   */
+  maxFunctionMemoryMb?: number;
   stripePriceIds?: { starter?: string; business?: string };
   /** Stripe prices of the one-off credit packs, by pack size in USD. */
   stripePackPriceIds?: PackPriceIds;
@@ -114,6 +120,7 @@ export class PdfServiceStack extends Stack {
       table: this.storage.table,
       bucket: this.storage.bucket,
       chromiumLayer: chromium.layer,
+      maxMemoryMb: props.maxFunctionMemoryMb,
       environment: baseEnvironment,
       permissionEnvironment: {
         stripe: props.stripePortalReturnUrl ? { STRIPE_PORTAL_RETURN_URL: props.stripePortalReturnUrl } : {},

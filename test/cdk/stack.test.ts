@@ -117,6 +117,20 @@ describe('CDK app', () => {
     }
   });
 
+  it('caps every function\'s memory at maxFunctionMemoryMb (a new AWS account\'s Lambda memory quota), leaving smaller ones as they are', () => {
+    const capped = new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } });
+    // CDK's own helper functions (custom resources) set no memory: Lambda's default.
+    const memory = (t: Template) => Object.values(t.findResources('AWS::Lambda::Function')).map((r) => (r.Properties.MemorySize as number | undefined) ?? 128).sort((a, b) => a - b);
+    const uncapped = memory(template);
+    const cappedMemory = memory(Template.fromStack(new PdfServiceStack(capped, 'Capped', { maxFunctionMemoryMb: 3008 })));
+    // The background merge/split workers ask for more than the cap; without them this test would check nothing.
+    expect(uncapped.some((mb) => mb > 3008)).toBe(true);
+    expect(cappedMemory).toEqual(uncapped.map((mb) => Math.min(mb, 3008)));
+    for (const bad of [128, 3008.5, 20000, Number.NaN]) {
+      expect(() => new PdfServiceStack(new App({ outdir: tempDir('cdk.out-'), context: { 'aws:cdk:bundling-stacks': [] } }), 'Bad', { maxFunctionMemoryMb: bad })).toThrow(/maxFunctionMemoryMb must be a whole number of MB from 256 to 10240/);
+    }
+  });
+
   it('keeps what holds customer data, and the key that opens the webhook secrets sealed in it, when the stack goes', () => {
     const raw = template.toJSON().Resources as Record<string, { Type: string; DeletionPolicy?: string; Properties: any }>;
     for (const type of ['AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::Cognito::UserPool']) {
