@@ -176,7 +176,7 @@ export class FunctionFactory extends Construct {
   private memoryOf(profileMb: number): number {
     const cap = this.props.maxMemoryMb;
     if (cap === undefined) return profileMb;
-    // Lambda's own range; the smallest profile (256 MB) is kept, below it handlers were never tried.
+    // Up to Lambda's largest; not below the smallest profile (256 MB), since no handler was tried with less.
     if (!Number.isInteger(cap) || cap < 256 || cap > 10240) throw new Error(`maxFunctionMemoryMb must be a whole number of MB from 256 to 10240 (got ${cap}); new AWS accounts can usually use 3008.`);
     return Math.min(profileMb, cap);
   }
