@@ -76,13 +76,14 @@ export class DynamoBulkProgress implements BulkProgress {
     }
   }
 
-  private async update(jobId: string, set: string, values: Record<string, unknown>): Promise<boolean> {
+  /** `SET set` on the job while it is processing and `also` (a further condition) holds; false when either does not. */
+  private async update(jobId: string, set: string, values: Record<string, unknown>, also?: string): Promise<boolean> {
     const written = await conditional(() =>
       this.db.doc.send(
         new UpdateCommand({
           TableName: this.db.table,
           Key: keys.job(jobId),
-          ConditionExpression: '#status = :processing',
+          ConditionExpression: also ? `#status = :processing AND (${also})` : '#status = :processing',
           UpdateExpression: `SET ${set}`,
           ExpressionAttributeNames: PROCESSING,
           ExpressionAttributeValues: { ':processing': 'processing', ...values },
@@ -93,21 +94,12 @@ export class DynamoBulkProgress implements BulkProgress {
   }
 
   async setCounts(jobId: string, counts: PreparedCounts): Promise<boolean> {
-    const raised = await conditional(() =>
-      this.db.doc.send(
-        new UpdateCommand({
-          TableName: this.db.table,
-          Key: keys.job(jobId),
-          // Only forward: a stale attempt counted fewer rows than the renders have recorded since (file_count is null
-          // until the first Prepare counts, and the same for every attempt after).
-          ConditionExpression: '#status = :processing AND (NOT file_count = :file_count OR attribute_not_exists(processed_count) OR processed_count < :processed_count)',
-          UpdateExpression: 'SET file_count = :file_count, processed_count = :processed_count, failure_count = :failure_count',
-          ExpressionAttributeNames: PROCESSING,
-          ExpressionAttributeValues: { ':processing': 'processing', ':file_count': counts.file_count, ':processed_count': counts.processed_count, ':failure_count': counts.failure_count },
-        }),
-      ),
-    );
-    if (raised !== null) return true;
+    // Only forward: a stale attempt counted fewer rows than the renders have recorded since (file_count is null until
+    // the first Prepare counts, and the same for every attempt after).
+    const values = { ':file_count': counts.file_count, ':processed_count': counts.processed_count, ':failure_count': counts.failure_count };
+    const forward = 'NOT file_count = :file_count OR attribute_not_exists(processed_count) OR processed_count < :processed_count';
+    if (await this.update(jobId, 'file_count = :file_count, processed_count = :processed_count, failure_count = :failure_count', values, forward)) return true;
+    // Not written: the counts were already ahead (true, nothing to do) or the job is no longer processing.
     const stored = await this.db.doc.send(new GetCommand({ TableName: this.db.table, Key: keys.job(jobId), ProjectionExpression: '#status', ExpressionAttributeNames: PROCESSING, ConsistentRead: true }));
     return stored.Item?.status === 'processing';
   }
