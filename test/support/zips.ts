@@ -155,21 +155,30 @@ export interface HeaderFields {
 
 const bytesOf = (name: Buffer | string) => (typeof name === 'string' ? Buffer.from(name, 'utf8') : name);
 
+/**
+ * The fields a local header and its central directory record share, in the same order from `at` (4 in a local
+ * header, 6 in a central record, after its "version made by"): version needed, flags, method, time and date, CRC,
+ * sizes, name and extra field lengths.
+ */
+function writeEntryFields(b: Buffer, at: number, h: HeaderFields, name: Buffer, extra: Buffer): void {
+  b.writeUInt16LE(20, at);
+  b.writeUInt16LE(h.flags ?? 0x800, at + 2);
+  b.writeUInt16LE(h.method ?? 0, at + 4);
+  b.writeUInt16LE(0x21, at + 8);
+  b.writeUInt32LE((h.crc ?? 0) >>> 0, at + 10);
+  b.writeUInt32LE(h.compressed ?? 0, at + 14);
+  b.writeUInt32LE(h.size ?? 0, at + 18);
+  b.writeUInt16LE(name.length, at + 22);
+  b.writeUInt16LE(extra.length, at + 24);
+}
+
 /** A local file header with its name and extra field (the data follows it). */
 export function localHeader(h: HeaderFields): Buffer {
   const name = bytesOf(h.name);
   const extra = h.extra ?? Buffer.alloc(0);
   const b = Buffer.alloc(30);
   b.writeUInt32LE(0x04034b50, 0);
-  b.writeUInt16LE(20, 4);
-  b.writeUInt16LE(h.flags ?? 0x800, 6);
-  b.writeUInt16LE(h.method ?? 0, 8);
-  b.writeUInt16LE(0x21, 12);
-  b.writeUInt32LE((h.crc ?? 0) >>> 0, 14);
-  b.writeUInt32LE(h.compressed ?? 0, 18);
-  b.writeUInt32LE(h.size ?? 0, 22);
-  b.writeUInt16LE(name.length, 26);
-  b.writeUInt16LE(extra.length, 28);
+  writeEntryFields(b, 4, h, name, extra);
   return Buffer.concat([b, name, extra]);
 }
 
@@ -181,15 +190,7 @@ export function centralHeader(h: HeaderFields): Buffer {
   const b = Buffer.alloc(46);
   b.writeUInt32LE(0x02014b50, 0);
   b.writeUInt16LE(20, 4);
-  b.writeUInt16LE(20, 6);
-  b.writeUInt16LE(h.flags ?? 0x800, 8);
-  b.writeUInt16LE(h.method ?? 0, 10);
-  b.writeUInt16LE(0x21, 14);
-  b.writeUInt32LE((h.crc ?? 0) >>> 0, 16);
-  b.writeUInt32LE(h.compressed ?? 0, 20);
-  b.writeUInt32LE(h.size ?? 0, 24);
-  b.writeUInt16LE(name.length, 28);
-  b.writeUInt16LE(extra.length, 30);
+  writeEntryFields(b, 6, h, name, extra);
   b.writeUInt16LE(comment.length, 32);
   b.writeUInt32LE(h.offset ?? 0, 42);
   return Buffer.concat([b, name, extra, comment]);
