@@ -2,7 +2,7 @@ import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:
 import { errorOf } from '../support/errors';
 import { MM_PER_POINT, readPdf, readPdfDrawing } from '../support/pdf';
 import { png } from '../support/images';
-import { type TestCa, type TestServer, httpServer, httpsServer, makeTestCa } from '../support/servers';
+import { type TestCa, type TestServer, closedPort, httpServer, httpsServer, makeTestCa } from '../support/servers';
 import { type TestAccount, type TestStack, startTestStack } from '../support/stack';
 
 let ca: TestCa;
@@ -10,7 +10,7 @@ let site: TestServer;
 let privateSite: TestServer;
 let untrusted: TestServer;
 let plain: TestServer;
-let closedPort: number;
+let refusedPort: number;
 let stack: TestStack;
 let user: TestAccount;
 
@@ -69,11 +69,9 @@ beforeAll(async () => {
   privateSite = await httpsServer(ca, (_req, res) => res.end('<p>private</p>'));
   plain = await httpServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>plain http</p>'));
   untrusted = await httpsServer(makeTestCa(), (_req, res) => res.end('<p>untrusted</p>'));
-  const closed = await httpServer(() => undefined);
-  closedPort = closed.port;
-  await closed.close();
+  refusedPort = await closedPort();
   stack = await startTestStack({
-    ALLOW_PRIVATE_TARGETS: [site.port, plain.port, untrusted.port, closedPort].map((p) => `localhost:${p}`).join(','),
+    ALLOW_PRIVATE_TARGETS: [site.port, plain.port, untrusted.port, refusedPort].map((p) => `localhost:${p}`).join(','),
     NODE_EXTRA_CA_CERTS: ca.caFile,
   });
   user = await stack.account({ credits_usd: 5 });
@@ -186,7 +184,7 @@ describe('POST /quickjob with input_type url', () => {
     expect(await errorOf(await convert(at('/data.json')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED', details: { content_type: 'application/json' } });
     expect(await errorOf(await convert(at('/noext')))).toMatchObject({ status: 422, code: 'URL_CONTENT_TYPE_NOT_SUPPORTED' });
     expect(await errorOf(await convert('https://no-such-host.invalid/page.html'))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'dns' } });
-    expect(await errorOf(await convert(`https://localhost:${closedPort}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'connect' } });
+    expect(await errorOf(await convert(`https://localhost:${refusedPort}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'connect' } });
     expect(await errorOf(await convert(`https://localhost:${untrusted.port}/`))).toMatchObject({ status: 422, code: 'URL_FETCH_FAILED', details: { reason: 'tls' } });
   });
 

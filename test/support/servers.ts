@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { tempDir } from './temp';
 
@@ -13,6 +13,25 @@ export interface TestServer {
   /** Paths requested, in order. */
   hits: string[];
   close(): Promise<void>;
+}
+
+/**
+ * A port nothing listens on, for "connection refused". Taken below Linux's ephemeral range (32768 and up), where every
+ * test server listens (port 0): a port freed from that range was handed to another test's TLS server meanwhile, and
+ * the refused connection became a TLS failure.
+ */
+export async function closedPort(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    const free = await new Promise<boolean>((resolve) => {
+      const probe = net.createServer();
+      probe.once('error', () => resolve(false));
+      // Every address (IPv4 and IPv6): `localhost` may resolve to either.
+      probe.listen(port, () => probe.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('No free port found below the ephemeral range.');
 }
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
